@@ -1,0 +1,1 @@
+select queue, status, count(*) from cairnq_tasks group by queue, status order by queue, status

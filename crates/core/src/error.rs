@@ -1,0 +1,70 @@
+//! Every failure the core reports. The bindings map each variant onto the JS
+//! error class of the same name (API.md §4); `Invalid` becomes a plain `Error`.
+
+use crate::task::Task;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum Error {
+    /// Argument validation; the message is the one API.md prescribes.
+    #[error("{0}")]
+    Invalid(String),
+    #[error("lost lease on task {task_id}")]
+    LostLease { task_id: String },
+    #[error("task with key {key} already exists")]
+    AlreadyExists { key: String },
+    #[error(
+        "queue {queue} still holds {max_depth} or more queued tasks after {waited_ms}ms; refusing to enqueue more"
+    )]
+    QueueFull {
+        queue: String,
+        max_depth: i64,
+        waited_ms: i64,
+    },
+    /// A wait's deadline passed; the task keeps running. `task` is the last snapshot.
+    #[error("{message}")]
+    TaskTimeout {
+        task_id: String,
+        key: Option<String>,
+        task: Option<Box<Task>>,
+        message: String,
+    },
+    #[error("storage protocol_version={found}, SDK supports 1")]
+    ProtocolVersionMismatch { found: String },
+    #[error("{0}")]
+    Serialization(String),
+    /// The database refused or failed a statement. `code` is the driver's code
+    /// (`SQLITE_BUSY`, a Postgres SQLSTATE, …) so callers can branch on it.
+    #[error("{message}")]
+    Database { code: String, message: String },
+    /// The database could not be reached or opened (wrong path, wrong DSN,
+    /// not a database). Passwords never appear in the message.
+    #[error("{0}")]
+    Connection(String),
+    /// A backend this build cannot provide.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+impl Error {
+    /// The JS error class this maps to (`Error` for the plain kinds).
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Error::LostLease { .. } => "LostLease",
+            Error::AlreadyExists { .. } => "AlreadyExists",
+            Error::QueueFull { .. } => "QueueFull",
+            Error::TaskTimeout { .. } => "TaskTimeout",
+            Error::ProtocolVersionMismatch { .. } => "ProtocolVersionMismatch",
+            Error::Serialization(_) => "SerializationError",
+            Error::Invalid(_)
+            | Error::Database { .. }
+            | Error::Connection(_)
+            | Error::Unavailable(_) => "Error",
+        }
+    }
+
+    pub fn is_busy(&self) -> bool {
+        matches!(self, Error::Database { code, .. } if code.starts_with("SQLITE_BUSY"))
+    }
+}

@@ -1,0 +1,132 @@
+//! Backpressure: `QueueDepthGate` (API.md §8) holds submits while a queue is
+//! at its depth limit. Probes are shared and their headroom is handed out as
+//! grants, so a burst of producers costs one read per 64 submits.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::store::{js_number, Backend};
+
+const GRANT_CAP: i64 = 64;
+const MAX_BACKOFF_MS: f64 = 5_000.0;
+pub const DEFAULT_MAX_QUEUE_WAIT_MS: f64 = 600_000.0;
+pub const DEFAULT_QUEUE_POLL_INTERVAL_MS: f64 = 250.0;
+
+/// `QueueDepthLimit`: one limit for every queue, or limits for listed queues only.
+#[derive(Clone, Debug)]
+pub enum QueueDepthLimit {
+    All(f64),
+    PerQueue(BTreeMap<String, f64>),
+}
+
+#[derive(Clone, Debug)]
+pub struct BackpressureOptions {
+    pub max_queue_depth: QueueDepthLimit,
+    pub max_queue_wait_ms: Option<f64>,
+    pub queue_poll_interval_ms: Option<f64>,
+}
+
+#[derive(Default)]
+struct QueueState {
+    grant: i64,
+    /// Bumped by every probe, so waiters that queued behind one can tell it ran.
+    probes: u64,
+}
+
+pub struct QueueDepthGate {
+    backend: Arc<dyn Backend>,
+    limit: QueueDepthLimit,
+    max_wait_ms: f64,
+    first_backoff_ms: f64,
+    queues: Mutex<HashMap<String, Arc<tokio::sync::Mutex<QueueState>>>>,
+}
+
+impl QueueDepthGate {
+    pub fn new(backend: Arc<dyn Backend>, opts: BackpressureOptions) -> Result<QueueDepthGate> {
+        let check = |queue: &str, v: f64| {
+            if v.fract() == 0.0 && v >= 1.0 {
+                Ok(())
+            } else {
+                Err(Error::Invalid(format!(
+                    "maxQueueDepth for {queue} must be an integer >= 1, got {}",
+                    js_number(v)
+                )))
+            }
+        };
+        match &opts.max_queue_depth {
+            QueueDepthLimit::All(v) => check("*", *v)?,
+            QueueDepthLimit::PerQueue(map) => {
+                for (queue, v) in map {
+                    check(queue, *v)?;
+                }
+            }
+        }
+        Ok(QueueDepthGate {
+            backend,
+            limit: opts.max_queue_depth,
+            max_wait_ms: opts.max_queue_wait_ms.unwrap_or(DEFAULT_MAX_QUEUE_WAIT_MS),
+            first_backoff_ms: opts
+                .queue_poll_interval_ms
+                .unwrap_or(DEFAULT_QUEUE_POLL_INTERVAL_MS),
+            queues: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The limit that applies to `queue`, `None` when it is ungated.
+    pub fn limit_for(&self, queue: &str) -> Option<i64> {
+        match &self.limit {
+            QueueDepthLimit::All(v) => Some(*v as i64),
+            QueueDepthLimit::PerQueue(map) => map.get(queue).map(|v| *v as i64),
+        }
+    }
+
+    /// Wait for headroom on `queue`, or fail with `QueueFull` after `maxQueueWaitMs`.
+    pub async fn acquire(&self, queue: &str) -> Result<()> {
+        let Some(limit) = self.limit_for(queue) else {
+            return Ok(());
+        };
+        let state = self
+            .queues
+            .lock()
+            .expect("gate map lock")
+            .entry(queue.to_string())
+            .or_default()
+            .clone();
+        let start = Instant::now();
+        let mut backoff_ms = self.first_backoff_ms;
+        loop {
+            let seen = state.lock().await.probes;
+            {
+                // Holding the queue's lock across the probe is what makes concurrent
+                // acquirers share one probe instead of each issuing their own.
+                let mut s = state.lock().await;
+                if s.grant > 0 {
+                    s.grant -= 1;
+                    return Ok(());
+                }
+                if s.probes == seen {
+                    let headroom = self.backend.queue_depth(queue.to_string(), limit).await?;
+                    s.probes += 1;
+                    s.grant = headroom.clamp(0, GRANT_CAP);
+                    if s.grant > 0 {
+                        s.grant -= 1;
+                        return Ok(());
+                    }
+                }
+            }
+            let waited = start.elapsed().as_millis() as f64;
+            if waited >= self.max_wait_ms {
+                return Err(Error::QueueFull {
+                    queue: queue.to_string(),
+                    max_depth: limit,
+                    waited_ms: waited as i64,
+                });
+            }
+            let sleep = backoff_ms.min(self.max_wait_ms - waited).max(0.0);
+            tokio::time::sleep(Duration::from_millis(sleep as u64)).await;
+            backoff_ms = (backoff_ms * 2.0).min(MAX_BACKOFF_MS);
+        }
+    }
+}

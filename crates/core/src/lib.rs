@@ -1,0 +1,17 @@
+//! cairnq's core: the storage protocol, the SQLite and Postgres stores, the
+//! client-side orchestration (waits, backpressure, retention) and the worker's
+//! scheduler. Nothing here knows about Node; the bindings crate wraps it.
+
+pub mod backoff;
+pub mod error;
+pub mod gate;
+pub mod ids;
+pub mod protocol;
+pub mod retention;
+pub mod store;
+pub mod task;
+pub mod wait;
+
+pub use error::{Error, Result};
+pub use store::Store;
+pub use task::{Status, Task};

@@ -1,0 +1,218 @@
+//! The seam between the dialect-neutral store and one database dialect.
+//!
+//! A backend runs the statements of PROTOCOL.md §6 on already validated,
+//! normalized inputs and owns its connections. Everything shared by both
+//! dialects (ids, defaults, validation, backpressure) lives in `Store`.
+
+use std::any::Any;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::error::Result;
+use crate::task::{Status, Task};
+
+/// A task ready to insert: id generated, JSON encoded, defaults applied.
+#[derive(Clone, Debug)]
+pub struct NewTask {
+    pub id: String,
+    pub name: String,
+    pub queue: String,
+    pub payload: String,
+    pub metadata: String,
+    pub max_attempts: i64,
+    pub priority: i64,
+    pub delay_ms: i64,
+    pub parent_id: Option<String>,
+    pub root_id: Option<String>,
+    pub correlation_id: Option<String>,
+}
+
+/// Keyed-submit strategy (PROTOCOL §6.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Conflict {
+    Reuse,
+    ReuseSucceeded,
+    Reject,
+    Replace,
+}
+
+impl Conflict {
+    pub fn parse(s: &str) -> Option<Conflict> {
+        match s {
+            "reuse" => Some(Conflict::Reuse),
+            "reuse-succeeded" => Some(Conflict::ReuseSucceeded),
+            "reject" => Some(Conflict::Reject),
+            "replace" => Some(Conflict::Replace),
+            _ => None,
+        }
+    }
+}
+
+/// What a keyed submit does with the task its key points at, if any.
+#[derive(Debug, PartialEq, Eq)]
+pub enum KeyDecision {
+    /// Hand the existing task back unchanged.
+    ReturnExisting,
+    /// Refuse with `AlreadyExists`.
+    Reject,
+    /// Cancel the live existing task, then insert.
+    CancelThenInsert,
+    /// Insert a new task and repoint the key.
+    Insert,
+}
+
+impl Conflict {
+    /// PROTOCOL §6.3's decision table; `existing` is the pointed task's status,
+    /// `None` when there is no pointer or its task vanished.
+    pub fn decide(self, existing: Option<Status>) -> KeyDecision {
+        let Some(status) = existing else {
+            return KeyDecision::Insert;
+        };
+        let live = !status.is_terminal();
+        match self {
+            Conflict::Reject => KeyDecision::Reject,
+            Conflict::Reuse if live => KeyDecision::ReturnExisting,
+            Conflict::ReuseSucceeded if live || status == Status::Succeeded => {
+                KeyDecision::ReturnExisting
+            }
+            Conflict::Replace if live => KeyDecision::CancelThenInsert,
+            _ => KeyDecision::Insert,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ListFilter {
+    pub status: Option<Status>,
+    pub queue: Option<String>,
+    pub name: Option<String>,
+    pub root_id: Option<String>,
+    pub correlation_id: Option<String>,
+    pub limit: i64,
+    pub offset: i64,
+}
+
+/// A task addressed by id, or by the key that currently points at it.
+#[derive(Clone, Debug)]
+pub enum Target {
+    Id(String),
+    Key(String),
+}
+
+/// The ownership predicate's inputs: which task, held by which worker.
+#[derive(Clone, Debug)]
+pub struct Owned {
+    pub task_id: String,
+    pub worker_id: String,
+}
+
+/// How a worker finalizes a task it owns.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    /// Raw success: ignores a pending cancel (PROTOCOL §6.18).
+    Succeed { result: Option<String> },
+    /// Normal success: a pending cancel wins (§6.19).
+    Complete { result: Option<String> },
+    /// §6.20: canceled, re-queued after `delay_ms`, or failed.
+    Fail {
+        error: String,
+        retryable: bool,
+        delay_ms: i64,
+    },
+}
+
+/// One `queued`/`running`/… count of `stats`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusCount {
+    pub queue: String,
+    pub status: Status,
+    pub count: i64,
+}
+
+/// The caller side of a claim session (PROTOCOL §6.14).
+#[derive(Clone, Debug)]
+pub struct ClaimRequest {
+    pub queues: Vec<String>,
+    pub worker_id: String,
+    pub lease_ms: i64,
+    /// Union of the names the plan may draw for; `None` = any name.
+    pub names: Option<Vec<String>>,
+}
+
+/// One claim statement inside a session.
+#[derive(Clone, Debug)]
+pub struct Draw {
+    pub names: Option<Vec<String>>,
+    pub limit: i64,
+}
+
+impl Draw {
+    /// A draw that cannot match a row runs no statement.
+    pub fn is_empty(&self) -> bool {
+        self.limit <= 0 || self.names.as_ref().is_some_and(Vec::is_empty)
+    }
+}
+
+/// Decides the draws of a claim session one at a time, seeing each draw's rows
+/// before choosing the next. It runs while the write lock (SQLite) or the row
+/// locks (Postgres) are held, so it must only compute.
+pub trait ClaimPlan: Send + 'static {
+    fn next_draw(&mut self) -> Option<Draw>;
+    fn accept(&mut self, rows: Vec<Task>);
+    fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
+}
+
+#[async_trait]
+pub trait Backend: Send + Sync + 'static {
+    /// Open, migrate and version-check; concurrent callers share one attempt.
+    async fn connect(&self) -> Result<()>;
+    /// Release every connection; a later operation reconnects lazily.
+    async fn close(&self) -> Result<()>;
+    /// The stored `protocol_version`, 0 when the row is missing.
+    async fn protocol_version(&self) -> Result<i64>;
+
+    async fn insert(&self, task: NewTask) -> Result<Task>;
+    async fn insert_keyed(&self, task: NewTask, key: String, conflict: Conflict) -> Result<Task>;
+    async fn get(&self, target: Target) -> Result<Option<Task>>;
+    async fn list(&self, filter: ListFilter) -> Result<Vec<Task>>;
+    async fn stats(&self) -> Result<Vec<StatusCount>>;
+    async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64>;
+    async fn cancel(&self, target: Target) -> Result<Option<Task>>;
+    async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>>;
+    async fn purge(&self, older_than_ms: i64, limit: i64) -> Result<Vec<String>>;
+
+    /// Probe (SQLite), recover leases, run the plan's draws, commit. Returns the
+    /// plan after its draws, or `None` when the probe found nothing to do.
+    async fn claim_session(
+        &self,
+        request: ClaimRequest,
+        plan: Box<dyn ClaimPlan>,
+    ) -> Result<Option<Box<dyn ClaimPlan>>>;
+    async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task>;
+    /// Renews each listed task the worker still owns; returns `(id, cancel
+    /// requested)` for those, in no particular order.
+    async fn heartbeat_batch(
+        &self,
+        ids: Vec<String>,
+        worker_id: String,
+        lease_ms: i64,
+    ) -> Result<Vec<(String, bool)>>;
+    async fn progress(
+        &self,
+        owned: Owned,
+        progress: Option<f64>,
+        message: Option<String>,
+    ) -> Result<Task>;
+    async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task>;
+
+    /// Resolves early when something on `queues` may have become claimable;
+    /// after `timeout` at the latest. Polling backends just sleep.
+    async fn claim_wake(&self, _queues: &[String], timeout: Duration) {
+        tokio::time::sleep(timeout).await
+    }
+    /// Resolves early when `task_id` may have finished; after `timeout` at the latest.
+    async fn task_done_wake(&self, _task_id: &str, timeout: Duration) {
+        tokio::time::sleep(timeout).await
+    }
+}

@@ -1,0 +1,349 @@
+//! The dialect-neutral store: ids, defaults, validation and backpressure in
+//! front of a `Backend` that speaks one dialect (PROTOCOL §6, API.md §7).
+
+mod backend;
+pub mod sqlite;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+pub use backend::*;
+
+use crate::error::{Error, Result};
+use crate::gate::{BackpressureOptions, QueueDepthGate};
+use crate::ids::new_task_id;
+use crate::task::{Status, Task};
+
+pub const DEFAULT_QUEUE: &str = "default";
+pub const DEFAULT_LEASE_MS: i64 = 30_000;
+pub const DEFAULT_MAX_ATTEMPTS: i64 = 3;
+pub const DEFAULT_LIST_LIMIT: i64 = 100;
+pub const DEFAULT_PURGE_LIMIT: i64 = 1_000;
+
+/// `submit`'s input as the API receives it: JSON already encoded by the
+/// caller, numbers as JS numbers, absent fields `None`.
+#[derive(Clone, Debug, Default)]
+pub struct SubmitInput {
+    pub name: String,
+    pub payload: Option<String>,
+    pub queue: Option<String>,
+    pub key: Option<String>,
+    pub conflict: Option<String>,
+    pub max_attempts: Option<f64>,
+    pub priority: Option<f64>,
+    pub metadata: Option<String>,
+    pub parent_id: Option<String>,
+    pub root_id: Option<String>,
+    pub correlation_id: Option<String>,
+    pub run_at_delay_ms: Option<f64>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ListInput {
+    pub status: Option<String>,
+    pub queue: Option<String>,
+    pub name: Option<String>,
+    pub root_id: Option<String>,
+    pub correlation_id: Option<String>,
+    pub limit: Option<f64>,
+    pub offset: Option<f64>,
+}
+
+/// `stats()`: queue → status → count, every status present, queues ascending.
+pub type Stats = BTreeMap<String, [i64; 5]>;
+
+/// A task store: one backend plus the backpressure gate every submit passes.
+pub struct Store {
+    backend: Arc<dyn Backend>,
+    gate: RwLock<Option<Arc<QueueDepthGate>>>,
+}
+
+impl Store {
+    pub fn new(backend: Arc<dyn Backend>) -> Arc<Store> {
+        Arc::new(Store {
+            backend,
+            gate: RwLock::new(None),
+        })
+    }
+
+    pub fn sqlite(path: &str, busy_timeout_ms: Option<f64>) -> Arc<Store> {
+        let busy = Duration::from_millis(busy_timeout_ms.unwrap_or(5_000.0).max(0.0) as u64);
+        Store::new(Arc::new(sqlite::SqliteBackend::new(path, busy)))
+    }
+
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    /// Install (or replace) the gate every later submit passes.
+    pub fn use_backpressure(&self, opts: BackpressureOptions) -> Result<()> {
+        let gate = QueueDepthGate::new(self.backend.clone(), opts)?;
+        *self.gate.write().expect("gate lock") = Some(Arc::new(gate));
+        Ok(())
+    }
+
+    pub async fn connect(&self) -> Result<()> {
+        self.backend.connect().await
+    }
+
+    pub async fn close(&self) -> Result<()> {
+        self.backend.close().await
+    }
+
+    pub async fn protocol_version(&self) -> Result<i64> {
+        self.backend.protocol_version().await
+    }
+
+    pub async fn submit(&self, input: SubmitInput) -> Result<Task> {
+        let id = new_task_id();
+        let conflict_name = input.conflict.as_deref().unwrap_or("reuse");
+        let conflict = Conflict::parse(conflict_name)
+            .ok_or_else(|| Error::Invalid(format!("unknown conflict strategy: {conflict_name}")))?;
+        if let Some(v) = input.max_attempts {
+            if v.is_nan() || v < 1.0 {
+                return Err(Error::Invalid(format!(
+                    "maxAttempts must be >= 1, got {}",
+                    js_number(v)
+                )));
+            }
+        }
+        if let Some(v) = input.run_at_delay_ms {
+            if v.is_nan() || v < 0.0 {
+                return Err(Error::Invalid(format!(
+                    "runAtDelayMs must be >= 0, got {}",
+                    js_number(v)
+                )));
+            }
+        }
+        let queue = input.queue.unwrap_or_else(|| DEFAULT_QUEUE.to_string());
+        let gate = self.gate.read().expect("gate lock").clone();
+        if let Some(gate) = gate {
+            gate.acquire(&queue).await?;
+        }
+        let task = NewTask {
+            root_id: Some(input.root_id.unwrap_or_else(|| id.clone())),
+            id,
+            name: input.name,
+            queue,
+            payload: input.payload.unwrap_or_else(|| "{}".to_string()),
+            metadata: input.metadata.unwrap_or_else(|| "{}".to_string()),
+            max_attempts: input
+                .max_attempts
+                .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
+            priority: input.priority.map_or(0, |v| v as i64),
+            delay_ms: input
+                .run_at_delay_ms
+                .map_or(0, |v| v.min(i64::MAX as f64) as i64),
+            parent_id: input.parent_id,
+            correlation_id: input.correlation_id,
+        };
+        match input.key {
+            None => self.backend.insert(task).await,
+            Some(key) => self.backend.insert_keyed(task, key, conflict).await,
+        }
+    }
+
+    pub async fn get(&self, target: Target) -> Result<Option<Task>> {
+        self.backend.get(target).await
+    }
+
+    pub async fn list(&self, input: ListInput) -> Result<Vec<Task>> {
+        let status = input
+            .status
+            .as_deref()
+            .map(str::parse::<Status>)
+            .transpose()?;
+        let bad = |v: Option<f64>| v.is_some_and(|v| v.is_nan() || v < 0.0);
+        if bad(input.limit) || bad(input.offset) {
+            let show = |v: Option<f64>| v.map_or("undefined".to_string(), js_number);
+            return Err(Error::Invalid(format!(
+                "limit/offset must be >= 0, got limit={} offset={}",
+                show(input.limit),
+                show(input.offset)
+            )));
+        }
+        let limit = input
+            .limit
+            .map_or(DEFAULT_LIST_LIMIT, |v| v.min(i64::MAX as f64) as i64);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.backend
+            .list(ListFilter {
+                status,
+                queue: input.queue,
+                name: input.name,
+                root_id: input.root_id,
+                correlation_id: input.correlation_id,
+                limit,
+                offset: input.offset.map_or(0, |v| v.min(i64::MAX as f64) as i64),
+            })
+            .await
+    }
+
+    pub async fn cancel(&self, target: Target) -> Result<Option<Task>> {
+        self.backend.cancel(target).await
+    }
+
+    pub async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>> {
+        self.backend.retry(target, reset_attempt).await
+    }
+
+    pub async fn purge(
+        &self,
+        older_than_ms: Option<f64>,
+        limit: Option<f64>,
+    ) -> Result<Vec<String>> {
+        if let Some(v) = older_than_ms {
+            if v.is_nan() || v < 0.0 {
+                return Err(Error::Invalid(format!(
+                    "olderThanMs must be >= 0, got {}",
+                    js_number(v)
+                )));
+            }
+        }
+        if let Some(v) = limit {
+            if v.is_nan() || v < 1.0 {
+                return Err(Error::Invalid(format!(
+                    "limit must be >= 1, got {}",
+                    js_number(v)
+                )));
+            }
+        }
+        let older = older_than_ms.map_or(0, |v| v.min(i64::MAX as f64) as i64);
+        let limit = limit.map_or(DEFAULT_PURGE_LIMIT, |v| v.min(i64::MAX as f64) as i64);
+        self.backend.purge(older, limit).await
+    }
+
+    pub async fn stats(&self) -> Result<Stats> {
+        let mut stats = Stats::new();
+        for row in self.backend.stats().await? {
+            let counts = stats.entry(row.queue).or_insert([0; 5]);
+            counts[row.status as usize] += row.count;
+        }
+        Ok(stats)
+    }
+
+    pub async fn queue_depth(&self, queue: String, max_depth: f64) -> Result<i64> {
+        if !(max_depth.fract() == 0.0 && max_depth >= 0.0) {
+            return Err(Error::Invalid(format!(
+                "maxDepth must be a non-negative integer, got {}",
+                js_number(max_depth)
+            )));
+        }
+        if max_depth == 0.0 {
+            return Ok(0);
+        }
+        let headroom = self
+            .backend
+            .queue_depth(queue, max_depth.min(i64::MAX as f64) as i64)
+            .await?;
+        Ok(headroom.max(0))
+    }
+
+    /// A claim session (PROTOCOL §6.14); `None` when the probe found nothing.
+    pub async fn claim_session<P: ClaimPlan>(
+        &self,
+        request: ClaimRequest,
+        plan: P,
+    ) -> Result<Option<P>> {
+        let plan = self.backend.claim_session(request, Box::new(plan)).await?;
+        Ok(plan.map(|p| {
+            *p.into_any()
+                .downcast::<P>()
+                .expect("a claim session returns the plan it was given")
+        }))
+    }
+
+    /// `store.claim`: one session with a single draw.
+    pub async fn claim(&self, request: ClaimRequest, limit: i64) -> Result<Vec<Task>> {
+        let draw = Draw {
+            names: request.names.clone(),
+            limit,
+        };
+        Ok(self
+            .claim_session(
+                request,
+                SingleDraw {
+                    draw: Some(draw),
+                    rows: Vec::new(),
+                },
+            )
+            .await?
+            .map(|plan| plan.rows)
+            .unwrap_or_default())
+    }
+
+    pub async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task> {
+        self.backend.heartbeat(owned, lease_ms).await
+    }
+
+    pub async fn heartbeat_batch(
+        &self,
+        ids: Vec<String>,
+        worker_id: String,
+        lease_ms: i64,
+    ) -> Result<Vec<(String, bool)>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.backend.heartbeat_batch(ids, worker_id, lease_ms).await
+    }
+
+    pub async fn progress(
+        &self,
+        owned: Owned,
+        progress: Option<f64>,
+        message: Option<String>,
+    ) -> Result<Task> {
+        self.backend.progress(owned, progress, message).await
+    }
+
+    pub async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task> {
+        self.backend.finish(owned, outcome).await
+    }
+
+    pub async fn claim_wake(&self, queues: &[String], timeout: Duration) {
+        self.backend.claim_wake(queues, timeout).await
+    }
+
+    pub async fn task_done_wake(&self, task_id: &str, timeout: Duration) {
+        self.backend.task_done_wake(task_id, timeout).await
+    }
+}
+
+/// The plan behind `store.claim`: exactly one draw.
+struct SingleDraw {
+    draw: Option<Draw>,
+    rows: Vec<Task>,
+}
+
+impl ClaimPlan for SingleDraw {
+    fn next_draw(&mut self) -> Option<Draw> {
+        self.draw.take()
+    }
+    fn accept(&mut self, rows: Vec<Task>) {
+        self.rows = rows;
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        self
+    }
+}
+
+/// A number the way JavaScript prints it, for messages that echo user input.
+pub fn js_number(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        }
+    } else if v.fract() == 0.0 && v.abs() < 1e21 {
+        format!("{}", v as i128)
+    } else {
+        format!("{v}")
+    }
+}

@@ -1,0 +1,337 @@
+//! Opening SQLite connections the protocol's way (PROTOCOL §4, §5.1), binding
+//! named parameters and reading rows.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rusqlite::types::ToSql;
+use rusqlite::{Connection, OpenFlags, Row, Statement};
+
+use crate::error::{Error, Result};
+use crate::ids::now_ms;
+use crate::protocol::{PROTOCOL_VERSION, SQLITE, SQLITE_MIGRATIONS};
+use crate::task::{Status, Task, COLUMNS};
+
+pub fn is_in_memory(path: &str) -> bool {
+    path == ":memory:" || path.contains("mode=memory")
+}
+
+/// Map a driver error onto `Error::Database`, keeping SQLite's code name.
+pub fn sqlite_error(e: rusqlite::Error) -> Error {
+    match &e {
+        rusqlite::Error::SqliteFailure(failure, message) => {
+            let code = code_name(failure.code);
+            let text = message.clone().unwrap_or_else(|| failure.to_string());
+            Error::Database {
+                code: code.into(),
+                message: format!("{code}: {text}"),
+            }
+        }
+        _ => Error::Database {
+            code: "SQLITE_ERROR".into(),
+            message: e.to_string(),
+        },
+    }
+}
+
+fn code_name(code: rusqlite::ErrorCode) -> &'static str {
+    use rusqlite::ErrorCode::*;
+    match code {
+        DatabaseBusy => "SQLITE_BUSY",
+        DatabaseLocked => "SQLITE_LOCKED",
+        NotADatabase => "SQLITE_NOTADB",
+        DatabaseCorrupt => "SQLITE_CORRUPT",
+        ConstraintViolation => "SQLITE_CONSTRAINT",
+        CannotOpen => "SQLITE_CANTOPEN",
+        ReadOnly => "SQLITE_READONLY",
+        DiskFull => "SQLITE_FULL",
+        SystemIoFailure => "SQLITE_IOERR",
+        PermissionDenied => "SQLITE_PERM",
+        OutOfMemory => "SQLITE_NOMEM",
+        _ => "SQLITE_ERROR",
+    }
+}
+
+/// Open one connection with the protocol's pragmas. The first statement reads
+/// the file header, so a file that is not a database is refused before
+/// anything could be written to it.
+pub fn open(path: &str, busy_timeout: Duration) -> Result<Connection> {
+    let memory = is_in_memory(path);
+    if !memory && !path.starts_with("file:") {
+        if let Some(parent) = Path::new(path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                Error::Connection(format!("cannot create the directory of {path}: {e}"))
+            })?;
+        }
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)
+        .map_err(|e| Error::Connection(format!("cannot open {path}: {}", sqlite_error(e))))?;
+    conn.busy_timeout(busy_timeout).map_err(sqlite_error)?;
+    conn.query_row("select count(*) from sqlite_master", [], |_| Ok(()))
+        .map_err(|e| not_a_database(path, e))?;
+    if !memory {
+        switch_to_wal(&conn)?;
+    }
+    conn.execute_batch("PRAGMA foreign_keys = ON")
+        .map_err(sqlite_error)?;
+    conn.set_prepared_statement_cache_capacity(64);
+    Ok(conn)
+}
+
+fn not_a_database(path: &str, e: rusqlite::Error) -> Error {
+    let err = sqlite_error(e);
+    match &err {
+        Error::Database { code, message }
+            if code == "SQLITE_NOTADB" || code == "SQLITE_CORRUPT" =>
+        {
+            Error::Connection(format!(
+                "{path} is not a usable cairnq database ({message}); the file was left untouched"
+            ))
+        }
+        _ => err,
+    }
+}
+
+/// `journal_mode = WAL` ignores the busy handler, so retry it while another
+/// connection holds the file (PROTOCOL §5.1 step 3).
+fn switch_to_wal(conn: &Connection) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match conn.query_row("PRAGMA journal_mode = WAL", [], |row| {
+            row.get::<_, String>(0)
+        }) {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(_) => {}
+            Err(e) => {
+                let err = sqlite_error(e);
+                if !err.is_busy() {
+                    return Err(err);
+                }
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::Database {
+                code: "SQLITE_BUSY".into(),
+                message: "could not switch the database to WAL mode: it stayed locked by another connection".into(),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Refuse a database stamped with another protocol major before touching it.
+pub fn check_protocol_version(conn: &Connection, missing_is_error: bool) -> Result<()> {
+    let has_meta: bool = conn
+        .query_row(
+            "select exists (select 1 from sqlite_master where type = 'table' and name = 'cairnq_meta')",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(sqlite_error)?;
+    let found = if has_meta {
+        read_protocol_version(conn)?
+    } else {
+        None
+    };
+    match found {
+        None if !missing_is_error => Ok(()),
+        Some(v) if v.trim().parse::<i64>().ok() == Some(PROTOCOL_VERSION) => Ok(()),
+        other => Err(Error::ProtocolVersionMismatch {
+            found: other.unwrap_or_else(|| "0".into()),
+        }),
+    }
+}
+
+pub fn read_protocol_version(conn: &Connection) -> Result<Option<String>> {
+    let mut stmt = conn
+        .prepare_cached(SQLITE.protocol_version)
+        .map_err(sqlite_error)?;
+    let mut rows = stmt.query([]).map_err(sqlite_error)?;
+    match rows.next().map_err(sqlite_error)? {
+        Some(row) => Ok(Some(
+            row.get::<_, rusqlite::types::Value>(0)
+                .map(value_text)
+                .map_err(sqlite_error)?,
+        )),
+        None => Ok(None),
+    }
+}
+
+fn value_text(v: rusqlite::types::Value) -> String {
+    use rusqlite::types::Value::*;
+    match v {
+        Integer(i) => i.to_string(),
+        Real(f) => f.to_string(),
+        Text(s) => s,
+        Null | Blob(_) => String::new(),
+    }
+}
+
+/// Apply every migration the ledger lacks, each in its own `BEGIN IMMEDIATE`
+/// so concurrent cold starts apply it exactly once (PROTOCOL §4.2).
+pub fn migrate(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "create table if not exists cairnq_migrations (name text primary key, applied_at_ms integer not null)",
+    )
+    .map_err(sqlite_error)?;
+    for migration in SQLITE_MIGRATIONS {
+        conn.execute_batch("BEGIN IMMEDIATE")
+            .map_err(sqlite_error)?;
+        let applied = (|| -> rusqlite::Result<()> {
+            let done: bool = conn.query_row(
+                "select exists (select 1 from cairnq_migrations where name = ?1)",
+                [migration.name],
+                |row| row.get(0),
+            )?;
+            if !done {
+                conn.execute_batch(migration.sql)?;
+                conn.execute(
+                    "insert into cairnq_migrations (name, applied_at_ms) values (?1, ?2)",
+                    rusqlite::params![migration.name, now_ms()],
+                )?;
+            }
+            Ok(())
+        })();
+        match applied {
+            Ok(()) => conn.execute_batch("COMMIT").map_err(sqlite_error)?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(sqlite_error(e));
+            }
+        }
+    }
+    check_columns(conn)
+}
+
+/// Rows are read by position, so the table must have the protocol's columns in
+/// the protocol's order.
+fn check_columns(conn: &Connection) -> Result<()> {
+    let mut stmt = conn
+        .prepare("select name from pragma_table_info('cairnq_tasks') order by cid")
+        .map_err(sqlite_error)?;
+    let names: Vec<String> = stmt
+        .query_map([], |row| row.get(0))
+        .map_err(sqlite_error)?
+        .collect::<rusqlite::Result<_>>()
+        .map_err(sqlite_error)?;
+    if names.len() < COLUMNS.len() || names.iter().zip(COLUMNS).any(|(a, b)| a != b) {
+        return Err(Error::Connection(format!(
+            "cairnq_tasks does not have the protocol's columns (found {})",
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// Best-effort planner statistics for cairnq_tasks; contention is ignored.
+pub fn refresh_planner_stats(conn: &Connection) {
+    let has_stats = conn
+        .query_row(
+            "select exists (select 1 from sqlite_master where type = 'table' and name = 'sqlite_stat1')",
+            [],
+            |row| row.get::<_, bool>(0),
+        )
+        .unwrap_or(false)
+        && conn
+            .query_row("select exists (select 1 from sqlite_stat1 where tbl = 'cairnq_tasks')", [], |row| {
+                row.get::<_, bool>(0)
+            })
+            .unwrap_or(false);
+    let sql = if has_stats {
+        "PRAGMA optimize"
+    } else {
+        "ANALYZE cairnq_tasks"
+    };
+    let _ = conn.execute_batch(sql);
+}
+
+/// Named parameters a statement may use. Only those the statement actually
+/// contains are bound, so callers pass one set per operation.
+pub type Params<'a> = [(&'a str, &'a dyn ToSql)];
+
+pub fn prepare<'c>(
+    conn: &'c Connection,
+    sql: &str,
+    params: &Params<'_>,
+) -> Result<rusqlite::CachedStatement<'c>> {
+    let mut stmt = conn.prepare_cached(sql).map_err(sqlite_error)?;
+    bind(&mut stmt, params)?;
+    Ok(stmt)
+}
+
+fn bind(stmt: &mut Statement<'_>, params: &Params<'_>) -> Result<()> {
+    for (name, value) in params {
+        if let Some(index) = stmt.parameter_index(name).map_err(sqlite_error)? {
+            stmt.raw_bind_parameter(index, value)
+                .map_err(sqlite_error)?;
+        }
+    }
+    Ok(())
+}
+
+/// Run a statement and map every returned row.
+pub fn query<T>(
+    conn: &Connection,
+    sql: &str,
+    params: &Params<'_>,
+    mut map: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>> {
+    let mut stmt = prepare(conn, sql, params)?;
+    let mut rows = stmt.raw_query();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next().map_err(sqlite_error)? {
+        out.push(map(row).map_err(sqlite_error)?);
+    }
+    Ok(out)
+}
+
+pub fn query_tasks(conn: &Connection, sql: &str, params: &Params<'_>) -> Result<Vec<Task>> {
+    query(conn, sql, params, task_from_row)
+}
+
+pub fn query_task(conn: &Connection, sql: &str, params: &Params<'_>) -> Result<Option<Task>> {
+    Ok(query_tasks(conn, sql, params)?.into_iter().next())
+}
+
+pub fn task_from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
+    let status: String = row.get(3)?;
+    let status = status.parse::<Status>().map_err(|_| {
+        rusqlite::Error::FromSqlConversionFailure(
+            3,
+            rusqlite::types::Type::Text,
+            format!("unknown status {status}").into(),
+        )
+    })?;
+    Ok(Task {
+        id: row.get(0)?,
+        name: row.get(1)?,
+        queue: row.get(2)?,
+        status,
+        payload: row.get(4)?,
+        result: row.get(5)?,
+        error: row.get(6)?,
+        metadata: row.get(7)?,
+        progress: row.get(8)?,
+        message: row.get(9)?,
+        attempt: row.get(10)?,
+        max_attempts: row.get(11)?,
+        priority: row.get(12)?,
+        worker_id: row.get(13)?,
+        lease_until_ms: row.get(14)?,
+        run_at_ms: row.get(15)?,
+        cancel_requested_at_ms: row.get(16)?,
+        parent_id: row.get(17)?,
+        root_id: row.get(18)?,
+        correlation_id: row.get(19)?,
+        created_at_ms: row.get(20)?,
+        updated_at_ms: row.get(21)?,
+        completed_at_ms: row.get(22)?,
+    })
+}

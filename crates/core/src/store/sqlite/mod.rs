@@ -1,0 +1,478 @@
+//! The SQLite backend: one file on one host, shared with the other SDKs'
+//! processes through SQLite's own locking.
+
+mod conn;
+mod engine;
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::Connection;
+
+use self::conn::{is_in_memory, query, query_task, query_tasks, Params};
+use self::engine::Engine;
+use super::{
+    ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned,
+    StatusCount, Target,
+};
+use crate::error::{Error, Result};
+use crate::ids::now_ms;
+use crate::protocol::{ClaimShape, SQLITE as SQL, SQLITE_CLAIMABLE_PROBE};
+use crate::store::Backend;
+use crate::task::{Status, Task};
+
+/// Reader connections per file: enough for reads to overlap a probe.
+const READERS: usize = 2;
+
+pub struct SqliteBackend {
+    path: String,
+    busy_timeout: Duration,
+    engine: RwLock<Option<Arc<Engine>>>,
+    /// Serializes connect/close so concurrent first calls share one open.
+    lifecycle: tokio::sync::Mutex<()>,
+}
+
+impl SqliteBackend {
+    pub fn new(path: &str, busy_timeout: Duration) -> SqliteBackend {
+        SqliteBackend {
+            path: path.to_string(),
+            busy_timeout,
+            engine: RwLock::new(None),
+            lifecycle: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn current(&self) -> Option<Arc<Engine>> {
+        self.engine.read().expect("engine slot").clone()
+    }
+
+    async fn engine(&self) -> Result<Arc<Engine>> {
+        if let Some(engine) = self.current() {
+            return Ok(engine);
+        }
+        let _open = self.lifecycle.lock().await;
+        if let Some(engine) = self.current() {
+            return Ok(engine);
+        }
+        let (path, busy) = (self.path.clone(), self.busy_timeout);
+        let engine = tokio::task::spawn_blocking(move || open_engine(&path, busy))
+            .await
+            .map_err(|e| Error::Connection(format!("opening {}: {e}", self.path)))??;
+        let engine = Arc::new(engine);
+        *self.engine.write().expect("engine slot") = Some(engine.clone());
+        Ok(engine)
+    }
+
+    async fn write<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.engine().await?.write(work).await
+    }
+
+    async fn transaction<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.engine().await?.transaction(work).await
+    }
+
+    async fn read<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.engine().await?.read(work).await
+    }
+}
+
+/// Open the writer (which migrates and checks the version), then the readers.
+fn open_engine(path: &str, busy: Duration) -> Result<Engine> {
+    let writer = conn::open(path, busy)?;
+    conn::check_protocol_version(&writer, false)?;
+    conn::migrate(&writer)?;
+    conn::refresh_planner_stats(&writer);
+    conn::check_protocol_version(&writer, true)?;
+    let file_backed = !is_in_memory(path);
+    let readers = if file_backed {
+        (0..READERS)
+            .map(|_| {
+                let reader = conn::open(path, busy)?;
+                reader
+                    .execute_batch("PRAGMA query_only = ON")
+                    .map_err(conn::sqlite_error)?;
+                Ok(reader)
+            })
+            .collect::<Result<Vec<_>>>()?
+    } else {
+        Vec::new()
+    };
+    Ok(Engine::start(writer, readers, file_backed))
+}
+
+fn json_list(items: &[String]) -> String {
+    serde_json::to_string(items).expect("a list of strings encodes")
+}
+
+fn get_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
+    query_task(conn, SQL.get, &[(":id", &id)])
+}
+
+fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
+    let now = now_ms();
+    let params: &Params<'_> = &[
+        (":id", &task.id),
+        (":name", &task.name),
+        (":queue", &task.queue),
+        (":payload", &task.payload),
+        (":metadata", &task.metadata),
+        (":max_attempts", &task.max_attempts),
+        (":priority", &task.priority),
+        (":delay_ms", &task.delay_ms),
+        (":parent_id", &task.parent_id),
+        (":root_id", &task.root_id),
+        (":correlation_id", &task.correlation_id),
+        (":now", &now),
+    ];
+    query_task(conn, SQL.insert_task, params)?.ok_or_else(|| Error::Database {
+        code: "SQLITE_ERROR".into(),
+        message: "insert returned no row".into(),
+    })
+}
+
+fn cancel_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
+    query_task(conn, SQL.cancel, &[(":id", &id), (":now", &now_ms())])
+}
+
+fn retry_by_id(conn: &Connection, id: &str, reset_attempt: bool) -> Result<Option<Task>> {
+    query_task(
+        conn,
+        SQL.retry,
+        &[
+            (":id", &id),
+            (":reset_attempt", &reset_attempt),
+            (":now", &now_ms()),
+        ],
+    )
+}
+
+/// The task a key points at, read under the write lock (`lock_key` + `get_key`).
+fn resolve_key(conn: &Connection, key: &str) -> Result<Option<Task>> {
+    query(conn, SQL.lock_key, &[(":key", &key)], |_| Ok(()))?;
+    let pointer: Option<String> = query(conn, SQL.get_key, &[(":key", &key)], |row| row.get(0))?
+        .into_iter()
+        .next();
+    match pointer {
+        Some(id) => get_by_id(conn, &id),
+        None => Ok(None),
+    }
+}
+
+fn owned_write(conn: &Connection, sql: &str, owned: &Owned, extra: &Params<'_>) -> Result<Task> {
+    let now = now_ms();
+    let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = vec![
+        (":id", &owned.task_id),
+        (":worker_id", &owned.worker_id),
+        (":now", &now),
+    ];
+    params.extend_from_slice(extra);
+    query_task(conn, sql, &params)?.ok_or_else(|| Error::LostLease {
+        task_id: owned.task_id.clone(),
+    })
+}
+
+#[async_trait]
+impl Backend for SqliteBackend {
+    async fn connect(&self) -> Result<()> {
+        self.engine().await.map(|_| ())
+    }
+
+    async fn close(&self) -> Result<()> {
+        let _guard = self.lifecycle.lock().await;
+        let engine = self.engine.write().expect("engine slot").take();
+        if let Some(engine) = engine {
+            tokio::task::spawn_blocking(move || engine.shutdown())
+                .await
+                .map_err(|e| Error::Connection(format!("closing the store: {e}")))?;
+        }
+        Ok(())
+    }
+
+    async fn protocol_version(&self) -> Result<i64> {
+        self.read(|conn| {
+            Ok(conn::read_protocol_version(conn)?
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0))
+        })
+        .await
+    }
+
+    async fn insert(&self, task: NewTask) -> Result<Task> {
+        self.write(move |conn| insert_new(conn, &task)).await
+    }
+
+    async fn insert_keyed(&self, task: NewTask, key: String, conflict: Conflict) -> Result<Task> {
+        self.transaction(move |conn| {
+            let existing = resolve_key(conn, &key)?;
+            match conflict.decide(existing.as_ref().map(|t| t.status)) {
+                KeyDecision::ReturnExisting => {
+                    return Ok(existing.expect("a decision to reuse has a task"))
+                }
+                KeyDecision::Reject => return Err(Error::AlreadyExists { key }),
+                KeyDecision::CancelThenInsert => {
+                    cancel_by_id(conn, &existing.expect("a live task to replace").id)?;
+                }
+                KeyDecision::Insert => {}
+            }
+            let inserted = insert_new(conn, &task)?;
+            query(
+                conn,
+                SQL.upsert_key,
+                &[(":key", &key), (":task_id", &task.id), (":now", &now_ms())],
+                |_| Ok(()),
+            )?;
+            Ok(inserted)
+        })
+        .await
+    }
+
+    async fn get(&self, target: Target) -> Result<Option<Task>> {
+        self.read(move |conn| match &target {
+            Target::Id(id) => get_by_id(conn, id),
+            Target::Key(key) => query_task(conn, SQL.get_by_key, &[(":key", key)]),
+        })
+        .await
+    }
+
+    async fn list(&self, f: ListFilter) -> Result<Vec<Task>> {
+        self.read(move |conn| {
+            let status = f.status.map(Status::as_str);
+            query_tasks(
+                conn,
+                SQL.list,
+                &[
+                    (":status", &status),
+                    (":queue", &f.queue),
+                    (":name", &f.name),
+                    (":root_id", &f.root_id),
+                    (":correlation_id", &f.correlation_id),
+                    (":limit", &f.limit),
+                    (":offset", &f.offset),
+                ],
+            )
+        })
+        .await
+    }
+
+    async fn stats(&self) -> Result<Vec<StatusCount>> {
+        self.read(|conn| {
+            let rows = query(conn, SQL.stats, &[], |row| {
+                Ok((
+                    row.get::<_, String>(0)?,
+                    row.get::<_, String>(1)?,
+                    row.get::<_, i64>(2)?,
+                ))
+            })?;
+            rows.into_iter()
+                .map(|(queue, status, count)| {
+                    Ok(StatusCount {
+                        queue,
+                        status: status.parse()?,
+                        count,
+                    })
+                })
+                .collect()
+        })
+        .await
+    }
+
+    async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64> {
+        self.read(move |conn| {
+            let rows = query(
+                conn,
+                SQL.queue_depth,
+                &[(":queue", &queue), (":max_depth", &max_depth)],
+                |row| row.get(0),
+            )?;
+            Ok(rows.into_iter().next().unwrap_or(max_depth))
+        })
+        .await
+    }
+
+    async fn cancel(&self, target: Target) -> Result<Option<Task>> {
+        match target {
+            Target::Id(id) => self.write(move |conn| cancel_by_id(conn, &id)).await,
+            Target::Key(key) => {
+                self.transaction(move |conn| match resolve_key(conn, &key)? {
+                    Some(task) => cancel_by_id(conn, &task.id),
+                    None => Ok(None),
+                })
+                .await
+            }
+        }
+    }
+
+    async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>> {
+        match target {
+            Target::Id(id) => {
+                self.write(move |conn| retry_by_id(conn, &id, reset_attempt))
+                    .await
+            }
+            Target::Key(key) => {
+                self.transaction(move |conn| match resolve_key(conn, &key)? {
+                    Some(task) => retry_by_id(conn, &task.id, reset_attempt),
+                    None => Ok(None),
+                })
+                .await
+            }
+        }
+    }
+
+    async fn purge(&self, older_than_ms: i64, limit: i64) -> Result<Vec<String>> {
+        self.write(move |conn| {
+            let before_ms = now_ms().saturating_sub(older_than_ms);
+            query(
+                conn,
+                SQL.purge,
+                &[(":before_ms", &before_ms), (":limit", &limit)],
+                |row| row.get(0),
+            )
+        })
+        .await
+    }
+
+    async fn claim_session(
+        &self,
+        request: ClaimRequest,
+        mut plan: Box<dyn ClaimPlan>,
+    ) -> Result<Option<Box<dyn ClaimPlan>>> {
+        let queues = json_list(&request.queues);
+        let names = request.names.as_deref().map(json_list);
+        let probe = self
+            .read(move |conn| {
+                let hit = query(
+                    conn,
+                    SQLITE_CLAIMABLE_PROBE,
+                    &[
+                        (":queues", &queues),
+                        (":names", &names),
+                        (":now", &now_ms()),
+                    ],
+                    |row| row.get::<_, bool>(0),
+                )?;
+                Ok(hit.into_iter().next().unwrap_or(false))
+            })
+            .await?;
+        if !probe {
+            return Ok(None);
+        }
+        self.transaction(move |conn| {
+            query(conn, SQL.recover_leases, &[(":now", &now_ms())], |_| Ok(()))?;
+            let queues_json = json_list(&request.queues);
+            let one_queue = request.queues.first().cloned();
+            while let Some(draw) = plan.next_draw() {
+                if draw.is_empty() {
+                    plan.accept(Vec::new());
+                    continue;
+                }
+                let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
+                let names_json = draw.names.as_deref().map(json_list);
+                let one_name = draw.names.as_ref().and_then(|n| n.first().cloned());
+                let now = now_ms();
+                let rows = query_tasks(
+                    conn,
+                    shape.statement(&SQL),
+                    &[
+                        (":queues", &queues_json),
+                        (":queue", &one_queue),
+                        (":names", &names_json),
+                        (":name", &one_name),
+                        (":worker_id", &request.worker_id),
+                        (":lease_ms", &request.lease_ms),
+                        (":limit", &draw.limit),
+                        (":now", &now),
+                    ],
+                )?;
+                plan.accept(rows);
+            }
+            Ok(Some(plan))
+        })
+        .await
+    }
+
+    async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task> {
+        self.write(move |conn| {
+            owned_write(conn, SQL.heartbeat, &owned, &[(":lease_ms", &lease_ms)])
+        })
+        .await
+    }
+
+    async fn heartbeat_batch(
+        &self,
+        ids: Vec<String>,
+        worker_id: String,
+        lease_ms: i64,
+    ) -> Result<Vec<(String, bool)>> {
+        self.write(move |conn| {
+            let ids = json_list(&ids);
+            query(
+                conn,
+                SQL.heartbeat_batch,
+                &[
+                    (":ids", &ids),
+                    (":worker_id", &worker_id),
+                    (":lease_ms", &lease_ms),
+                    (":now", &now_ms()),
+                ],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+        })
+        .await
+    }
+
+    async fn progress(
+        &self,
+        owned: Owned,
+        progress: Option<f64>,
+        message: Option<String>,
+    ) -> Result<Task> {
+        self.write(move |conn| {
+            owned_write(
+                conn,
+                SQL.progress,
+                &owned,
+                &[(":progress", &progress), (":message", &message)],
+            )
+        })
+        .await
+    }
+
+    async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task> {
+        self.write(move |conn| match &outcome {
+            Outcome::Succeed { result } => owned_write(
+                conn,
+                SQL.succeed,
+                &owned,
+                &[(":result", result), (":message", &None::<String>)],
+            ),
+            Outcome::Complete { result } => {
+                owned_write(conn, SQL.complete, &owned, &[(":result", result)])
+            }
+            Outcome::Fail {
+                error,
+                retryable,
+                delay_ms,
+            } => owned_write(
+                conn,
+                SQL.fail,
+                &owned,
+                &[
+                    (":error", error),
+                    (":retryable", retryable),
+                    (":delay_ms", delay_ms),
+                ],
+            ),
+        })
+        .await
+    }
+}

@@ -1,0 +1,311 @@
+//! The task row (PROTOCOL §3.1) and its JSON form for the bindings.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::Error;
+
+/// The five statuses, in the order `STATUSES` exports them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    Queued,
+    Running,
+    Succeeded,
+    Failed,
+    Canceled,
+}
+
+impl Status {
+    pub const ALL: [Status; 5] = [
+        Status::Queued,
+        Status::Running,
+        Status::Succeeded,
+        Status::Failed,
+        Status::Canceled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Queued => "queued",
+            Status::Running => "running",
+            Status::Succeeded => "succeeded",
+            Status::Failed => "failed",
+            Status::Canceled => "canceled",
+        }
+    }
+
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Status::Succeeded | Status::Failed | Status::Canceled)
+    }
+}
+
+impl FromStr for Status {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Status::ALL
+            .into_iter()
+            .find(|status| status.as_str() == s)
+            .ok_or_else(|| Error::Invalid(format!("unknown status filter: {s}")))
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One row of `cairnq_tasks`. JSON columns are kept as the JSON text the
+/// database holds: nothing in the core looks inside a payload, and the JS side
+/// parses the whole row in one `JSON.parse`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Task {
+    pub id: String,
+    pub name: String,
+    pub queue: String,
+    pub status: Status,
+    pub payload: String,
+    pub result: Option<String>,
+    pub error: Option<String>,
+    pub metadata: String,
+    pub progress: Option<f64>,
+    pub message: Option<String>,
+    pub attempt: i64,
+    pub max_attempts: i64,
+    pub priority: i64,
+    pub worker_id: Option<String>,
+    pub lease_until_ms: Option<i64>,
+    pub run_at_ms: i64,
+    pub cancel_requested_at_ms: Option<i64>,
+    pub parent_id: Option<String>,
+    pub root_id: Option<String>,
+    pub correlation_id: Option<String>,
+    pub created_at_ms: i64,
+    pub updated_at_ms: i64,
+    pub completed_at_ms: Option<i64>,
+}
+
+/// The column names in table order; a task object's keys come in this order.
+pub const COLUMNS: [&str; 23] = [
+    "id",
+    "name",
+    "queue",
+    "status",
+    "payload",
+    "result",
+    "error",
+    "metadata",
+    "progress",
+    "message",
+    "attempt",
+    "max_attempts",
+    "priority",
+    "worker_id",
+    "lease_until_ms",
+    "run_at_ms",
+    "cancel_requested_at_ms",
+    "parent_id",
+    "root_id",
+    "correlation_id",
+    "created_at_ms",
+    "updated_at_ms",
+    "completed_at_ms",
+];
+
+impl Task {
+    pub fn cancel_requested(&self) -> bool {
+        self.cancel_requested_at_ms.is_some()
+    }
+
+    /// The row as one JSON object, keys in table order, JSON columns embedded
+    /// as they are stored.
+    pub fn to_json(&self) -> String {
+        let mut out = JsonWriter::with_capacity(
+            384 + self.payload.len()
+                + self.metadata.len()
+                + self.result.as_ref().map_or(0, String::len)
+                + self.error.as_ref().map_or(0, String::len),
+        );
+        self.write_json(&mut out);
+        out.finish()
+    }
+
+    fn write_json(&self, out: &mut JsonWriter) {
+        out.open();
+        out.string_field("id", Some(&self.id));
+        out.string_field("name", Some(&self.name));
+        out.string_field("queue", Some(&self.queue));
+        out.string_field("status", Some(self.status.as_str()));
+        out.raw_field("payload", Some(&self.payload));
+        out.raw_field("result", self.result.as_deref());
+        out.raw_field("error", self.error.as_deref());
+        out.raw_field("metadata", Some(&self.metadata));
+        out.float_field("progress", self.progress);
+        out.string_field("message", self.message.as_deref());
+        out.int_field("attempt", Some(self.attempt));
+        out.int_field("max_attempts", Some(self.max_attempts));
+        out.int_field("priority", Some(self.priority));
+        out.string_field("worker_id", self.worker_id.as_deref());
+        out.int_field("lease_until_ms", self.lease_until_ms);
+        out.int_field("run_at_ms", Some(self.run_at_ms));
+        out.int_field("cancel_requested_at_ms", self.cancel_requested_at_ms);
+        out.string_field("parent_id", self.parent_id.as_deref());
+        out.string_field("root_id", self.root_id.as_deref());
+        out.string_field("correlation_id", self.correlation_id.as_deref());
+        out.int_field("created_at_ms", Some(self.created_at_ms));
+        out.int_field("updated_at_ms", Some(self.updated_at_ms));
+        out.int_field("completed_at_ms", self.completed_at_ms);
+        out.close();
+    }
+}
+
+/// Several rows as one JSON array.
+pub fn tasks_to_json(tasks: &[Task]) -> String {
+    let mut out = JsonWriter::with_capacity(tasks.len() * 512 + 2);
+    out.buf.push(b'[');
+    for (i, task) in tasks.iter().enumerate() {
+        if i > 0 {
+            out.buf.push(b',');
+        }
+        task.write_json(&mut out);
+    }
+    out.buf.push(b']');
+    out.finish()
+}
+
+/// A minimal JSON object writer: the row shape is fixed, so this is cheaper
+/// than building a `serde_json::Value` per task.
+struct JsonWriter {
+    buf: Vec<u8>,
+    first: bool,
+}
+
+impl JsonWriter {
+    fn with_capacity(n: usize) -> Self {
+        JsonWriter {
+            buf: Vec::with_capacity(n),
+            first: true,
+        }
+    }
+
+    fn open(&mut self) {
+        self.buf.push(b'{');
+        self.first = true;
+    }
+
+    fn close(&mut self) {
+        self.buf.push(b'}');
+    }
+
+    fn key(&mut self, key: &str) {
+        if !self.first {
+            self.buf.push(b',');
+        }
+        self.first = false;
+        self.buf.push(b'"');
+        self.buf.extend_from_slice(key.as_bytes());
+        self.buf.extend_from_slice(b"\":");
+    }
+
+    fn null_or<T>(&mut self, key: &str, value: Option<T>, write: impl FnOnce(&mut Vec<u8>, T)) {
+        self.key(key);
+        match value {
+            Some(v) => write(&mut self.buf, v),
+            None => self.buf.extend_from_slice(b"null"),
+        }
+    }
+
+    fn string_field(&mut self, key: &str, value: Option<&str>) {
+        self.null_or(key, value, |buf, v| {
+            serde_json::to_writer(buf, v).expect("writing to a Vec cannot fail")
+        });
+    }
+
+    fn raw_field(&mut self, key: &str, value: Option<&str>) {
+        self.null_or(key, value, |buf, v| buf.extend_from_slice(v.as_bytes()));
+    }
+
+    fn int_field(&mut self, key: &str, value: Option<i64>) {
+        self.null_or(key, value, |buf, v| {
+            buf.extend_from_slice(v.to_string().as_bytes());
+        });
+    }
+
+    fn float_field(&mut self, key: &str, value: Option<f64>) {
+        self.null_or(key, value.filter(|v| v.is_finite()), |buf, v| {
+            serde_json::to_writer(buf, &v).expect("writing to a Vec cannot fail")
+        });
+    }
+
+    fn finish(self) -> String {
+        // Everything written is UTF-8: keys are ASCII, strings come from serde_json,
+        // and raw JSON columns were read from the database as Rust strings.
+        String::from_utf8(self.buf).expect("task JSON is UTF-8")
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub fn sample() -> Task {
+        Task {
+            id: "task_1".into(),
+            name: "n\"q".into(),
+            queue: "default".into(),
+            status: Status::Running,
+            payload: r#"{"a":[1,null],"é":"\u00e9"}"#.into(),
+            result: None,
+            error: None,
+            metadata: "{}".into(),
+            progress: Some(0.5),
+            message: None,
+            attempt: 1,
+            max_attempts: 3,
+            priority: 0,
+            worker_id: Some("w1".into()),
+            lease_until_ms: Some(1_700_000_000_000),
+            run_at_ms: 1,
+            cancel_requested_at_ms: None,
+            parent_id: None,
+            root_id: Some("task_1".into()),
+            correlation_id: None,
+            created_at_ms: 1,
+            updated_at_ms: 2,
+            completed_at_ms: None,
+        }
+    }
+
+    #[test]
+    fn json_has_every_column_in_table_order() {
+        let json = sample().to_json();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let keys: Vec<_> = value.as_object().unwrap().keys().cloned().collect();
+        let mut expected: Vec<_> = COLUMNS.iter().map(|s| s.to_string()).collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        expected.sort();
+        assert_eq!(sorted, expected);
+        assert!(json.starts_with(r#"{"id":"task_1","name":"n\"q","queue":"default","status":"running","payload":{"a":[1,null]"#));
+        assert_eq!(value["payload"]["é"], "é");
+        assert_eq!(value["progress"], 0.5);
+        assert_eq!(value["result"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn arrays_of_rows() {
+        assert_eq!(tasks_to_json(&[]), "[]");
+        let v: serde_json::Value =
+            serde_json::from_str(&tasks_to_json(&[sample(), sample()])).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn status_names_round_trip() {
+        for s in Status::ALL {
+            assert_eq!(s.as_str().parse::<Status>().unwrap(), s);
+        }
+        assert!("done".parse::<Status>().is_err());
+        assert!(!Status::Running.is_terminal() && Status::Canceled.is_terminal());
+    }
+}

@@ -1,0 +1,1 @@
+//! Node-API bindings: thin wrappers that hand JS calls to `cairnq-core`.
