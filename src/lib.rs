@@ -1,1 +1,15 @@
 //! Node-API bindings: thin wrappers that hand JS calls to `cairnq-core`.
+//!
+//! Values cross as JSON text (rows, payloads, results) because one
+//! `JSON.parse` on the JS side is far cheaper than building objects through
+//! N-API. Errors cross as a JSON object in the message that `lib/errors.js`
+//! turns into the matching error class.
+
+mod errors;
+mod gate;
+mod retention;
+mod store;
+
+pub use gate::NativeGate;
+pub use retention::NativeRetention;
+pub use store::NativeStore;

@@ -22,13 +22,15 @@ pub enum Error {
         max_depth: i64,
         waited_ms: i64,
     },
-    /// A wait's deadline passed; the task keeps running. `task` is the last snapshot.
-    #[error("{message}")]
+    /// A wait's deadline passed; the task keeps running. `task` is the last
+    /// snapshot, `key` is set for waits on a key. The JS class words the
+    /// user-facing diagnostic from these fields.
+    #[error("{} did not finish within {timeout_ms}ms", key.as_ref().map_or(format!("task {task_id}"), |k| format!("key {k}")))]
     TaskTimeout {
         task_id: String,
         key: Option<String>,
         task: Option<Box<Task>>,
-        message: String,
+        timeout_ms: f64,
     },
     #[error("storage protocol_version={found}, SDK supports 1")]
     ProtocolVersionMismatch { found: String },

@@ -29,6 +29,16 @@ pub const SQLITE_MIGRATIONS: &[Migration] = migrations!("sqlite":
     "0006_claim_name_index.sql",
 );
 
+/// Postgres has 0003 (the notify trigger) and the same numbering otherwise.
+pub const POSTGRES_MIGRATIONS: &[Migration] = migrations!("postgres":
+    "0001_init.sql",
+    "0002_purge_index.sql",
+    "0003_notify.sql",
+    "0004_lease_index.sql",
+    "0005_clear_terminal_lease.sql",
+    "0006_claim_name_index.sql",
+);
+
 macro_rules! statements {
     ($($field:ident),+ $(,)?) => {
         /// The statements both dialects have, one `.sql` file each.
@@ -77,6 +87,7 @@ statements!(
 );
 
 pub const SQLITE: Statements = load_statements!("sqlite");
+pub const POSTGRES: Statements = load_statements!("postgres");
 
 /// SQLite's read-only pre-check before a claim opens a write transaction.
 pub const SQLITE_CLAIMABLE_PROBE: &str =
@@ -126,6 +137,18 @@ mod tests {
             [
                 "0001_init.sql",
                 "0002_purge_index.sql",
+                "0004_lease_index.sql",
+                "0005_clear_terminal_lease.sql",
+                "0006_claim_name_index.sql"
+            ]
+        );
+        let postgres: Vec<_> = POSTGRES_MIGRATIONS.iter().map(|m| m.name).collect();
+        assert_eq!(
+            postgres,
+            [
+                "0001_init.sql",
+                "0002_purge_index.sql",
+                "0003_notify.sql",
                 "0004_lease_index.sql",
                 "0005_clear_terminal_lease.sql",
                 "0006_claim_name_index.sql"

@@ -1,0 +1,5 @@
+-- Lease recovery only ever looks at running rows with a lease.
+create index if not exists cairnq_tasks_lease_idx
+    on cairnq_tasks (lease_until_ms)
+    where status = 'running' and lease_until_ms is not null;
+update cairnq_meta set value = '4' where key = 'schema_version';

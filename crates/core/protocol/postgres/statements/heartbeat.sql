@@ -1,0 +1,9 @@
+-- Extend a lease the caller still owns.
+-- $1 id, $2 worker_id, $3 lease_ms.
+update cairnq_tasks as task set
+    lease_until_ms = clock.ms + $3::bigint,
+    updated_at_ms = clock.ms
+from (select (extract(epoch from now()) * 1000)::bigint as ms) as clock
+where task.id = $1::text and task.status = 'running' and task.worker_id = $2::text
+  and task.lease_until_ms > clock.ms
+returning task.*

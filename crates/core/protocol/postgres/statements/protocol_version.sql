@@ -1,0 +1,2 @@
+-- No parameters.
+select value from cairnq_meta where key = 'protocol_version'

@@ -1,0 +1,256 @@
+//! The Rust half of a handler's `TaskContext` (API.md §12): the flags the
+//! worker and the bindings share, the write gate, and early settlement.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Weak};
+
+use super::call::Invoker;
+use crate::backoff::Backoff;
+use crate::error::{Error, Result};
+use crate::store::{Outcome, Owned, Store, Target};
+use crate::task::Task;
+
+/// One claimed task as its handler sees it. Shared between the worker (which
+/// beats, settles leftovers and enforces `maxRunMs`) and the JS object the
+/// bindings hand to the handler.
+pub struct TaskContext {
+    task: Task,
+    worker_id: String,
+    lease_ms: i64,
+    backoff: Backoff,
+    store: Arc<Store>,
+    settled: AtomicBool,
+    lease_lost: AtomicBool,
+    cancel_seen: AtomicBool,
+    /// Settlement writes under way. While one runs, the heartbeat does not
+    /// read the task's absence as a lost lease: that write may be the cause.
+    settling: AtomicUsize,
+    /// Told once when the lease is lost, so the bindings can abort `signal`.
+    /// Weak: a context kept by user code must not keep the handler runtime alive.
+    listener: Option<Weak<dyn Invoker>>,
+}
+
+impl TaskContext {
+    /// A context outside any worker (`new TaskContext(store, task, …)` in JS).
+    pub fn new(
+        store: Arc<Store>,
+        task: Task,
+        worker_id: String,
+        lease_ms: i64,
+        backoff: Backoff,
+    ) -> TaskContext {
+        TaskContext {
+            task,
+            worker_id,
+            lease_ms,
+            backoff,
+            store,
+            settled: AtomicBool::new(false),
+            lease_lost: AtomicBool::new(false),
+            cancel_seen: AtomicBool::new(false),
+            settling: AtomicUsize::new(0),
+            listener: None,
+        }
+    }
+
+    /// A context of a worker call; lease loss is reported to `listener`.
+    pub(crate) fn with_listener(mut self, listener: Weak<dyn Invoker>) -> TaskContext {
+        self.listener = Some(listener);
+        self
+    }
+
+    pub fn task(&self) -> &Task {
+        &self.task
+    }
+
+    pub fn task_id(&self) -> &str {
+        &self.task.id
+    }
+
+    pub fn worker_id(&self) -> &str {
+        &self.worker_id
+    }
+
+    pub fn lease_ms(&self) -> i64 {
+        self.lease_ms
+    }
+
+    pub fn settled(&self) -> bool {
+        self.settled.load(SeqCst)
+    }
+
+    pub fn lease_lost(&self) -> bool {
+        self.lease_lost.load(SeqCst)
+    }
+
+    pub fn cancel_seen(&self) -> bool {
+        self.cancel_seen.load(SeqCst)
+    }
+
+    pub fn mark_settled(&self) {
+        self.settled.store(true, SeqCst);
+    }
+
+    /// Sticky; the listener hears about the first call only.
+    pub fn mark_lease_lost(&self) {
+        if self.lease_lost.swap(true, SeqCst) {
+            return;
+        }
+        if let Some(listener) = self.listener.as_ref().and_then(Weak::upgrade) {
+            listener.lease_lost(self);
+        }
+    }
+
+    /// Remembers a cancel request seen by any read or write of the row.
+    pub fn observe_cancel(&self, requested: bool) {
+        if requested {
+            self.cancel_seen.store(true, SeqCst);
+        }
+    }
+
+    /// True when a settlement write of this context is under way.
+    pub(crate) fn is_settling(&self) -> bool {
+        self.settling.load(SeqCst) > 0
+    }
+
+    fn owned(&self) -> Owned {
+        Owned {
+            task_id: self.task.id.clone(),
+            worker_id: self.worker_id.clone(),
+        }
+    }
+
+    fn lost(&self) -> Error {
+        Error::LostLease {
+            task_id: self.task.id.clone(),
+        }
+    }
+
+    /// `ctx.progress`: coalescing (`None` leaves a field unchanged), gated.
+    pub async fn progress(&self, progress: Option<f64>, message: Option<String>) -> Result<Task> {
+        let write = self.store.progress(self.owned(), progress, message);
+        self.gated(false, write).await
+    }
+
+    /// `ctx.heartbeat`: renews the lease by the worker's `leaseMs`, gated.
+    pub async fn heartbeat(&self) -> Result<Task> {
+        let write = self.store.heartbeat(self.owned(), self.lease_ms);
+        self.gated(false, write).await
+    }
+
+    /// `ctx.canceled()`: a cancel seen before, or the row's current state.
+    pub async fn canceled(&self) -> Result<bool> {
+        if self.cancel_seen() {
+            return Ok(true);
+        }
+        let Some(row) = self.store.get(Target::Id(self.task.id.clone())).await? else {
+            return Ok(true);
+        };
+        self.observe_cancel(row.cancel_requested());
+        Ok(row.cancel_requested() || row.status == crate::task::Status::Canceled)
+    }
+
+    /// `ctx.succeed(result)`: a gated `complete` (a pending cancel wins).
+    /// `None` without a write when the context is already settled.
+    pub async fn succeed(&self, result: Option<String>) -> Result<Option<Task>> {
+        if self.settled() {
+            return Ok(None);
+        }
+        let write = self.store.finish(self.owned(), Outcome::Complete { result });
+        self.gated(true, write).await.map(Some)
+    }
+
+    /// `ctx.fail(reason, {retryable})` with the reason already normalized to an
+    /// envelope (API.md §4.1). The retry delay follows the worker's backoff.
+    pub async fn fail(&self, envelope_json: String, retryable: bool) -> Result<Option<Task>> {
+        if self.settled() {
+            return Ok(None);
+        }
+        let write = self.store.finish(self.owned(), self.fail_outcome(envelope_json, retryable));
+        self.gated(true, write).await.map(Some)
+    }
+
+    fn fail_outcome(&self, error: String, retryable: bool) -> Outcome {
+        Outcome::Fail {
+            error,
+            retryable,
+            delay_ms: self.backoff.fail_delay_ms(self.task.attempt, retryable),
+        }
+    }
+
+    /// The write gate of API.md §12.2.
+    async fn gated(&self, settles: bool, write: impl Future<Output = Result<Task>>) -> Result<Task> {
+        if self.lease_lost() || self.settled() {
+            return Err(self.lost());
+        }
+        let _settling = settles.then(|| Settling::start(self));
+        match write.await {
+            Ok(row) => {
+                self.observe_cancel(row.cancel_requested());
+                if settles {
+                    self.mark_settled();
+                }
+                Ok(row)
+            }
+            Err(err) => {
+                if matches!(err, Error::LostLease { .. }) {
+                    self.mark_lease_lost();
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// The worker's final `complete` of a leftover (API.md §11.6): a lost lease
+    /// only flags the context; other errors are for the caller to report.
+    pub(crate) async fn complete_leftover(&self, result: Option<String>) -> Result<()> {
+        let _settling = Settling::start(self);
+        match self
+            .store
+            .finish(self.owned(), Outcome::Complete { result })
+            .await
+        {
+            Ok(_) => {
+                self.mark_settled();
+                Ok(())
+            }
+            Err(Error::LostLease { .. }) => {
+                self.mark_lease_lost();
+                Ok(())
+            }
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The worker's `fail` of a leftover: not gated (it must work after a
+    /// `maxRunMs` abandonment); a lost lease is swallowed without a flag.
+    pub(crate) async fn fail_leftover(&self, envelope_json: String, retryable: bool) -> Result<()> {
+        let _settling = Settling::start(self);
+        let outcome = self.fail_outcome(envelope_json, retryable);
+        match self.store.finish(self.owned(), outcome).await {
+            Ok(_) => {
+                self.mark_settled();
+                Ok(())
+            }
+            Err(Error::LostLease { .. }) => Ok(()),
+            Err(err) => Err(err),
+        }
+    }
+}
+
+/// Counts one settlement write for as long as it is alive.
+struct Settling<'a>(&'a TaskContext);
+
+impl<'a> Settling<'a> {
+    fn start(context: &'a TaskContext) -> Settling<'a> {
+        context.settling.fetch_add(1, SeqCst);
+        Settling(context)
+    }
+}
+
+impl Drop for Settling<'_> {
+    fn drop(&mut self) {
+        self.0.settling.fetch_sub(1, SeqCst);
+    }
+}

@@ -1,0 +1,37 @@
+"use strict";
+// cairnq: the public entry (CommonJS; index.mjs re-exports it for ESM).
+
+const { CairnQ } = require("./lib/client.js");
+const { QueueDepthGate, RetentionSweeper } = require("./lib/housekeeping.js");
+const { TaskStore, SQLiteStore, PostgresStore } = require("./lib/store.js");
+const models = require("./lib/models.js");
+const errors = require("./lib/errors.js");
+
+module.exports = {
+  CairnQ,
+  QueueDepthGate,
+  RetentionSweeper,
+  TaskStore,
+  SQLiteStore,
+  PostgresStore,
+  STATUSES: models.STATUSES,
+  defineTask: models.defineTask,
+  isTerminal: models.isTerminal,
+  cancelRequested: models.cancelRequested,
+  isQueued: models.isQueued,
+  isRunning: models.isRunning,
+  isSucceeded: models.isSucceeded,
+  isFailed: models.isFailed,
+  isCanceled: models.isCanceled,
+  CairnQError: errors.CairnQError,
+  AlreadyExists: errors.AlreadyExists,
+  QueueFull: errors.QueueFull,
+  TaskTimeout: errors.TaskTimeout,
+  TaskFailed: errors.TaskFailed,
+  TaskCanceled: errors.TaskCanceled,
+  TaskError: errors.TaskError,
+  LostLease: errors.LostLease,
+  EventLoopBlocked: errors.EventLoopBlocked,
+  ProtocolVersionMismatch: errors.ProtocolVersionMismatch,
+  SerializationError: errors.SerializationError,
+};

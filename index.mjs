@@ -1,0 +1,31 @@
+// ESM entry: the same objects as the CommonJS entry, so instanceof holds across both.
+import cairnq from "./index.js";
+
+export const {
+  CairnQ,
+  QueueDepthGate,
+  RetentionSweeper,
+  TaskStore,
+  SQLiteStore,
+  PostgresStore,
+  STATUSES,
+  defineTask,
+  isTerminal,
+  cancelRequested,
+  isQueued,
+  isRunning,
+  isSucceeded,
+  isFailed,
+  isCanceled,
+  CairnQError,
+  AlreadyExists,
+  QueueFull,
+  TaskTimeout,
+  TaskFailed,
+  TaskCanceled,
+  TaskError,
+  LostLease,
+  EventLoopBlocked,
+  ProtocolVersionMismatch,
+  SerializationError,
+} = cairnq;

@@ -1,0 +1,57 @@
+"use strict";
+// The JSON boundary (API.md §3): exactly what JSON.stringify writes, except
+// that values JSON has no faithful form for are refused instead of coerced.
+
+const { SerializationError } = require("./errors.js");
+
+function dumpJson(value) {
+  let text;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    throw new SerializationError(err.message);
+  }
+  if (text === undefined) {
+    throw new SerializationError(`value of type ${typeof value} is not JSON-serializable`);
+  }
+  // NaN, ±Infinity and holes in arrays all come out as `null`: only then is the
+  // slower walk over the original value needed.
+  if (text.includes("null")) assertFaithful(value, "");
+  return text;
+}
+
+function assertFaithful(value, key) {
+  if (value !== null && typeof value === "object" && typeof value.toJSON === "function") {
+    value = value.toJSON(key);
+  }
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) {
+      throw new SerializationError(`non-finite number ${value} is not JSON-serializable`);
+    }
+    return;
+  }
+  if (value === null || typeof value !== "object") return;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const kind = typeof item;
+      if (item === undefined || kind === "function" || kind === "symbol") {
+        throw new SerializationError(`${kind} inside an array is not JSON-serializable`);
+      }
+      assertFaithful(item, String(i));
+    }
+    return;
+  }
+  for (const k of Object.keys(value)) assertFaithful(value[k], k);
+}
+
+/** `undefined`/`null` mean "no value" (SQL NULL); anything else is encoded. */
+function dumpOptionalJson(value) {
+  return value == null ? null : dumpJson(value);
+}
+
+function parseRow(text) {
+  return text == null ? null : JSON.parse(text);
+}
+
+module.exports = { dumpJson, dumpOptionalJson, parseRow };

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for the tests.
+#
+#   scripts/postgres.sh start [DIR] [PORT]   initdb (once), start, create cairnq_test,
+#                                            print the DSN on stdout (logs go to stderr)
+#   scripts/postgres.sh stop  [DIR]          stop the cluster
+#
+# DIR defaults to .pg/ in the repository (gitignored), PORT to 54329. Host
+# connections need the password (scram-sha-256), so authentication is real.
+# Durability is switched off: the data is disposable.
+set -euo pipefail
+
+command=${1:-start}
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+data=${2:-$root/.pg}
+port=${3:-54329}
+password=postgres
+database=cairnq_test
+
+log() { echo "postgres.sh: $*" >&2; }
+
+find_bin() {
+    ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
+}
+
+bin=$(find_bin)
+if [[ -z "$bin" && "$command" == start && $(id -u) -eq 0 ]]; then
+    log "installing PostgreSQL (Debian packages)"
+    apt-get update >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql >&2
+    bin=$(find_bin)
+fi
+if [[ -z "$bin" ]]; then
+    log "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin"
+    exit 1
+fi
+
+# The server refuses to run as root: run its tools as the postgres OS user.
+as_owner() {
+    if [[ $(id -u) -eq 0 ]]; then
+        runuser -u postgres -- "$@"
+    else
+        "$@"
+    fi
+}
+
+case "$command" in
+start)
+    mkdir -p "$data"
+    if [[ $(id -u) -eq 0 ]]; then
+        chown postgres: "$data"
+    fi
+    chmod 700 "$data"
+    if [[ ! -f "$data/PG_VERSION" ]]; then
+        pwfile=$(mktemp)
+        echo "$password" >"$pwfile"
+        chmod 644 "$pwfile"
+        as_owner "$bin/initdb" -D "$data" -U postgres --pwfile="$pwfile" \
+            --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >&2
+        rm -f "$pwfile"
+    fi
+    if as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+        log "already running in $data"
+    else
+        as_owner "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
+            -o "-p $port -c unix_socket_directories= -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+            start >&2
+    fi
+    # Over TCP: a unix socket path inside a deep checkout could exceed the OS limit.
+    export PGPASSWORD=$password
+    exists=$("$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atc \
+        "select 1 from pg_database where datname = '$database'")
+    if [[ "$exists" != 1 ]]; then
+        "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc \
+            "create database $database" >&2
+    fi
+    echo "postgres://postgres:$password@127.0.0.1:$port/$database"
+    ;;
+stop)
+    if [[ -f "$data/PG_VERSION" ]] && as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+        as_owner "$bin/pg_ctl" -D "$data" -w -m fast stop >&2
+    else
+        log "not running in $data"
+    fi
+    ;;
+*)
+    log "usage: $0 start|stop [DIR] [PORT]"
+    exit 2
+    ;;
+esac

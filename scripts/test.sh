@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite, in order, stopping at the first failure (`npm test`).
+# Postgres and Python interop tests run when CAIRNQ_TEST_PG_DSN and
+# CAIRNQ_PYTHON are set (.ci/run sets both); without them those parts skip.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "build the addon"
+npm run build
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo test"
+cargo test --workspace
+
+step "node tests"
+# Explicit file list: the runner's own directory search differs between Node
+# versions, and an empty list must fail rather than pass with no test run.
+mapfile -t test_files < <(find __test__ -name '*.test.mjs' -not -path '*/node_modules/*' | sort)
+if ((${#test_files[@]} == 0)); then
+    echo "no *.test.mjs files under __test__/" >&2
+    exit 1
+fi
+node --test --test-concurrency=1 "${test_files[@]}"
+
+if [[ -f __test__/types/tsconfig.json ]]; then
+    step "TypeScript declarations"
+    npx --no-install tsc -p __test__/types/tsconfig.json --noEmit
+fi

@@ -1,0 +1,74 @@
+//! `NativeRetention`: the sweeper behind `RetentionSweeper`; its schedule runs
+//! on a Rust timer, which never keeps the Node process alive.
+
+use std::sync::Arc;
+
+use cairnq_core::retention::{RetentionOptions, RetentionSweeper};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+
+use crate::errors::{to_js, IntoJs};
+use crate::store::NativeStore;
+use napi::Result;
+
+#[napi(object)]
+pub struct RetentionArgs {
+    pub older_than_ms: f64,
+    pub interval_ms: Option<f64>,
+    pub limit: Option<f64>,
+}
+
+/// `onError(reason)`: the reason is the encoded error `lib/errors.js` decodes.
+type ErrorCallback = ThreadsafeFunction<String, (), String, napi::Status, false, true>;
+
+#[napi]
+pub struct NativeRetention {
+    sweeper: Arc<RetentionSweeper>,
+}
+
+#[napi]
+impl NativeRetention {
+    #[napi(constructor)]
+    pub fn new(
+        store: &NativeStore,
+        opts: RetentionArgs,
+        on_error: Option<ErrorCallback>,
+    ) -> Result<Self> {
+        let hook = on_error.map(|callback| {
+            let callback = Arc::new(callback);
+            Arc::new(move |err| {
+                callback.call(
+                    to_js(err).reason.clone(),
+                    ThreadsafeFunctionCallMode::NonBlocking,
+                );
+            }) as Arc<dyn Fn(cairnq_core::Error) + Send + Sync>
+        });
+        let options = RetentionOptions {
+            older_than_ms: opts.older_than_ms,
+            interval_ms: opts.interval_ms,
+            limit: opts.limit,
+        };
+        let sweeper = RetentionSweeper::new(store.inner.clone(), options, hook).js()?;
+        Ok(NativeRetention {
+            sweeper: Arc::new(sweeper),
+        })
+    }
+
+    #[napi]
+    pub fn start(&self) {
+        let sweeper = self.sweeper.clone();
+        napi::bindgen_prelude::within_runtime_if_available(move || {
+            sweeper.start(&tokio::runtime::Handle::current());
+        });
+    }
+
+    #[napi]
+    pub async fn stop(&self) {
+        self.sweeper.stop().await
+    }
+
+    #[napi]
+    pub async fn sweep(&self) -> Result<u32> {
+        self.sweeper.sweep().await.map(|n| n as u32).js()
+    }
+}
