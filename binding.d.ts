@@ -29,6 +29,12 @@ export declare class NativeStore {
   close(): Promise<void>
   protocolVersion(): Promise<number>
   submit(args: SubmitArgs): Promise<string>
+  /**
+   * The row as JSON (`"null"` when missing) read on the calling thread, or
+   * `undefined` when that would have to wait: then use `get`.
+   */
+  getNow(taskId: string): string | null
+  getByKeyNow(key: string): string | null
   get(taskId: string): Promise<string | null>
   getByKey(key: string): Promise<string | null>
   list(args: ListArgs): Promise<string>

@@ -61,34 +61,61 @@ class TaskStore {
     nativeSync(() => this._native.useBackpressure(backpressureArgs(opts)));
   }
 
-  submit(input) {
+  // async: an encoding failure must reject the returned promise, not throw synchronously.
+  async submit(input) {
     const args = {
       name: input.name,
       payload: dumpJson(input.payload ?? {}),
       metadata: dumpJson(input.metadata ?? {}),
-      queue: input.queue,
-      key: input.key,
-      conflict: input.conflict,
-      maxAttempts: input.maxAttempts,
-      priority: input.priority,
-      parentId: input.parentId,
-      rootId: input.rootId,
-      correlationId: input.correlationId,
-      runAtDelayMs: input.runAtDelayMs,
+      // null means "use the default" like undefined (API.md §2.4); the native
+      // layer only accepts undefined for an absent value.
+      queue: input.queue ?? undefined,
+      key: input.key ?? undefined,
+      conflict: input.conflict ?? undefined,
+      maxAttempts: input.maxAttempts ?? undefined,
+      priority: input.priority ?? undefined,
+      parentId: input.parentId ?? undefined,
+      rootId: input.rootId ?? undefined,
+      correlationId: input.correlationId ?? undefined,
+      runAtDelayMs: input.runAtDelayMs ?? undefined,
     };
     return this._native.submit(args).then(parseRow, raise);
   }
 
   get(taskId) {
-    return this._native.get(taskId).then(parseRow, raise);
+    return this._pointRead(() => this._native.getNow(taskId), () => this._native.get(taskId));
   }
 
   getByKey(key) {
-    return this._native.getByKey(key).then(parseRow, raise);
+    return this._pointRead(() => this._native.getByKeyNow(key), () => this._native.getByKey(key));
   }
 
-  list(input = {}) {
-    return this._native.list(input).then(parseRows, raise);
+  // A point read on a WAL reader costs a few microseconds, a thread hop about
+  // a hundred (bench/client.mjs), so it is answered inline whenever SQLite can
+  // answer without waiting; otherwise (not connected yet, busy, Postgres) it
+  // takes the asynchronous path.
+  async _pointRead(now, later) {
+    let row;
+    try {
+      row = now();
+    } catch (err) {
+      throw fromNative(err);
+    }
+    return parseRow(row === null || row === undefined ? await later().catch(raise) : row);
+  }
+
+  async list(input = {}) {
+    // null filters mean "no filter" (API.md §2.4).
+    const args = {
+      status: input.status ?? undefined,
+      queue: input.queue ?? undefined,
+      name: input.name ?? undefined,
+      rootId: input.rootId ?? undefined,
+      correlationId: input.correlationId ?? undefined,
+      limit: input.limit ?? undefined,
+      offset: input.offset ?? undefined,
+    };
+    return this._native.list(args).then(parseRows, raise);
   }
 
   cancel(taskId) {
@@ -124,9 +151,9 @@ class TaskStore {
       .claim({
         queues: input.queues,
         workerId: input.workerId,
-        leaseMs: input.leaseMs,
-        limit: input.limit,
-        names: input.names,
+        leaseMs: input.leaseMs ?? undefined,
+        limit: input.limit ?? undefined,
+        names: input.names ?? undefined,
       })
       .then(parseRows, raise);
   }
@@ -149,17 +176,17 @@ class TaskStore {
       .then(parseRow, raise);
   }
 
-  succeed(input) {
+  async succeed(input) {
     const result = dumpOptionalJson(input.result);
     return this._native.succeed(input.taskId, input.workerId, result).then(parseRow, raise);
   }
 
-  complete(input) {
+  async complete(input) {
     const result = dumpOptionalJson(input.result);
     return this._native.complete(input.taskId, input.workerId, result).then(parseRow, raise);
   }
 
-  fail(input) {
+  async fail(input) {
     const retryable = input.retryable !== false;
     const error = input.error ?? {};
     let envelope;

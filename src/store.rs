@@ -161,6 +161,27 @@ impl NativeStore {
         self.inner.submit(input).await.map(row).js()
     }
 
+    /// The row as JSON (`"null"` when missing) read on the calling thread, or
+    /// `undefined` when that would have to wait: then use `get`.
+    #[napi]
+    pub fn get_now(&self, task_id: String) -> Result<Option<String>> {
+        self.inline(Target::Id(task_id))
+    }
+
+    #[napi]
+    pub fn get_by_key_now(&self, key: String) -> Result<Option<String>> {
+        self.inline(Target::Key(key))
+    }
+
+    fn inline(&self, target: Target) -> Result<Option<String>> {
+        match self.inner.get_inline(&target) {
+            None => Ok(None),
+            Some(found) => found
+                .map(|task| Some(task.map_or_else(|| "null".to_string(), row)))
+                .js(),
+        }
+    }
+
     #[napi]
     pub async fn get(&self, task_id: String) -> Result<Option<String>> {
         self.inner

@@ -175,6 +175,11 @@ pub trait Backend: Send + Sync + 'static {
     async fn insert(&self, task: NewTask) -> Result<Task>;
     async fn insert_keyed(&self, task: NewTask, key: String, conflict: Conflict) -> Result<Task>;
     async fn get(&self, target: Target) -> Result<Option<Task>>;
+    /// The same read answered on the caller's thread, when the backend can do
+    /// so without waiting on a lock or the network; `None` means "use `get`".
+    fn get_inline(&self, _target: &Target) -> Option<Result<Option<Task>>> {
+        None
+    }
     async fn list(&self, filter: ListFilter) -> Result<Vec<Task>>;
     async fn stats(&self) -> Result<Vec<StatusCount>>;
     async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64>;

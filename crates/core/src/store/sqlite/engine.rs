@@ -90,10 +90,18 @@ pub struct Engine {
     reads: Option<Sender<ReaderMsg>>,
     threads: std::sync::Mutex<Vec<JoinHandle<()>>>,
     reader_count: usize,
+    /// A reader for the caller's own thread. It never waits on a lock (busy
+    /// timeout 0): a busy answer sends the read through a reader thread instead.
+    inline: Option<std::sync::Mutex<Connection>>,
 }
 
 impl Engine {
-    pub fn start(writer: Connection, readers: Vec<Connection>, file_backed: bool) -> Engine {
+    pub fn start(
+        writer: Connection,
+        readers: Vec<Connection>,
+        inline: Option<Connection>,
+        file_backed: bool,
+    ) -> Engine {
         let (writes, write_rx) = crossbeam_channel::unbounded();
         let mut threads = vec![spawn("cairnq-sqlite-writer", move || {
             writer_loop(writer, write_rx)
@@ -112,6 +120,7 @@ impl Engine {
             reads,
             threads: std::sync::Mutex::new(threads),
             reader_count,
+            inline: inline.map(std::sync::Mutex::new),
         }
     }
 
@@ -167,6 +176,16 @@ impl Engine {
                 answer.await.map_err(|_| closed())?
             }
             None => self.write(work).await,
+        }
+    }
+
+    /// Run a read on the caller's thread if that cannot wait: `None` when the
+    /// inline connection is in use elsewhere or the database answered busy.
+    pub fn read_inline<T>(&self, work: impl FnOnce(&Connection) -> Result<T>) -> Option<Result<T>> {
+        let conn = self.inline.as_ref()?.try_lock().ok()?;
+        match work(&conn) {
+            Err(err) if err.is_busy() => None,
+            outcome => Some(outcome),
         }
     }
 

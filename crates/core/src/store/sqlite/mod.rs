@@ -94,20 +94,22 @@ fn open_engine(path: &str, busy: Duration) -> Result<Engine> {
     conn::refresh_planner_stats(&writer);
     conn::check_protocol_version(&writer, true)?;
     let file_backed = !is_in_memory(path);
-    let readers = if file_backed {
-        (0..READERS)
-            .map(|_| {
-                let reader = conn::open(path, busy)?;
-                reader
-                    .execute_batch("PRAGMA query_only = ON")
-                    .map_err(conn::sqlite_error)?;
-                Ok(reader)
-            })
-            .collect::<Result<Vec<_>>>()?
-    } else {
-        Vec::new()
+    let open_reader = |busy: Duration| -> Result<Connection> {
+        let reader = conn::open(path, busy)?;
+        reader
+            .execute_batch("PRAGMA query_only = ON")
+            .map_err(conn::sqlite_error)?;
+        Ok(reader)
     };
-    Ok(Engine::start(writer, readers, file_backed))
+    let (readers, inline) = if file_backed {
+        let readers = (0..READERS)
+            .map(|_| open_reader(busy))
+            .collect::<Result<Vec<_>>>()?;
+        (readers, Some(open_reader(Duration::ZERO)?))
+    } else {
+        (Vec::new(), None)
+    };
+    Ok(Engine::start(writer, readers, inline, file_backed))
 }
 
 fn json_list(items: &[String]) -> String {
@@ -116,6 +118,13 @@ fn json_list(items: &[String]) -> String {
 
 fn get_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
     query_task(conn, SQL.get, &[(":id", &id)])
+}
+
+fn get_target(conn: &Connection, target: &Target) -> Result<Option<Task>> {
+    match target {
+        Target::Id(id) => get_by_id(conn, id),
+        Target::Key(key) => query_task(conn, SQL.get_by_key, &[(":key", key)]),
+    }
 }
 
 fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
@@ -237,11 +246,11 @@ impl Backend for SqliteBackend {
     }
 
     async fn get(&self, target: Target) -> Result<Option<Task>> {
-        self.read(move |conn| match &target {
-            Target::Id(id) => get_by_id(conn, id),
-            Target::Key(key) => query_task(conn, SQL.get_by_key, &[(":key", key)]),
-        })
-        .await
+        self.read(move |conn| get_target(conn, &target)).await
+    }
+
+    fn get_inline(&self, target: &Target) -> Option<Result<Option<Task>>> {
+        self.current()?.read_inline(|conn| get_target(conn, target))
     }
 
     async fn list(&self, f: ListFilter) -> Result<Vec<Task>> {

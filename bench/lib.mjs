@@ -1,0 +1,49 @@
+// Shared benchmark plumbing: fresh database files, in-flight pools, medians.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+export function freshDbPath(label) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cairnq-bench-${label}-`));
+  return path.join(dir, "bench.db");
+}
+
+/** Run `op(i)` for i in [0, n) with at most `inFlight` pending; returns ops/s. */
+export async function throughput(n, inFlight, op) {
+  let next = 0;
+  const started = process.hrtime.bigint();
+  const lane = async () => {
+    while (next < n) await op(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, n) }, lane));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return n / seconds;
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** Repeat a measurement and report the median with the spread. */
+export async function repeat(label, reps, measure, unit = "ops/s") {
+  const samples = [];
+  for (let i = 0; i < reps; i++) samples.push(await measure(i));
+  const fmt = (v) => (v >= 100 ? Math.round(v).toLocaleString("en-US") : v.toFixed(2));
+  const row = { label, median: median(samples), min: Math.min(...samples), max: Math.max(...samples), unit };
+  console.log(
+    `${label.padEnd(44)} ${fmt(row.median).padStart(10)} ${unit}  (min ${fmt(row.min)}, max ${fmt(row.max)}, n=${reps})`,
+  );
+  return row;
+}
+
+export function argValue(name, fallback) {
+  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
+  return hit ? hit.slice(name.length + 3) : fallback;
+}
