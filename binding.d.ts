@@ -9,6 +9,24 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** The Rust half of one `TaskContext`. */
+export declare class NativeContext {
+  /** A context outside any worker (`new TaskContext(store, task, …)`). */
+  static standalone(store: NativeStore, task: string, workerId: string, leaseMs: number, retryBackoffMs?: number | undefined | null, retryBackoffMaxMs?: number | undefined | null): NativeContext
+  get handle(): number
+  get settled(): boolean
+  get lostLease(): boolean
+  get cancelSeen(): boolean
+  markSettled(): void
+  markLeaseLost(): void
+  observeCancel(requested: boolean): void
+  progress(progress?: number | undefined | null, message?: string | undefined | null): Promise<string>
+  heartbeat(): Promise<string>
+  canceled(): Promise<boolean>
+  succeed(result?: string | undefined | null): Promise<string | null>
+  fail(envelope: string, retryable: boolean): Promise<string | null>
+}
+
 export declare class NativeGate {
   constructor(store: NativeStore, opts: BackpressureArgs)
   limitFor(queue: string): number | null
@@ -58,10 +76,33 @@ export declare class NativeStore {
   fail(taskId: string, workerId: string, error: string, retryable: boolean, delayMs?: number | undefined | null): Promise<string>
 }
 
+export declare class NativeWorker {
+  constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<CallArg, Promise<OutcomeArg>>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<number, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null)
+  get id(): string
+  register(name: string, opts: RegistrationArgs): void
+  stop(): void
+  /**
+   * Polls until `stop()`, then drains the calls in flight. The JS functions
+   * are released when it returns, so a finished worker holds nothing.
+   */
+  run(concurrency?: number | undefined | null): Promise<void>
+}
+
 export interface BackpressureArgs {
   maxQueueDepth: number | Record<string, number>
   maxQueueWaitMs?: number
   queuePollIntervalMs?: number
+}
+
+/**
+ * One handler call as JS receives it: the rows as one JSON array and one
+ * native context per row, in the same order.
+ */
+export interface CallArg {
+  name: string
+  batch: boolean
+  tasks: string
+  contexts: Array<NativeContext>
 }
 
 export interface ClaimArgs {
@@ -72,6 +113,12 @@ export interface ClaimArgs {
   names?: Array<string>
 }
 
+export interface ErrorArg {
+  reason: string
+  phase: string
+  taskId?: string
+}
+
 export interface ListArgs {
   status?: string
   queue?: string
@@ -80,6 +127,29 @@ export interface ListArgs {
   correlationId?: string
   limit?: number
   offset?: number
+}
+
+/** How the JS shim says the handler ended. */
+export interface OutcomeArg {
+  /** `returned`, `threw` or `lostLease`. */
+  kind: string
+  /** For `returned`: per task, encoded JSON (absent = null result)… */
+  results?: Array<ResultArg>
+  /** For `threw`: the envelope as JSON text and its retryability. */
+  envelope?: string
+  retryable?: boolean
+}
+
+export interface RegistrationArgs {
+  batch?: number
+  concurrency?: number
+  resource?: string
+}
+
+export interface ResultArg {
+  json?: string
+  /** …or why the value could not be encoded. */
+  unserializable?: string
 }
 
 export interface RetentionArgs {
@@ -101,4 +171,19 @@ export interface SubmitArgs {
   rootId?: string
   correlationId?: string
   runAtDelayMs?: number
+}
+
+export interface WorkerArgs {
+  concurrency?: number
+  leaseMs?: number
+  heartbeatIntervalMs?: number
+  pollIntervalMs?: number
+  claimBatch?: number
+  retryBackoffMs?: number
+  retryBackoffMaxMs?: number
+  maxRunMs?: number
+  maxInFlightBytes?: number
+  /** `[name, capacity]` pairs in the caller's order. */
+  resources?: Array<[string, number]>
+  backpressure?: BackpressureArgs
 }

@@ -835,6 +835,8 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeContext = nativeBinding.NativeContext
 module.exports.NativeGate = nativeBinding.NativeGate
 module.exports.NativeRetention = nativeBinding.NativeRetention
 module.exports.NativeStore = nativeBinding.NativeStore
+module.exports.NativeWorker = nativeBinding.NativeWorker

@@ -2,6 +2,8 @@
 // cairnq: the public entry (CommonJS; index.mjs re-exports it for ESM).
 
 const { CairnQ } = require("./lib/client.js");
+const { TaskContext } = require("./lib/context.js");
+const { Worker } = require("./lib/worker.js");
 const { QueueDepthGate, RetentionSweeper } = require("./lib/housekeeping.js");
 const { TaskStore, SQLiteStore, PostgresStore } = require("./lib/store.js");
 const models = require("./lib/models.js");
@@ -11,6 +13,8 @@ module.exports = {
   CairnQ,
   QueueDepthGate,
   RetentionSweeper,
+  Worker,
+  TaskContext,
   TaskStore,
   SQLiteStore,
   PostgresStore,

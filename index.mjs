@@ -5,6 +5,8 @@ export const {
   CairnQ,
   QueueDepthGate,
   RetentionSweeper,
+  Worker,
+  TaskContext,
   TaskStore,
   SQLiteStore,
   PostgresStore,

@@ -189,6 +189,8 @@ function fromNative(err) {
       return new ProtocolVersionMismatch(body.message);
     case "SerializationError":
       return new SerializationError(body.message);
+    case "EventLoopBlocked":
+      return new EventLoopBlocked(body.lateMs, body.intervalMs, body.leaseMs);
     default: {
       const plain = new Error(body.message);
       if (body.code !== undefined) plain.code = body.code;

@@ -50,8 +50,27 @@ function dumpOptionalJson(value) {
   return value == null ? null : dumpJson(value);
 }
 
+/**
+ * An error envelope as JSON text. A failure record must never fail to record:
+ * an envelope that cannot be encoded keeps its strings and drops `details`.
+ */
+function encodeEnvelope(error, retryable) {
+  try {
+    return dumpJson(error);
+  } catch (err) {
+    if (!(err instanceof SerializationError)) throw err;
+    return JSON.stringify({
+      type: String(error.type ?? "TaskError"),
+      code: String(error.code ?? "task_error"),
+      message: String(error.message ?? ""),
+      retryable,
+      details: {},
+    });
+  }
+}
+
 function parseRow(text) {
   return text == null ? null : JSON.parse(text);
 }
 
-module.exports = { dumpJson, dumpOptionalJson, parseRow };
+module.exports = { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow };

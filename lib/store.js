@@ -5,8 +5,8 @@
 // JSON text.
 
 const { NativeStore } = require("./native.js");
-const { CairnQError, SerializationError, fromNative, raise } = require("./errors.js");
-const { dumpJson, dumpOptionalJson, parseRow } = require("./json.js");
+const { CairnQError, fromNative, raise } = require("./errors.js");
+const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 
 const parseRows = (text) => JSON.parse(text);
 
@@ -188,21 +188,7 @@ class TaskStore {
 
   async fail(input) {
     const retryable = input.retryable !== false;
-    const error = input.error ?? {};
-    let envelope;
-    try {
-      envelope = dumpJson(error);
-    } catch (err) {
-      if (!(err instanceof SerializationError)) throw err;
-      // A failure record must never fail to record: keep what can be kept.
-      envelope = JSON.stringify({
-        type: String(error.type ?? "TaskError"),
-        code: String(error.code ?? "task_error"),
-        message: String(error.message ?? ""),
-        retryable,
-        details: {},
-      });
-    }
+    const envelope = encodeEnvelope(input.error ?? {}, retryable);
     return this._native
       .fail(input.taskId, input.workerId, envelope, retryable, input.delayMs ?? 0)
       .then(parseRow, raise);

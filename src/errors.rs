@@ -35,6 +35,15 @@ pub fn to_js(err: Error) -> napi::Error {
                 None => Value::Null,
             };
         }
+        Error::EventLoopBlocked {
+            late_ms,
+            interval_ms,
+            lease_ms,
+        } => {
+            fields["lateMs"] = json!(late_ms);
+            fields["intervalMs"] = json!(interval_ms);
+            fields["leaseMs"] = json!(lease_ms);
+        }
         Error::Database { code, .. } => fields["code"] = json!(code),
         _ => {}
     }

@@ -9,7 +9,9 @@ mod errors;
 mod gate;
 mod retention;
 mod store;
+mod worker;
 
 pub use gate::NativeGate;
 pub use retention::NativeRetention;
 pub use store::NativeStore;
+pub use worker::{NativeContext, NativeWorker};

@@ -30,7 +30,7 @@ impl Backoff {
         if self.base_ms <= 0.0 {
             return 0;
         }
-        let exponent = (attempt - 1).max(0).min(1023) as i32;
+        let exponent = (attempt - 1).clamp(0, 1023) as i32;
         let window = self.max_ms.min(self.base_ms * 2f64.powi(exponent));
         let floor = (window / 2.0).floor();
         (floor + (unit * (window - floor)).floor()) as i64

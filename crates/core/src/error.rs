@@ -47,6 +47,16 @@ pub enum Error {
     /// A backend this build cannot provide.
     #[error("{0}")]
     Unavailable(String),
+    /// The thread that runs handlers answered a worker's ping `late_ms` late.
+    /// Only reported through `onError`; the native heartbeat kept the leases.
+    #[error(
+        "heartbeat beat was {late_ms}ms late (interval {interval_ms}ms, lease {lease_ms}ms): the event loop was blocked long enough to miss a beat. Leases stay renewed natively, but a blocked loop stalls every other handler and timer: move long synchronous work to a worker thread or child process."
+    )]
+    EventLoopBlocked {
+        late_ms: i64,
+        interval_ms: i64,
+        lease_ms: i64,
+    },
 }
 
 impl Error {
@@ -59,6 +69,7 @@ impl Error {
             Error::TaskTimeout { .. } => "TaskTimeout",
             Error::ProtocolVersionMismatch { .. } => "ProtocolVersionMismatch",
             Error::Serialization(_) => "SerializationError",
+            Error::EventLoopBlocked { .. } => "EventLoopBlocked",
             Error::Invalid(_)
             | Error::Database { .. }
             | Error::Connection(_)

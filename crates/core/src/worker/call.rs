@@ -126,24 +126,22 @@ pub(crate) async fn execute(
         None => Some(invocation.await),
         Some(max_run) => tokio::time::timeout(max_run.limit, invocation).await.ok(),
     };
-    let settlements: Vec<Option<Settlement>> = match outcome {
+    let settlements: Vec<Settlement> = match outcome {
         Some(CallOutcome::Returned(mut results)) => {
             results.resize(call.contexts.len(), TaskResult::Value(None));
             results
                 .into_iter()
-                .map(|result| {
-                    Some(match result {
-                        TaskResult::Value(json) => Settlement::Complete(json),
-                        TaskResult::Unserializable(detail) => Settlement::Fail {
-                            envelope: envelope(
-                                "SerializationError",
-                                "unserializable_result",
-                                &format!("handler result is not JSON-serializable: {detail}"),
-                                false,
-                            ),
-                            retryable: false,
-                        },
-                    })
+                .map(|result| match result {
+                    TaskResult::Value(json) => Settlement::Complete(json),
+                    TaskResult::Unserializable(detail) => Settlement::Fail {
+                        envelope: envelope(
+                            "SerializationError",
+                            "unserializable_result",
+                            &format!("handler result is not JSON-serializable: {detail}"),
+                            false,
+                        ),
+                        retryable: false,
+                    },
                 })
                 .collect()
         }
@@ -153,11 +151,9 @@ pub(crate) async fn execute(
         }) => call
             .contexts
             .iter()
-            .map(|_| {
-                Some(Settlement::Fail {
-                    envelope: envelope_json.clone(),
-                    retryable,
-                })
+            .map(|_| Settlement::Fail {
+                envelope: envelope_json.clone(),
+                retryable,
             })
             .collect(),
         Some(CallOutcome::LostLease) => return,
@@ -178,11 +174,9 @@ pub(crate) async fn execute(
             let timeout = envelope("HandlerTimeout", "handler_timeout", &message, true);
             call.contexts
                 .iter()
-                .map(|_| {
-                    Some(Settlement::Fail {
-                        envelope: timeout.clone(),
-                        retryable: true,
-                    })
+                .map(|_| Settlement::Fail {
+                    envelope: timeout.clone(),
+                    retryable: true,
                 })
                 .collect()
         }
@@ -192,12 +186,12 @@ pub(crate) async fn execute(
 
 /// Writes run concurrently (they share commits); each failure is reported
 /// against its own task and does not stop the others.
-async fn settle_leftovers(call: &Call, settlements: Vec<Option<Settlement>>, reporter: &Reporter) {
+async fn settle_leftovers(call: &Call, settlements: Vec<Settlement>, reporter: &Reporter) {
     let mut writes = JoinSet::new();
     for (context, settlement) in call.contexts.iter().zip(settlements) {
-        let Some(settlement) = settlement.filter(|_| !context.settled()) else {
+        if context.settled() {
             continue;
-        };
+        }
         let (context, reporter) = (context.clone(), reporter.clone());
         writes.spawn(async move {
             let written = match settlement {
@@ -217,7 +211,7 @@ async fn settle_leftovers(call: &Call, settlements: Vec<Option<Settlement>>, rep
 
 /// A claimed task whose name has no registration: failed for good, no
 /// handler and no heartbeat (API.md §11.9).
-pub(crate) async fn fail_no_handler(context: TaskContext, reporter: Reporter) {
+pub(crate) async fn fail_no_handler(context: TaskContext, reporter: &Reporter) {
     let message = format!("no handler registered for {}", context.task().name);
     let failure = envelope("NoHandler", "no_handler", &message, false);
     if let Err(err) = context.fail_leftover(failure, false).await {
@@ -232,7 +226,12 @@ mod tests {
     #[test]
     fn envelopes_keep_protocol_key_order() {
         assert_eq!(
-            envelope("NoHandler", "no_handler", "no handler registered for x", false),
+            envelope(
+                "NoHandler",
+                "no_handler",
+                "no handler registered for x",
+                false
+            ),
             r#"{"type":"NoHandler","code":"no_handler","message":"no handler registered for x","retryable":false,"details":{}}"#
         );
     }

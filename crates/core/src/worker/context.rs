@@ -157,7 +157,9 @@ impl TaskContext {
         if self.settled() {
             return Ok(None);
         }
-        let write = self.store.finish(self.owned(), Outcome::Complete { result });
+        let write = self
+            .store
+            .finish(self.owned(), Outcome::Complete { result });
         self.gated(true, write).await.map(Some)
     }
 
@@ -167,7 +169,9 @@ impl TaskContext {
         if self.settled() {
             return Ok(None);
         }
-        let write = self.store.finish(self.owned(), self.fail_outcome(envelope_json, retryable));
+        let write = self
+            .store
+            .finish(self.owned(), self.fail_outcome(envelope_json, retryable));
         self.gated(true, write).await.map(Some)
     }
 
@@ -180,7 +184,11 @@ impl TaskContext {
     }
 
     /// The write gate of API.md §12.2.
-    async fn gated(&self, settles: bool, write: impl Future<Output = Result<Task>>) -> Result<Task> {
+    async fn gated(
+        &self,
+        settles: bool,
+        write: impl Future<Output = Result<Task>>,
+    ) -> Result<Task> {
         if self.lease_lost() || self.settled() {
             return Err(self.lost());
         }

@@ -35,8 +35,10 @@ pub trait WriteJob: Send {
     fn deliver(self: Box<Self>, lost: Option<Error>);
 }
 
+type Work<T> = Box<dyn FnOnce(&Connection) -> Result<T> + Send>;
+
 struct Job<T> {
-    work: Option<Box<dyn FnOnce(&Connection) -> Result<T> + Send>>,
+    work: Option<Work<T>>,
     outcome: Option<Result<T>>,
     reply: oneshot::Sender<Result<T>>,
     transactional: bool,

@@ -1,0 +1,243 @@
+//! Handler registrations and the claim sources they produce (API.md §10.3,
+//! §11.2).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::store::js_number;
+
+/// `worker.task(name, {batch, concurrency, resource}, fn)` options, as JS
+/// numbers; all absent for the plain `(ctx, payload)` form.
+#[derive(Clone, Debug, Default)]
+pub struct Registration {
+    pub batch: Option<f64>,
+    pub concurrency: Option<f64>,
+    pub resource: Option<String>,
+}
+
+/// A validated registration.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Handler {
+    pub name: String,
+    pub batch: Option<i64>,
+    pub concurrency: Option<i64>,
+    pub resource: Option<String>,
+}
+
+impl Handler {
+    /// Names with a batch size, a concurrency cap or a resource draw alone.
+    fn has_own_source(&self) -> bool {
+        self.batch.is_some() || self.concurrency.is_some() || self.resource.is_some()
+    }
+}
+
+fn positive_integer(what: &str, value: Option<f64>) -> Result<Option<i64>> {
+    match value {
+        None => Ok(None),
+        Some(v) if v.fract() == 0.0 && v >= 1.0 => Ok(Some(v.min(i64::MAX as f64) as i64)),
+        Some(v) => Err(Error::Invalid(format!(
+            "{what} must be an integer >= 1, got {}",
+            js_number(v)
+        ))),
+    }
+}
+
+/// Checks `options` against API.md §10.3; `resources` are the worker's
+/// declared resource names.
+pub(crate) fn validate(
+    name: &str,
+    options: Registration,
+    resources: &HashMap<String, i64>,
+) -> Result<Handler> {
+    let batch = positive_integer("batch", options.batch)?;
+    let concurrency = positive_integer("concurrency", options.concurrency)?;
+    if let Some(resource) = &options.resource {
+        if !resources.contains_key(resource) {
+            let mut declared: Vec<&str> = resources.keys().map(String::as_str).collect();
+            declared.sort_unstable();
+            let declared = if declared.is_empty() {
+                "none".to_string()
+            } else {
+                declared.join(", ")
+            };
+            return Err(Error::Invalid(format!(
+                "task \"{name}\" declares resource \"{resource}\", which is not in WorkerOptions.resources; declared: {declared}"
+            )));
+        }
+    }
+    Ok(Handler {
+        name: name.to_string(),
+        batch,
+        concurrency,
+        resource: options.resource,
+    })
+}
+
+/// Registrations in registration order, plus the schedule derived from them.
+#[derive(Default)]
+pub(crate) struct Registry {
+    handlers: Vec<Handler>,
+    schedule: Option<Arc<Schedule>>,
+}
+
+impl Registry {
+    /// Adds a handler, or replaces the one of the same name in its place.
+    pub fn register(&mut self, handler: Handler) {
+        match self.handlers.iter_mut().find(|h| h.name == handler.name) {
+            Some(slot) => *slot = handler,
+            None => self.handlers.push(handler),
+        }
+        self.schedule = None;
+    }
+
+    pub fn schedule(&mut self) -> Arc<Schedule> {
+        self.schedule
+            .get_or_insert_with(|| Arc::new(Schedule::new(&self.handlers)))
+            .clone()
+    }
+}
+
+/// One source of draws: a name of its own, or the names sharing a draw.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Source {
+    pub names: Vec<String>,
+    /// Rows per call.
+    pub batch: i64,
+    /// Per-name concurrency cap (own sources only).
+    pub concurrency: Option<i64>,
+    pub resource: Option<String>,
+}
+
+/// Everything one poll needs to know about the registrations.
+#[derive(Debug)]
+pub(crate) struct Schedule {
+    pub handlers: HashMap<String, Handler>,
+    /// Own sources in registration order, then the shared source if any.
+    pub sources: Vec<Source>,
+    /// Every registered name: the session's name filter.
+    pub names: Vec<String>,
+}
+
+impl Schedule {
+    fn new(handlers: &[Handler]) -> Schedule {
+        let mut sources: Vec<Source> = handlers
+            .iter()
+            .filter(|h| h.has_own_source())
+            .map(|h| Source {
+                names: vec![h.name.clone()],
+                batch: h.batch.unwrap_or(1),
+                concurrency: h.concurrency,
+                resource: h.resource.clone(),
+            })
+            .collect();
+        let shared: Vec<String> = handlers
+            .iter()
+            .filter(|h| !h.has_own_source())
+            .map(|h| h.name.clone())
+            .collect();
+        if !shared.is_empty() {
+            sources.push(Source {
+                names: shared,
+                batch: 1,
+                concurrency: None,
+                resource: None,
+            });
+        }
+        Schedule {
+            handlers: handlers
+                .iter()
+                .map(|h| (h.name.clone(), h.clone()))
+                .collect(),
+            sources,
+            names: handlers.iter().map(|h| h.name.clone()).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resources(names: &[&str]) -> HashMap<String, i64> {
+        names.iter().map(|n| (n.to_string(), 1)).collect()
+    }
+
+    fn message(result: Result<Handler>) -> String {
+        result.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn options_are_validated_with_the_api_messages() {
+        let none = resources(&[]);
+        let bad_batch = Registration {
+            batch: Some(1.5),
+            concurrency: Some(0.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            message(validate("a", bad_batch, &none)),
+            "batch must be an integer >= 1, got 1.5"
+        );
+        let bad_concurrency = Registration {
+            concurrency: Some(0.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            message(validate("a", bad_concurrency, &none)),
+            "concurrency must be an integer >= 1, got 0"
+        );
+        let undeclared = Registration {
+            resource: Some("gpu".into()),
+            ..Default::default()
+        };
+        assert_eq!(
+            message(validate("a", undeclared.clone(), &none)),
+            "task \"a\" declares resource \"gpu\", which is not in WorkerOptions.resources; declared: none"
+        );
+        assert_eq!(
+            message(validate("a", undeclared, &resources(&["net", "db"]))),
+            "task \"a\" declares resource \"gpu\", which is not in WorkerOptions.resources; declared: db, net"
+        );
+    }
+
+    fn handler(name: &str, batch: Option<i64>, resource: Option<&str>) -> Handler {
+        Handler {
+            name: name.into(),
+            batch,
+            concurrency: None,
+            resource: resource.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn own_sources_come_first_in_registration_order_then_the_shared_one() {
+        let mut registry = Registry::default();
+        registry.register(handler("plain1", None, None));
+        registry.register(handler("batched", Some(4), None));
+        registry.register(handler("plain2", None, None));
+        registry.register(handler("limited", None, Some("gpu")));
+        let schedule = registry.schedule();
+        let names: Vec<_> = schedule.sources.iter().map(|s| s.names.clone()).collect();
+        assert_eq!(
+            names,
+            [vec!["batched"], vec!["limited"], vec!["plain1", "plain2"]]
+        );
+        assert_eq!(schedule.sources[0].batch, 4);
+        assert_eq!(schedule.names, ["plain1", "batched", "plain2", "limited"]);
+    }
+
+    #[test]
+    fn replacing_keeps_the_position_and_refreshes_the_schedule() {
+        let mut registry = Registry::default();
+        registry.register(handler("a", None, None));
+        registry.register(handler("b", Some(2), None));
+        let before = registry.schedule();
+        registry.register(handler("a", Some(3), None));
+        let after = registry.schedule();
+        assert_eq!(before.sources.len(), 2);
+        let names: Vec<_> = after.sources.iter().map(|s| s.names.clone()).collect();
+        assert_eq!(names, [vec!["a"], vec!["b"]]);
+        assert_eq!(after.names, ["a", "b"]);
+    }
+}

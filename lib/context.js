@@ -1,0 +1,164 @@
+"use strict";
+// TaskContext (API.md §12): what a handler holds for one task. Lease state,
+// cancellation and settlement live in Rust, shared with the worker, so the
+// heartbeat and the maxRunMs timer see exactly what the handler did.
+
+const { NativeContext } = require("./native.js");
+const { LostLease, asEnvelope, fromNative, raise } = require("./errors.js");
+const { dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
+const { taskName } = require("./models.js");
+
+/** Lets the worker hand over the native half it already created. */
+const NATIVE = Symbol("cairnq.nativeContext");
+
+class TaskContext {
+  constructor(store, task, workerId, leaseMs, opts = {}) {
+    this.workerId = workerId;
+    this._store = store;
+    this._task = task;
+    this._native =
+      opts[NATIVE] ??
+      callNative(() =>
+        NativeContext.standalone(
+          store._native,
+          JSON.stringify(task),
+          workerId,
+          leaseMs,
+          opts.retryBackoffMs ?? undefined,
+          opts.retryBackoffMaxMs ?? undefined,
+        ),
+      );
+    this._abort = new AbortController();
+  }
+
+  get taskId() {
+    return this._task.id;
+  }
+  get name() {
+    return this._task.name;
+  }
+  get queue() {
+    return this._task.queue;
+  }
+  get attempt() {
+    return this._task.attempt;
+  }
+  get metadata() {
+    return this._task.metadata;
+  }
+  get rootId() {
+    return this._task.root_id;
+  }
+  get correlationId() {
+    return this._task.correlation_id;
+  }
+  get payload() {
+    return this._task.payload;
+  }
+
+  /** True once the task was finalized through this context or by the worker. */
+  get settled() {
+    return this._native.settled;
+  }
+
+  /** True once the lease is known lost: nothing this context writes will be recorded. */
+  get lostLease() {
+    return this._syncAbort();
+  }
+
+  /** Aborted (reason: LostLease) when the lease is lost. */
+  get signal() {
+    this._syncAbort();
+    return this._abort.signal;
+  }
+
+  /** @internal Whether a cancel request has been observed. */
+  get cancelSeen() {
+    return this._native.cancelSeen;
+  }
+
+  /** @internal */
+  markSettled() {
+    this._native.markSettled();
+  }
+
+  /** @internal */
+  markLeaseLost() {
+    this._native.markLeaseLost();
+    this._syncAbort();
+  }
+
+  /** @internal */
+  observeCancel(requested) {
+    this._native.observeCancel(requested === true);
+  }
+
+  /** @internal Abort `signal` once the native side knows the lease is lost. */
+  _syncAbort() {
+    const lost = this._native.lostLease;
+    if (lost && !this._abort.signal.aborted) this._abort.abort(new LostLease(this._task.id));
+    return lost;
+  }
+
+  progress(value, message = null) {
+    return this._gated(this._native.progress(value ?? undefined, message ?? undefined));
+  }
+
+  heartbeat() {
+    return this._gated(this._native.heartbeat());
+  }
+
+  canceled() {
+    return this._native.canceled().catch(raise);
+  }
+
+  /** Finish as succeeded now (a pending cancel wins); null if already settled. */
+  async succeed(result = null) {
+    if (this.settled) return null;
+    const encoded = dumpOptionalJson(result);
+    return this._gated(this._native.succeed(encoded ?? undefined));
+  }
+
+  /** Finish as failed now, with the worker's backoff when retryable; null if already settled. */
+  async fail(reason = "task failed", opts = {}) {
+    if (this.settled) return null;
+    const [envelope, retryable] = asEnvelope(reason, opts.retryable ?? true);
+    return this._gated(this._native.fail(encodeEnvelope(envelope, retryable), retryable));
+  }
+
+  /** Submit a child task: parent, root and correlation are wired, explicit options win. */
+  submit(task, payload, opts = {}) {
+    return this._store.submit({
+      name: taskName(task),
+      payload,
+      parentId: this._task.id,
+      rootId: this._task.root_id,
+      correlationId: this._task.correlation_id,
+      ...opts,
+    });
+  }
+
+  wait(taskId, opts = {}) {
+    return this._store._wait(taskId, opts.timeoutMs ?? 30_000, opts.pollMs);
+  }
+
+  async _gated(write) {
+    try {
+      return parseRow(await write);
+    } catch (err) {
+      const mapped = fromNative(err);
+      if (mapped instanceof LostLease) this._syncAbort();
+      throw mapped;
+    }
+  }
+}
+
+function callNative(fn) {
+  try {
+    return fn();
+  } catch (err) {
+    throw fromNative(err);
+  }
+}
+
+module.exports = { TaskContext, NATIVE };

@@ -1,0 +1,218 @@
+"use strict";
+// Worker (API.md §10–§11): registrations and lifecycle in JS, everything that
+// must keep running while a handler blocks the event loop — claims, lease
+// heartbeats, maxRunMs, retries, settlement — in Rust.
+
+const { NativeWorker } = require("./native.js");
+const { LostLease, TaskError, errorEnvelope, exceptionEnvelope, fromNative, raise } = require("./errors.js");
+const { dumpJson, encodeEnvelope } = require("./json.js");
+const { taskName } = require("./models.js");
+const { SQLiteStore, PostgresStore, backpressureArgs, nativeSync } = require("./store.js");
+const { TaskContext, NATIVE } = require("./context.js");
+
+const SIGNALS = ["SIGINT", "SIGTERM"];
+
+class Worker {
+  constructor(store, queues, opts = {}) {
+    this._store = store;
+    this._ownsStore = false;
+    this._leaseMs = opts.leaseMs ?? 30_000;
+    this._backoff = { retryBackoffMs: opts.retryBackoffMs, retryBackoffMaxMs: opts.retryBackoffMaxMs };
+    /** name → {fn, batch} */
+    this._handlers = new Map();
+    /** context handle → TaskContext, for the calls now running */
+    this._running = new Map();
+    const onError = opts.onError;
+    const report = onError
+      ? ({ reason, phase, taskId }) => {
+          try {
+            onError(fromNative(new Error(reason)), taskId == null ? { phase } : { phase, taskId });
+          } catch {}
+        }
+      : undefined;
+    this._native = nativeSync(
+      () =>
+        new NativeWorker(
+          store._native,
+          queues,
+          workerArgs(opts),
+          (call) => this._dispatch(call),
+          () => undefined,
+          (handle) => this._running.get(handle)?._syncAbort(),
+          report,
+        ),
+    );
+  }
+
+  static sqlite(path, opts = {}) {
+    const { queues = ["default"], busyTimeoutMs, ...rest } = opts;
+    return owned(new Worker(new SQLiteStore(path, { busyTimeoutMs }), queues, rest));
+  }
+
+  static postgres(dsn, opts = {}) {
+    const { queues = ["default"], max, ...rest } = opts;
+    return owned(new Worker(new PostgresStore(dsn, { max }), queues, rest));
+  }
+
+  get id() {
+    return this._native.id;
+  }
+
+  /** Register a handler: task(fn) | task(name, fn) | task(name, options, fn). */
+  task(nameOrFn, optsOrFn, maybeFn) {
+    let name;
+    let opts = {};
+    let fn;
+    if (typeof nameOrFn === "function") {
+      fn = nameOrFn;
+      name = fn.name.replace(/^(bound )+/, "");
+      if (!name) {
+        throw new Error(
+          "worker.task(fn): the handler is anonymous; pass a name explicitly, e.g. worker.task('summary.create', fn)",
+        );
+      }
+    } else if (typeof optsOrFn === "function") {
+      name = taskName(nameOrFn);
+      fn = optsOrFn;
+    } else {
+      name = taskName(nameOrFn);
+      opts = optsOrFn ?? {};
+      fn = maybeFn;
+    }
+    nativeSync(() =>
+      this._native.register(name, {
+        batch: opts.batch ?? undefined,
+        concurrency: opts.concurrency ?? undefined,
+        resource: opts.resource ?? undefined,
+      }),
+    );
+    this._handlers.set(name, { fn, batch: opts.batch != null });
+    return this;
+  }
+
+  /** Poll until stop(), then wait for every call in flight. */
+  run(opts = {}) {
+    return this._native.run(opts.concurrency ?? undefined).catch(raise);
+  }
+
+  /** Stop polling now; handlers in flight finish. Irreversible. */
+  stop() {
+    this._native.stop();
+  }
+
+  /** run() until SIGINT/SIGTERM; closes the store if the worker created it. */
+  async serve(opts = {}) {
+    const onSignal = () => {
+      for (const signal of SIGNALS) process.removeListener(signal, onSignal);
+      this.stop();
+    };
+    for (const signal of SIGNALS) process.on(signal, onSignal);
+    try {
+      await this.run(opts);
+    } finally {
+      for (const signal of SIGNALS) process.removeListener(signal, onSignal);
+      if (this._ownsStore) await this._store.close();
+    }
+  }
+
+  /** Run the worker while `fn` runs; stop, drain and (if owned) close after. */
+  async background(fn, opts = {}) {
+    const running = this.run(opts);
+    let outcome;
+    try {
+      outcome = await fn();
+    } finally {
+      this.stop();
+      try {
+        await running;
+      } finally {
+        if (this._ownsStore) await this._store.close();
+      }
+    }
+    return outcome;
+  }
+
+  /** Close the store, owned or not. Call after run() settled. */
+  close() {
+    return this._store.close();
+  }
+
+  /** Called from Rust for one handler call; always resolves, never throws. */
+  async _dispatch(call) {
+    const rows = JSON.parse(call.tasks);
+    const contexts = rows.map(
+      (row, i) =>
+        new TaskContext(this._store, row, this.id, this._leaseMs, { ...this._backoff, [NATIVE]: call.contexts[i] }),
+    );
+    const handles = call.contexts.map((native, i) => {
+      this._running.set(native.handle, contexts[i]);
+      return native.handle;
+    });
+    try {
+      const registration = this._handlers.get(call.name);
+      const value = call.batch
+        ? await registration.fn(contexts)
+        : await registration.fn(contexts[0], rows[0].payload);
+      return { kind: "returned", results: resultsOf(value, rows, call.batch) };
+    } catch (thrown) {
+      return outcomeOfThrow(thrown);
+    } finally {
+      for (const handle of handles) this._running.delete(handle);
+    }
+  }
+}
+
+function owned(worker) {
+  worker._ownsStore = true;
+  return worker;
+}
+
+function workerArgs(opts) {
+  return {
+    concurrency: opts.concurrency ?? undefined,
+    leaseMs: opts.leaseMs ?? undefined,
+    heartbeatIntervalMs: opts.heartbeatIntervalMs ?? undefined,
+    pollIntervalMs: opts.pollIntervalMs ?? undefined,
+    claimBatch: opts.claimBatch ?? undefined,
+    retryBackoffMs: opts.retryBackoffMs ?? undefined,
+    retryBackoffMaxMs: opts.retryBackoffMaxMs ?? undefined,
+    maxRunMs: opts.maxRunMs ?? undefined,
+    maxInFlightBytes: opts.maxInFlightBytes ?? undefined,
+    resources: opts.resources ? Object.entries(opts.resources) : undefined,
+    backpressure: opts.maxQueueDepth != null ? backpressureArgs(opts) : undefined,
+  };
+}
+
+/** One encoded result per task: a single return, or a batch's id → result map. */
+function resultsOf(value, rows, batch) {
+  if (!batch) return [encodeResult(value)];
+  const byId = value !== null && typeof value === "object" ? value : {};
+  return rows.map((row) => encodeResult(byId[row.id]));
+}
+
+function encodeResult(value) {
+  if (value == null) return {};
+  try {
+    return { json: dumpJson(value) };
+  } catch (err) {
+    return { unserializable: String(err?.message ?? err) };
+  }
+}
+
+/** API.md §4.1, "classifying a thrown value". */
+function outcomeOfThrow(thrown) {
+  if (thrown instanceof LostLease) return { kind: "lostLease" };
+  let envelope;
+  let retryable = true;
+  if (thrown instanceof TaskError) {
+    envelope = thrown.envelope();
+    retryable = thrown.retryable;
+  } else if (thrown !== null && typeof thrown === "object") {
+    envelope = exceptionEnvelope(thrown, true);
+  } else {
+    envelope = errorEnvelope({ type: "TaskError", code: "task_error", message: String(thrown), retryable: true });
+  }
+  return { kind: "threw", envelope: encodeEnvelope(envelope, retryable), retryable };
+}
+
+module.exports = { Worker };

@@ -1,0 +1,355 @@
+//! `NativeWorker` and `NativeContext`: the Rust worker with JS handlers.
+//!
+//! The claim loop, heartbeat, `maxRunMs` timer and settlement writes run on
+//! Rust threads; JS is only entered to run a handler (`dispatch`), to answer
+//! the blocked-loop ping, to abort a context's signal and to report errors.
+//! Every one of those calls is non-blocking from Rust's side, and the
+//! thread-safe functions are weak: a running worker is kept alive by its
+//! `run()` promise alone, so nothing outlives `close()`.
+
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use cairnq_core::backoff::Backoff;
+use cairnq_core::task::tasks_to_json;
+use cairnq_core::worker::{
+    Call, CallOutcome, ErrorInfo, Invoker, Registration, TaskContext, TaskResult, Worker,
+    WorkerOptions,
+};
+use cairnq_core::{Error, Task};
+use napi::bindgen_prelude::Promise;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::{Result, Status};
+use napi_derive::napi;
+
+use crate::errors::{to_js, IntoJs};
+use crate::store::{BackpressureArgs, NativeStore};
+
+#[napi(object)]
+pub struct WorkerArgs {
+    pub concurrency: Option<f64>,
+    pub lease_ms: Option<f64>,
+    pub heartbeat_interval_ms: Option<f64>,
+    pub poll_interval_ms: Option<f64>,
+    pub claim_batch: Option<f64>,
+    pub retry_backoff_ms: Option<f64>,
+    pub retry_backoff_max_ms: Option<f64>,
+    pub max_run_ms: Option<f64>,
+    pub max_in_flight_bytes: Option<f64>,
+    /// `[name, capacity]` pairs in the caller's order.
+    pub resources: Option<Vec<(String, f64)>>,
+    pub backpressure: Option<BackpressureArgs>,
+}
+
+#[napi(object)]
+pub struct RegistrationArgs {
+    pub batch: Option<f64>,
+    pub concurrency: Option<f64>,
+    pub resource: Option<String>,
+}
+
+/// One handler call as JS receives it: the rows as one JSON array and one
+/// native context per row, in the same order.
+#[napi(object, object_from_js = false)]
+pub struct CallArg {
+    pub name: String,
+    pub batch: bool,
+    pub tasks: String,
+    pub contexts: Vec<NativeContext>,
+}
+
+/// How the JS shim says the handler ended.
+#[napi(object)]
+pub struct OutcomeArg {
+    /// `returned`, `threw` or `lostLease`.
+    pub kind: String,
+    /// For `returned`: per task, encoded JSON (absent = null result)…
+    pub results: Option<Vec<ResultArg>>,
+    /// For `threw`: the envelope as JSON text and its retryability.
+    pub envelope: Option<String>,
+    pub retryable: Option<bool>,
+}
+
+#[napi(object)]
+pub struct ResultArg {
+    pub json: Option<String>,
+    /// …or why the value could not be encoded.
+    pub unserializable: Option<String>,
+}
+
+#[napi(object)]
+pub struct ErrorArg {
+    pub reason: String,
+    pub phase: String,
+    pub task_id: Option<String>,
+}
+
+type JsFn<Arg, Ret> = ThreadsafeFunction<Arg, Ret, Arg, Status, false, true>;
+
+struct JsInvoker {
+    dispatch: JsFn<CallArg, Promise<OutcomeArg>>,
+    ping: JsFn<(), ()>,
+    lease_lost: JsFn<f64, ()>,
+}
+
+/// A context's identity for the JS side while its call runs.
+fn handle(context: &TaskContext) -> f64 {
+    context as *const TaskContext as usize as f64
+}
+
+impl From<OutcomeArg> for CallOutcome {
+    fn from(outcome: OutcomeArg) -> CallOutcome {
+        match outcome.kind.as_str() {
+            "returned" => CallOutcome::Returned(
+                outcome
+                    .results
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|r| match r.unserializable {
+                        Some(detail) => TaskResult::Unserializable(detail),
+                        None => TaskResult::Value(r.json),
+                    })
+                    .collect(),
+            ),
+            "lostLease" => CallOutcome::LostLease,
+            _ => CallOutcome::Threw {
+                envelope_json: outcome.envelope.unwrap_or_else(|| "{}".into()),
+                retryable: outcome.retryable.unwrap_or(true),
+            },
+        }
+    }
+}
+
+#[async_trait]
+impl Invoker for JsInvoker {
+    async fn invoke(&self, call: Arc<Call>) -> CallOutcome {
+        let tasks: Vec<Task> = call.contexts.iter().map(|c| c.task().clone()).collect();
+        let arg = CallArg {
+            name: call.name.clone(),
+            batch: call.batch,
+            tasks: tasks_to_json(&tasks),
+            contexts: call
+                .contexts
+                .iter()
+                .map(|c| NativeContext { inner: c.clone() })
+                .collect(),
+        };
+        let answered = match self.dispatch.call_async(arg).await {
+            Ok(promise) => promise.await,
+            Err(err) => Err(err),
+        };
+        match answered {
+            Ok(outcome) => outcome.into(),
+            Err(err) => CallOutcome::Broken(Error::Connection(format!(
+                "the handler could not be run: {err}"
+            ))),
+        }
+    }
+
+    async fn ping(&self) {
+        let _ = self.ping.call_async(()).await;
+    }
+
+    fn lease_lost(&self, context: &TaskContext) {
+        self.lease_lost
+            .call(handle(context), ThreadsafeFunctionCallMode::NonBlocking);
+    }
+}
+
+#[napi]
+pub struct NativeWorker {
+    worker: Worker,
+    /// Handed to `run`; the core holds it only while the loop runs.
+    invoker: Mutex<Option<Arc<JsInvoker>>>,
+}
+
+#[napi]
+impl NativeWorker {
+    #[napi(constructor)]
+    pub fn new(
+        store: &NativeStore,
+        queues: Vec<String>,
+        opts: WorkerArgs,
+        dispatch: JsFn<CallArg, Promise<OutcomeArg>>,
+        ping: JsFn<(), ()>,
+        lease_lost: JsFn<f64, ()>,
+        on_error: Option<JsFn<ErrorArg, ()>>,
+    ) -> Result<Self> {
+        let on_error = on_error.map(|report| {
+            let report = Arc::new(report);
+            Arc::new(move |err: Error, info: ErrorInfo| {
+                let arg = ErrorArg {
+                    reason: to_js(err).reason.clone(),
+                    phase: info.phase.as_str().into(),
+                    task_id: info.task_id,
+                };
+                report.call(arg, ThreadsafeFunctionCallMode::NonBlocking);
+            }) as cairnq_core::worker::ErrorHook
+        });
+        let options = WorkerOptions {
+            concurrency: opts.concurrency,
+            lease_ms: opts.lease_ms,
+            heartbeat_interval_ms: opts.heartbeat_interval_ms,
+            poll_interval_ms: opts.poll_interval_ms,
+            claim_batch: opts.claim_batch,
+            retry_backoff_ms: opts.retry_backoff_ms,
+            retry_backoff_max_ms: opts.retry_backoff_max_ms,
+            max_run_ms: opts.max_run_ms,
+            max_in_flight_bytes: opts.max_in_flight_bytes,
+            resources: opts.resources.unwrap_or_default(),
+            on_error,
+            backpressure: opts.backpressure.map(Into::into),
+        };
+        let worker = Worker::new(store.inner.clone(), queues, options).js()?;
+        let invoker = Arc::new(JsInvoker {
+            dispatch,
+            ping,
+            lease_lost,
+        });
+        Ok(NativeWorker {
+            worker,
+            invoker: Mutex::new(Some(invoker)),
+        })
+    }
+
+    #[napi(getter)]
+    pub fn id(&self) -> String {
+        self.worker.id().to_string()
+    }
+
+    #[napi]
+    pub fn register(&self, name: String, opts: RegistrationArgs) -> Result<()> {
+        let registration = Registration {
+            batch: opts.batch,
+            concurrency: opts.concurrency,
+            resource: opts.resource,
+        };
+        self.worker.register(&name, registration).js()
+    }
+
+    #[napi]
+    pub fn stop(&self) {
+        self.worker.stop();
+    }
+
+    /// Polls until `stop()`, then drains the calls in flight. The JS functions
+    /// are released when it returns, so a finished worker holds nothing.
+    #[napi]
+    pub async fn run(&self, concurrency: Option<f64>) -> Result<()> {
+        let invoker = self.invoker.lock().expect("invoker slot").take();
+        let Some(invoker) = invoker else {
+            return Ok(());
+        };
+        let outcome = self.worker.run(invoker, concurrency).await;
+        outcome.js()
+    }
+}
+
+/// The Rust half of one `TaskContext`.
+#[napi]
+pub struct NativeContext {
+    inner: Arc<TaskContext>,
+}
+
+#[napi]
+impl NativeContext {
+    /// A context outside any worker (`new TaskContext(store, task, …)`).
+    #[napi(factory)]
+    pub fn standalone(
+        store: &NativeStore,
+        task: String,
+        worker_id: String,
+        lease_ms: f64,
+        retry_backoff_ms: Option<f64>,
+        retry_backoff_max_ms: Option<f64>,
+    ) -> Result<Self> {
+        let task = Task::from_json(&task).js()?;
+        let defaults = Backoff::default();
+        let backoff = Backoff {
+            base_ms: retry_backoff_ms.unwrap_or(defaults.base_ms),
+            max_ms: retry_backoff_max_ms.unwrap_or(defaults.max_ms),
+        };
+        let inner = TaskContext::new(
+            store.inner.clone(),
+            task,
+            worker_id,
+            lease_ms as i64,
+            backoff,
+        );
+        Ok(NativeContext {
+            inner: Arc::new(inner),
+        })
+    }
+
+    #[napi(getter)]
+    pub fn handle(&self) -> f64 {
+        handle(&self.inner)
+    }
+
+    #[napi(getter)]
+    pub fn settled(&self) -> bool {
+        self.inner.settled()
+    }
+
+    #[napi(getter)]
+    pub fn lost_lease(&self) -> bool {
+        self.inner.lease_lost()
+    }
+
+    #[napi(getter)]
+    pub fn cancel_seen(&self) -> bool {
+        self.inner.cancel_seen()
+    }
+
+    #[napi]
+    pub fn mark_settled(&self) {
+        self.inner.mark_settled();
+    }
+
+    #[napi]
+    pub fn mark_lease_lost(&self) {
+        self.inner.mark_lease_lost();
+    }
+
+    #[napi]
+    pub fn observe_cancel(&self, requested: bool) {
+        self.inner.observe_cancel(requested);
+    }
+
+    #[napi]
+    pub async fn progress(&self, progress: Option<f64>, message: Option<String>) -> Result<String> {
+        self.inner
+            .progress(progress, message)
+            .await
+            .map(|t| t.to_json())
+            .js()
+    }
+
+    #[napi]
+    pub async fn heartbeat(&self) -> Result<String> {
+        self.inner.heartbeat().await.map(|t| t.to_json()).js()
+    }
+
+    #[napi]
+    pub async fn canceled(&self) -> Result<bool> {
+        self.inner.canceled().await.js()
+    }
+
+    #[napi]
+    pub async fn succeed(&self, result: Option<String>) -> Result<Option<String>> {
+        self.inner
+            .succeed(result)
+            .await
+            .map(|t| t.map(|t| t.to_json()))
+            .js()
+    }
+
+    #[napi]
+    pub async fn fail(&self, envelope: String, retryable: bool) -> Result<Option<String>> {
+        self.inner
+            .fail(envelope, retryable)
+            .await
+            .map(|t| t.map(|t| t.to_json()))
+            .js()
+    }
+}
