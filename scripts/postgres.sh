@@ -12,7 +12,7 @@ set -euo pipefail
 
 command=${1:-start}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-data=${2:-$root/.pg}
+data=${2:-}
 port=${3:-54329}
 password=postgres
 database=cairnq_test
@@ -44,6 +44,16 @@ as_owner() {
     fi
 }
 
+# The server runs as the postgres OS user, which cannot enter a checkout under
+# a private home (e.g. /root): the default then moves to /tmp.
+if [[ -z "$data" ]]; then
+    data=$root/.pg
+    if [[ $(id -u) -eq 0 ]] && ! runuser -u postgres -- test -x "$root"; then
+        data=/tmp/cairnq-pg-$port
+        log "the postgres user cannot reach $root; using $data"
+    fi
+fi
+
 case "$command" in
 start)
     mkdir -p "$data"
@@ -53,6 +63,7 @@ start)
     chmod 700 "$data"
     if [[ ! -f "$data/PG_VERSION" ]]; then
         pwfile=$(mktemp)
+        trap 'rm -f "$pwfile"' EXIT
         echo "$password" >"$pwfile"
         chmod 644 "$pwfile"
         as_owner "$bin/initdb" -D "$data" -U postgres --pwfile="$pwfile" \

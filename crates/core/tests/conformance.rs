@@ -80,7 +80,7 @@ fn index_of(segment: &str) -> Option<usize> {
 
 fn deep_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        // SQLite hands back progress 1.0 as 1: numbers compare by value.
+        // 1 and 1.0 are one number (SQLite returns progress 1.0 as 1).
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(l, r)| deep_equal(l, r))
@@ -544,9 +544,9 @@ impl Runner<'_> {
                     }
                 }
                 "length" => {
-                    let want = operand.as_u64().ok_or("length takes an integer")?;
+                    let want = operand.as_f64().ok_or("length takes a number")?;
                     match target {
-                        Some(Value::Array(items)) if items.len() as u64 == want => {}
+                        Some(Value::Array(items)) if items.len() as f64 == want => {}
                         _ => return Err(format!("length: expected {want}, got {}", show(target))),
                     }
                 }
@@ -611,49 +611,90 @@ fn flatten_heartbeats(ids: &[String], renewed: &HashMap<String, bool>) -> Value 
 // Dialects
 // ---------------------------------------------------------------------------
 
-/// Where a scenario runs. Each yields a connected store holding no tasks and
-/// no keys.
+/// Where the scenarios run; each scenario gets a connected store holding no
+/// tasks and no keys.
 enum Dialect {
     /// A fresh file in a fresh temporary directory per scenario.
     Sqlite,
-    /// One server for the suite, emptied before each scenario.
-    Postgres { dsn: String },
+    /// One store for the suite, emptied through a second connection before
+    /// each scenario.
+    Postgres {
+        store: Arc<Store>,
+        admin: tokio_postgres::Client,
+    },
 }
 
 impl Dialect {
+    async fn postgres(dsn: &str) -> Result<Dialect, String> {
+        let store = Store::postgres(dsn, None).map_err(|e| format!("Store::postgres: {e}"))?;
+        // Connecting migrates, so the tables exist before the first TRUNCATE.
+        store.connect().await.map_err(|e| format!("connect: {e}"))?;
+        let (admin, connection) = tokio_postgres::connect(dsn, tokio_postgres::NoTls)
+            .await
+            .map_err(|e| format!("admin connection: {e}"))?;
+        tokio::spawn(connection);
+        Ok(Dialect::Postgres { store, admin })
+    }
+
     fn label(&self) -> &'static str {
         match self {
             Dialect::Sqlite => "sqlite",
             Dialect::Postgres { .. } => "postgres",
         }
     }
+
+    async fn open(&self) -> Result<Fixture, String> {
+        match self {
+            Dialect::Sqlite => {
+                let dir = tempfile::tempdir().map_err(|e| format!("creating a temp dir: {e}"))?;
+                let path = dir.path().join("cairnq.db");
+                let store = Store::sqlite(path.to_str().expect("a UTF-8 temp path"), None);
+                store.connect().await.map_err(|e| format!("connect: {e}"))?;
+                Ok(Fixture {
+                    store,
+                    scenario_dir: Some(dir),
+                })
+            }
+            Dialect::Postgres { store, admin } => {
+                admin
+                    .batch_execute("TRUNCATE cairnq_tasks, cairnq_task_keys")
+                    .await
+                    .map_err(|e| format!("truncate: {e}"))?;
+                Ok(Fixture {
+                    store: store.clone(),
+                    scenario_dir: None,
+                })
+            }
+        }
+    }
+
+    async fn shut_down(self) -> Result<(), String> {
+        match self {
+            Dialect::Sqlite => Ok(()),
+            Dialect::Postgres { store, .. } => {
+                store.close().await.map_err(|e| format!("close: {e}"))
+            }
+        }
+    }
 }
 
-/// A connected store for one scenario, plus whatever must outlive it.
+/// The store one scenario runs on.
 struct Fixture {
     store: Arc<Store>,
-    _dir: Option<tempfile::TempDir>,
+    /// Set when the store was opened for this scenario alone (SQLite).
+    scenario_dir: Option<tempfile::TempDir>,
 }
 
-async fn open_fixture(dialect: &Dialect) -> Result<Fixture, String> {
-    match dialect {
-        Dialect::Sqlite => {
-            let dir = tempfile::tempdir().map_err(|e| format!("creating a temp dir: {e}"))?;
-            let path = dir.path().join("cairnq.db");
-            let store = Store::sqlite(path.to_str().expect("a UTF-8 temp path"), None);
-            store.connect().await.map_err(|e| format!("connect: {e}"))?;
-            Ok(Fixture {
-                store,
-                _dir: Some(dir),
-            })
+impl Fixture {
+    /// Closes a store opened for this scenario; a suite-wide one stays open.
+    async fn release(self) -> Result<(), String> {
+        if self.scenario_dir.is_some() {
+            self.store
+                .close()
+                .await
+                .map_err(|e| format!("close: {e}"))?;
         }
-        Dialect::Postgres { dsn } => {
-            // TODO(postgres): needs `Store::postgres(dsn: &str, max: Option<f64>)`,
-            // which the Postgres backend is adding. Until it lands this dialect
-            // reports itself as unavailable instead of running.
-            let _ = dsn;
-            Err("Store::postgres is not implemented yet".into())
-        }
+        Ok(())
     }
 }
 
@@ -681,6 +722,9 @@ async fn run_suite(dialect: Dialect) {
             }
         }
     }
+    if let Err(message) = dialect.shut_down().await {
+        failures.push(message);
+    }
     assert!(
         failures.is_empty(),
         "{} of {} {label} scenarios failed:\n{}",
@@ -691,15 +735,14 @@ async fn run_suite(dialect: Dialect) {
 }
 
 async fn run_one(dialect: &Dialect, scenario: &Value) -> Result<(), String> {
-    let fixture = open_fixture(dialect).await?;
+    let fixture = dialect.open().await?;
     let mut runner = Runner {
         store: &fixture.store,
         saved: HashMap::new(),
     };
     let outcome = runner.run(scenario).await;
-    let closed = fixture.store.close().await;
-    outcome?;
-    closed.map_err(|e| format!("close: {e}"))
+    let released = fixture.release().await;
+    outcome.and(released)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -713,7 +756,10 @@ async fn scenarios_on_postgres() {
         println!("conformance[postgres] skipped: {PG_DSN_ENV} is not set");
         return;
     };
-    run_suite(Dialect::Postgres { dsn }).await;
+    let dialect = Dialect::postgres(&dsn)
+        .await
+        .unwrap_or_else(|e| panic!("opening the Postgres store: {e}"));
+    run_suite(dialect).await;
 }
 
 // ---------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 //! front of a `Backend` that speaks one dialect (PROTOCOL §6, API.md §7).
 
 mod backend;
+pub mod postgres;
 pub mod sqlite;
 
 use std::collections::BTreeMap;
@@ -70,6 +71,22 @@ impl Store {
     pub fn sqlite(path: &str, busy_timeout_ms: Option<f64>) -> Arc<Store> {
         let busy = Duration::from_millis(busy_timeout_ms.unwrap_or(5_000.0).max(0.0) as u64);
         Store::new(Arc::new(sqlite::SqliteBackend::new(path, busy)))
+    }
+
+    /// A Postgres store; `max` is the pool size (node-postgres's 10 when absent).
+    pub fn postgres(dsn: &str, max: Option<f64>) -> Result<Arc<Store>> {
+        if let Some(v) = max {
+            if !(v.fract() == 0.0 && v >= 1.0) {
+                return Err(Error::Invalid(format!(
+                    "max must be an integer >= 1, got {}",
+                    js_number(v)
+                )));
+            }
+        }
+        let pool_size = max.map(|v| v.min(u32::MAX as f64) as usize);
+        Ok(Store::new(Arc::new(postgres::PostgresBackend::new(
+            dsn, pool_size,
+        )?)))
     }
 
     pub fn backend(&self) -> &Arc<dyn Backend> {
@@ -146,6 +163,12 @@ impl Store {
 
     pub async fn get(&self, target: Target) -> Result<Option<Task>> {
         self.backend.get(target).await
+    }
+
+    /// `get` without leaving the caller's thread, where the backend can answer
+    /// without waiting (see `Backend::get_inline`).
+    pub fn get_inline(&self, target: &Target) -> Option<Result<Option<Task>>> {
+        self.backend.get_inline(target)
     }
 
     pub async fn list(&self, input: ListInput) -> Result<Vec<Task>> {

@@ -1,0 +1,251 @@
+// Shared test helpers: fresh temp databases, condition waits, and the pieces of
+// a "worker" the tests drive by hand through the public store methods.
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { CairnQ } from "../index.mjs";
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const PYTHON = process.env.CAIRNQ_PYTHON ?? "python3";
+
+/** The 23 columns of `cairnq_tasks` in table order (PROTOCOL §3.1). */
+export const TASK_COLUMNS = [
+  "id",
+  "name",
+  "queue",
+  "status",
+  "payload",
+  "result",
+  "error",
+  "metadata",
+  "progress",
+  "message",
+  "attempt",
+  "max_attempts",
+  "priority",
+  "worker_id",
+  "lease_until_ms",
+  "run_at_ms",
+  "cancel_requested_at_ms",
+  "parent_id",
+  "root_id",
+  "correlation_id",
+  "created_at_ms",
+  "updated_at_ms",
+  "completed_at_ms",
+];
+
+const deferred = new WeakMap();
+
+/**
+ * Run `fn` when test `t` ends. Unlike `t.after` (first registered runs first),
+ * these run last-registered-first, so a client opened on a temp dir is closed
+ * before that dir is removed.
+ */
+export function defer(t, fn) {
+  let stack = deferred.get(t);
+  if (!stack) {
+    stack = [];
+    deferred.set(t, stack);
+    t.after(async () => {
+      const errors = [];
+      while (stack.length > 0) {
+        try {
+          await stack.pop()();
+        } catch (err) {
+          errors.push(err);
+        }
+      }
+      if (errors.length > 0) throw errors[0];
+    });
+  }
+  stack.push(fn);
+}
+
+/** A fresh directory under the OS temp dir, removed when the test ends. */
+export function makeTempDir(t) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-"));
+  defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A database path inside a fresh temp dir (the file does not exist yet). */
+export function makeDbPath(t, fileName = "queue.db") {
+  return path.join(makeTempDir(t), fileName);
+}
+
+/**
+ * A `CairnQ.sqlite` client on a fresh database (or on `dbPath`), closed when the
+ * test ends, before its temp dir is removed.
+ */
+export function openClient(t, opts = {}, dbPath = undefined) {
+  const file = dbPath ?? makeDbPath(t);
+  const client = CairnQ.sqlite(file, opts);
+  defer(t, () => client.close());
+  return { client, dbPath: file };
+}
+
+/**
+ * Resolve once `predicate()` (sync or async) returns a truthy value; reject with
+ * `message` if that has not happened within `timeoutMs`.
+ */
+export async function waitFor(predicate, { timeoutMs = 10_000, intervalMs = 10, message } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await predicate();
+    if (value) return value;
+    if (Date.now() >= deadline) {
+      throw new Error(message ?? `condition not met within ${timeoutMs}ms: ${predicate.toString()}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+/**
+ * Observe `promise` for `windowMs` and report whether it settled in that window.
+ * Only for negative assertions ("still blocked"), which need some window.
+ */
+export async function settlesWithin(promise, windowMs) {
+  let timer;
+  const outcome = await Promise.race([
+    promise.then(
+      () => "settled",
+      () => "settled",
+    ),
+    new Promise((resolve) => {
+      timer = setTimeout(() => resolve("pending"), windowMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  return outcome === "settled";
+}
+
+/** Promise that rejects, captured so the test can assert on the error itself. */
+export async function rejectionOf(promise) {
+  try {
+    await promise;
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected the promise to reject, it resolved");
+}
+
+/** Claim exactly the task `taskId` (which must be the only claimable one on its queue). */
+export async function claimTask(store, task, { workerId = "w1", leaseMs = 30_000 } = {}) {
+  const claimed = await store.claim({
+    queues: [task.queue],
+    workerId,
+    leaseMs,
+    names: [task.name],
+    limit: 1,
+  });
+  if (claimed.length !== 1 || claimed[0].id !== task.id) {
+    throw new Error(`expected to claim ${task.id}, got ${JSON.stringify(claimed.map((t) => t.id))}`);
+  }
+  return claimed[0];
+}
+
+/** Submit a task and finish it as `succeeded` through the worker-side store methods. */
+export async function submitAndSucceed(client, name, result = { ok: true }, opts = {}) {
+  const task = await client.submit(name, {}, opts);
+  await claimTask(client.store, task);
+  return client.store.complete({ taskId: task.id, workerId: "w1", result });
+}
+
+/** Submit a task and fail it permanently through the worker-side store methods. */
+export async function submitAndFail(client, name, opts = {}) {
+  const task = await client.submit(name, {}, opts);
+  await claimTask(client.store, task);
+  return client.store.fail({
+    taskId: task.id,
+    workerId: "w1",
+    error: { type: "TaskError", code: "boom", message: "boom", retryable: false, details: {} },
+    retryable: false,
+  });
+}
+
+/** Wait until `Date.now()` is strictly past `ms` (for strict `<` cutoffs). */
+export function waitUntilPast(ms) {
+  return waitFor(() => Date.now() > ms, { timeoutMs: 5_000, intervalMs: 1 });
+}
+
+export function sha256OfFile(file) {
+  return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
+}
+
+/**
+ * Run a command to completion; resolves `{code, signal, stdout, stderr, elapsedMs}`.
+ * Kills the child (by its own pid) and rejects if it outlives `timeoutMs`.
+ */
+export function runProcess(command, args, { timeoutMs = 30_000, cwd = REPO_ROOT, input } = {}) {
+  return new Promise((resolve, reject) => {
+    const started = Date.now();
+    const child = spawn(command, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${command} did not exit within ${timeoutMs}ms; stderr: ${stderr}`));
+    }, timeoutMs);
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, elapsedMs: Date.now() - started });
+    });
+    child.stdin.end(input ?? "");
+  });
+}
+
+/** Run a Python snippet with `sys.argv[1:] = args`; rejects on a non-zero exit. */
+export async function runPython(code, args = [], opts = {}) {
+  const out = await runProcess(PYTHON, ["-c", code, ...args], opts);
+  if (out.code !== 0) {
+    throw new Error(`python exited with ${out.code}: ${out.stderr}`);
+  }
+  return out.stdout;
+}
+
+/**
+ * A separate process that holds SQLite's write lock on `dbPath` (BEGIN
+ * IMMEDIATE) until `release()` is called. Resolves once the lock is held.
+ */
+export async function holdWriteLock(dbPath) {
+  const code = [
+    "import sqlite3, sys",
+    "c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)",
+    "c.execute('BEGIN IMMEDIATE')",
+    "sys.stdout.write('locked\\n'); sys.stdout.flush()",
+    "sys.stdin.read()",
+    "c.execute('COMMIT')",
+    "c.close()",
+  ].join("\n");
+  const child = spawn(PYTHON, ["-c", code, dbPath], { stdio: ["pipe", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const exited = new Promise((resolve) => child.on("exit", (exitCode) => resolve(exitCode)));
+  let exitCode = null;
+  exited.then((c) => (exitCode = c));
+  await waitFor(() => stdout.includes("locked") || exitCode !== null, {
+    timeoutMs: 30_000,
+    message: "the lock-holding python process never reported the lock",
+  });
+  if (!stdout.includes("locked")) throw new Error(`lock holder exited early: ${stderr}`);
+  return {
+    async release() {
+      child.stdin.end();
+      const c = await exited;
+      if (c !== 0) throw new Error(`lock holder exited with ${c}: ${stderr}`);
+    },
+  };
+}

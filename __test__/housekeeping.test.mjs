@@ -1,0 +1,398 @@
+// Backpressure (API.md §8, ClientOptions.maxQueueDepth) and retention (API.md §9,
+// ClientOptions.retention): gating submits on queue depth, QueueFull, the gate
+// class itself, scheduled purges, the sweeper class, and process lifetime.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+
+import {
+  CairnQ,
+  CairnQError,
+  QueueDepthGate,
+  QueueFull,
+  RetentionSweeper,
+  SQLiteStore,
+} from "../index.mjs";
+import {
+  REPO_ROOT,
+  claimTask,
+  defer,
+  makeDbPath,
+  openClient,
+  rejectionOf,
+  runProcess,
+  settlesWithin,
+  submitAndSucceed,
+  waitFor,
+  waitUntilPast,
+} from "./helpers.mjs";
+
+function assertPlainError(fn, message) {
+  assert.throws(fn, (err) => {
+    assert.ok(err instanceof Error);
+    assert.equal(err instanceof CairnQError, false, `${err.name} should be a plain Error`);
+    assert.equal(err.message, message);
+    return true;
+  });
+}
+
+async function assertQueueFull(promise, queue, maxDepth, minWaitedMs) {
+  const err = await rejectionOf(promise);
+  assert.ok(err instanceof QueueFull, `expected QueueFull, got ${err?.name}: ${err?.message}`);
+  assert.ok(err instanceof CairnQError);
+  assert.equal(err.name, "QueueFull");
+  assert.equal(err.queue, queue);
+  assert.equal(err.maxDepth, maxDepth);
+  assert.equal(typeof err.waitedMs, "number");
+  assert.ok(err.waitedMs >= minWaitedMs, `waitedMs ${err.waitedMs} < ${minWaitedMs}`);
+  assert.equal(
+    err.message,
+    `queue ${queue} still holds ${maxDepth} or more queued tasks after ${err.waitedMs}ms; refusing to enqueue more`,
+  );
+  return err;
+}
+
+// ---------------------------------------------------------------------------
+describe("backpressure through ClientOptions.maxQueueDepth", () => {
+  test("a submit over the limit waits until headroom appears", async (t) => {
+    const { client } = openClient(t, { maxQueueDepth: 2, queuePollIntervalMs: 20, maxQueueWaitMs: 60_000 });
+    const first = await client.submit("job", { n: 1 });
+    await client.submit("job", { n: 2 });
+    let settled = false;
+    const third = client.submit("job", { n: 3 }).finally(() => (settled = true));
+    assert.equal(await settlesWithin(third, 300), false, "the third submit waits while the queue is full");
+    assert.equal((await client.stats()).default.queued, 2, "nothing enqueued while waiting");
+    await claimTask(client.store, first);
+    const task = await third;
+    assert.ok(settled);
+    assert.deepEqual(task.payload, { n: 3 });
+    assert.deepEqual((await client.stats()).default, { queued: 2, running: 1, succeeded: 0, failed: 0, canceled: 0 });
+  });
+
+  test("QueueFull after maxQueueWaitMs, with nothing enqueued", async (t) => {
+    const { client } = openClient(t, { maxQueueDepth: 1, maxQueueWaitMs: 300, queuePollIntervalMs: 50 });
+    await client.submit("job");
+    const started = Date.now();
+    await assertQueueFull(client.submit("job", { rejected: true }), "default", 1, 300);
+    assert.ok(Date.now() - started >= 250, "it waited for (about) maxQueueWaitMs");
+    assert.equal((await client.list()).length, 1);
+    assert.equal((await client.list({ name: "job" })).some((x) => x.payload.rejected), false);
+  });
+
+  test("call is gated too", async (t) => {
+    const { client } = openClient(t, { maxQueueDepth: 1, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
+    await client.submit("job");
+    await assertQueueFull(client.call("job", {}, { waitTimeoutMs: 100 }), "default", 1, 100);
+  });
+
+  test("delayed tasks count toward the depth; running ones do not", async (t) => {
+    const { client } = openClient(t, { maxQueueDepth: 2, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
+    const running = await client.submit("run");
+    await claimTask(client.store, running);
+    await client.submit("later", {}, { runAtDelayMs: 60_000 });
+    await client.submit("later", {}, { runAtDelayMs: 60_000 });
+    await assertQueueFull(client.submit("later"), "default", 2, 100);
+  });
+
+  test("a per-queue record gates only the listed queues", async (t) => {
+    const { client } = openClient(t, {
+      maxQueueDepth: { gated: 1 },
+      maxQueueWaitMs: 150,
+      queuePollIntervalMs: 20,
+    });
+    await client.submit("job", {}, { queue: "gated" });
+    for (let i = 0; i < 10; i++) await client.submit("job", {}, { queue: "free" });
+    await Promise.all(Array.from({ length: 10 }, () => client.submit("job")));
+    await assertQueueFull(client.submit("job", {}, { queue: "gated" }), "gated", 1, 150);
+    const stats = await client.stats();
+    assert.equal(stats.gated.queued, 1);
+    assert.equal(stats.free.queued, 10);
+    assert.equal(stats.default.queued, 10);
+  });
+
+  test("validation and encoding fail before the gate is consulted", async (t) => {
+    const { client } = openClient(t, { maxQueueDepth: 1, maxQueueWaitMs: 5_000, queuePollIntervalMs: 20 });
+    await client.submit("job");
+    const started = Date.now();
+    const invalid = await rejectionOf(client.submit("job", {}, { conflict: "bogus" }));
+    assert.equal(invalid.message, "unknown conflict strategy: bogus");
+    assert.equal(invalid instanceof QueueFull, false);
+    const unencodable = await rejectionOf(client.submit("job", { n: NaN }));
+    assert.equal(unencodable.name, "SerializationError");
+    assert.ok(Date.now() - started < 4_000, "neither waited for the gate");
+  });
+
+  test("a keyed submit that reuses an existing task still passes the gate", async (t) => {
+    const { client } = openClient(t, { maxQueueDepth: 1, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
+    await client.submit("job", {}, { key: "k" });
+    await assertQueueFull(client.submit("job", {}, { key: "k" }), "default", 1, 100);
+  });
+
+  test("gate validation errors are plain Errors thrown by the constructor", (t) => {
+    const dbPath = makeDbPath(t);
+    assertPlainError(
+      () => CairnQ.sqlite(dbPath, { maxQueueDepth: 0 }),
+      "maxQueueDepth for * must be an integer >= 1, got 0",
+    );
+    assertPlainError(
+      () => CairnQ.sqlite(dbPath, { maxQueueDepth: 2.5 }),
+      "maxQueueDepth for * must be an integer >= 1, got 2.5",
+    );
+    assertPlainError(
+      () => CairnQ.sqlite(dbPath, { maxQueueDepth: { good: 3, bad: -1 } }),
+      "maxQueueDepth for bad must be an integer >= 1, got -1",
+    );
+    assertPlainError(
+      () => new CairnQ(new SQLiteStore(dbPath), { maxQueueDepth: { q: 0.5 } }),
+      "maxQueueDepth for q must be an integer >= 1, got 0.5",
+    );
+  });
+
+  test("store.useBackpressure gates direct store submits; the last installer wins", async (t) => {
+    const { client } = openClient(t);
+    const store = client.store;
+    store.useBackpressure({ maxQueueDepth: 1, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
+    await store.submit({ name: "job", payload: {} });
+    await assertQueueFull(store.submit({ name: "job", payload: {} }), "default", 1, 100);
+    store.useBackpressure({ maxQueueDepth: 3, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
+    await store.submit({ name: "job", payload: {} });
+    await store.submit({ name: "job", payload: {} });
+    await assertQueueFull(store.submit({ name: "job", payload: {} }), "default", 3, 100);
+    assert.equal((await client.stats()).default.queued, 3);
+  });
+});
+
+// ---------------------------------------------------------------------------
+describe("QueueDepthGate", () => {
+  test("limitFor: the numeric limit for any queue", (t) => {
+    const { client } = openClient(t);
+    const gate = new QueueDepthGate(client.store, { maxQueueDepth: 5 });
+    assert.equal(gate.limitFor("default"), 5);
+    assert.equal(gate.limitFor("anything"), 5);
+  });
+
+  test("limitFor: a record's entry, or null for an unlisted queue", (t) => {
+    const { client } = openClient(t);
+    const gate = new QueueDepthGate(client.store, { maxQueueDepth: { a: 2, b: 7 } });
+    assert.equal(gate.limitFor("a"), 2);
+    assert.equal(gate.limitFor("b"), 7);
+    assert.equal(gate.limitFor("c"), null);
+  });
+
+  test("the constructor validates like the client option", (t) => {
+    const { client } = openClient(t);
+    assertPlainError(
+      () => new QueueDepthGate(client.store, { maxQueueDepth: 0 }),
+      "maxQueueDepth for * must be an integer >= 1, got 0",
+    );
+    assertPlainError(
+      () => new QueueDepthGate(client.store, { maxQueueDepth: { x: 1.5 } }),
+      "maxQueueDepth for x must be an integer >= 1, got 1.5",
+    );
+  });
+
+  test("acquire: ungated resolves at once; gated grants headroom then throws QueueFull", async (t) => {
+    const { client } = openClient(t);
+    const gate = new QueueDepthGate(client.store, {
+      maxQueueDepth: { a: 2 },
+      maxQueueWaitMs: 200,
+      queuePollIntervalMs: 20,
+    });
+    await gate.acquire("ungated");
+    await client.submit("job", {}, { queue: "a" });
+    await gate.acquire("a"); // one unit of headroom, granted and consumed
+    await client.submit("job", {}, { queue: "a" });
+    await assertQueueFull(gate.acquire("a"), "a", 2, 200);
+    // acquire itself never writes.
+    assert.equal((await client.stats()).a.queued, 2);
+  });
+
+  test("acquire on a store that was never connected connects lazily", async (t) => {
+    const store = new SQLiteStore(makeDbPath(t));
+    defer(t, () => store.close());
+    const gate = new QueueDepthGate(store, { maxQueueDepth: 1, maxQueueWaitMs: 100 });
+    await gate.acquire("default");
+  });
+
+  test("acquire: a waiting acquirer proceeds once a task leaves the queue", async (t) => {
+    const { client } = openClient(t);
+    const a = await client.submit("job", {}, { queue: "a" });
+    const gate = new QueueDepthGate(client.store, {
+      maxQueueDepth: 1,
+      maxQueueWaitMs: 60_000,
+      queuePollIntervalMs: 20,
+    });
+    const acquiring = gate.acquire("a");
+    assert.equal(await settlesWithin(acquiring, 200), false, "no headroom: acquire waits");
+    await client.cancel(a.id);
+    await acquiring;
+  });
+});
+
+// ---------------------------------------------------------------------------
+describe("retention through ClientOptions.retention", () => {
+  test("validation errors are plain Errors thrown by the constructor", (t) => {
+    const dbPath = makeDbPath(t);
+    assertPlainError(
+      () => CairnQ.sqlite(dbPath, { retention: { olderThanMs: -1 } }),
+      "retention.olderThanMs must be >= 0, got -1",
+    );
+    assertPlainError(
+      () => CairnQ.sqlite(dbPath, { retention: { olderThanMs: Infinity } }),
+      "retention.olderThanMs must be >= 0, got Infinity",
+    );
+    assertPlainError(
+      () => CairnQ.sqlite(dbPath, { retention: { olderThanMs: NaN } }),
+      "retention.olderThanMs must be >= 0, got NaN",
+    );
+    assertPlainError(
+      () => CairnQ.sqlite(dbPath, { retention: { olderThanMs: 0, intervalMs: 0 } }),
+      "retention.intervalMs must be >= 1, got 0",
+    );
+    assertPlainError(
+      () => CairnQ.sqlite(dbPath, { retention: { olderThanMs: 0, intervalMs: 0.5 } }),
+      "retention.intervalMs must be >= 1, got 0.5",
+    );
+  });
+
+  test("a short interval purges finished tasks on schedule and keeps live ones", async (t) => {
+    const { client } = openClient(t, { retention: { olderThanMs: 0, intervalMs: 50 } });
+    const done = await submitAndSucceed(client, "ok");
+    const queued = await client.submit("pending");
+    await waitFor(async () => (await client.get(done.id)) === null, {
+      timeoutMs: 10_000,
+      message: "the sweeper never purged the finished task",
+    });
+    assert.equal((await client.get(queued.id)).status, "queued");
+  });
+
+  test("olderThanMs keeps recently finished tasks", async (t) => {
+    const { client } = openClient(t, { retention: { olderThanMs: 60_000, intervalMs: 20 } });
+    const done = await submitAndSucceed(client, "ok");
+    // Give the sweeper many rounds; the task is far younger than a minute.
+    await waitFor(() => Date.now() > done.completed_at_ms + 300, { timeoutMs: 5_000 });
+    assert.notEqual(await client.get(done.id), null);
+  });
+
+  test("close() stops the sweeper", async (t) => {
+    const dbPath = makeDbPath(t);
+    const withRetention = CairnQ.sqlite(dbPath, { retention: { olderThanMs: 0, intervalMs: 20 } });
+    const first = await submitAndSucceed(withRetention, "first");
+    await waitFor(async () => (await withRetention.get(first.id)) === null, { timeoutMs: 10_000 });
+    await withRetention.close();
+
+    const { client: plain } = openClient(t, {}, dbPath);
+    const survivor = await submitAndSucceed(plain, "survivor");
+    // Well over ten intervals of the closed client's schedule.
+    await waitFor(() => Date.now() > survivor.completed_at_ms + 400, { timeoutMs: 5_000 });
+    assert.notEqual(await plain.get(survivor.id), null, "a closed client's sweeper no longer purges");
+  });
+
+  test("a script that configures retention exits promptly, with or without close()", async () => {
+    const entry = JSON.stringify(new URL("../index.mjs", import.meta.url).href);
+    for (const closeIt of [true, false]) {
+      const script = `
+        import fs from "node:fs"; import os from "node:os"; import path from "node:path";
+        const { CairnQ } = await import(${entry});
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-"));
+        const client = CairnQ.sqlite(path.join(dir, "q.db"), { retention: { olderThanMs: 1000, intervalMs: 3600000 } });
+        await client.submit("job", {});
+        ${closeIt ? "await client.close();" : ""}
+        process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+        console.log("done");
+      `;
+      const out = await runProcess(process.execPath, ["--input-type=module", "-e", script], {
+        timeoutMs: 20_000,
+        cwd: REPO_ROOT,
+      });
+      assert.equal(out.code, 0, `close=${closeIt}: ${out.stderr}`);
+      assert.equal(out.stdout.trim(), "done");
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------
+describe("RetentionSweeper", () => {
+  async function finishMany(client, n) {
+    const finished = [];
+    for (let i = 0; i < n; i++) finished.push(await submitAndSucceed(client, `job-${i}`));
+    await waitUntilPast(Math.max(...finished.map((x) => x.completed_at_ms)));
+    return finished;
+  }
+
+  test("sweep() returns the count and drains more than `limit` rows in batches", async (t) => {
+    const { client } = openClient(t);
+    await finishMany(client, 7);
+    const live = await client.submit("live");
+    const sweeper = new RetentionSweeper(client.store, { olderThanMs: 0, limit: 2 });
+    assert.equal(await sweeper.sweep(), 7);
+    assert.deepEqual(await client.list(), [await client.get(live.id)]);
+    assert.equal(await sweeper.sweep(), 0);
+  });
+
+  test("sweep() respects olderThanMs", async (t) => {
+    const { client } = openClient(t);
+    await finishMany(client, 3);
+    const sweeper = new RetentionSweeper(client.store, { olderThanMs: 60_000 });
+    assert.equal(await sweeper.sweep(), 0);
+    assert.equal((await client.list()).length, 3);
+  });
+
+  test("the constructor validates; limit is validated by purge at sweep time", async (t) => {
+    const { client } = openClient(t);
+    assertPlainError(
+      () => new RetentionSweeper(client.store, { olderThanMs: -5 }),
+      "retention.olderThanMs must be >= 0, got -5",
+    );
+    assertPlainError(
+      () => new RetentionSweeper(client.store, { olderThanMs: 0, intervalMs: -1 }),
+      "retention.intervalMs must be >= 1, got -1",
+    );
+    const sweeper = new RetentionSweeper(client.store, { olderThanMs: 0, limit: 0 });
+    const err = await rejectionOf(sweeper.sweep());
+    assert.equal(err.message, "limit must be >= 1, got 0");
+    assert.equal(err instanceof CairnQError, false);
+  });
+
+  test("start() sweeps after the first interval, not at start; stop() then start() resumes", async (t) => {
+    const { client } = openClient(t);
+    const [done] = await finishMany(client, 1);
+    const sweeper = new RetentionSweeper(client.store, { olderThanMs: 0, intervalMs: 60_000 });
+    sweeper.start();
+    defer(t, () => sweeper.stop());
+    assert.notEqual(await client.get(done.id), null, "no sweep at start");
+    await sweeper.stop();
+
+    const fast = new RetentionSweeper(client.store, { olderThanMs: 0, intervalMs: 30 });
+    defer(t, () => fast.stop());
+    fast.start();
+    fast.start(); // no-op while active
+    await waitFor(async () => (await client.get(done.id)) === null, { timeoutMs: 10_000 });
+    await fast.stop();
+    const [next] = await finishMany(client, 1);
+    fast.start();
+    await waitFor(async () => (await client.get(next.id)) === null, {
+      timeoutMs: 10_000,
+      message: "start() after stop() did not start a new loop",
+    });
+  });
+
+  test("a failing sweep goes to onError and the schedule continues, even if onError throws", async (t) => {
+    const { client } = openClient(t);
+    const errors = [];
+    const sweeper = new RetentionSweeper(client.store, {
+      olderThanMs: 0,
+      intervalMs: 20,
+      limit: 0,
+      onError: (err) => {
+        errors.push(err);
+        throw new Error("onError exploding must not stop the schedule");
+      },
+    });
+    defer(t, () => sweeper.stop());
+    sweeper.start();
+    await waitFor(() => errors.length >= 3, { timeoutMs: 10_000, message: "onError was not called repeatedly" });
+    await sweeper.stop();
+    assert.ok(errors[0] instanceof Error);
+    assert.equal(errors[0].message, "limit must be >= 1, got 0");
+  });
+});

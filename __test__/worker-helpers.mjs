@@ -1,0 +1,206 @@
+// Helpers for the worker tests: workers that are always stopped and drained at
+// the end of a test, a gate handlers can wait on, an event-loop blocker, and
+// child `node` processes whose output lines can be awaited.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { SQLiteStore, Worker } from "../index.mjs";
+import { REPO_ROOT, defer, waitFor } from "./helpers.mjs";
+
+export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
+
+/**
+ * `Worker.sqlite(dbPath, opts)` (or `new Worker(store, queues, opts)` when
+ * `opts.store` is given). The worker is stopped, drained and closed when the
+ * test ends; `start()` begins `run()` and remembers the promise.
+ */
+export function makeWorker(t, dbPath, opts = {}) {
+  const { store, queues = ["default"], ...rest } = opts;
+  const worker = store
+    ? new Worker(store, queues, { pollIntervalMs: 20, ...rest })
+    : Worker.sqlite(dbPath, { queues, pollIntervalMs: 20, ...rest });
+  let running = null;
+  const handle = {
+    worker,
+    start(runOpts) {
+      running = worker.run(runOpts);
+      // Surface a rejection through `stopAndDrain` instead of as unhandled.
+      running.catch(() => {});
+      return running;
+    },
+    async stopAndDrain() {
+      worker.stop();
+      if (running) await running;
+    },
+  };
+  defer(t, async () => {
+    worker.stop();
+    try {
+      if (running) await running;
+    } finally {
+      await worker.close();
+    }
+  });
+  return handle;
+}
+
+/** A store the test owns (closed at the end), for `new Worker(store, …)`. */
+export function makeStore(t, dbPath) {
+  const store = new SQLiteStore(dbPath);
+  defer(t, () => store.close());
+  return store;
+}
+
+/** A promise with its resolve function exposed; `open` tells whether it was resolved. */
+export function makeGate() {
+  let resolve;
+  const promise = new Promise((r) => (resolve = r));
+  const gate = {
+    open: false,
+    promise,
+    release(value) {
+      gate.open = true;
+      resolve(value);
+    },
+  };
+  return gate;
+}
+
+/** Tracks how many handler calls are in flight, and the peak. */
+export function makeInFlight() {
+  const tracker = {
+    now: 0,
+    peak: 0,
+    enter() {
+      tracker.now += 1;
+      tracker.peak = Math.max(tracker.peak, tracker.now);
+    },
+    leave() {
+      tracker.now -= 1;
+    },
+  };
+  return tracker;
+}
+
+/** Keep the thread (and so the event loop) busy for `ms` milliseconds. */
+export function blockEventLoop(ms) {
+  const until = Date.now() + ms;
+  let spins = 0;
+  while (Date.now() < until) spins += 1;
+  return spins;
+}
+
+/** Resolve once the task is in one of `statuses`; returns the row. */
+export function waitForStatus(client, taskId, statuses, { timeoutMs = 20_000 } = {}) {
+  const wanted = Array.isArray(statuses) ? statuses : [statuses];
+  let last = null;
+  return waitFor(
+    async () => {
+      last = await client.get(taskId);
+      return last && wanted.includes(last.status) ? last : null;
+    },
+    { timeoutMs },
+  ).catch((err) => {
+    err.message = `task ${taskId} did not reach ${wanted.join("/")} within ${timeoutMs}ms; last row: ${JSON.stringify(last)}`;
+    throw err;
+  });
+}
+
+/** Resolve once every id is terminal; returns the rows in the same order. */
+export async function waitAllTerminal(client, ids, opts = {}) {
+  const rows = [];
+  for (const id of ids) rows.push(await waitForStatus(client, id, ["succeeded", "failed", "canceled"], opts));
+  return rows;
+}
+
+/** UTF-8 bytes of JSON.stringify(value). */
+export function jsonBytes(value) {
+  return Buffer.byteLength(JSON.stringify(value), "utf8");
+}
+
+/**
+ * Spawn `node <fixture> <json config>` with piped output. The result exposes
+ * the output so far, `waitForLine(predicate)`, the parsed JSON lines, `exited`
+ * (resolves `{code, signal}`), and `kill(signal)` (this child only, by pid).
+ * Any child still alive when the test ends is SIGKILLed.
+ */
+export function spawnFixture(t, fixture, config) {
+  const child = spawn(process.execPath, [path.join(FIXTURES, fixture), JSON.stringify(config)], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const proc = {
+    child,
+    pid: child.pid,
+    stdout: "",
+    stderr: "",
+    exitInfo: null,
+    exited: null,
+    /** Every complete stdout line that parses as JSON. */
+    events() {
+      const out = [];
+      for (const line of proc.stdout.split("\n")) {
+        if (!line.startsWith("{")) continue;
+        try {
+          out.push(JSON.parse(line));
+        } catch {}
+      }
+      return out;
+    },
+    async waitForEvent(predicate, { timeoutMs = 30_000, what = "event" } = {}) {
+      return waitFor(
+        () => {
+          const found = proc.events().find(predicate);
+          if (found) return found;
+          if (proc.exitInfo) {
+            throw new Error(
+              `${fixture} exited (${JSON.stringify(proc.exitInfo)}) before ${what}; stdout: ${proc.stdout}; stderr: ${proc.stderr}`,
+            );
+          }
+          return null;
+        },
+        {
+          timeoutMs,
+          intervalMs: 20,
+          message: `${fixture} did not report ${what} within ${timeoutMs}ms; stdout: ${proc.stdout}; stderr: ${proc.stderr}`,
+        },
+      );
+    },
+    kill(signal) {
+      if (proc.exitInfo === null) child.kill(signal);
+    },
+    /** Resolve with `{code, signal}`; SIGKILL the child and reject after `timeoutMs`. */
+    async waitExit(timeoutMs = 30_000) {
+      let timer;
+      const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => {
+          proc.kill("SIGKILL");
+          reject(
+            new Error(`${fixture} did not exit within ${timeoutMs}ms; stdout: ${proc.stdout}; stderr: ${proc.stderr}`),
+          );
+        }, timeoutMs);
+      });
+      try {
+        return await Promise.race([proc.exited, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+  child.stdout.setEncoding("utf8").on("data", (d) => (proc.stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d) => (proc.stderr += d));
+  proc.exited = new Promise((resolve) =>
+    child.on("exit", (code, signal) => {
+      proc.exitInfo = { code, signal };
+      resolve(proc.exitInfo);
+    }),
+  );
+  defer(t, async () => {
+    if (proc.exitInfo === null) {
+      child.kill("SIGKILL");
+      await proc.exited;
+    }
+  });
+  return proc;
+}

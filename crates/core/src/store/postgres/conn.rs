@@ -1,0 +1,463 @@
+//! Postgres connections the protocol's way (PROTOCOL §4, §5.2): the DSN and
+//! what may be shown of it, error mapping, migrations, and reading rows.
+
+use std::fmt::Display;
+use std::str::FromStr;
+use std::time::Duration;
+
+use deadpool_postgres::{GenericClient, PoolError};
+use tokio_postgres::config::Host;
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::{FromSql, ToSql, Type};
+use tokio_postgres::{Client, Config, Row};
+
+use crate::error::{Error, Result};
+use crate::protocol::{POSTGRES, POSTGRES_MIGRATIONS, PROTOCOL_VERSION};
+use crate::task::{Status, Task, COLUMNS};
+
+/// libpq waits forever by default; a store should report an unreachable host.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A parsed connection string and a password-free description of its target.
+#[derive(Clone)]
+pub struct Dsn {
+    pub config: Config,
+    target: String,
+}
+
+impl Dsn {
+    /// Accepts both libpq forms (`postgres://…` URLs and `key=value` lists). The
+    /// raw string is never echoed: it may hold the password.
+    pub fn parse(dsn: &str) -> Result<Dsn> {
+        let mut config = Config::from_str(dsn)
+            .map_err(|e| Error::Connection(format!("invalid Postgres connection string: {e}")))?;
+        fill_from_env(&mut config, |name| std::env::var(name).ok())?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
+        }
+        let target = describe(&config);
+        Ok(Dsn { config, target })
+    }
+
+    pub fn connection_error(&self, cause: impl Display) -> Error {
+        Error::Connection(format!(
+            "cannot connect to Postgres at {}: {cause}",
+            self.target
+        ))
+    }
+
+    /// A failure to obtain a pooled connection.
+    pub fn pool_error(&self, e: PoolError) -> Error {
+        match e {
+            PoolError::Backend(e) => self.connection_error(driver_cause(&e)),
+            PoolError::Closed => Error::Connection("the store was closed".into()),
+            other => self.connection_error(other),
+        }
+    }
+}
+
+/// What the DSN leaves out comes from the libpq environment variables, as
+/// node-postgres (the reference's driver) does; the host defaults to localhost.
+fn fill_from_env(config: &mut Config, env: impl Fn(&str) -> Option<String>) -> Result<()> {
+    if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
+        let hosts = env("PGHOST").unwrap_or_else(|| "localhost".into());
+        for host in hosts.split(',') {
+            config.host(host.trim());
+        }
+    }
+    if config.get_ports().is_empty() {
+        if let Some(port) = env("PGPORT") {
+            let port = port
+                .trim()
+                .parse()
+                .map_err(|_| Error::Connection(format!("PGPORT is not a port number: {port}")))?;
+            config.port(port);
+        }
+    }
+    if config.get_user().is_none() {
+        if let Some(user) = env("PGUSER") {
+            config.user(user);
+        }
+    }
+    if config.get_password().is_none() {
+        if let Some(password) = env("PGPASSWORD") {
+            config.password(password);
+        }
+    }
+    if config.get_dbname().is_none() {
+        if let Some(dbname) = env("PGDATABASE") {
+            config.dbname(dbname);
+        }
+    }
+    Ok(())
+}
+
+/// `postgres://user@host:port/dbname`, without the password.
+fn describe(config: &Config) -> String {
+    let names: Vec<String> = if config.get_hosts().is_empty() {
+        config
+            .get_hostaddrs()
+            .iter()
+            .map(|a| a.to_string())
+            .collect()
+    } else {
+        config
+            .get_hosts()
+            .iter()
+            .map(|host| match host {
+                Host::Tcp(name) => name.clone(),
+                Host::Unix(path) => path.display().to_string(),
+            })
+            .collect()
+    };
+    let hosts: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let port = config
+                .get_ports()
+                .get(i)
+                .or_else(|| config.get_ports().first())
+                .copied()
+                .unwrap_or(5432);
+            format!("{name}:{port}")
+        })
+        .collect();
+    let user = config
+        .get_user()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
+    let dbname = config.get_dbname().unwrap_or("");
+    format!("postgres://{user}{}/{dbname}", hosts.join(","))
+}
+
+/// The server's own words when it refused us, else the driver's.
+fn driver_cause(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => e.to_string(),
+    }
+}
+
+/// Map a statement's failure: server errors keep their SQLSTATE; a lost
+/// connection is a connection error.
+pub fn db_error(e: tokio_postgres::Error) -> Error {
+    if let Some(db) = e.as_db_error() {
+        return Error::Database {
+            code: db.code().code().to_string(),
+            message: db.message().to_string(),
+        };
+    }
+    let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
+    if e.is_closed() || io {
+        Error::Connection(format!("lost the connection to Postgres: {e}"))
+    } else {
+        Error::Database {
+            code: SqlState::INTERNAL_ERROR.code().to_string(),
+            message: e.to_string(),
+        }
+    }
+}
+
+pub type Params<'a> = [&'a (dyn ToSql + Sync)];
+
+pub async fn rows<C: GenericClient>(
+    client: &C,
+    sql: &str,
+    params: &Params<'_>,
+) -> Result<Vec<Row>> {
+    let statement = client.prepare_cached(sql).await.map_err(db_error)?;
+    client.query(&statement, params).await.map_err(db_error)
+}
+
+pub async fn execute<C: GenericClient>(client: &C, sql: &str, params: &Params<'_>) -> Result<()> {
+    let statement = client.prepare_cached(sql).await.map_err(db_error)?;
+    client
+        .execute(&statement, params)
+        .await
+        .map(|_| ())
+        .map_err(db_error)
+}
+
+pub async fn tasks<C: GenericClient>(
+    client: &C,
+    sql: &str,
+    params: &Params<'_>,
+) -> Result<Vec<Task>> {
+    rows(client, sql, params)
+        .await?
+        .iter()
+        .map(task_from_row)
+        .collect()
+}
+
+pub async fn task<C: GenericClient>(
+    client: &C,
+    sql: &str,
+    params: &Params<'_>,
+) -> Result<Option<Task>> {
+    Ok(tasks(client, sql, params).await?.into_iter().next())
+}
+
+/// A `json`/`jsonb` column as its JSON text: the core never looks inside.
+struct JsonText(String);
+
+impl<'a> FromSql<'a> for JsonText {
+    fn from_sql(
+        ty: &Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        // jsonb's binary form is a format version byte followed by the text.
+        let text = if *ty == Type::JSONB {
+            match raw.split_first() {
+                Some((1, text)) => text,
+                _ => return Err("unsupported jsonb binary format".into()),
+            }
+        } else {
+            raw
+        };
+        Ok(JsonText(std::str::from_utf8(text)?.to_owned()))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::JSONB || *ty == Type::JSON
+    }
+}
+
+/// Any integer column widened to i64, so `integer` and `bigint` read alike.
+struct Int(i64);
+
+impl<'a> FromSql<'a> for Int {
+    fn from_sql(
+        ty: &Type,
+        raw: &'a [u8],
+    ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Int(match *ty {
+            Type::INT2 => i16::from_sql(ty, raw)?.into(),
+            Type::INT4 => i32::from_sql(ty, raw)?.into(),
+            _ => i64::from_sql(ty, raw)?,
+        }))
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        matches!(*ty, Type::INT2 | Type::INT4 | Type::INT8)
+    }
+}
+
+fn column<'a, T: FromSql<'a>>(row: &'a Row, index: usize) -> Result<T> {
+    row.try_get(index).map_err(db_error)
+}
+
+pub fn int(row: &Row, index: usize) -> Result<i64> {
+    column::<Int>(row, index).map(|v| v.0)
+}
+
+fn opt_int(row: &Row, index: usize) -> Result<Option<i64>> {
+    column::<Option<Int>>(row, index).map(|v| v.map(|v| v.0))
+}
+
+fn json(row: &Row, index: usize) -> Result<String> {
+    column::<JsonText>(row, index).map(|v| v.0)
+}
+
+fn opt_json(row: &Row, index: usize) -> Result<Option<String>> {
+    column::<Option<JsonText>>(row, index).map(|v| v.map(|v| v.0))
+}
+
+/// A full task row, columns in table order (checked at connect).
+pub fn task_from_row(row: &Row) -> Result<Task> {
+    let status: &str = column(row, 3)?;
+    Ok(Task {
+        id: column(row, 0)?,
+        name: column(row, 1)?,
+        queue: column(row, 2)?,
+        status: status.parse::<Status>().map_err(|_| Error::Database {
+            code: SqlState::DATA_EXCEPTION.code().to_string(),
+            message: format!("unknown task status {status}"),
+        })?,
+        payload: json(row, 4)?,
+        result: opt_json(row, 5)?,
+        error: opt_json(row, 6)?,
+        metadata: json(row, 7)?,
+        progress: column(row, 8)?,
+        message: column(row, 9)?,
+        attempt: int(row, 10)?,
+        max_attempts: int(row, 11)?,
+        priority: int(row, 12)?,
+        worker_id: column(row, 13)?,
+        lease_until_ms: opt_int(row, 14)?,
+        run_at_ms: int(row, 15)?,
+        cancel_requested_at_ms: opt_int(row, 16)?,
+        parent_id: column(row, 17)?,
+        root_id: column(row, 18)?,
+        correlation_id: column(row, 19)?,
+        created_at_ms: int(row, 20)?,
+        updated_at_ms: int(row, 21)?,
+        completed_at_ms: opt_int(row, 22)?,
+    })
+}
+
+/// The stored `protocol_version` text, `None` when the row is missing.
+pub async fn read_protocol_version<C: GenericClient>(client: &C) -> Result<Option<String>> {
+    let found = rows(client, POSTGRES.protocol_version, &[]).await?;
+    found.first().map(|row| column(row, 0)).transpose()
+}
+
+/// Refuse a database stamped with another protocol major. Before migrating a
+/// missing stamp is fine (a new database); after, it reads as 0.
+pub async fn check_protocol_version<C: GenericClient>(
+    client: &C,
+    missing_is_error: bool,
+) -> Result<()> {
+    let has_meta: bool = column(
+        &client
+            .query_one("select to_regclass('cairnq_meta') is not null", &[])
+            .await
+            .map_err(db_error)?,
+        0,
+    )?;
+    let found = if has_meta {
+        read_protocol_version(client).await?
+    } else {
+        None
+    };
+    match found {
+        None if !missing_is_error => Ok(()),
+        Some(v) if v.trim().parse::<i64>().ok() == Some(PROTOCOL_VERSION) => Ok(()),
+        other => Err(Error::ProtocolVersionMismatch {
+            found: other.unwrap_or_else(|| "0".into()),
+        }),
+    }
+}
+
+/// Apply every migration the ledger lacks, each in its own transaction that
+/// first locks the ledger, so concurrent cold starts apply it exactly once
+/// (PROTOCOL §4.2).
+pub async fn migrate(client: &mut Client) -> Result<()> {
+    create_ledger(client).await?;
+    for migration in POSTGRES_MIGRATIONS {
+        let tx = client.transaction().await.map_err(db_error)?;
+        tx.batch_execute("lock table cairnq_migrations in exclusive mode")
+            .await
+            .map_err(db_error)?;
+        let applied = tx
+            .query_opt(
+                "select 1 from cairnq_migrations where name = $1::text",
+                &[&migration.name],
+            )
+            .await
+            .map_err(db_error)?
+            .is_some();
+        if !applied {
+            tx.batch_execute(migration.sql).await.map_err(db_error)?;
+            tx.execute(
+                "insert into cairnq_migrations (name, applied_at_ms) \
+                 values ($1::text, (extract(epoch from now()) * 1000)::bigint)",
+                &[&migration.name],
+            )
+            .await
+            .map_err(db_error)?;
+        }
+        tx.commit().await.map_err(db_error)?;
+    }
+    check_columns(client).await
+}
+
+/// Two processes creating the ledger at once: the loser's "if not exists"
+/// still trips over the winner's catalog rows, which means it exists now.
+async fn create_ledger(client: &Client) -> Result<()> {
+    let created = client
+        .batch_execute(
+            "create table if not exists cairnq_migrations \
+             (name text primary key, applied_at_ms bigint not null)",
+        )
+        .await;
+    match created {
+        Err(e)
+            if e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+                || e.code() == Some(&SqlState::DUPLICATE_TABLE) =>
+        {
+            Ok(())
+        }
+        other => other.map_err(db_error),
+    }
+}
+
+/// Rows are read by position, so the table must have the protocol's columns in
+/// the protocol's order.
+async fn check_columns(client: &Client) -> Result<()> {
+    let names: Vec<String> = client
+        .query(
+            "select attname::text from pg_attribute \
+             where attrelid = 'cairnq_tasks'::regclass and attnum > 0 and not attisdropped \
+             order by attnum",
+            &[],
+        )
+        .await
+        .map_err(db_error)?
+        .iter()
+        .map(|row| column(row, 0))
+        .collect::<Result<_>>()?;
+    if names.len() < COLUMNS.len() || names.iter().zip(COLUMNS).any(|(a, b)| a != b) {
+        return Err(Error::Connection(format!(
+            "cairnq_tasks does not have the protocol's columns (found {})",
+            names.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn descriptions_never_hold_the_password() {
+        for dsn in [
+            "postgres://alice:s3cret@db.example:6543/app",
+            "host=db.example port=6543 user=alice password='s3cret' dbname=app",
+        ] {
+            let parsed = Dsn::parse(dsn).unwrap();
+            assert_eq!(parsed.target, "postgres://alice@db.example:6543/app");
+            let message = parsed.connection_error("refused").to_string();
+            assert!(!message.contains("s3cret"), "{message}");
+        }
+    }
+
+    #[test]
+    fn the_environment_fills_what_the_dsn_leaves_out() {
+        let env = |name: &str| match name {
+            "PGHOST" => Some("db1,db2".to_string()),
+            "PGPORT" => Some("6000".to_string()),
+            "PGUSER" => Some("envuser".to_string()),
+            "PGPASSWORD" => Some("envpass".to_string()),
+            "PGDATABASE" => Some("envdb".to_string()),
+            _ => None,
+        };
+        let mut config = Config::from_str("postgres:///app").unwrap();
+        fill_from_env(&mut config, env).unwrap();
+        assert_eq!(
+            describe(&config),
+            "postgres://envuser@db1:6000,db2:6000/app"
+        );
+        assert_eq!(config.get_password(), Some(&b"envpass"[..]));
+
+        let mut explicit = Config::from_str("postgres://me:pw@here:7000/mine").unwrap();
+        fill_from_env(&mut explicit, env).unwrap();
+        assert_eq!(describe(&explicit), "postgres://me@here:7000/mine");
+        assert_eq!(explicit.get_password(), Some(&b"pw"[..]));
+
+        let mut bare = Config::from_str("postgres://").unwrap();
+        fill_from_env(&mut bare, |_| None).unwrap();
+        assert_eq!(describe(&bare), "postgres://localhost:5432/");
+    }
+
+    #[test]
+    fn bad_connection_strings_are_not_echoed() {
+        let Err(err) = Dsn::parse("postgres://alice:s3cret@db.example:notaport/app") else {
+            panic!("a bad port must be refused");
+        };
+        assert!(matches!(err, Error::Connection(_)));
+        assert!(!err.to_string().contains("s3cret"), "{err}");
+    }
+}

@@ -1,0 +1,250 @@
+//! Push wakeups (PROTOCOL §9): one dedicated connection LISTENs on the
+//! trigger's channels and ends sleeps early. Purely an accelerator: every
+//! sleep still ends by its timeout, and polling stays the source of truth.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tokio_postgres::{AsyncMessage, Config, Connection, NoTls};
+
+const QUEUED_CHANNEL: &str = "cairnq_queued";
+const DONE_CHANNEL: &str = "cairnq_done";
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+const LAST_RETRY: Duration = Duration::from_secs(30);
+/// Queues remembered for a later claim wake; beyond this, misses are dropped
+/// (a missed wake costs one poll interval at most).
+const MAX_MISSED_QUEUES: usize = 1024;
+
+/// The listener of one store and the sleeps it can end.
+#[derive(Default)]
+pub struct PushWakes {
+    shared: Arc<Shared>,
+    task: Mutex<Option<JoinHandle<()>>>,
+}
+
+#[derive(Default)]
+struct Shared {
+    state: Mutex<State>,
+    listening: AtomicBool,
+}
+
+#[derive(Default)]
+struct State {
+    /// Set by `close()` or a server that refuses LISTEN; never cleared.
+    disabled: bool,
+    next_id: u64,
+    waiters: HashMap<u64, Waiter>,
+    /// Queues named by notifications that arrived while nobody waited on them.
+    missed_queues: HashSet<String>,
+}
+
+struct Waiter {
+    interest: Interest,
+    wake: Arc<Notify>,
+}
+
+enum Interest {
+    Queues(Vec<String>),
+    Task(String),
+}
+
+impl PushWakes {
+    /// Start listening in the background, once; a no-op after `shutdown`.
+    pub fn start(&self, config: &Config) {
+        let mut task = self.task.lock().expect("listener task");
+        if task.is_some() || self.shared.state().disabled {
+            return;
+        }
+        *task = Some(tokio::spawn(listen_forever(
+            self.shared.clone(),
+            config.clone(),
+        )));
+    }
+
+    /// Disable push wakeups for good and release every sleeper.
+    pub fn shutdown(&self) {
+        self.shared.state().disabled = true;
+        if let Some(task) = self.task.lock().expect("listener task").take() {
+            task.abort();
+        }
+        self.shared.lost();
+    }
+
+    /// Whether the LISTEN connection is subscribed right now.
+    pub fn listening(&self) -> bool {
+        self.shared.listening.load(Ordering::SeqCst)
+    }
+
+    pub async fn claim_wake(&self, queues: &[String], timeout: Duration) {
+        if let Some(registration) = self.shared.register(Interest::Queues(queues.to_vec())) {
+            registration.sleep(timeout).await
+        }
+    }
+
+    pub async fn task_done_wake(&self, task_id: &str, timeout: Duration) {
+        if let Some(registration) = self.shared.register(Interest::Task(task_id.to_string())) {
+            registration.sleep(timeout).await
+        }
+    }
+}
+
+impl Shared {
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("wake state")
+    }
+
+    /// Enter a sleeper in the wake table; `None` when a remembered
+    /// notification already answers it. Once disabled, sleepers just sleep.
+    fn register(&self, interest: Interest) -> Option<Registration<'_>> {
+        let mut state = self.state();
+        if let Interest::Queues(queues) = &interest {
+            let mut missed = false;
+            for queue in queues {
+                missed |= state.missed_queues.remove(queue);
+            }
+            if missed {
+                return None;
+            }
+        }
+        let wake = Arc::new(Notify::new());
+        let id = (!state.disabled).then(|| {
+            let id = state.next_id;
+            state.next_id += 1;
+            state.waiters.insert(
+                id,
+                Waiter {
+                    interest,
+                    wake: wake.clone(),
+                },
+            );
+            id
+        });
+        Some(Registration {
+            shared: self,
+            id,
+            wake,
+        })
+    }
+
+    fn dispatch(&self, channel: &str, payload: &str) {
+        let mut state = self.state();
+        let mut woke = false;
+        for waiter in state.waiters.values() {
+            let wanted = match (&waiter.interest, channel) {
+                (Interest::Queues(queues), QUEUED_CHANNEL) => queues.iter().any(|q| q == payload),
+                (Interest::Task(id), DONE_CHANNEL) => id == payload,
+                _ => false,
+            };
+            if wanted {
+                waiter.wake.notify_one();
+                woke = true;
+            }
+        }
+        if channel == QUEUED_CHANNEL && !woke && state.missed_queues.len() < MAX_MISSED_QUEUES {
+            state.missed_queues.insert(payload.to_string());
+        }
+    }
+
+    /// The connection is gone: nothing will be delivered, so nobody should
+    /// count on a wake; every sleeper goes back to polling now.
+    fn lost(&self) {
+        self.listening.store(false, Ordering::SeqCst);
+        for waiter in self.state().waiters.values() {
+            waiter.wake.notify_one();
+        }
+    }
+}
+
+/// A sleeper's entry in the wake table, removed however the sleep ends.
+struct Registration<'a> {
+    shared: &'a Shared,
+    id: Option<u64>,
+    wake: Arc<Notify>,
+}
+
+impl Registration<'_> {
+    async fn sleep(self, timeout: Duration) {
+        // A wake that came before this await left a permit, so none is lost.
+        let _ = tokio::time::timeout(timeout, self.wake.notified()).await;
+    }
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            self.shared.state().waiters.remove(&id);
+        }
+    }
+}
+
+enum Ended {
+    /// The server refused LISTEN (e.g. a pooler in transaction mode).
+    Refused,
+    /// The connection failed or dropped; `subscribed` if it got as far as LISTEN.
+    Lost { subscribed: bool },
+}
+
+async fn listen_forever(shared: Arc<Shared>, config: Config) {
+    let mut retry = FIRST_RETRY;
+    loop {
+        match listen_once(&shared, &config).await {
+            Ended::Refused => {
+                shared.state().disabled = true;
+                shared.lost();
+                return;
+            }
+            Ended::Lost { subscribed } => {
+                shared.lost();
+                if subscribed {
+                    retry = FIRST_RETRY;
+                }
+                tokio::time::sleep(retry).await;
+                retry = (retry * 2).min(LAST_RETRY);
+            }
+        }
+    }
+}
+
+async fn listen_once(shared: &Shared, config: &Config) -> Ended {
+    let Ok((client, mut connection)) = config.connect(NoTls).await else {
+        return Ended::Lost { subscribed: false };
+    };
+    // The connection must be driven while LISTEN runs: both happen here.
+    let subscribe = client.batch_execute("listen cairnq_queued; listen cairnq_done");
+    tokio::pin!(subscribe);
+    loop {
+        tokio::select! {
+            done = &mut subscribe => match done {
+                Ok(()) => break,
+                Err(e) if e.as_db_error().is_some() => return Ended::Refused,
+                Err(_) => return Ended::Lost { subscribed: false },
+            },
+            delivered = deliver_next(shared, &mut connection) => if !delivered {
+                return Ended::Lost { subscribed: false };
+            },
+        }
+    }
+    shared.listening.store(true, Ordering::SeqCst);
+    while deliver_next(shared, &mut connection).await {}
+    Ended::Lost { subscribed: true }
+}
+
+/// Drive the connection to its next message; false once it has ended.
+async fn deliver_next<S, T>(shared: &Shared, connection: &mut Connection<S, T>) -> bool
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+        Some(Ok(AsyncMessage::Notification(n))) => {
+            shared.dispatch(n.channel(), n.payload());
+            true
+        }
+        Some(Ok(_)) => true,
+        Some(Err(_)) | None => false,
+    }
+}

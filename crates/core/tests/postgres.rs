@@ -1,0 +1,1093 @@
+//! The Postgres backend against a real server. Each test gets a database of
+//! its own (created from `CAIRNQ_TEST_PG_DSN`, dropped afterwards), so tests
+//! run in parallel without seeing each other's rows or notifications.
+//!
+//! Without `CAIRNQ_TEST_PG_DSN` the tests skip, unless `CI` is set: then a
+//! missing server is a failure. `scripts/postgres.sh start` prints a DSN.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::pin;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::{Duration, Instant};
+
+use cairnq_core::store::postgres::PostgresBackend;
+use cairnq_core::store::{ClaimRequest, ListInput, Outcome, Owned, SubmitInput, Target};
+use cairnq_core::{Error, Status, Store, Task};
+use serde_json::{json, Value};
+use tokio_postgres::config::Host;
+use tokio_postgres::{Client, Config, NoTls};
+
+/// How long a condition may take to become true before a test gives up.
+const PATIENCE: Duration = Duration::from_secs(30);
+/// A sleep no test should ever sit out: a wake must end it long before.
+const LONG_SLEEP: Duration = Duration::from_secs(120);
+
+fn server_dsn() -> Option<String> {
+    match std::env::var("CAIRNQ_TEST_PG_DSN") {
+        Ok(dsn) if !dsn.trim().is_empty() => Some(dsn),
+        _ if std::env::var_os("CI").is_some() => {
+            panic!("CAIRNQ_TEST_PG_DSN must name a Postgres server when CI is set")
+        }
+        _ => {
+            eprintln!("skipped: set CAIRNQ_TEST_PG_DSN (see scripts/postgres.sh) to run the Postgres tests");
+            None
+        }
+    }
+}
+
+/// A key=value DSN for `config`'s server with another database and password.
+fn dsn_for(config: &Config, dbname: &str, password: Option<&str>) -> String {
+    let quote = |v: &str| format!("'{}'", v.replace('\\', "\\\\").replace('\'', "\\'"));
+    let mut parts = Vec::new();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .map(|h| match h {
+            Host::Tcp(name) => name.clone(),
+            Host::Unix(path) => path.display().to_string(),
+        })
+        .collect();
+    if !hosts.is_empty() {
+        parts.push(format!("host={}", quote(&hosts.join(","))));
+    }
+    if !config.get_ports().is_empty() {
+        let ports: Vec<String> = config.get_ports().iter().map(u16::to_string).collect();
+        parts.push(format!("port={}", ports.join(",")));
+    }
+    if let Some(user) = config.get_user() {
+        parts.push(format!("user={}", quote(user)));
+    }
+    let password = password.map(str::to_string).or_else(|| {
+        config
+            .get_password()
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+    });
+    if let Some(password) = password {
+        parts.push(format!("password={}", quote(&password)));
+    }
+    parts.push(format!("dbname={}", quote(dbname)));
+    parts.join(" ")
+}
+
+async fn connect_raw(dsn: &str) -> Client {
+    let (client, connection) = tokio_postgres::connect(dsn, NoTls)
+        .await
+        .expect("connect to the test server");
+    tokio::spawn(connection);
+    client
+}
+
+/// A database of the test's own, dropped when the test ends (even by panic).
+/// Tests use the multi-threaded runtime: the drop blocks one worker, and the
+/// other must stay free to finish closing connections the server waits on.
+struct TestDb {
+    server: Config,
+    server_dsn: String,
+    name: String,
+    dsn: String,
+}
+
+impl TestDb {
+    async fn create() -> Option<TestDb> {
+        let server_dsn = server_dsn()?;
+        let server = Config::from_str(&server_dsn).expect("CAIRNQ_TEST_PG_DSN parses");
+        let name = format!(
+            "cairnq_test_{}",
+            ulid::Ulid::generate().to_string().to_lowercase()
+        );
+        connect_raw(&server_dsn)
+            .await
+            .batch_execute(&format!("create database {name}"))
+            .await
+            .expect("create a test database");
+        let dsn = dsn_for(&server, &name, None);
+        Some(TestDb {
+            server,
+            server_dsn,
+            name,
+            dsn,
+        })
+    }
+
+    fn store(&self) -> Arc<Store> {
+        Store::postgres(&self.dsn, None).expect("a valid DSN")
+    }
+
+    /// A store whose backend the test can ask whether push wakeups are live.
+    fn store_with_backend(&self) -> (Arc<Store>, Arc<PostgresBackend>) {
+        let backend = Arc::new(PostgresBackend::new(&self.dsn, None).expect("a valid DSN"));
+        (Store::new(backend.clone()), backend)
+    }
+
+    async fn sql(&self) -> Client {
+        connect_raw(&self.dsn).await
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let (dsn, name) = (self.server_dsn.clone(), self.name.clone());
+        // Drop runs outside any runtime (or on one that is unwinding): use a fresh one.
+        let dropped = std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime")
+                .block_on(async move {
+                    connect_raw(&dsn)
+                        .await
+                        .batch_execute(&format!("drop database if exists {name} with (force)"))
+                        .await
+                })
+        })
+        .join();
+        if !matches!(dropped, Ok(Ok(()))) {
+            eprintln!("could not drop test database {}", self.name);
+        }
+    }
+}
+
+macro_rules! test_db {
+    () => {
+        match TestDb::create().await {
+            Some(db) => db,
+            None => return,
+        }
+    };
+}
+
+fn submit_input(name: &str, queue: &str) -> SubmitInput {
+    SubmitInput {
+        name: name.into(),
+        queue: Some(queue.into()),
+        ..SubmitInput::default()
+    }
+}
+
+async fn submit(store: &Store, name: &str, queue: &str) -> Task {
+    store.submit(submit_input(name, queue)).await.unwrap()
+}
+
+async fn submit_keyed(store: &Store, name: &str, key: &str, conflict: &str) -> Result<Task, Error> {
+    store
+        .submit(SubmitInput {
+            key: Some(key.into()),
+            conflict: Some(conflict.into()),
+            ..submit_input(name, "default")
+        })
+        .await
+}
+
+fn request(queues: &[&str], worker: &str, lease_ms: i64) -> ClaimRequest {
+    ClaimRequest {
+        queues: queues.iter().map(|q| q.to_string()).collect(),
+        worker_id: worker.into(),
+        lease_ms,
+        names: None,
+    }
+}
+
+async fn claim(store: &Store, queues: &[&str], worker: &str, limit: i64) -> Vec<Task> {
+    store
+        .claim(request(queues, worker, 30_000), limit)
+        .await
+        .unwrap()
+}
+
+fn owned(task: &Task, worker: &str) -> Owned {
+    Owned {
+        task_id: task.id.clone(),
+        worker_id: worker.into(),
+    }
+}
+
+async fn get(store: &Store, id: &str) -> Task {
+    store
+        .get(Target::Id(id.into()))
+        .await
+        .unwrap()
+        .expect("the task exists")
+}
+
+fn ids(tasks: &[Task]) -> Vec<&str> {
+    tasks.iter().map(|t| t.id.as_str()).collect()
+}
+
+fn parse(json: &str) -> Value {
+    serde_json::from_str(json).expect("a JSON column holds JSON")
+}
+
+/// Poll `probe` until it yields a value; fails the test after `PATIENCE`.
+async fn eventually<T, F, Fut>(what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn wait_listening(backend: &PostgresBackend) {
+    eventually("the LISTEN connection", || async {
+        backend.listening().then_some(())
+    })
+    .await
+}
+
+async fn strings(client: &Client, sql: &str) -> Vec<String> {
+    client
+        .query(sql, &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect()
+}
+
+async fn ledger(sql: &Client) -> Vec<(String, i64)> {
+    sql.query(
+        "select name, applied_at_ms from cairnq_migrations order by name",
+        &[],
+    )
+    .await
+    .unwrap()
+    .iter()
+    .map(|row| (row.get(0), row.get(1)))
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn migrations_build_the_protocol_schema_once() {
+    let db = test_db!();
+    let store = db.store();
+    store.connect().await.unwrap();
+    assert_eq!(store.protocol_version().await.unwrap(), 1);
+
+    let sql = db.sql().await;
+    let applied = ledger(&sql).await;
+    let names: Vec<&str> = applied.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "0001_init.sql",
+            "0002_purge_index.sql",
+            "0003_notify.sql",
+            "0004_lease_index.sql",
+            "0005_clear_terminal_lease.sql",
+            "0006_claim_name_index.sql"
+        ]
+    );
+    assert_eq!(
+        strings(
+            &sql,
+            "select key || '=' || value from cairnq_meta order by key"
+        )
+        .await,
+        ["protocol_version=1", "schema_version=6"]
+    );
+    assert_eq!(
+        strings(
+            &sql,
+            "select tgname::text from pg_trigger \
+             where tgrelid = 'cairnq_tasks'::regclass and not tgisinternal"
+        )
+        .await,
+        ["cairnq_tasks_notify"]
+    );
+    assert_eq!(
+        strings(
+            &sql,
+            "select proname::text from pg_proc where proname = 'cairnq_notify'"
+        )
+        .await,
+        ["cairnq_notify"]
+    );
+    let indexes: HashSet<String> = strings(
+        &sql,
+        "select indexname::text from pg_indexes where tablename = 'cairnq_tasks'",
+    )
+    .await
+    .into_iter()
+    .collect();
+    for index in [
+        "cairnq_tasks_claim_idx",
+        "cairnq_tasks_status_idx",
+        "cairnq_tasks_name_idx",
+        "cairnq_tasks_root_idx",
+        "cairnq_tasks_correlation_idx",
+        "cairnq_tasks_completed_idx",
+        "cairnq_tasks_lease_idx",
+        "cairnq_tasks_claim_name_idx",
+    ] {
+        assert!(indexes.contains(index), "missing {index} in {indexes:?}");
+    }
+    assert_eq!(
+        strings(
+            &sql,
+            "select column_name || ' ' || data_type from information_schema.columns \
+             where table_name = 'cairnq_tasks' \
+               and column_name in ('payload', 'progress', 'attempt', 'lease_until_ms') \
+             order by ordinal_position"
+        )
+        .await,
+        [
+            "payload jsonb",
+            "progress double precision",
+            "attempt integer",
+            "lease_until_ms bigint"
+        ]
+    );
+
+    // Another store on the same database finds nothing left to apply.
+    let second = db.store();
+    second.connect().await.unwrap();
+    assert_eq!(ledger(&sql).await, applied);
+    second.close().await.unwrap();
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_cold_starts_apply_each_migration_once() {
+    let db = test_db!();
+    let stores: Vec<_> = (0..4).map(|_| db.store()).collect();
+    let connects = stores.iter().map(|store| {
+        let store = store.clone();
+        tokio::spawn(async move { store.connect().await })
+    });
+    for connected in connects.collect::<Vec<_>>() {
+        connected.await.unwrap().unwrap();
+    }
+    assert_eq!(ledger(&db.sql().await).await.len(), 6);
+    for store in stores {
+        store.close().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_protocol_version_is_refused_and_left_alone() {
+    let db = test_db!();
+    let sql = db.sql().await;
+    sql.batch_execute(
+        "create table cairnq_meta (key text primary key, value text not null);
+         insert into cairnq_meta values ('protocol_version', '2');",
+    )
+    .await
+    .unwrap();
+    let store = db.store();
+    match store.connect().await {
+        Err(Error::ProtocolVersionMismatch { found }) => assert_eq!(found, "2"),
+        other => panic!("expected ProtocolVersionMismatch, got {other:?}"),
+    }
+    assert_eq!(
+        strings(
+            &sql,
+            "select coalesce(to_regclass('cairnq_migrations')::text, 'none') \
+             || ' ' || coalesce(to_regclass('cairnq_tasks')::text, 'none') \
+             || ' ' || (select value from cairnq_meta where key = 'protocol_version')"
+        )
+        .await,
+        ["none none 2"]
+    );
+    // Every later operation is refused the same way.
+    let err = store.get(Target::Id("task_x".into())).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "storage protocol_version=2, SDK supports 1"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migrated_database_restamped_by_a_newer_sdk_is_refused() {
+    let db = test_db!();
+    let store = db.store();
+    store.connect().await.unwrap();
+    store.close().await.unwrap();
+    let sql = db.sql().await;
+    sql.batch_execute("update cairnq_meta set value = '2' where key = 'protocol_version'")
+        .await
+        .unwrap();
+    let again = db.store();
+    assert!(matches!(
+        again.connect().await,
+        Err(Error::ProtocolVersionMismatch { found }) if found == "2"
+    ));
+    assert_eq!(ledger(&sql).await.len(), 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyed_submits_follow_their_strategy() {
+    let db = test_db!();
+    let store = db.store();
+
+    let first = submit_keyed(&store, "job", "k", "reuse").await.unwrap();
+    let reused = submit_keyed(&store, "job", "k", "reuse").await.unwrap();
+    assert_eq!(reused.id, first.id);
+    assert!(matches!(
+        submit_keyed(&store, "job", "k", "reject").await,
+        Err(Error::AlreadyExists { key }) if key == "k"
+    ));
+
+    let replacement = submit_keyed(&store, "job", "k", "replace").await.unwrap();
+    assert_ne!(replacement.id, first.id);
+    assert_eq!(get(&store, &first.id).await.status, Status::Canceled);
+    let pointed = store.get(Target::Key("k".into())).await.unwrap().unwrap();
+    assert_eq!(pointed.id, replacement.id);
+
+    // Finish the replacement: reuse-succeeded hands it back, reuse starts anew.
+    let claimed = claim(&store, &["default"], "w1", 1).await;
+    assert_eq!(ids(&claimed), [replacement.id.as_str()]);
+    store
+        .finish(
+            owned(&replacement, "w1"),
+            Outcome::Complete {
+                result: Some(r#"{"ok":true}"#.into()),
+            },
+        )
+        .await
+        .unwrap();
+    let kept = submit_keyed(&store, "job", "k", "reuse-succeeded")
+        .await
+        .unwrap();
+    assert_eq!(kept.id, replacement.id);
+    assert_eq!(parse(kept.result.as_deref().unwrap()), json!({"ok": true}));
+    let fresh = submit_keyed(&store, "job", "k", "reuse").await.unwrap();
+    assert_ne!(fresh.id, replacement.id);
+    assert_eq!(get(&store, &replacement.id).await.status, Status::Succeeded);
+
+    let canceled = store
+        .cancel(Target::Key("k".into()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (canceled.id.as_str(), canceled.status),
+        (fresh.id.as_str(), Status::Canceled)
+    );
+    let retried = store
+        .retry(Target::Key("k".into()), true)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (retried.id.as_str(), retried.status),
+        (fresh.id.as_str(), Status::Queued)
+    );
+    assert!(store
+        .cancel(Target::Key("missing".into()))
+        .await
+        .unwrap()
+        .is_none());
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_same_key_submits_makes_one_task() {
+    let db = test_db!();
+    let store = db.store();
+    store.connect().await.unwrap();
+    let submits: Vec<_> = (0..12)
+        .map(|_| {
+            let store = store.clone();
+            tokio::spawn(async move { submit_keyed(&store, "burst", "same", "reuse").await })
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for submitted in submits {
+        seen.insert(submitted.await.unwrap().unwrap().id);
+    }
+    assert_eq!(seen.len(), 1);
+    let all = store
+        .list(ListInput {
+            name: Some("burst".into()),
+            ..ListInput::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(all.len(), 1);
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_skips_rows_another_transaction_holds() {
+    let db = test_db!();
+    let store = db.store();
+    let urgent = store
+        .submit(SubmitInput {
+            priority: Some(10.0),
+            ..submit_input("job", "default")
+        })
+        .await
+        .unwrap();
+    let later = submit(&store, "job", "default").await;
+
+    let mut holder = db.sql().await;
+    let tx = holder.transaction().await.unwrap();
+    tx.query(
+        "select id from cairnq_tasks where id = $1 for update",
+        &[&urgent.id],
+    )
+    .await
+    .unwrap();
+    let claimed = claim(&store, &["default"], "w1", 1).await;
+    assert_eq!(ids(&claimed), [later.id.as_str()]);
+    tx.commit().await.unwrap();
+    let claimed = claim(&store, &["default"], "w1", 1).await;
+    assert_eq!(ids(&claimed), [urgent.id.as_str()]);
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_claimers_never_share_a_task() {
+    let db = test_db!();
+    let store = db.store();
+    let mut submitted = HashSet::new();
+    for i in 0..240 {
+        submitted.insert(
+            submit(&store, "job", if i % 2 == 0 { "a" } else { "b" })
+                .await
+                .id,
+        );
+    }
+    let claimers: Vec<_> = (0..4)
+        .map(|n| {
+            let store = Store::postgres(&db.dsn, Some(2.0)).unwrap();
+            tokio::spawn(async move {
+                let worker = format!("w{n}");
+                // Vary the shape: list of queues, or one queue.
+                let queues: &[&str] = if n % 2 == 0 { &["a", "b"] } else { &["b", "a"] };
+                let mut mine = Vec::new();
+                loop {
+                    let got = claim(&store, queues, &worker, 7).await;
+                    if got.is_empty() {
+                        break;
+                    }
+                    mine.extend(got.into_iter().map(|t| (t.id, t.worker_id.unwrap())));
+                }
+                store.close().await.unwrap();
+                (worker, mine)
+            })
+        })
+        .collect();
+    let mut claimed = HashSet::new();
+    for claimer in claimers {
+        let (worker, mine) = claimer.await.unwrap();
+        for (id, holder) in mine {
+            assert_eq!(holder, worker);
+            assert!(claimed.insert(id.clone()), "{id} was claimed twice");
+        }
+    }
+    assert_eq!(claimed, submitted);
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats["a"][Status::Running as usize], 120);
+    assert_eq!(stats["b"][Status::Running as usize], 120);
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_follow_priority_then_age_and_filter_by_name() {
+    let db = test_db!();
+    let store = db.store();
+    let low = submit(&store, "x", "q1").await;
+    let high = store
+        .submit(SubmitInput {
+            priority: Some(5.0),
+            ..submit_input("y", "q2")
+        })
+        .await
+        .unwrap();
+    let other = submit(&store, "z", "q1").await;
+    let delayed = store
+        .submit(SubmitInput {
+            run_at_delay_ms: Some(3_600_000.0),
+            ..submit_input("x", "q1")
+        })
+        .await
+        .unwrap();
+    assert!(delayed.run_at_ms >= delayed.created_at_ms + 3_600_000);
+
+    let by_names = |names: Vec<&str>| ClaimRequest {
+        names: Some(names.into_iter().map(String::from).collect()),
+        ..request(&["q1", "q2"], "w1", 30_000)
+    };
+    assert!(store.claim(by_names(vec![]), 10).await.unwrap().is_empty());
+    assert!(store
+        .claim(by_names(vec!["none"]), 10)
+        .await
+        .unwrap()
+        .is_empty());
+    let one_name = store.claim(by_names(vec!["y"]), 10).await.unwrap();
+    assert_eq!(ids(&one_name), [high.id.as_str()]);
+    let claimed = store.claim(by_names(vec!["x", "z"]), 1).await.unwrap();
+    assert_eq!(ids(&claimed), [low.id.as_str()]);
+    let one_queue = claim(&store, &["q1"], "w1", 10).await;
+    assert_eq!(ids(&one_queue), [other.id.as_str()]);
+    assert_eq!(one_queue[0].attempt, 1);
+    assert_eq!(one_queue[0].status, Status::Running);
+    assert!(one_queue[0].lease_until_ms.unwrap() >= one_queue[0].updated_at_ms + 30_000);
+    assert!(claim(&store, &["q1", "q2"], "w1", 10).await.is_empty());
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn expired_leases_are_recovered_by_the_next_claim_session() {
+    let db = test_db!();
+    let store = db.store();
+    let task = store
+        .submit(SubmitInput {
+            max_attempts: Some(2.0),
+            ..submit_input("job", "default")
+        })
+        .await
+        .unwrap();
+    let first = store
+        .claim(request(&["default"], "w1", 1), 1)
+        .await
+        .unwrap();
+    assert_eq!(ids(&first), [task.id.as_str()]);
+
+    // Once the lease has run out, another worker's session recovers and claims it.
+    let second = eventually("the first lease to be recovered", || async {
+        let got = store
+            .claim(request(&["default"], "w2", 1), 1)
+            .await
+            .unwrap();
+        got.into_iter().next()
+    })
+    .await;
+    assert_eq!((second.id.as_str(), second.attempt), (task.id.as_str(), 2));
+    assert!(matches!(
+        store.heartbeat(owned(&task, "w1"), 30_000).await,
+        Err(Error::LostLease { .. })
+    ));
+
+    // Attempts are used up: recovery fails it with the protocol's envelope. A
+    // claim for no names still runs recovery.
+    let nothing = ClaimRequest {
+        names: Some(Vec::new()),
+        ..request(&["default"], "w3", 30_000)
+    };
+    let failed = eventually("the exhausted task to fail", || async {
+        store.claim(nothing.clone(), 1).await.unwrap();
+        let now = get(&store, &task.id).await;
+        (now.status == Status::Failed).then_some(now)
+    })
+    .await;
+    assert_eq!(
+        parse(failed.error.as_deref().unwrap()),
+        json!({"type": "LeaseExpired", "code": "lease_expired",
+               "message": "task lease expired and max attempts reached",
+               "retryable": false, "details": {}})
+    );
+    assert_eq!(failed.lease_until_ms, None);
+    assert_eq!(failed.worker_id.as_deref(), Some("w2"));
+    assert!(failed.completed_at_ms.is_some());
+
+    // A cancel requested while running wins over the requeue.
+    let flagged = submit(&store, "job", "default").await;
+    store
+        .claim(request(&["default"], "w4", 1), 1)
+        .await
+        .unwrap();
+    let marked = store
+        .cancel(Target::Id(flagged.id.clone()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(marked.status, Status::Running);
+    assert!(marked.cancel_requested_at_ms.is_some());
+    eventually("the flagged task to end canceled", || async {
+        store.claim(nothing.clone(), 1).await.unwrap();
+        (get(&store, &flagged.id).await.status == Status::Canceled).then_some(())
+    })
+    .await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_writes_require_ownership() {
+    let db = test_db!();
+    let store = db.store();
+    let task = submit(&store, "job", "default").await;
+    let spare = submit(&store, "job", "default").await;
+    let held = store
+        .claim(request(&["default"], "w1", 5_000), 2)
+        .await
+        .unwrap();
+    assert_eq!(held.len(), 2);
+    let lease = get(&store, &task.id).await.lease_until_ms.unwrap();
+
+    let beat = store.heartbeat(owned(&task, "w1"), 60_000).await.unwrap();
+    assert!(beat.lease_until_ms.unwrap() > lease);
+    assert!(matches!(
+        store.heartbeat(owned(&task, "intruder"), 60_000).await,
+        Err(Error::LostLease { task_id }) if task_id == task.id
+    ));
+
+    store.cancel(Target::Id(spare.id.clone())).await.unwrap();
+    let mut beats = store
+        .heartbeat_batch(
+            vec![task.id.clone(), spare.id.clone(), "task_missing".into()],
+            "w1".into(),
+            60_000,
+        )
+        .await
+        .unwrap();
+    beats.sort();
+    let mut expected = vec![(task.id.clone(), false), (spare.id.clone(), true)];
+    expected.sort();
+    assert_eq!(beats, expected);
+
+    let progressed = store
+        .progress(owned(&task, "w1"), Some(0.25), Some("a quarter".into()))
+        .await
+        .unwrap();
+    assert_eq!(progressed.progress, Some(0.25));
+    let kept = store
+        .progress(owned(&task, "w1"), None, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (kept.progress, kept.message.as_deref()),
+        (Some(0.25), Some("a quarter"))
+    );
+
+    // A retryable failure with attempts left re-queues after the delay and
+    // clears the attempt's progress.
+    let failed = store
+        .finish(
+            owned(&task, "w1"),
+            Outcome::Fail {
+                error: r#"{"type":"Error","code":"handler_error","message":"boom","retryable":true,"details":{}}"#.into(),
+                retryable: true,
+                delay_ms: 60_000,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(failed.status, Status::Queued);
+    assert_eq!(
+        (failed.worker_id.as_deref(), failed.lease_until_ms),
+        (None, None)
+    );
+    assert_eq!((failed.progress, failed.message.as_deref()), (None, None));
+    assert!(failed.run_at_ms >= failed.updated_at_ms + 60_000);
+    assert_eq!(
+        parse(failed.error.as_deref().unwrap())["code"],
+        "handler_error"
+    );
+
+    // The canceled-while-running task: complete loses to the cancel.
+    let completed = store
+        .finish(
+            owned(&spare, "w1"),
+            Outcome::Complete {
+                result: Some("42".into()),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(completed.status, Status::Canceled);
+    assert_eq!(completed.result, None);
+    assert_eq!(completed.lease_until_ms, None);
+    assert!(matches!(
+        store
+            .finish(owned(&spare, "w1"), Outcome::Succeed { result: None })
+            .await,
+        Err(Error::LostLease { .. })
+    ));
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_succeed_ignores_a_pending_cancel() {
+    let db = test_db!();
+    let store = db.store();
+    let task = submit(&store, "job", "default").await;
+    claim(&store, &["default"], "w1", 1).await;
+    store.cancel(Target::Id(task.id.clone())).await.unwrap();
+    let done = store
+        .finish(
+            owned(&task, "w1"),
+            Outcome::Succeed {
+                result: Some(r#"[1,"two"]"#.into()),
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.status, Status::Succeeded);
+    assert_eq!(done.progress, Some(1.0));
+    assert_eq!(parse(done.result.as_deref().unwrap()), json!([1, "two"]));
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_columns_round_trip() {
+    let db = test_db!();
+    let store = db.store();
+    let payload = json!({"text": "héllo \"wörld\" 🎉", "nested": {"list": [1, 2.5, null, true]}, "empty": {}});
+    let metadata = json!({"tenant": "t-1"});
+    let task = store
+        .submit(SubmitInput {
+            payload: Some(payload.to_string()),
+            metadata: Some(metadata.to_string()),
+            correlation_id: Some("c-1".into()),
+            ..submit_input("job", "default")
+        })
+        .await
+        .unwrap();
+    let read = get(&store, &task.id).await;
+    assert_eq!(parse(&read.payload), payload);
+    assert_eq!(parse(&read.metadata), metadata);
+    assert_eq!(
+        (read.result.as_deref(), read.error.as_deref()),
+        (None, None)
+    );
+    assert_eq!(read.root_id.as_deref(), Some(task.id.as_str()));
+    let row: Value = serde_json::from_str(&read.to_json()).unwrap();
+    assert_eq!(row["payload"], payload);
+
+    // jsonb refuses NUL characters: the server's SQLSTATE comes through.
+    match store
+        .submit(SubmitInput {
+            payload: Some(r#"{"bad":"\u0000"}"#.into()),
+            ..submit_input("job", "default")
+        })
+        .await
+    {
+        Err(Error::Database { code, .. }) => assert_eq!(code, "22P05"),
+        other => panic!("expected a database error, got {other:?}"),
+    }
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_reads_and_purge() {
+    let db = test_db!();
+    let store = db.store();
+    let a = submit(&store, "alpha", "q1").await;
+    let b = submit(&store, "beta", "q1").await;
+    let c = submit(&store, "alpha", "q2").await;
+    let keyed = submit_keyed(&store, "gamma", "purge-me", "reuse")
+        .await
+        .unwrap();
+
+    let listed = store.list(ListInput::default()).await.unwrap();
+    assert_eq!(listed.len(), 4);
+    assert!(listed
+        .windows(2)
+        .all(|w| (w[0].created_at_ms, &w[0].id) >= (w[1].created_at_ms, &w[1].id)));
+    let alphas = store
+        .list(ListInput {
+            name: Some("alpha".into()),
+            queue: Some("q1".into()),
+            ..ListInput::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&alphas), [a.id.as_str()]);
+    let page = store
+        .list(ListInput {
+            limit: Some(2.0),
+            offset: Some(1.0),
+            ..ListInput::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&page), ids(&listed[1..3]));
+
+    assert_eq!(store.queue_depth("q1".into(), 5.0).await.unwrap(), 3);
+    assert_eq!(store.queue_depth("q1".into(), 2.0).await.unwrap(), 0);
+
+    store.cancel(Target::Id(b.id.clone())).await.unwrap();
+    store.cancel(Target::Id(keyed.id.clone())).await.unwrap();
+    let stats = store.stats().await.unwrap();
+    assert_eq!(stats["q1"], [1, 0, 0, 0, 1]);
+    assert_eq!(stats["q2"], [1, 0, 0, 0, 0]);
+    assert_eq!(stats["default"], [0, 0, 0, 0, 1]);
+
+    // Nothing finished an hour ago; with no age limit both canceled rows go,
+    // and the key goes with its task.
+    assert!(store
+        .purge(Some(3_600_000.0), None)
+        .await
+        .unwrap()
+        .is_empty());
+    let mut purged = store.purge(None, None).await.unwrap();
+    purged.sort();
+    let mut expected = vec![b.id.clone(), keyed.id.clone()];
+    expected.sort();
+    assert_eq!(purged, expected);
+    assert!(store
+        .get(Target::Key("purge-me".into()))
+        .await
+        .unwrap()
+        .is_none());
+    assert!(store.get(Target::Id(c.id.clone())).await.unwrap().is_some());
+    store.close().await.unwrap();
+}
+
+/// Poll a future once so it registers its interest, without waiting on it.
+async fn poll_once<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    std::future::poll_fn(|cx| Poll::Ready(std::pin::Pin::new(&mut *future).poll(cx))).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claim_wake_ends_early_when_work_arrives() {
+    let db = test_db!();
+    let (store, backend) = db.store_with_backend();
+    store.connect().await.unwrap();
+    wait_listening(&backend).await;
+
+    let queues = vec!["wq".to_string()];
+    let mut wake = pin!(store.claim_wake(&queues, LONG_SLEEP));
+    assert!(poll_once(&mut wake).await.is_pending());
+    let started = Instant::now();
+    submit(&store, "job", "wq").await;
+    tokio::time::timeout(PATIENCE, wake)
+        .await
+        .expect("the insert's notification ends the sleep");
+
+    // A notification nobody waited for is kept for the next sleep on its queue.
+    submit(&store, "job", "wq").await;
+    eventually("the remembered notification", || async {
+        tokio::time::timeout(
+            Duration::from_millis(200),
+            store.claim_wake(&queues, LONG_SLEEP),
+        )
+        .await
+        .ok()
+    })
+    .await;
+    assert!(started.elapsed() < LONG_SLEEP);
+
+    // Sleeps on other queues still end by their timeout.
+    tokio::time::timeout(
+        PATIENCE,
+        store.claim_wake(&["elsewhere".to_string()], Duration::from_millis(50)),
+    )
+    .await
+    .expect("a sleep ends by its timeout");
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_done_wake_ends_early_when_the_task_finishes() {
+    let db = test_db!();
+    let (store, backend) = db.store_with_backend();
+    let task = submit(&store, "job", "default").await;
+    wait_listening(&backend).await;
+    claim(&store, &["default"], "w1", 1).await;
+
+    let mut wake = pin!(store.task_done_wake(&task.id, LONG_SLEEP));
+    assert!(poll_once(&mut wake).await.is_pending());
+    store
+        .finish(owned(&task, "w1"), Outcome::Complete { result: None })
+        .await
+        .unwrap();
+    tokio::time::timeout(PATIENCE, wake)
+        .await
+        .expect("the completion's notification ends the sleep");
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_listener_comes_back_after_losing_its_connection() {
+    let db = test_db!();
+    let (store, backend) = db.store_with_backend();
+    store.connect().await.unwrap();
+    wait_listening(&backend).await;
+
+    let queues = vec!["rq".to_string()];
+    let mut wake = pin!(store.claim_wake(&queues, LONG_SLEEP));
+    assert!(poll_once(&mut wake).await.is_pending());
+    let killed = strings(
+        &db.sql().await,
+        "select pg_terminate_backend(pid)::text from pg_stat_activity \
+         where datname = current_database() and query like 'listen cairnq_%'",
+    )
+    .await;
+    assert_eq!(killed, ["true"]);
+    tokio::time::timeout(PATIENCE, wake)
+        .await
+        .expect("losing the connection sends sleepers back to polling");
+
+    wait_listening(&backend).await;
+    let mut wake = pin!(store.claim_wake(&queues, LONG_SLEEP));
+    assert!(poll_once(&mut wake).await.is_pending());
+    submit(&store, "job", "rq").await;
+    tokio::time::timeout(PATIENCE, wake)
+        .await
+        .expect("the new connection delivers notifications");
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_ends_push_wakeups_and_operations_reconnect() {
+    let db = test_db!();
+    let (store, backend) = db.store_with_backend();
+    let task = submit(&store, "job", "default").await;
+    wait_listening(&backend).await;
+    store.close().await.unwrap();
+    assert!(!backend.listening());
+    tokio::time::timeout(
+        PATIENCE,
+        store.claim_wake(&["default".to_string()], Duration::from_millis(50)),
+    )
+    .await
+    .expect("a sleep ends by its timeout");
+
+    // The pool comes back on demand; push wakeups stay off.
+    assert_eq!(get(&store, &task.id).await.id, task.id);
+    assert!(!backend.listening());
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_failures_never_show_the_password() {
+    let db = test_db!();
+    let secret = "not-the-password-4711";
+    let wrong_password =
+        Store::postgres(&dsn_for(&db.server, &db.name, Some(secret)), None).unwrap();
+    match wrong_password.connect().await {
+        Err(Error::Connection(message)) => {
+            assert!(
+                message.contains("password authentication failed"),
+                "{message}"
+            );
+            assert!(!message.contains(secret), "{message}");
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+    // The next operation tries again, and fails the same way.
+    assert!(matches!(
+        wrong_password.get(Target::Id("task_x".into())).await,
+        Err(Error::Connection(_))
+    ));
+
+    let nowhere = Store::postgres(
+        &format!("postgres://cairnq:{secret}@127.0.0.1:1/nothing?connect_timeout=5"),
+        None,
+    )
+    .unwrap();
+    match nowhere.connect().await {
+        Err(Error::Connection(message)) => {
+            assert!(message.contains("127.0.0.1:1"), "{message}");
+            assert!(!message.contains(secret), "{message}");
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+
+    assert!(matches!(
+        Store::postgres(&db.dsn, Some(0.0)),
+        Err(Error::Invalid(message)) if message == "max must be an integer >= 1, got 0"
+    ));
+}
