@@ -42,6 +42,11 @@ export declare class NativeRetention {
 
 export declare class NativeStore {
   static sqlite(path: string, busyTimeoutMs?: number | undefined | null): NativeStore
+  static postgres(dsn: string, max?: number | undefined | null): NativeStore
+  /** Resolves when work may be claimable on `queues`, after `timeoutMs` at the latest. */
+  claimWake(queues: Array<string>, timeoutMs: number): Promise<void>
+  /** Resolves when the task may have finished, after `timeoutMs` at the latest. */
+  taskDoneWake(taskId: string, timeoutMs: number): Promise<void>
   useBackpressure(opts: BackpressureArgs): void
   connect(): Promise<void>
   close(): Promise<void>

@@ -5,7 +5,7 @@
 // JSON text.
 
 const { NativeStore } = require("./native.js");
-const { CairnQError, fromNative, raise } = require("./errors.js");
+const { fromNative, raise } = require("./errors.js");
 const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 
 const parseRows = (text) => JSON.parse(text);
@@ -222,10 +222,7 @@ class SQLiteStore extends TaskStore {
 
 class PostgresStore extends TaskStore {
   constructor(dsn, opts = {}) {
-    if (typeof NativeStore.postgres !== "function") {
-      throw new CairnQError("PostgresStore is not available yet in this build of cairnq");
-    }
-    super(nativeSync(() => NativeStore.postgres(dsn, opts.max)));
+    super(nativeSync(() => NativeStore.postgres(dsn, opts.max ?? undefined)));
   }
 
   claimWake(queues, timeoutMs) {

@@ -72,6 +72,14 @@ impl From<BackpressureArgs> for BackpressureOptions {
     }
 }
 
+fn millis(ms: f64) -> std::time::Duration {
+    std::time::Duration::from_millis(if ms.is_finite() && ms > 0.0 {
+        ms as u64
+    } else {
+        0
+    })
+}
+
 fn lease(ms: Option<f64>) -> i64 {
     ms.map_or(DEFAULT_LEASE_MS, |v| v as i64)
 }
@@ -120,6 +128,27 @@ impl NativeStore {
         NativeStore {
             inner: Store::sqlite(&path, busy_timeout_ms),
         }
+    }
+
+    #[napi(factory)]
+    pub fn postgres(dsn: String, max: Option<f64>) -> Result<NativeStore> {
+        Store::postgres(&dsn, max)
+            .map(|inner| NativeStore { inner })
+            .js()
+    }
+
+    /// Resolves when work may be claimable on `queues`, after `timeoutMs` at the latest.
+    #[napi]
+    pub async fn claim_wake(&self, queues: Vec<String>, timeout_ms: f64) {
+        self.inner.claim_wake(&queues, millis(timeout_ms)).await
+    }
+
+    /// Resolves when the task may have finished, after `timeoutMs` at the latest.
+    #[napi]
+    pub async fn task_done_wake(&self, task_id: String, timeout_ms: f64) {
+        self.inner
+            .task_done_wake(&task_id, millis(timeout_ms))
+            .await
     }
 
     #[napi]

@@ -27,7 +27,10 @@ pub async fn wait(
     poll_ms: Option<f64>,
 ) -> Result<Task> {
     let timeout_ms = timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
-    let deadline = Instant::now() + Duration::from_secs_f64(timeout_ms.max(0.0) / 1000.0);
+    // An infinite timeout waits for as long as it takes.
+    let deadline = timeout_ms
+        .is_finite()
+        .then(|| Instant::now() + millis(timeout_ms));
     let mut interval = poll_ms.unwrap_or(DEFAULT_POLL_MS);
     loop {
         let snapshot = store.get(target.clone()).await?;
@@ -36,16 +39,27 @@ pub async fn wait(
                 return Ok(snapshot.expect("checked above"));
             }
         }
-        let remaining = deadline.saturating_duration_since(Instant::now());
+        let remaining = deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
         if remaining.is_zero() {
             return Err(timeout(target, snapshot, timeout_ms));
         }
-        let sleep = remaining.min(Duration::from_secs_f64(interval.max(0.0) / 1000.0));
+        let sleep = remaining.min(millis(interval));
         match &snapshot {
             Some(task) => store.task_done_wake(&task.id, sleep).await,
             None => tokio::time::sleep(sleep).await,
         }
         interval = next_poll_ms(interval);
+    }
+}
+
+/// Milliseconds as a duration; NaN and negatives are 0, huge values saturate.
+fn millis(ms: f64) -> Duration {
+    if ms.is_nan() || ms <= 0.0 {
+        Duration::ZERO
+    } else {
+        Duration::from_millis(ms.min(1e15) as u64)
     }
 }
 
@@ -72,5 +86,13 @@ mod tests {
         assert_eq!(next_poll_ms(1.0), 2.0);
         assert_eq!(next_poll_ms(400.0), 500.0);
         assert_eq!(next_poll_ms(2_000.0), 500.0);
+    }
+
+    #[test]
+    fn any_number_is_a_duration() {
+        assert_eq!(millis(f64::NAN), Duration::ZERO);
+        assert_eq!(millis(-5.0), Duration::ZERO);
+        assert_eq!(millis(250.0), Duration::from_millis(250));
+        assert!(millis(f64::INFINITY) > Duration::from_secs(1_000_000_000));
     }
 }
