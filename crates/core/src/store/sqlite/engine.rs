@@ -256,45 +256,56 @@ fn run_alone(conn: &Connection, mut job: Box<dyn WriteJob>) {
         job.run(conn);
         return job.deliver(None);
     }
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
         return job.deliver(Some(sqlite_error(e)));
     }
     let ok = job.run(conn);
     let end = if ok {
-        conn.execute_batch("COMMIT")
+        exec(conn, "COMMIT")
     } else {
-        conn.execute_batch("ROLLBACK")
+        exec(conn, "ROLLBACK")
     };
     match end {
         Ok(()) => job.deliver(None),
         Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = exec(conn, "ROLLBACK");
             job.deliver(ok.then(|| sqlite_error(e)))
         }
     }
 }
 
+/// A transaction-control statement, prepared once per connection.
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 fn run_group(conn: &Connection, mut group: Vec<Box<dyn WriteJob>>) {
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+    if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
         let err = sqlite_error(e);
         return group
             .into_iter()
             .for_each(|job| job.deliver(Some(err.clone())));
     }
     for job in &mut group {
-        let isolated = conn.execute_batch("SAVEPOINT cairnq_job").is_ok();
+        // A failing statement already undoes itself; only jobs of several
+        // statements need a savepoint to fail as a unit.
+        if !job.transactional() {
+            job.run(conn);
+            continue;
+        }
+        let isolated = exec(conn, "SAVEPOINT cairnq_job").is_ok();
         let ok = job.run(conn);
         if isolated {
             if !ok {
-                let _ = conn.execute_batch("ROLLBACK TO cairnq_job");
+                let _ = exec(conn, "ROLLBACK TO cairnq_job");
             }
-            let _ = conn.execute_batch("RELEASE cairnq_job");
+            let _ = exec(conn, "RELEASE cairnq_job");
         }
     }
-    match conn.execute_batch("COMMIT") {
+    match exec(conn, "COMMIT") {
         Ok(()) => group.into_iter().for_each(|job| job.deliver(None)),
         Err(e) => {
-            let _ = conn.execute_batch("ROLLBACK");
+            let _ = exec(conn, "ROLLBACK");
             let err = sqlite_error(e);
             group
                 .into_iter()
