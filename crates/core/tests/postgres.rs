@@ -5,6 +5,8 @@
 //! Without `CAIRNQ_TEST_PG_DSN` the tests skip, unless `CI` is set: then a
 //! missing server is a failure. `scripts/postgres.sh start` prints a DSN.
 
+mod common;
+
 use std::collections::HashSet;
 use std::future::Future;
 use std::pin::pin;
@@ -1090,4 +1092,14 @@ async fn connection_failures_never_show_the_password() {
         Store::postgres(&db.dsn, Some(0.0)),
         Err(Error::Invalid(message)) if message == "max must be an integer >= 1, got 0"
     ));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn complete_batch_follows_complete() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let store = db.store();
+    common::complete_batch_follows_complete(store.clone()).await;
+    store.close().await.unwrap();
 }

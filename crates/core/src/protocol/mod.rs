@@ -83,6 +83,7 @@ statements!(
     progress,
     succeed,
     complete,
+    complete_batch,
     fail,
 );
 

@@ -210,6 +210,14 @@ pub trait Backend: Send + Sync + 'static {
         message: Option<String>,
     ) -> Result<Task>;
     async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task>;
+    /// `complete` for many tasks of one worker in one statement; `items` are
+    /// `(task id, result JSON)`. Returns the ids finished (the others' leases
+    /// were lost).
+    async fn complete_batch(
+        &self,
+        worker_id: String,
+        items: Vec<(String, Option<String>)>,
+    ) -> Result<Vec<String>>;
 
     /// Resolves early when something on `queues` may have become claimable;
     /// after `timeout` at the latest. Polling backends just sleep.

@@ -327,6 +327,17 @@ impl Store {
         self.backend.finish(owned, outcome).await
     }
 
+    pub async fn complete_batch(
+        &self,
+        worker_id: String,
+        items: Vec<(String, Option<String>)>,
+    ) -> Result<Vec<String>> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.backend.complete_batch(worker_id, items).await
+    }
+
     pub async fn claim_wake(&self, queues: &[String], timeout: Duration) {
         self.backend.claim_wake(queues, timeout).await
     }

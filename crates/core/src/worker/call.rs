@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde::Serialize;
 use tokio::task::JoinSet;
 
+use super::completions::Completions;
 use super::context::TaskContext;
 use super::Reporter;
 use crate::error::Error;
@@ -118,6 +119,7 @@ fn envelope(kind: &str, code: &str, message: &str, retryable: bool) -> String {
 pub(crate) async fn execute(
     call: Arc<Call>,
     invoker: Arc<dyn Invoker>,
+    completions: Completions,
     max_run: Option<MaxRun>,
     reporter: Reporter,
 ) {
@@ -181,21 +183,29 @@ pub(crate) async fn execute(
                 .collect()
         }
     };
-    settle_leftovers(&call, settlements, &reporter).await;
+    settle_leftovers(&call, settlements, &completions, &reporter).await;
 }
 
 /// Writes run concurrently (they share commits); each failure is reported
 /// against its own task and does not stop the others.
-async fn settle_leftovers(call: &Call, settlements: Vec<Settlement>, reporter: &Reporter) {
+async fn settle_leftovers(
+    call: &Call,
+    settlements: Vec<Settlement>,
+    completions: &Completions,
+    reporter: &Reporter,
+) {
     let mut writes = JoinSet::new();
     for (context, settlement) in call.contexts.iter().zip(settlements) {
         if context.settled() {
             continue;
         }
-        let (context, reporter) = (context.clone(), reporter.clone());
+        let (context, reporter, completions) =
+            (context.clone(), reporter.clone(), completions.clone());
         writes.spawn(async move {
             let written = match settlement {
-                Settlement::Complete(result) => context.complete_leftover(result).await,
+                Settlement::Complete(result) => {
+                    context.complete_leftover(&completions, result).await
+                }
                 Settlement::Fail {
                     envelope,
                     retryable,

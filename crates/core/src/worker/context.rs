@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 
 use super::call::Invoker;
+use super::completions::Completions;
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
 use crate::store::{Outcome, Owned, Store, Target};
@@ -212,23 +213,18 @@ impl TaskContext {
 
     /// The worker's final `complete` of a leftover (API.md §11.6): a lost lease
     /// only flags the context; other errors are for the caller to report.
-    pub(crate) async fn complete_leftover(&self, result: Option<String>) -> Result<()> {
+    pub(crate) async fn complete_leftover(
+        &self,
+        completions: &Completions,
+        result: Option<String>,
+    ) -> Result<()> {
         let _settling = Settling::start(self);
-        match self
-            .store
-            .finish(self.owned(), Outcome::Complete { result })
-            .await
-        {
-            Ok(_) => {
-                self.mark_settled();
-                Ok(())
-            }
-            Err(Error::LostLease { .. }) => {
-                self.mark_lease_lost();
-                Ok(())
-            }
-            Err(err) => Err(err),
+        if completions.complete(self.task_id(), result).await? {
+            self.mark_settled();
+        } else {
+            self.mark_lease_lost();
         }
+        Ok(())
     }
 
     /// The worker's `fail` of a leftover: not gated (it must work after a

@@ -4,6 +4,7 @@
 //! are reached through an [`Invoker`] the bindings provide.
 
 mod call;
+mod completions;
 mod context;
 mod heartbeat;
 mod plan;
@@ -22,6 +23,7 @@ pub use self::context::TaskContext;
 pub use self::registry::Registration;
 
 use self::call::MaxRun;
+use self::completions::Completions;
 use self::plan::{Limits, PollPlan, Usage};
 use self::registry::{Registry, Schedule};
 use crate::backoff::Backoff;
@@ -243,7 +245,8 @@ impl Worker {
             .or(shared.settings.concurrency)
             .map_or(1, |c| c.max(1.0).min(i64::MAX as f64) as i64);
         shared.store.connect().await?;
-        let run = Arc::new(RunState::new(invoker));
+        let completions = Completions::start(shared.store.clone(), shared.id.clone());
+        let run = Arc::new(RunState::new(invoker, completions));
         let (beats_done, beats_until) = watch::channel(false);
         let beats = tokio::spawn(heartbeat::beat_until(
             shared.clone(),
@@ -382,9 +385,10 @@ impl Shared {
             handler.resource.clone(),
         );
         let invoker = run.invoker.clone();
+        let completions = run.completions.clone();
         let max_run = self.settings.max_run.clone();
         calls.spawn(async move {
-            call::execute(call, invoker, max_run, reporter).await;
+            call::execute(call, invoker, completions, max_run, reporter).await;
             drop(admission);
         });
     }
@@ -406,6 +410,7 @@ pub(crate) async fn until_true(flag: &mut watch::Receiver<bool>) {
 /// The state of one `run`: the invoker and what is in flight.
 pub(crate) struct RunState {
     invoker: Arc<dyn Invoker>,
+    completions: Completions,
     ledger: Mutex<Ledger>,
 }
 
@@ -420,9 +425,10 @@ struct Ledger {
 }
 
 impl RunState {
-    fn new(invoker: Arc<dyn Invoker>) -> RunState {
+    fn new(invoker: Arc<dyn Invoker>, completions: Completions) -> RunState {
         RunState {
             invoker,
+            completions,
             ledger: Mutex::new(Ledger::default()),
         }
     }
@@ -639,7 +645,8 @@ mod tests {
         let claimed = store.claim(request, 1).await.unwrap();
         let id = claimed[0].id.clone();
 
-        let run = Arc::new(RunState::new(Arc::new(NeverCalled)));
+        let completions = Completions::start(store.clone(), worker.id().to_string());
+        let run = Arc::new(RunState::new(Arc::new(NeverCalled), completions));
         let schedule = worker.shared.registry().schedule();
         let mut calls = JoinSet::new();
         worker.shared.dispatch(&run, &schedule, claimed, &mut calls);

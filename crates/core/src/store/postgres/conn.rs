@@ -135,8 +135,24 @@ fn describe(config: &Config) -> String {
 fn driver_cause(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => e.to_string(),
+        None => with_sources(e),
     }
+}
+
+/// The driver's message followed by its causes: tokio-postgres keeps the
+/// cause ("Connection refused", "timed out") out of its own `Display`.
+fn with_sources(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !cause_text.is_empty() && !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 /// Map a statement's failure: server errors keep their SQLSTATE; a lost
@@ -150,11 +166,14 @@ pub fn db_error(e: tokio_postgres::Error) -> Error {
     }
     let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
     if e.is_closed() || io {
-        Error::Connection(format!("lost the connection to Postgres: {e}"))
+        Error::Connection(format!(
+            "lost the connection to Postgres: {}",
+            with_sources(&e)
+        ))
     } else {
         Error::Database {
             code: SqlState::INTERNAL_ERROR.code().to_string(),
-            message: e.to_string(),
+            message: with_sources(&e),
         }
     }
 }
@@ -364,7 +383,8 @@ pub async fn migrate(client: &mut Client) -> Result<()> {
 }
 
 /// Two processes creating the ledger at once: the loser's "if not exists"
-/// still trips over the winner's catalog rows, which means it exists now.
+/// still trips over the winner's catalog rows (a unique violation in
+/// pg_type/pg_class, or "type … already exists"), which means it exists now.
 async fn create_ledger(client: &Client) -> Result<()> {
     let created = client
         .batch_execute(
@@ -375,7 +395,8 @@ async fn create_ledger(client: &Client) -> Result<()> {
     match created {
         Err(e)
             if e.code() == Some(&SqlState::UNIQUE_VIOLATION)
-                || e.code() == Some(&SqlState::DUPLICATE_TABLE) =>
+                || e.code() == Some(&SqlState::DUPLICATE_TABLE)
+                || e.code() == Some(&SqlState::DUPLICATE_OBJECT) =>
         {
             Ok(())
         }
@@ -450,6 +471,28 @@ mod tests {
         let mut bare = Config::from_str("postgres://").unwrap();
         fill_from_env(&mut bare, |_| None).unwrap();
         assert_eq!(describe(&bare), "postgres://localhost:5432/");
+    }
+
+    #[test]
+    fn causes_are_part_of_the_message() {
+        #[derive(Debug)]
+        struct Outer(std::io::Error);
+        impl Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("error connecting to server")
+            }
+        }
+        impl std::error::Error for Outer {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let refused =
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+        assert_eq!(
+            with_sources(&Outer(refused)),
+            "error connecting to server: Connection refused"
+        );
     }
 
     #[test]

@@ -442,6 +442,23 @@ impl Backend for PostgresBackend {
         }
     }
 
+    async fn complete_batch(
+        &self,
+        worker_id: String,
+        items: Vec<(String, Option<String>)>,
+    ) -> Result<Vec<String>> {
+        let (ids, results): (Vec<String>, Vec<Option<String>>) = items.into_iter().unzip();
+        rows(
+            &self.client().await?,
+            SQL.complete_batch,
+            &[&ids, &results, &worker_id],
+        )
+        .await?
+        .iter()
+        .map(|row| row.try_get(0).map_err(db_error))
+        .collect()
+    }
+
     async fn claim_wake(&self, queues: &[String], timeout: Duration) {
         self.wakes.claim_wake(queues, timeout).await
     }

@@ -456,6 +456,27 @@ impl Backend for SqliteBackend {
         .await
     }
 
+    async fn complete_batch(
+        &self,
+        worker_id: String,
+        items: Vec<(String, Option<String>)>,
+    ) -> Result<Vec<String>> {
+        self.write(move |conn| {
+            let items = serde_json::to_string(&items).expect("ids and JSON texts encode");
+            query(
+                conn,
+                SQL.complete_batch,
+                &[
+                    (":items", &items),
+                    (":worker_id", &worker_id),
+                    (":now", &now_ms()),
+                ],
+                |row| row.get(0),
+            )
+        })
+        .await
+    }
+
     async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task> {
         self.write(move |conn| match &outcome {
             Outcome::Succeed { result } => owned_write(

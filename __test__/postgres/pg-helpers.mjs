@@ -1,0 +1,362 @@
+// Helpers for the Postgres tests: a database of its own per test (created and
+// dropped through psql), clients and workers that are closed when the test
+// ends, worker processes whose JSON output lines can be awaited, and a private
+// cluster for the tests that restart the server.
+//
+// The tests read CAIRNQ_TEST_PG_DSN (`scripts/postgres.sh start` prints one).
+// Without it they skip with a reason, unless CI is set: then they fail.
+import { execFile, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+
+import { CairnQ, Worker } from "../../index.mjs";
+import { REPO_ROOT, defer, waitFor } from "../helpers.mjs";
+
+const execFileAsync = promisify(execFile);
+
+export const PG_FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
+export const BASE_DSN = process.env.CAIRNQ_TEST_PG_DSN || null;
+const IN_CI = Boolean(process.env.CI);
+
+/**
+ * The `skip` option for every Postgres suite: a reason when the DSN is unset
+ * outside CI; `false` otherwise, so in CI a missing DSN fails every test (in
+ * `requireDsn`) instead of passing silently.
+ */
+export const PG_SKIP = BASE_DSN || IN_CI ? false : "CAIRNQ_TEST_PG_DSN is not set (scripts/postgres.sh start prints one)";
+
+export function requireDsn() {
+  if (!BASE_DSN) throw new Error("CAIRNQ_TEST_PG_DSN must be set when CI is set: the Postgres tests cannot run");
+  return BASE_DSN;
+}
+
+/** The newest PostgreSQL client/server binary directory, or null. */
+export function serverBinDir() {
+  const root = "/usr/lib/postgresql";
+  if (!fs.existsSync(root)) return null;
+  const versions = fs
+    .readdirSync(root)
+    .filter((v) => fs.existsSync(path.join(root, v, "bin", "pg_ctl")))
+    .sort((a, b) => Number(a) - Number(b));
+  return versions.length ? path.join(root, versions.at(-1), "bin") : null;
+}
+
+function psqlBinary() {
+  if (process.env.PSQL) return process.env.PSQL;
+  const dir = serverBinDir();
+  if (dir && fs.existsSync(path.join(dir, "psql"))) return path.join(dir, "psql");
+  return "psql";
+}
+export const PSQL = psqlBinary();
+
+/** Run one SQL string through psql against `dsn`; resolves with trimmed unaligned output. */
+export async function psql(dsn, sql, { timeoutMs = 60_000 } = {}) {
+  try {
+    const { stdout } = await execFileAsync(PSQL, ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql], {
+      timeout: timeoutMs,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    return stdout.trim();
+  } catch (err) {
+    throw new Error(`psql failed for ${JSON.stringify(sql)}: ${err.stderr || err.message}`);
+  }
+}
+
+/** `dsn` with its database name replaced (URL or key=value form). */
+export function dsnWithDatabase(dsn, database) {
+  if (/^postgres(ql)?:\/\//.test(dsn)) {
+    const url = new URL(dsn);
+    url.pathname = `/${database}`;
+    return url.toString();
+  }
+  return `${dsn.replace(/\bdbname=\S+/, "")} dbname=${database}`;
+}
+
+/** `dsn` with user and/or password replaced (URL form). */
+export function dsnWithCredentials(dsn, { user, password }) {
+  const url = new URL(dsn);
+  if (user !== undefined) url.username = encodeURIComponent(user);
+  if (password !== undefined) url.password = encodeURIComponent(password);
+  return url.toString();
+}
+
+export function dsnWithPort(dsn, port) {
+  const url = new URL(dsn);
+  url.port = String(port);
+  return url.toString();
+}
+
+/** The password in a URL DSN (to check messages never contain it). */
+export function passwordOf(dsn) {
+  return decodeURIComponent(new URL(dsn).password);
+}
+
+export function randomName(prefix = "cq") {
+  return `${prefix}_${randomBytes(6).toString("hex")}`;
+}
+
+/**
+ * A fresh, empty database on the test server (or on `adminDsn`'s server),
+ * dropped WITH (FORCE) when the test ends — after everything registered
+ * later (clients, workers, processes) has been closed.
+ */
+export async function createDatabase(t, adminDsn = requireDsn()) {
+  const database = randomName("cq");
+  await psql(adminDsn, `create database ${database}`);
+  defer(t, () => psql(adminDsn, `drop database if exists ${database} with (force)`));
+  return { database, dsn: dsnWithDatabase(adminDsn, database), adminDsn };
+}
+
+/** Backends connected to `database` right now (psql connects to the admin database). */
+export async function connectionCount(adminDsn, database) {
+  return Number(await psql(adminDsn, `select count(*) from pg_stat_activity where datname = '${database}'`));
+}
+
+/** The last query of each backend connected to `database`, on one line each. */
+export async function backendQueries(adminDsn, database) {
+  const out = await psql(
+    adminDsn,
+    `select regexp_replace(coalesce(query, ''), '\\s+', ' ', 'g') from pg_stat_activity where datname = '${database}'`,
+  );
+  return out === "" ? [] : out.split("\n");
+}
+
+export const isListenQuery = (query) => /^\s*listen\s/i.test(query);
+
+/**
+ * Resolve once `count` backends on `database` have subscribed with LISTEN
+ * (push wakeups are live), so a test that times a wake does not race the
+ * listener's background start.
+ */
+export async function waitForListeners(adminDsn, database, count, { timeoutMs = 20_000 } = {}) {
+  let last = [];
+  await waitFor(
+    async () => {
+      last = await backendQueries(adminDsn, database);
+      return last.filter(isListenQuery).length >= count;
+    },
+    { timeoutMs, intervalMs: 20, message: `fewer than ${count} LISTEN connections on ${database}; backends: ${JSON.stringify(last)}` },
+  );
+}
+
+/** A `CairnQ.postgres` client closed when the test ends. */
+export function openPgClient(t, dsn, opts = {}) {
+  const client = CairnQ.postgres(dsn, opts);
+  defer(t, () => client.close());
+  return client;
+}
+
+/**
+ * `Worker.postgres(dsn, opts)` (or `new Worker(store, queues, opts)` with
+ * `opts.store`), stopped, drained and closed when the test ends.
+ */
+export function makePgWorker(t, dsn, opts = {}) {
+  const { store, queues = ["default"], ...rest } = opts;
+  const worker = store
+    ? new Worker(store, queues, { pollIntervalMs: 50, ...rest })
+    : Worker.postgres(dsn, { queues, pollIntervalMs: 50, ...rest });
+  let running = null;
+  const handle = {
+    worker,
+    start(runOpts) {
+      running = worker.run(runOpts);
+      running.catch(() => {});
+      return running;
+    },
+    async stopAndDrain() {
+      worker.stop();
+      if (running) await running;
+    },
+  };
+  defer(t, async () => {
+    worker.stop();
+    try {
+      if (running) await running;
+    } finally {
+      await worker.close();
+    }
+  });
+  return handle;
+}
+
+/** Resolve once the task is in one of `statuses`; returns the row. */
+export async function waitForStatus(client, taskId, statuses, { timeoutMs = 30_000 } = {}) {
+  const wanted = Array.isArray(statuses) ? statuses : [statuses];
+  let last = null;
+  try {
+    return await waitFor(
+      async () => {
+        last = await client.get(taskId);
+        return last && wanted.includes(last.status) ? last : null;
+      },
+      { timeoutMs, intervalMs: 20 },
+    );
+  } catch (err) {
+    err.message = `task ${taskId} did not reach ${wanted.join("/")} within ${timeoutMs}ms; last row: ${JSON.stringify(last)}`;
+    throw err;
+  }
+}
+
+/** Total rows per status over all queues, e.g. {succeeded: 5, queued: 0, …}. */
+export async function statusTotals(client) {
+  const totals = { queued: 0, running: 0, succeeded: 0, failed: 0, canceled: 0 };
+  for (const counts of Object.values(await client.stats())) {
+    for (const [status, n] of Object.entries(counts)) totals[status] += n;
+  }
+  return totals;
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on right now. */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Spawn `node <postgres fixture> <json config>`. Exposes the output so far,
+ * the parsed JSON lines (`events()`), `waitForEvent(predicate)`, `exited`,
+ * `waitExit(ms)` and `kill(signal)` (this child only, by its pid). A child
+ * still alive when the test ends is SIGKILLed.
+ */
+export function spawnPgFixture(t, fixture, config) {
+  const child = spawn(process.execPath, [path.join(PG_FIXTURES, fixture), JSON.stringify(config)], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const proc = {
+    child,
+    pid: child.pid,
+    stdout: "",
+    stderr: "",
+    exitInfo: null,
+    exited: null,
+    events() {
+      const out = [];
+      for (const line of proc.stdout.split("\n")) {
+        if (!line.startsWith("{")) continue;
+        try {
+          out.push(JSON.parse(line));
+        } catch {}
+      }
+      return out;
+    },
+    tail() {
+      return `stdout: ${proc.stdout.slice(-4000)}; stderr: ${proc.stderr.slice(-4000)}`;
+    },
+    async waitForEvent(predicate, { timeoutMs = 60_000, what = "event" } = {}) {
+      return waitFor(
+        () => {
+          const found = proc.events().find(predicate);
+          if (found) return found;
+          if (proc.exitInfo) {
+            throw new Error(`${fixture} exited (${JSON.stringify(proc.exitInfo)}) before ${what}; ${proc.tail()}`);
+          }
+          return null;
+        },
+        { timeoutMs, intervalMs: 20, message: `${fixture} did not report ${what} within ${timeoutMs}ms; ${proc.tail()}` },
+      );
+    },
+    kill(signal) {
+      if (proc.exitInfo === null) child.kill(signal);
+    },
+    async waitExit(timeoutMs = 30_000) {
+      let timer;
+      const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => {
+          proc.kill("SIGKILL");
+          reject(new Error(`${fixture} did not exit within ${timeoutMs}ms; ${proc.tail()}`));
+        }, timeoutMs);
+      });
+      try {
+        return await Promise.race([proc.exited, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+  child.stdout.setEncoding("utf8").on("data", (d) => (proc.stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d) => (proc.stderr += d));
+  proc.exited = new Promise((resolve) =>
+    child.on("exit", (code, signal) => {
+      proc.exitInfo = { code, signal };
+      resolve(proc.exitInfo);
+    }),
+  );
+  defer(t, async () => {
+    if (proc.exitInfo === null) {
+      child.kill("SIGKILL");
+      await proc.exited;
+    }
+  });
+  return proc;
+}
+
+/** One JSON object per line of `file` ([] if the file does not exist). */
+export function readJsonLines(file) {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
+/** A temp dir removed when the test ends. */
+export function tempDir(t, prefix = "cairnq-pg-") {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const POSTGRES_SH = path.join(REPO_ROOT, "scripts", "postgres.sh");
+
+async function postgresSh(args, timeoutMs = 180_000) {
+  try {
+    const { stdout } = await execFileAsync("bash", [POSTGRES_SH, ...args], { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
+    return stdout.trim();
+  } catch (err) {
+    throw new Error(`scripts/postgres.sh ${args.join(" ")} failed: ${err.stderr || err.message}`);
+  }
+}
+
+/**
+ * A private cluster (its own data dir and port, through scripts/postgres.sh),
+ * so restarting it disturbs no other test. Stopped and removed at the end.
+ * Returns {dsn, start(), stop()}.
+ */
+export async function privateCluster(t) {
+  const port = await freePort();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-pg-own-"));
+  const cluster = {
+    dir,
+    port,
+    dsn: null,
+    async start() {
+      cluster.dsn = await postgresSh(["start", dir, String(port)]);
+      return cluster.dsn;
+    },
+    stop() {
+      return postgresSh(["stop", dir]);
+    },
+  };
+  defer(t, async () => {
+    try {
+      await cluster.stop();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  await cluster.start();
+  return cluster;
+}

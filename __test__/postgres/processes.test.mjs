@@ -1,0 +1,276 @@
+// Worker processes on one Postgres database: what only real processes, real
+// kills and a real server restart can show. Handlers that block the event loop
+// past their lease still run exactly once (the lease lives in Rust); three
+// processes drain thousands of tasks with no task run twice; a SIGKILLed
+// worker's task is recovered after lease expiry; a server restart mid-drain
+// loses nothing.
+import { describe, test } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+
+import { CairnQ } from "../../index.mjs";
+import { defer, waitFor } from "../helpers.mjs";
+import {
+  PG_SKIP,
+  createDatabase,
+  openPgClient,
+  privateCluster,
+  readJsonLines,
+  serverBinDir,
+  spawnPgFixture,
+  statusTotals,
+  tempDir,
+  waitForStatus,
+} from "./pg-helpers.mjs";
+
+// A hung test must fail, not hold CI: generous for a loaded machine.
+const SUITE_TIMEOUT_MS = 900_000;
+
+const FIXTURE = "pg-worker.mjs";
+
+/** Submit `n` tasks named "job" with payload {i}, `parallel` at a time; returns their ids in order. */
+async function submitMany(client, n, parallel = 100) {
+  const ids = new Array(n);
+  for (let start = 0; start < n; start += parallel) {
+    const batch = [];
+    for (let i = start; i < Math.min(n, start + parallel); i++) {
+      batch.push(client.submit("job", { i }).then((task) => (ids[i] = task.id)));
+    }
+    await Promise.all(batch);
+  }
+  return ids;
+}
+
+/** Every row of the database (list pages through created_at desc). */
+async function allTasks(client) {
+  const rows = [];
+  for (let offset = 0; ; offset += 1000) {
+    const page = await client.list({ limit: 1000, offset });
+    rows.push(...page);
+    if (page.length < 1000) return rows;
+  }
+}
+
+function otherErrors(proc, allowed = () => false) {
+  return proc.events().filter((e) => e.event === "error" && !allowed(e));
+}
+
+describe("Postgres worker processes", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
+  test("handlers that block the event loop past their lease run exactly once, across two processes", async (t) => {
+    const { dsn } = await createDatabase(t);
+    const client = openPgClient(t, dsn);
+    const runsFile = path.join(tempDir(t), "runs.jsonl");
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push((await client.submit("job", { i })).id);
+
+    const cfg = { dsn, handler: "block", blockMs: 2500, leaseMs: 1000, runsFile, pollIntervalMs: 50 };
+    const workers = [spawnPgFixture(t, FIXTURE, cfg), spawnPgFixture(t, FIXTURE, cfg)];
+
+    // 4 × 2.5 s over two processes is ~5 s; the bound is for a loaded machine.
+    const rows = [];
+    for (const id of ids) rows.push(await waitForStatus(client, id, ["succeeded", "failed", "canceled"], { timeoutMs: 120_000 }));
+    for (const row of rows) {
+      assert.equal(row.status, "succeeded", JSON.stringify(row));
+      assert.equal(row.attempt, 1, `task ${row.id} was claimed again while its handler blocked`);
+      assert.equal(row.result.attempt, 1);
+      assert.equal(row.error, null);
+    }
+    const runs = readJsonLines(runsFile);
+    assert.equal(runs.length, 4, `exactly four handler runs: ${JSON.stringify(runs)}`);
+    assert.deepEqual(new Set(runs.map((r) => r.id)), new Set(ids));
+    for (const row of rows) assert.equal(row.result.pid, runs.find((r) => r.id === row.id).pid);
+
+    // The blocked loop is reported through onError (never thrown); nothing else is.
+    await waitFor(() => workers.some((w) => w.events().some((e) => e.event === "error" && e.name === "EventLoopBlocked")), {
+      timeoutMs: 30_000,
+      message: "no EventLoopBlocked report",
+    });
+    for (const w of workers) {
+      assert.deepEqual(otherErrors(w, (e) => e.name === "EventLoopBlocked"), [], w.tail());
+    }
+    for (const w of workers) w.kill("SIGTERM");
+    for (const w of workers) {
+      assert.deepEqual(await w.waitExit(30_000), { code: 0, signal: null }, w.tail());
+      assert.ok(w.events().some((e) => e.event === "served"));
+    }
+  });
+
+  test("three worker processes drain 5,000 tasks: every task succeeds, none runs twice", async (t) => {
+    const { dsn } = await createDatabase(t);
+    const client = openPgClient(t, dsn, { max: 10 });
+    await client.connect();
+    const runsFile = path.join(tempDir(t), "runs.jsonl");
+    const cfg = { dsn, handler: "ok", quiet: true, concurrency: 8, leaseMs: 30_000, pollIntervalMs: 50, runsFile };
+    const workers = [0, 1, 2].map(() => spawnPgFixture(t, FIXTURE, cfg));
+    for (const w of workers) await w.waitForEvent((e) => e.event === "serving", { what: "serving" });
+
+    const N = 5000;
+    const ids = await submitMany(client, N);
+    await waitFor(async () => (await statusTotals(client)).succeeded === N, {
+      timeoutMs: 240_000,
+      intervalMs: 250,
+      message: `not all ${N} tasks succeeded`,
+    }).catch(async (err) => {
+      err.message += `; totals ${JSON.stringify(await statusTotals(client))}; ${workers.map((w) => w.tail()).join(" | ")}`;
+      throw err;
+    });
+    assert.deepEqual(await statusTotals(client), { queued: 0, running: 0, succeeded: N, failed: 0, canceled: 0 });
+
+    const rows = await allTasks(client);
+    assert.equal(rows.length, N);
+    const pids = new Set(workers.map((w) => w.pid));
+    for (const row of rows) {
+      assert.equal(row.attempt, 1, `task ${row.id} was claimed ${row.attempt} times`);
+      assert.equal(row.result.id, row.id);
+      assert.equal(row.result.attempt, 1);
+      assert.ok(pids.has(row.result.pid), `result from an unknown process ${row.result.pid}`);
+    }
+    assert.deepEqual(new Set(rows.map((r) => r.id)), new Set(ids));
+
+    // Every handler invocation, including any whose result could not be written.
+    const runs = readJsonLines(runsFile);
+    assert.equal(runs.length, N, `${runs.length} handler runs for ${N} tasks`);
+    assert.equal(new Set(runs.map((r) => r.id)).size, N, "no task ran twice");
+    assert.ok(runs.every((r) => r.attempt === 1));
+    for (const w of workers) {
+      assert.ok(runs.some((r) => r.pid === w.pid), `process ${w.pid} took part`);
+      assert.deepEqual(otherErrors(w), [], w.tail());
+    }
+
+    for (const w of workers) w.kill("SIGTERM");
+    for (const w of workers) assert.deepEqual(await w.waitExit(30_000), { code: 0, signal: null }, w.tail());
+  });
+
+  test("a worker process SIGKILLed mid-task: another recovers the task after lease expiry (attempt 2)", async (t) => {
+    const { dsn } = await createDatabase(t);
+    const client = openPgClient(t, dsn);
+    const runsFile = path.join(tempDir(t), "runs.jsonl");
+    const leaseMs = 1000;
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await client.submit("job", { i })).id);
+
+    const doomed = spawnPgFixture(t, FIXTURE, { dsn, handler: "hang", leaseMs, runsFile });
+    const started = await doomed.waitForEvent((e) => e.event === "started", { what: "a started handler" });
+    assert.equal(started.attempt, 1);
+    const firstLease = (await client.get(started.id)).lease_until_ms;
+    await waitFor(async () => (await client.get(started.id)).lease_until_ms > firstLease, {
+      timeoutMs: 10_000,
+      message: "the hanging task's lease was never renewed",
+    });
+
+    doomed.kill("SIGKILL");
+    assert.deepEqual(await doomed.waitExit(), { code: null, signal: "SIGKILL" });
+    const orphan = await client.get(started.id);
+    assert.equal(orphan.status, "running");
+    assert.equal(orphan.attempt, 1);
+
+    const rescuer = spawnPgFixture(t, FIXTURE, { dsn, handler: "ok", leaseMs, runsFile });
+    const rows = [];
+    for (const id of ids) rows.push(await waitForStatus(client, id, ["succeeded", "failed", "canceled"], { timeoutMs: 60_000 }));
+    for (const row of rows) assert.equal(row.status, "succeeded", JSON.stringify(row));
+    const recovered = rows.find((r) => r.id === started.id);
+    assert.equal(recovered.attempt, 2);
+    assert.deepEqual(recovered.result, { id: started.id, attempt: 2, pid: rescuer.pid });
+    assert.equal(recovered.error, null, "lease recovery with attempts left records no error");
+    for (const row of rows.filter((r) => r.id !== started.id)) assert.equal(row.attempt, 1);
+
+    const again = readJsonLines(runsFile).filter((r) => r.id === started.id);
+    assert.deepEqual(
+      again.map((r) => [r.pid, r.attempt]),
+      [
+        [doomed.pid, 1],
+        [rescuer.pid, 2],
+      ],
+    );
+    // Redelivery waited for the dead worker's lease to run out (same host clock as the database).
+    assert.ok(again[1].at >= orphan.lease_until_ms, `rerun at ${again[1].at} before lease end ${orphan.lease_until_ms}`);
+
+    rescuer.kill("SIGINT");
+    assert.deepEqual(await rescuer.waitExit(), { code: 0, signal: null }, rescuer.tail());
+  });
+});
+
+const serverBinaries = serverBinDir();
+describe(
+  "Postgres server restart mid-drain",
+  {
+    skip: PG_SKIP || (serverBinaries ? false : "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin"),
+    timeout: SUITE_TIMEOUT_MS,
+  },
+  () => {
+    test("the worker reports errors, reconnects and carries on: every task succeeds, none is lost", async (t) => {
+      // A cluster of this test's own, so stopping it disturbs no other test.
+      const cluster = await privateCluster(t);
+      const dsn = cluster.dsn;
+      const N = 2000;
+      const leaseMs = 3000;
+      const runsFile = path.join(tempDir(t), "runs.jsonl");
+      let client = CairnQ.postgres(dsn);
+      defer(t, () => client.close());
+      const ids = await submitMany(client, N);
+
+      const worker = spawnPgFixture(t, FIXTURE, {
+        dsn,
+        handler: "sleep",
+        sleepMs: 3,
+        quiet: true,
+        concurrency: 4,
+        leaseMs,
+        pollIntervalMs: 50,
+        runsFile,
+      });
+      await waitFor(async () => (await statusTotals(client)).succeeded >= 200, {
+        timeoutMs: 120_000,
+        intervalMs: 50,
+        message: "the worker never got going",
+      });
+
+      await cluster.stop();
+      // While the server is down, the worker's claims fail and reach onError.
+      const outage = await worker.waitForEvent((e) => e.event === "error", { timeoutMs: 60_000, what: "an error during the outage" });
+      assert.ok(outage.phase === "claim" || outage.phase === "execute", JSON.stringify(outage));
+      await cluster.start();
+
+      // The test's own client lost its connections too; a fresh one is simplest.
+      await client.close();
+      client = CairnQ.postgres(dsn);
+      await waitFor(async () => (await statusTotals(client)).succeeded === N, {
+        timeoutMs: 180_000,
+        intervalMs: 250,
+        message: `not every task succeeded after the restart`,
+      }).catch(async (err) => {
+        err.message += `; totals ${JSON.stringify(await statusTotals(client))}; ${worker.tail()}`;
+        throw err;
+      });
+      assert.deepEqual(await statusTotals(client), { queued: 0, running: 0, succeeded: N, failed: 0, canceled: 0 });
+
+      const rows = await allTasks(client);
+      assert.deepEqual(new Set(rows.map((r) => r.id)), new Set(ids), "no task lost");
+      const runs = readJsonLines(runsFile);
+      const runsById = new Map();
+      for (const run of runs) runsById.set(run.id, [...(runsById.get(run.id) ?? []), run]);
+      for (const row of rows) {
+        const mine = runsById.get(row.id) ?? [];
+        assert.ok(mine.length >= 1, `task ${row.id} never ran`);
+        // Each run is its own claim: a task runs again only after the lease of
+        // its earlier claim expired and recovery re-queued it (a claim whose
+        // commit reply was lost in the outage also counts an attempt).
+        const attempts = mine.map((r) => r.attempt);
+        assert.equal(new Set(attempts).size, attempts.length, `task ${row.id} ran twice in one attempt: ${attempts}`);
+        assert.ok(Math.max(...attempts) === row.attempt, `task ${row.id}: attempt ${row.attempt}, runs ${attempts}`);
+        assert.deepEqual(row.result, { id: row.id, attempt: row.attempt, pid: worker.pid });
+        assert.equal(row.error, null);
+      }
+      const reruns = rows.filter((r) => r.attempt > 1).length;
+      assert.ok(reruns < 50, `only tasks in flight at the outage may rerun (concurrency 4), got ${reruns}`);
+
+      const errors = worker.events().filter((e) => e.event === "error");
+      assert.ok(errors.length >= 1);
+      t.diagnostic(`${errors.length} errors reported, ${reruns} tasks rerun; first: ${errors[0].phase}: ${errors[0].message}`);
+      assert.ok(worker.exitInfo === null, `the worker process survived the outage; ${worker.tail()}`);
+
+      worker.kill("SIGTERM");
+      assert.deepEqual(await worker.waitExit(30_000), { code: 0, signal: null }, worker.tail());
+    });
+  },
+);
