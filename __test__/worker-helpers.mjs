@@ -36,11 +36,23 @@ export function makeWorker(t, dbPath, opts = {}) {
   };
   defer(t, async () => {
     worker.stop();
-    try {
-      if (running) await running;
-    } finally {
-      await worker.close();
+    if (running) {
+      // Bounded: a test that failed while a handler waits on a gate must not
+      // hang the run in its cleanup.
+      let timer;
+      const drained = await Promise.race([
+        running.then(
+          () => true,
+          () => true,
+        ),
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve(false), 20_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!drained) throw new Error("the worker did not drain within 20 s of stop()");
     }
+    await worker.close();
   });
   return handle;
 }
@@ -121,8 +133,8 @@ export function jsonBytes(value) {
 
 /**
  * Spawn `node <fixture> <json config>` with piped output. The result exposes
- * the output so far, `waitForLine(predicate)`, the parsed JSON lines, `exited`
- * (resolves `{code, signal}`), and `kill(signal)` (this child only, by pid).
+ * the output so far, the parsed JSON lines (`events()`, `waitForEvent(pred)`), `exited`
+ * and `waitExit(ms)` (resolve `{code, signal}`), and `kill(signal)` (this child only).
  * Any child still alive when the test ends is SIGKILLed.
  */
 export function spawnFixture(t, fixture, config) {
@@ -191,7 +203,8 @@ export function spawnFixture(t, fixture, config) {
   child.stdout.setEncoding("utf8").on("data", (d) => (proc.stdout += d));
   child.stderr.setEncoding("utf8").on("data", (d) => (proc.stderr += d));
   proc.exited = new Promise((resolve) =>
-    child.on("exit", (code, signal) => {
+    // "close", not "exit": all output has been read by then.
+    child.on("close", (code, signal) => {
       proc.exitInfo = { code, signal };
       resolve(proc.exitInfo);
     }),
@@ -203,4 +216,24 @@ export function spawnFixture(t, fixture, config) {
     }
   });
   return proc;
+}
+
+/**
+ * Negative assertion over a window: poll `predicate` for `windowMs` and
+ * return true if it never became truthy.
+ */
+export async function staysFalse(predicate, windowMs) {
+  const deadline = Date.now() + windowMs;
+  while (Date.now() < deadline) {
+    if (await predicate()) return false;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return !(await predicate());
+}
+
+/** Rows of `client` by id, fetched now. */
+export async function rowsOf(client, ids) {
+  const rows = [];
+  for (const id of ids) rows.push(await client.get(id));
+  return rows;
 }

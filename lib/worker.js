@@ -79,6 +79,14 @@ class Worker {
       opts = optsOrFn ?? {};
       fn = maybeFn;
     }
+    // API.md §10.3: any value that is not an integer >= 1 gets the message,
+    // not only numbers (a string would otherwise fail the native conversion).
+    for (const option of ["batch", "concurrency"]) {
+      const value = opts[option];
+      if (value != null && !(Number.isInteger(value) && value >= 1)) {
+        throw new Error(`${option} must be an integer >= 1, got ${String(value)}`);
+      }
+    }
     nativeSync(() =>
       this._native.register(name, {
         batch: opts.batch ?? undefined,

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use rusqlite::config::DbConfig;
 use rusqlite::types::ToSql;
 use rusqlite::{Connection, OpenFlags, Row, Statement};
 
@@ -86,6 +87,11 @@ pub fn open(path: &str, busy_timeout: Duration) -> Result<Connection> {
             .map_err(sqlite_error)?;
     }
     conn.execute_batch("PRAGMA foreign_keys = ON")
+        .map_err(sqlite_error)?;
+    // Plans must not depend on bound values: otherwise a statement whose
+    // parameter feeds the planner (here the claim's LIMIT) is prepared again
+    // whenever that value changes.
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
         .map_err(sqlite_error)?;
     conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
