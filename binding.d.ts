@@ -9,6 +9,18 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * `store.claimSession(input, plan)`: a claim transaction whose draws the JS
+ * plan makes one by one.
+ */
+export declare class NativeClaimSession {
+  /** True once the transaction is open; false when there was nothing to claim. */
+  opened(): Promise<boolean>
+  draw(names: Array<string> | undefined | null, limit: number): Promise<string>
+  /** Commit (`keep`) or roll back the draws. */
+  finish(keep: boolean): Promise<void>
+}
+
 /** The Rust half of one `TaskContext`. */
 export declare class NativeContext {
   /** A context outside any worker (`new TaskContext(store, task, …)`). */
@@ -79,6 +91,7 @@ export declare class NativeStore {
   succeed(taskId: string, workerId: string, result?: string | undefined | null): Promise<string>
   complete(taskId: string, workerId: string, result?: string | undefined | null): Promise<string>
   fail(taskId: string, workerId: string, error: string, retryable: boolean, delayMs?: number | undefined | null): Promise<string>
+  openClaimSession(args: ClaimArgs): NativeClaimSession
 }
 
 export declare class NativeWorker {

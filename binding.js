@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeClaimSession = nativeBinding.NativeClaimSession
 module.exports.NativeContext = nativeBinding.NativeContext
 module.exports.NativeGate = nativeBinding.NativeGate
 module.exports.NativeRetention = nativeBinding.NativeRetention

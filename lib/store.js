@@ -158,6 +158,32 @@ class TaskStore {
       .then(parseRows, raise);
   }
 
+  /**
+   * One claim transaction whose draws `plan` makes: the probe (SQLite), lease
+   * recovery, then `plan(draw)`, then commit — or roll back if `plan` throws.
+   * Resolves with what `plan` returned, or undefined when nothing was claimable.
+   * `plan` must await nothing but `draw`: the write lock is held meanwhile.
+   */
+  async claimSession(input, plan) {
+    const session = this._native.openClaimSession({
+      queues: input.queues,
+      workerId: input.workerId,
+      leaseMs: input.leaseMs ?? undefined,
+      names: input.names ?? undefined,
+    });
+    if (!(await session.opened().catch(raise))) return undefined;
+    const draw = (names, limit) => session.draw(names ?? undefined, limit).then(parseRows, raise);
+    let outcome;
+    try {
+      outcome = await plan(draw);
+    } catch (err) {
+      await session.finish(false).catch(() => {});
+      throw err;
+    }
+    await session.finish(true).catch(raise);
+    return outcome;
+  }
+
   heartbeat(input) {
     return this._native.heartbeat(input.taskId, input.workerId, input.leaseMs).then(parseRow, raise);
   }

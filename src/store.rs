@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use cairnq_core::gate::{BackpressureOptions, QueueDepthLimit};
 use cairnq_core::store::{
-    ClaimRequest, ListInput, Outcome, Owned, Stats, SubmitInput, Target, DEFAULT_LEASE_MS,
+    ClaimRequest, ClaimSession, Draw, ListInput, Outcome, Owned, Stats, SubmitInput, Target,
+    DEFAULT_LEASE_MS,
 };
 use cairnq_core::task::{tasks_to_json, Status};
 use cairnq_core::{wait, Store, Task};
@@ -431,5 +432,71 @@ impl NativeStore {
             .await
             .map(row)
             .js()
+    }
+}
+
+/// `store.claimSession(input, plan)`: a claim transaction whose draws the JS
+/// plan makes one by one.
+#[napi]
+pub struct NativeClaimSession {
+    session: tokio::sync::Mutex<Option<ClaimSession>>,
+}
+
+#[napi]
+impl NativeStore {
+    #[napi]
+    pub fn open_claim_session(&self, args: ClaimArgs) -> NativeClaimSession {
+        let request = ClaimRequest {
+            queues: args.queues,
+            worker_id: args.worker_id,
+            lease_ms: lease(args.lease_ms),
+            names: args.names,
+        };
+        let store = self.inner.clone();
+        let session = napi::bindgen_prelude::within_runtime_if_available(move || {
+            ClaimSession::open(store, request, &tokio::runtime::Handle::current())
+        });
+        NativeClaimSession {
+            session: tokio::sync::Mutex::new(Some(session)),
+        }
+    }
+}
+
+#[napi]
+impl NativeClaimSession {
+    /// True once the transaction is open; false when there was nothing to claim.
+    #[napi]
+    pub async fn opened(&self) -> Result<bool> {
+        let mut slot = self.session.lock().await;
+        let session = slot
+            .as_mut()
+            .ok_or_else(|| napi::Error::from_reason("the claim session has ended"))?;
+        session.opened().await.js()
+    }
+
+    #[napi]
+    pub async fn draw(&self, names: Option<Vec<String>>, limit: f64) -> Result<String> {
+        let slot = self.session.lock().await;
+        let session = slot
+            .as_ref()
+            .ok_or_else(|| napi::Error::from_reason("the claim session has ended"))?;
+        let draw = Draw {
+            names,
+            limit: limit as i64,
+        };
+        session
+            .draw(draw)
+            .await
+            .map(|tasks| tasks_to_json(&tasks))
+            .js()
+    }
+
+    /// Commit (`keep`) or roll back the draws.
+    #[napi]
+    pub async fn finish(&self, keep: bool) -> Result<()> {
+        match self.session.lock().await.take() {
+            Some(session) => session.finish(keep).await.js(),
+            None => Ok(()),
+        }
     }
 }

@@ -160,6 +160,10 @@ impl Draw {
 pub trait ClaimPlan: Send + 'static {
     fn next_draw(&mut self) -> Option<Draw>;
     fn accept(&mut self, rows: Vec<Task>);
+    /// Whether to commit the session's draws; `false` rolls them back.
+    fn keep(&self) -> bool {
+        true
+    }
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
 }
 

@@ -3,6 +3,7 @@
 
 mod backend;
 pub mod postgres;
+mod session;
 pub mod sqlite;
 
 use std::collections::BTreeMap;
@@ -10,6 +11,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 pub use backend::*;
+pub use session::ClaimSession;
 
 use crate::error::{Error, Result};
 use crate::gate::{BackpressureOptions, QueueDepthGate};

@@ -9,7 +9,10 @@ use cairnq_core::{Status, Store};
 /// a task another worker holds is not touched and is absent from the answer.
 pub async fn complete_batch_follows_complete(store: Arc<Store>) {
     for name in ["a", "b", "c", "d"] {
-        let input = SubmitInput { name: name.into(), ..SubmitInput::default() };
+        let input = SubmitInput {
+            name: name.into(),
+            ..SubmitInput::default()
+        };
         store.submit(input).await.unwrap();
     }
     let claim = |worker: &str| ClaimRequest {
@@ -41,7 +44,10 @@ pub async fn complete_batch_follows_complete(store: Arc<Store>) {
     };
     let first = read(&mine[0].id).await;
     assert_eq!(first.status, Status::Succeeded);
-    assert_eq!(serde_json::from_str::<serde_json::Value>(first.result.as_deref().unwrap()).unwrap()["n"], 1);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(first.result.as_deref().unwrap()).unwrap()["n"],
+        1
+    );
     assert_eq!(first.progress, Some(1.0));
     assert_eq!(first.lease_until_ms, None);
     let canceled = read(&mine[1].id).await;
@@ -49,8 +55,14 @@ pub async fn complete_batch_follows_complete(store: Arc<Store>) {
     let empty = read(&mine[2].id).await;
     assert_eq!((empty.status, empty.result), (Status::Succeeded, None));
     let foreign = read(&theirs[0].id).await;
-    assert_eq!((foreign.status, foreign.worker_id.as_deref()), (Status::Running, Some("w2")));
+    assert_eq!(
+        (foreign.status, foreign.worker_id.as_deref()),
+        (Status::Running, Some("w2"))
+    );
     // The foreign worker still owns its task.
-    let owned = Owned { task_id: theirs[0].id.clone(), worker_id: "w2".into() };
+    let owned = Owned {
+        task_id: theirs[0].id.clone(),
+        worker_id: "w2".into(),
+    };
     store.heartbeat(owned, 30_000).await.unwrap();
 }

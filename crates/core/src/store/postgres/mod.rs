@@ -380,7 +380,11 @@ impl Backend for PostgresBackend {
             .await?;
             plan.accept(claimed);
         }
-        tx.commit().await.map_err(db_error)?;
+        if plan.keep() {
+            tx.commit().await.map_err(db_error)?;
+        } else {
+            tx.rollback().await.map_err(db_error)?;
+        }
         Ok(Some(plan))
     }
 

@@ -404,6 +404,12 @@ impl Backend for SqliteBackend {
                 )?;
                 plan.accept(rows);
             }
+            if !plan.keep() {
+                // Failing the job is what rolls its transaction back.
+                return Err(Error::Invalid(
+                    "the claim session's plan failed; its draws were rolled back".into(),
+                ));
+            }
             Ok(Some(plan))
         })
         .await
