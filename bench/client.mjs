@@ -1,19 +1,22 @@
-// Client operations on SQLite: submit (sequential and 64 in flight), get,
-// cancel and purge. Usage: node bench/client.mjs [--reps=5] [--n=20000]
-import { CairnQ } from "../index.mjs";
-import { argValue, freshDbPath, repeat, throughput } from "./lib.mjs";
+// Client operations: submit (sequential and 64 in flight), get, cancel and
+// purge, on SQLite or (with --pg=DSN) Postgres.
+// Usage: node bench/client.mjs [--reps=5] [--n=20000] [--pg=postgres://…]
+import { argValue, benchTarget, openClient, repeat, throughput } from "./lib.mjs";
 
 const reps = Number(argValue("reps", 5));
 const n = Number(argValue("n", 20000));
+const target = benchTarget();
 const payload = { user: 42, action: "resize", sizes: [64, 128, 256] };
 
 async function withClient(label, fn) {
-  const client = CairnQ.sqlite(freshDbPath(label));
+  const location = target.fresh(label);
+  const client = openClient(location);
   await client.connect();
   try {
     return await fn(client);
   } finally {
     await client.close();
+    target.release(location);
   }
 }
 
@@ -25,7 +28,7 @@ async function seeded(label, count, fn) {
   });
 }
 
-console.log(`cairnq client benchmark — SQLite, n=${n}, ${reps} repetitions, median (min, max)`);
+console.log(`cairnq client benchmark — ${target.name}, n=${n}, ${reps} repetitions, median (min, max)`);
 await repeat("submit, sequential", reps, () =>
   withClient("seq", (c) => throughput(Math.min(n, 5000), 1, () => c.submit("job", payload))),
 );

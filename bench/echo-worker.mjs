@@ -1,8 +1,8 @@
 // A worker process for bench/worker.mjs: serves "echo" until SIGTERM.
-import { Worker } from "../index.mjs";
+import { openWorker } from "./lib.mjs";
 
-const [dbPath, pollMs] = process.argv.slice(2);
-const worker = Worker.sqlite(dbPath, { pollIntervalMs: Number(pollMs), concurrency: 8 });
+const [location, pollMs] = process.argv.slice(2);
+const worker = openWorker(location, { pollIntervalMs: Number(pollMs), concurrency: 8 });
 worker.task("echo", (_ctx, payload) => payload);
 process.send?.("ready");
 await worker.serve();

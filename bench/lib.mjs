@@ -1,11 +1,52 @@
-// Shared benchmark plumbing: fresh database files, in-flight pools, medians.
+// Shared benchmark plumbing: fresh databases, in-flight pools, medians.
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { CairnQ, Worker } from "../index.mjs";
 
-export function freshDbPath(label) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cairnq-bench-${label}-`));
-  return path.join(dir, "bench.db");
+/**
+ * Where a benchmark runs: a fresh SQLite file each time, or with
+ * `--pg=postgres://…` a fresh database on that server each time (created with
+ * psql). `location` is what `open`/`worker` take, so it can cross to a child.
+ */
+export function benchTarget() {
+  const dsn = argValue("pg", process.env.CAIRNQ_BENCH_PG_DSN ?? null);
+  if (!dsn) {
+    return {
+      name: "SQLite",
+      fresh(label) {
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cairnq-bench-${label}-`));
+        return path.join(dir, "bench.db");
+      },
+      release(location) {
+        fs.rmSync(path.dirname(location), { recursive: true, force: true });
+      },
+    };
+  }
+  return {
+    name: "Postgres",
+    fresh() {
+      const database = `cairnq_bench_${randomBytes(5).toString("hex")}`;
+      execFileSync("psql", [dsn, "-qc", `create database ${database}`]);
+      const url = new URL(dsn);
+      url.pathname = `/${database}`;
+      return url.toString();
+    },
+    release(location) {
+      const database = new URL(location).pathname.slice(1);
+      execFileSync("psql", [dsn, "-qc", `drop database if exists ${database} with (force)`]);
+    },
+  };
+}
+
+export function openClient(location) {
+  return location.startsWith("postgres") ? CairnQ.postgres(location) : CairnQ.sqlite(location);
+}
+
+export function openWorker(location, opts) {
+  return location.startsWith("postgres") ? Worker.postgres(location, opts) : Worker.sqlite(location, opts);
 }
 
 /** Run `op(i)` for i in [0, n) with at most `inFlight` pending; returns ops/s. */

@@ -1,23 +1,23 @@
-// Worker throughput and latency on SQLite:
+// Worker throughput and latency on SQLite (or, with --pg=DSN, Postgres):
 // - drain of no-op tasks at concurrency 1, 8 and 64, and batched (batch 256);
 // - event-loop delay (monitorEventLoopDelay) during the concurrency-64 drain;
 // - call() latency, p50/p95, with the worker in another process.
-// Usage: node bench/worker.mjs [--reps=3] [--n=2000] [--calls=300]
+// Usage: node bench/worker.mjs [--reps=3] [--n=2000] [--calls=300] [--pg=postgres://…]
 import { fork } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { CairnQ, Worker } from "../index.mjs";
-import { argValue, freshDbPath, percentile, repeat, throughput } from "./lib.mjs";
+import { argValue, benchTarget, openClient, openWorker, percentile, repeat, throughput } from "./lib.mjs";
 
 const reps = Number(argValue("reps", 3));
 const n = Number(argValue("n", 2000));
 const calls = Number(argValue("calls", 300));
+const target = benchTarget();
 
 /** Submit `n` tasks, then time a worker draining them all; returns tasks/s. */
 async function drain({ concurrency, batch, loopDelay }) {
-  const path = freshDbPath("drain");
-  const client = CairnQ.sqlite(path);
+  const location = target.fresh("drain");
+  const client = openClient(location);
   await throughput(n, 64, (i) => client.submit("noop", { i }));
-  const worker = Worker.sqlite(path, { pollIntervalMs: 5 });
+  const worker = openWorker(location, { pollIntervalMs: 5 });
   let done = 0;
   let finished;
   const allDone = new Promise((resolve) => (finished = resolve));
@@ -43,12 +43,13 @@ async function drain({ concurrency, batch, loopDelay }) {
   await running;
   await worker.close();
   await client.close();
+  target.release(location);
   if (histogram) loopDelays.push(histogram.max / 1e6);
   return n / seconds;
 }
 
 const loopDelays = [];
-console.log(`cairnq worker benchmark — SQLite, ${n} no-op tasks per drain, ${reps} repetitions, median (min, max)`);
+console.log(`cairnq worker benchmark — ${target.name}, ${n} no-op tasks per drain, ${reps} repetitions, median (min, max)`);
 await repeat("drain, concurrency 1", reps, () => drain({ concurrency: 1 }), "tasks/s");
 await repeat("drain, concurrency 8", reps, () => drain({ concurrency: 8 }), "tasks/s");
 await repeat("drain, concurrency 64", reps, () => drain({ concurrency: 64, loopDelay: true }), "tasks/s");
@@ -56,10 +57,10 @@ console.log(`  event-loop max delay during the concurrency-64 drains: ${loopDela
 await repeat("drain, batch 256", reps, () => drain({ concurrency: 4, batch: 256 }), "tasks/s");
 
 for (const pollMs of [5, 50]) {
-  const path = freshDbPath("call");
-  const child = fork(new URL("./echo-worker.mjs", import.meta.url), [path, String(pollMs)]);
+  const location = target.fresh("call");
+  const child = fork(new URL("./echo-worker.mjs", import.meta.url), [location, String(pollMs)]);
   await new Promise((resolve) => child.once("message", resolve));
-  const client = CairnQ.sqlite(path);
+  const client = openClient(location);
   for (let i = 0; i < 20; i++) await client.call("echo", { i }, { pollMs: 1 });
   const latencies = [];
   for (let i = 0; i < calls; i++) {
@@ -73,4 +74,6 @@ for (const pollMs of [5, 50]) {
   );
   child.kill("SIGTERM");
   await client.close();
+  await new Promise((resolve) => child.once("exit", resolve));
+  target.release(location);
 }

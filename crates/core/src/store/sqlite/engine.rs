@@ -1,13 +1,19 @@
-//! The threads that own SQLite connections.
+//! Where SQLite connections do their work.
 //!
-//! One writer thread owns the write connection and drains a queue of write
-//! jobs. A lone job runs as it is (autocommit, or its own `BEGIN IMMEDIATE`
-//! when it spans several statements); jobs that queued up while the previous
-//! turn ran share one `BEGIN IMMEDIATE … COMMIT`, each inside a savepoint so a
-//! failing job rolls back alone. Nobody hears back before the commit that
-//! holds their write. Reader threads serve point reads and the claim probe on
-//! their own WAL connections, so reads never take the write lock.
+//! Writes are combined: a caller queues its job, and whoever finds the writer
+//! free becomes the combiner and runs everything queued — on its own thread,
+//! so a lone write costs no thread hop. Each turn takes the queue as one group
+//! under one `BEGIN IMMEDIATE … COMMIT`; a job of several statements runs in a
+//! savepoint so it fails alone, and nobody hears back before the commit that
+//! holds their write. The combiner never waits on the file lock: with another
+//! process holding it, the group goes to a thread that waits (up to
+//! `busyTimeoutMs`) with SQLite's busy handler, keeping the async threads free.
+//! Reader threads serve reads on their own WAL connections, so reads never
+//! take the write lock.
 
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -68,11 +74,6 @@ impl<T: Send + 'static> WriteJob for Job<T> {
     }
 }
 
-enum WriterMsg {
-    Job(Box<dyn WriteJob>),
-    Stop,
-}
-
 type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
 
 enum ReaderMsg {
@@ -84,9 +85,22 @@ pub fn closed() -> Error {
     Error::Connection("the store is closed".into())
 }
 
-/// The running connection threads of one open store.
+/// The write connection, owned by whoever is combining.
+struct Writer {
+    /// `None` once the store is closed.
+    conn: Option<Connection>,
+    /// The busy timeout the connection currently has.
+    waiting: Duration,
+    stats_refreshed: Instant,
+}
+
+/// The connections of one open store.
 pub struct Engine {
-    writes: Sender<WriterMsg>,
+    queue: Mutex<VecDeque<Box<dyn WriteJob>>>,
+    /// Set while some thread is combining; that thread owns `writer`.
+    combining: AtomicBool,
+    writer: Mutex<Writer>,
+    busy_timeout: Duration,
     /// `None` for in-memory databases: another connection would see another
     /// database, so their reads go through the writer.
     reads: Option<Sender<ReaderMsg>>,
@@ -100,14 +114,12 @@ pub struct Engine {
 impl Engine {
     pub fn start(
         writer: Connection,
+        busy_timeout: Duration,
         readers: Vec<Connection>,
         inline: Option<Connection>,
         file_backed: bool,
     ) -> Engine {
-        let (writes, write_rx) = crossbeam_channel::unbounded();
-        let mut threads = vec![spawn("cairnq-sqlite-writer", move || {
-            writer_loop(writer, write_rx)
-        })];
+        let mut threads = Vec::new();
         let reader_count = readers.len();
         let reads = file_backed.then(|| {
             let (tx, rx) = crossbeam_channel::unbounded::<ReaderMsg>();
@@ -118,7 +130,14 @@ impl Engine {
             tx
         });
         Engine {
-            writes,
+            queue: Mutex::new(VecDeque::new()),
+            combining: AtomicBool::new(false),
+            writer: Mutex::new(Writer {
+                conn: Some(writer),
+                waiting: busy_timeout,
+                stats_refreshed: Instant::now(),
+            }),
+            busy_timeout,
             reads,
             threads: std::sync::Mutex::new(threads),
             reader_count,
@@ -126,8 +145,8 @@ impl Engine {
         }
     }
 
-    /// Queue a write that is one statement (autocommit when alone).
-    pub async fn write<T, F>(&self, work: F) -> Result<T>
+    /// Queue a write that is one statement.
+    pub async fn write<T, F>(self: &Arc<Self>, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
@@ -136,7 +155,7 @@ impl Engine {
     }
 
     /// Queue a write of several statements that must commit together.
-    pub async fn transaction<T, F>(&self, work: F) -> Result<T>
+    pub async fn transaction<T, F>(self: &Arc<Self>, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
@@ -144,7 +163,7 @@ impl Engine {
         self.submit_write(work, true).await
     }
 
-    async fn submit_write<T, F>(&self, work: F, transactional: bool) -> Result<T>
+    async fn submit_write<T, F>(self: &Arc<Self>, work: F, transactional: bool) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
@@ -156,14 +175,16 @@ impl Engine {
             reply,
             transactional,
         };
-        self.writes
-            .send(WriterMsg::Job(Box::new(job)))
-            .map_err(|_| closed())?;
+        self.queue
+            .lock()
+            .expect("write queue")
+            .push_back(Box::new(job));
+        self.drain();
         answer.await.map_err(|_| closed())?
     }
 
     /// Run a read on a reader connection (the writer's, for in-memory databases).
-    pub async fn read<T, F>(&self, work: F) -> Result<T>
+    pub async fn read<T, F>(self: &Arc<Self>, work: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
@@ -191,9 +212,95 @@ impl Engine {
         }
     }
 
+    /// Run what is queued unless another thread is already doing so: that
+    /// thread sees every job queued before it lets go of the writer.
+    fn drain(self: &Arc<Self>) {
+        loop {
+            if self
+                .combining
+                .compare_exchange(false, true, SeqCst, SeqCst)
+                .is_err()
+            {
+                return;
+            }
+            if self.combine(false) == Turn::HandedOff {
+                return;
+            }
+            self.combining.store(false, SeqCst);
+            // A job queued after the last look but before the release above
+            // found the writer taken: run it now.
+            if self.queue.lock().expect("write queue").is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// Run groups until the queue is empty. Without `may_wait`, a group that
+    /// finds the file locked goes back to the front of the queue and a thread
+    /// that may wait takes over as combiner.
+    fn combine(self: &Arc<Self>, may_wait: bool) -> Turn {
+        let mut writer = self.writer.lock().expect("writer");
+        let waiting = if may_wait {
+            self.busy_timeout
+        } else {
+            Duration::ZERO
+        };
+        let Writer {
+            conn,
+            waiting: current,
+            stats_refreshed,
+        } = &mut *writer;
+        let Some(conn) = conn.as_ref() else {
+            // Closed: every queued job hears so as its reply drops.
+            self.queue.lock().expect("write queue").clear();
+            return Turn::Drained;
+        };
+        if *current != waiting && conn.busy_timeout(waiting).is_ok() {
+            *current = waiting;
+        }
+        loop {
+            let group: Vec<_> = {
+                let mut queue = self.queue.lock().expect("write queue");
+                let n = queue.len().min(MAX_GROUP);
+                queue.drain(..n).collect()
+            };
+            if group.is_empty() {
+                return Turn::Drained;
+            }
+            if stats_refreshed.elapsed() >= STATS_EVERY {
+                *stats_refreshed = Instant::now();
+                refresh_planner_stats(conn);
+            }
+            if let Some(group) = run_group(conn, group, may_wait) {
+                let mut queue = self.queue.lock().expect("write queue");
+                for job in group.into_iter().rev() {
+                    queue.push_front(job);
+                }
+                drop(queue);
+                let engine = self.clone();
+                spawn("cairnq-sqlite-wait", move || {
+                    engine.combine(true);
+                    engine.combining.store(false, SeqCst);
+                    engine.drain();
+                });
+                return Turn::HandedOff;
+            }
+        }
+    }
+
     /// Finish queued work, close every connection and join the threads.
-    pub fn shutdown(&self) {
-        let _ = self.writes.send(WriterMsg::Stop);
+    pub fn shutdown(self: &Arc<Self>) {
+        // Take the writer from whoever combines, once the queue has run.
+        while self
+            .combining
+            .compare_exchange(false, true, SeqCst, SeqCst)
+            .is_err()
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.combine(true);
+        self.writer.lock().expect("writer").conn = None;
+        self.combining.store(false, SeqCst);
         if let Some(reads) = &self.reads {
             for _ in 0..self.reader_count {
                 let _ = reads.send(ReaderMsg::Stop);
@@ -204,6 +311,12 @@ impl Engine {
             let _ = thread.join();
         }
     }
+}
+
+#[derive(PartialEq, Eq)]
+enum Turn {
+    Drained,
+    HandedOff,
 }
 
 fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
@@ -219,72 +332,28 @@ fn reader_loop(conn: Connection, jobs: Receiver<ReaderMsg>) {
     }
 }
 
-fn writer_loop(conn: Connection, jobs: Receiver<WriterMsg>) {
-    let mut stats_refreshed = Instant::now();
-    let mut stopping = false;
-    while !stopping {
-        let first = match jobs.recv() {
-            Ok(WriterMsg::Job(job)) => job,
-            Ok(WriterMsg::Stop) | Err(_) => break,
-        };
-        if stats_refreshed.elapsed() >= STATS_EVERY {
-            stats_refreshed = Instant::now();
-            refresh_planner_stats(&conn);
-        }
-        let mut group = vec![first];
-        while group.len() < MAX_GROUP {
-            match jobs.try_recv() {
-                Ok(WriterMsg::Job(job)) => group.push(job),
-                Ok(WriterMsg::Stop) => {
-                    stopping = true;
-                    break;
-                }
-                Err(_) => break,
-            }
-        }
-        if group.len() == 1 {
-            run_alone(&conn, group.pop().expect("one job"));
-        } else {
-            run_group(&conn, group);
-        }
-    }
-    // Anything queued behind Stop is answered with "closed" as its reply drops.
-}
-
-fn run_alone(conn: &Connection, mut job: Box<dyn WriteJob>) {
-    if !job.transactional() {
-        job.run(conn);
-        return job.deliver(None);
-    }
-    if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
-        return job.deliver(Some(sqlite_error(e)));
-    }
-    let ok = job.run(conn);
-    let end = if ok {
-        exec(conn, "COMMIT")
-    } else {
-        exec(conn, "ROLLBACK")
-    };
-    match end {
-        Ok(()) => job.deliver(None),
-        Err(e) => {
-            let _ = exec(conn, "ROLLBACK");
-            job.deliver(ok.then(|| sqlite_error(e)))
-        }
-    }
-}
-
 /// A transaction-control statement, prepared once per connection.
 fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
-fn run_group(conn: &Connection, mut group: Vec<Box<dyn WriteJob>>) {
+/// Run one group in one transaction and deliver every outcome after the
+/// commit. Returns the group untouched when another connection holds the lock
+/// and `may_wait` is off.
+fn run_group(
+    conn: &Connection,
+    mut group: Vec<Box<dyn WriteJob>>,
+    may_wait: bool,
+) -> Option<Vec<Box<dyn WriteJob>>> {
     if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
         let err = sqlite_error(e);
-        return group
+        if err.is_busy() && !may_wait {
+            return Some(group);
+        }
+        group
             .into_iter()
             .for_each(|job| job.deliver(Some(err.clone())));
+        return None;
     }
     for job in &mut group {
         // A failing statement already undoes itself; only jobs of several
@@ -312,4 +381,5 @@ fn run_group(conn: &Connection, mut group: Vec<Box<dyn WriteJob>>) {
                 .for_each(|job| job.deliver(Some(err.clone())));
         }
     }
+    None
 }

@@ -109,7 +109,7 @@ fn open_engine(path: &str, busy: Duration) -> Result<Engine> {
     } else {
         (Vec::new(), None)
     };
-    Ok(Engine::start(writer, readers, inline, file_backed))
+    Ok(Engine::start(writer, busy, readers, inline, file_backed))
 }
 
 fn json_list(items: &[String]) -> String {
