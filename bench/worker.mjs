@@ -56,7 +56,7 @@ await repeat("drain, concurrency 64", reps, () => drain({ concurrency: 64, loopD
 console.log(`  event-loop max delay during the concurrency-64 drains: ${loopDelays.map((d) => d.toFixed(1)).join(", ")} ms`);
 await repeat("drain, batch 256", reps, () => drain({ concurrency: 4, batch: 256 }), "tasks/s");
 
-for (const pollMs of [5, 50]) {
+for (const pollMs of [5, 500]) {
   const location = target.fresh("call");
   const child = fork(new URL("./echo-worker.mjs", import.meta.url), [location, String(pollMs)]);
   await new Promise((resolve) => child.once("message", resolve));

@@ -3,6 +3,7 @@
 
 mod conn;
 mod engine;
+mod wal_watch;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -12,6 +13,7 @@ use rusqlite::Connection;
 
 use self::conn::{is_in_memory, query, query_task, query_tasks, Params};
 use self::engine::Engine;
+use self::wal_watch::WalWatch;
 use super::{
     ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned,
     StatusCount, Target,
@@ -31,6 +33,8 @@ pub struct SqliteBackend {
     engine: RwLock<Option<Arc<Engine>>>,
     /// Serializes connect/close so concurrent first calls share one open.
     lifecycle: tokio::sync::Mutex<()>,
+    /// Ends idle sleeps and waits early when the file changes.
+    wakes: Option<Arc<WalWatch>>,
 }
 
 impl SqliteBackend {
@@ -40,6 +44,7 @@ impl SqliteBackend {
             busy_timeout,
             engine: RwLock::new(None),
             lifecycle: tokio::sync::Mutex::new(()),
+            wakes: WalWatch::new(path),
         }
     }
 
@@ -62,6 +67,13 @@ impl SqliteBackend {
         let engine = Arc::new(engine);
         *self.engine.write().expect("engine slot") = Some(engine.clone());
         Ok(engine)
+    }
+
+    async fn changed(&self, timeout: Duration) {
+        match &self.wakes {
+            Some(wakes) => wakes.changed(timeout).await,
+            None => tokio::time::sleep(timeout).await,
+        }
     }
 
     async fn write<T: Send + 'static>(
@@ -481,6 +493,14 @@ impl Backend for SqliteBackend {
             )
         })
         .await
+    }
+
+    async fn claim_wake(&self, _queues: &[String], timeout: Duration) {
+        self.changed(timeout).await
+    }
+
+    async fn task_done_wake(&self, _task_id: &str, timeout: Duration) {
+        self.changed(timeout).await
     }
 
     async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task> {
