@@ -23,7 +23,7 @@ import uuid
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from cairnq import CairnQ, CairnQError
+from cairnq import CairnQ, CairnQError, TaskCanceled, TaskFailed, TaskTimeout
 
 
 def is_postgres(target: str) -> bool:
@@ -177,6 +177,68 @@ async def cmd_claim_fail(args: argparse.Namespace) -> Any:
     return await with_client(args.db, action)
 
 
+async def cmd_call(args: argparse.Namespace) -> Any:
+    """The API side of a worker exchange: `--count` concurrent `CairnQ.call`s
+    (submit + wait) of one name. Each outcome is {"result": ...} or, for the
+    errors call raises, {"error": {...}} with the exception's fields."""
+    options: dict[str, Any] = {"queue": args.queue, "wait_timeout_ms": args.wait_timeout_ms}
+    if args.max_attempts is not None:
+        options["max_attempts"] = args.max_attempts
+    payload = parse_json_arg(args.payload)
+
+    async def one(client: CairnQ) -> dict[str, Any]:
+        try:
+            return {"result": await client.call(args.name, payload, **options)}
+        except TaskFailed as exc:
+            return {
+                "error": {
+                    "name": "TaskFailed",
+                    "type": exc.type,
+                    "code": exc.code,
+                    "message": exc.message,
+                    "retryable": exc.retryable,
+                    "details": exc.details,
+                    "envelope": exc.error,
+                }
+            }
+        except TaskCanceled as exc:
+            return {"error": {"name": "TaskCanceled", "task_id": exc.task_id}}
+        except TaskTimeout as exc:
+            return {"error": {"name": "TaskTimeout", "message": str(exc), "task": task_json(exc.task)}}
+
+    async def action(client: CairnQ) -> Any:
+        outcomes = await asyncio.gather(*(one(client) for _ in range(args.count)))
+        return {"outcomes": list(outcomes)}
+
+    return await with_client(args.db, action)
+
+
+async def cmd_list(args: argparse.Namespace) -> Any:
+    async def action(client: CairnQ) -> Any:
+        tasks = await client.list(
+            status=args.status, queue=args.queue, name=args.name, limit=args.limit
+        )
+        return {"tasks": [task_json(t) for t in tasks]}
+
+    return await with_client(args.db, action)
+
+
+async def cmd_submit_many(args: argparse.Namespace) -> Any:
+    """Submit `--tasks` ([{"name", "payload"?, "queue"?}, ...]) one after the
+    other, in order, and report the rows."""
+
+    async def action(client: CairnQ) -> Any:
+        out = []
+        for spec in parse_json_arg(args.tasks):
+            task = await client.submit(
+                spec["name"], spec.get("payload"), queue=spec.get("queue", "default")
+            )
+            out.append(task_json(task))
+        return {"tasks": out}
+
+    return await with_client(args.db, action)
+
+
 def database_url(dsn: str, database: str) -> str:
     parts = urlsplit(dsn)
     return urlunsplit((parts.scheme, parts.netloc, "/" + database, parts.query, parts.fragment))
@@ -255,6 +317,23 @@ def build_parser() -> argparse.ArgumentParser:
     claim_fail.add_argument(
         "--retryable", action=argparse.BooleanOptionalAction, default=False
     )
+
+    call = command("call", cmd_call, "CairnQ.call a name --count times, concurrently")
+    call.add_argument("--name", required=True)
+    call.add_argument("--payload", help="JSON")
+    call.add_argument("--count", type=int, default=1)
+    call.add_argument("--queue", default="default")
+    call.add_argument("--max-attempts", type=int)
+    call.add_argument("--wait-timeout-ms", type=int, default=60_000)
+
+    list_ = command("list", cmd_list, "list tasks (newest first)")
+    list_.add_argument("--name")
+    list_.add_argument("--status")
+    list_.add_argument("--queue")
+    list_.add_argument("--limit", type=int, default=1000)
+
+    submit_many = command("submit-many", cmd_submit_many, "submit several tasks in order")
+    submit_many.add_argument("--tasks", required=True, help='JSON [{"name", "payload"?}]')
 
     create_database = command(
         "pg-create-database", cmd_pg_create_database, "create a fresh Postgres database"
