@@ -95,13 +95,15 @@ export declare class NativeStore {
 }
 
 export declare class NativeWorker {
-  constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<CallArg, Promise<OutcomeArg>>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<number, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null)
+  constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<CallArg, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<number, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null)
   get id(): string
   register(name: string, opts: RegistrationArgs): void
+  /** The handler of call `id` has ended. */
+  settle(id: number, outcome: OutcomeArg): void
   stop(): void
   /**
-   * Polls until `stop()`, then drains the calls in flight. The JS functions
-   * are released when it returns, so a finished worker holds nothing.
+   * Polls until `stop()`, then drains the calls in flight. A worker runs
+   * once; its JS functions are weak, so a finished worker holds nothing.
    */
   run(concurrency?: number | undefined | null): Promise<void>
 }
@@ -114,9 +116,11 @@ export interface BackpressureArgs {
 
 /**
  * One handler call as JS receives it: the rows as one JSON array and one
- * native context per row, in the same order.
+ * native context per row, in the same order. JS answers with
+ * `NativeWorker.settle(id, outcome)`.
  */
 export interface CallArg {
+  id: number
   name: string
   batch: boolean
   tasks: string

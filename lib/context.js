@@ -28,7 +28,9 @@ class TaskContext {
           opts.retryBackoffMaxMs ?? undefined,
         ),
       );
-    this._abort = new AbortController();
+    // Created on first use of `signal`: most handlers never look at it, and a
+    // worker makes one context per task.
+    this._abort = null;
   }
 
   get taskId() {
@@ -68,6 +70,7 @@ class TaskContext {
 
   /** Aborted (reason: LostLease) when the lease is lost. */
   get signal() {
+    this._abort ??= new AbortController();
     this._syncAbort();
     return this._abort.signal;
   }
@@ -96,7 +99,7 @@ class TaskContext {
   /** @internal Abort `signal` once the native side knows the lease is lost. */
   _syncAbort() {
     const lost = this._native.lostLease;
-    if (lost && !this._abort.signal.aborted) this._abort.abort(new LostLease(this._task.id));
+    if (lost && this._abort && !this._abort.signal.aborted) this._abort.abort(new LostLease(this._task.id));
     return lost;
   }
 

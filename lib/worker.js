@@ -36,7 +36,9 @@ class Worker {
           store._native,
           queues,
           workerArgs(opts),
-          (call) => this._dispatch(call),
+          (call) => {
+            this._dispatch(call).then((outcome) => this._native.settle(call.id, outcome));
+          },
           () => undefined,
           (handle) => this._running.get(handle)?._syncAbort(),
           report,

@@ -7,6 +7,8 @@
 //! thread-safe functions are weak: a running worker is kept alive by its
 //! `run()` promise alone, so nothing outlives `close()`.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
@@ -17,10 +19,10 @@ use cairnq_core::worker::{
     WorkerOptions,
 };
 use cairnq_core::{Error, Task};
-use napi::bindgen_prelude::Promise;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Result, Status};
 use napi_derive::napi;
+use tokio::sync::oneshot;
 
 use crate::errors::{to_js, IntoJs};
 use crate::store::{BackpressureArgs, NativeStore};
@@ -49,9 +51,11 @@ pub struct RegistrationArgs {
 }
 
 /// One handler call as JS receives it: the rows as one JSON array and one
-/// native context per row, in the same order.
+/// native context per row, in the same order. JS answers with
+/// `NativeWorker.settle(id, outcome)`.
 #[napi(object, object_from_js = false)]
 pub struct CallArg {
+    pub id: u32,
     pub name: String,
     pub batch: bool,
     pub tasks: String,
@@ -87,9 +91,12 @@ pub struct ErrorArg {
 type JsFn<Arg, Ret> = ThreadsafeFunction<Arg, Ret, Arg, Status, false, true>;
 
 struct JsInvoker {
-    dispatch: JsFn<CallArg, Promise<OutcomeArg>>,
+    dispatch: JsFn<CallArg, ()>,
     ping: JsFn<(), ()>,
     lease_lost: JsFn<f64, ()>,
+    /// Calls handed to JS and not settled yet, by id.
+    pending: Mutex<HashMap<u32, oneshot::Sender<OutcomeArg>>>,
+    next_id: AtomicU32,
 }
 
 /// A context's identity for the JS side while its call runs.
@@ -124,7 +131,14 @@ impl From<OutcomeArg> for CallOutcome {
 impl Invoker for JsInvoker {
     async fn invoke(&self, call: Arc<Call>) -> CallOutcome {
         let tasks: Vec<Task> = call.contexts.iter().map(|c| c.task().clone()).collect();
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (reply, answer) = oneshot::channel();
+        self.pending
+            .lock()
+            .expect("pending calls")
+            .insert(id, reply);
         let arg = CallArg {
+            id,
             name: call.name.clone(),
             batch: call.batch,
             tasks: tasks_to_json(&tasks),
@@ -134,15 +148,20 @@ impl Invoker for JsInvoker {
                 .map(|c| NativeContext { inner: c.clone() })
                 .collect(),
         };
-        let answered = match self.dispatch.call_async(arg).await {
-            Ok(promise) => promise.await,
-            Err(err) => Err(err),
-        };
-        match answered {
+        let status = self
+            .dispatch
+            .call(arg, ThreadsafeFunctionCallMode::NonBlocking);
+        if status != Status::Ok {
+            self.pending.lock().expect("pending calls").remove(&id);
+            return CallOutcome::Broken(Error::Connection(format!(
+                "the handler could not be run: {status}"
+            )));
+        }
+        match answer.await {
             Ok(outcome) => outcome.into(),
-            Err(err) => CallOutcome::Broken(Error::Connection(format!(
-                "the handler could not be run: {err}"
-            ))),
+            Err(_) => {
+                CallOutcome::Broken(Error::Connection("the handler's answer was lost".into()))
+            }
         }
     }
 
@@ -159,8 +178,9 @@ impl Invoker for JsInvoker {
 #[napi]
 pub struct NativeWorker {
     worker: Worker,
-    /// Handed to `run`; the core holds it only while the loop runs.
-    invoker: Mutex<Option<Arc<JsInvoker>>>,
+    invoker: Arc<JsInvoker>,
+    /// Whether `run` may still start (a worker runs once).
+    runnable: AtomicBool,
 }
 
 #[napi]
@@ -170,7 +190,7 @@ impl NativeWorker {
         store: &NativeStore,
         queues: Vec<String>,
         opts: WorkerArgs,
-        dispatch: JsFn<CallArg, Promise<OutcomeArg>>,
+        dispatch: JsFn<CallArg, ()>,
         ping: JsFn<(), ()>,
         lease_lost: JsFn<f64, ()>,
         on_error: Option<JsFn<ErrorArg, ()>>,
@@ -205,10 +225,13 @@ impl NativeWorker {
             dispatch,
             ping,
             lease_lost,
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicU32::new(0),
         });
         Ok(NativeWorker {
             worker,
-            invoker: Mutex::new(Some(invoker)),
+            invoker,
+            runnable: AtomicBool::new(true),
         })
     }
 
@@ -227,21 +250,36 @@ impl NativeWorker {
         self.worker.register(&name, registration).js()
     }
 
+    /// The handler of call `id` has ended.
+    #[napi]
+    pub fn settle(&self, id: u32, outcome: OutcomeArg) {
+        if let Some(reply) = self
+            .invoker
+            .pending
+            .lock()
+            .expect("pending calls")
+            .remove(&id)
+        {
+            let _ = reply.send(outcome);
+        }
+    }
+
     #[napi]
     pub fn stop(&self) {
         self.worker.stop();
     }
 
-    /// Polls until `stop()`, then drains the calls in flight. The JS functions
-    /// are released when it returns, so a finished worker holds nothing.
+    /// Polls until `stop()`, then drains the calls in flight. A worker runs
+    /// once; its JS functions are weak, so a finished worker holds nothing.
     #[napi]
     pub async fn run(&self, concurrency: Option<f64>) -> Result<()> {
-        let invoker = self.invoker.lock().expect("invoker slot").take();
-        let Some(invoker) = invoker else {
+        if !self.runnable.swap(false, Ordering::SeqCst) {
             return Ok(());
-        };
-        let outcome = self.worker.run(invoker, concurrency).await;
-        outcome.js()
+        }
+        self.worker
+            .run(self.invoker.clone(), concurrency)
+            .await
+            .js()
     }
 }
 
