@@ -249,3 +249,95 @@ export async function holdWriteLock(dbPath) {
     },
   };
 }
+
+/**
+ * Spawn `node <script> <json config>` with piped output. The result exposes
+ * the output so far, the parsed JSON lines (`events()`, `waitForEvent(pred)`), `exited`
+ * and `waitExit(ms)` (resolve `{code, signal}`), and `kill(signal)` (this child only).
+ * Any child still alive when the test ends is SIGKILLed.
+ */
+export function spawnScript(t, script, config, { eventTimeoutMs = 30_000 } = {}) {
+  const fixture = path.basename(script);
+  const child = spawn(process.execPath, [script, JSON.stringify(config)], {
+    cwd: REPO_ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const proc = {
+    child,
+    pid: child.pid,
+    stdout: "",
+    stderr: "",
+    exitInfo: null,
+    exited: null,
+    /** The end of the output, for failure messages. */
+    tail() {
+      return `stdout: ${proc.stdout.slice(-4000)}; stderr: ${proc.stderr.slice(-4000)}`;
+    },
+    /** Every complete stdout line that parses as JSON. */
+    events() {
+      const out = [];
+      for (const line of proc.stdout.split("\n")) {
+        if (!line.startsWith("{")) continue;
+        try {
+          out.push(JSON.parse(line));
+        } catch {}
+      }
+      return out;
+    },
+    async waitForEvent(predicate, { timeoutMs = eventTimeoutMs, what = "event" } = {}) {
+      return waitFor(
+        () => {
+          const found = proc.events().find(predicate);
+          if (found) return found;
+          if (proc.exitInfo) {
+            throw new Error(
+              `${fixture} exited (${JSON.stringify(proc.exitInfo)}) before ${what}; ${proc.tail()}`,
+            );
+          }
+          return null;
+        },
+        {
+          timeoutMs,
+          intervalMs: 20,
+          message: `${fixture} did not report ${what} within ${timeoutMs}ms; ${proc.tail()}`,
+        },
+      );
+    },
+    kill(signal) {
+      if (proc.exitInfo === null) child.kill(signal);
+    },
+    /** Resolve with `{code, signal}`; SIGKILL the child and reject after `timeoutMs`. */
+    async waitExit(timeoutMs = 30_000) {
+      let timer;
+      const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => {
+          proc.kill("SIGKILL");
+          reject(
+            new Error(`${fixture} did not exit within ${timeoutMs}ms; ${proc.tail()}`),
+          );
+        }, timeoutMs);
+      });
+      try {
+        return await Promise.race([proc.exited, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+  child.stdout.setEncoding("utf8").on("data", (d) => (proc.stdout += d));
+  child.stderr.setEncoding("utf8").on("data", (d) => (proc.stderr += d));
+  proc.exited = new Promise((resolve) =>
+    // "close", not "exit": all output has been read by then.
+    child.on("close", (code, signal) => {
+      proc.exitInfo = { code, signal };
+      resolve(proc.exitInfo);
+    }),
+  );
+  defer(t, async () => {
+    if (proc.exitInfo === null) {
+      child.kill("SIGKILL");
+      await proc.exited;
+    }
+  });
+  return proc;
+}

@@ -1,12 +1,11 @@
 // Helpers for the worker tests: workers that are always stopped and drained at
 // the end of a test, a gate handlers can wait on, an event-loop blocker, and
 // child `node` processes whose output lines can be awaited.
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { SQLiteStore, Worker } from "../index.mjs";
-import { REPO_ROOT, defer, waitFor } from "./helpers.mjs";
+import { defer, spawnScript, waitFor } from "./helpers.mjs";
 
 export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
 
@@ -131,91 +130,9 @@ export function jsonBytes(value) {
   return Buffer.byteLength(JSON.stringify(value), "utf8");
 }
 
-/**
- * Spawn `node <fixture> <json config>` with piped output. The result exposes
- * the output so far, the parsed JSON lines (`events()`, `waitForEvent(pred)`), `exited`
- * and `waitExit(ms)` (resolve `{code, signal}`), and `kill(signal)` (this child only).
- * Any child still alive when the test ends is SIGKILLed.
- */
+/** Spawn a fixture of `__test__/fixtures/` (see `spawnScript`). */
 export function spawnFixture(t, fixture, config) {
-  const child = spawn(process.execPath, [path.join(FIXTURES, fixture), JSON.stringify(config)], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const proc = {
-    child,
-    pid: child.pid,
-    stdout: "",
-    stderr: "",
-    exitInfo: null,
-    exited: null,
-    /** Every complete stdout line that parses as JSON. */
-    events() {
-      const out = [];
-      for (const line of proc.stdout.split("\n")) {
-        if (!line.startsWith("{")) continue;
-        try {
-          out.push(JSON.parse(line));
-        } catch {}
-      }
-      return out;
-    },
-    async waitForEvent(predicate, { timeoutMs = 30_000, what = "event" } = {}) {
-      return waitFor(
-        () => {
-          const found = proc.events().find(predicate);
-          if (found) return found;
-          if (proc.exitInfo) {
-            throw new Error(
-              `${fixture} exited (${JSON.stringify(proc.exitInfo)}) before ${what}; stdout: ${proc.stdout}; stderr: ${proc.stderr}`,
-            );
-          }
-          return null;
-        },
-        {
-          timeoutMs,
-          intervalMs: 20,
-          message: `${fixture} did not report ${what} within ${timeoutMs}ms; stdout: ${proc.stdout}; stderr: ${proc.stderr}`,
-        },
-      );
-    },
-    kill(signal) {
-      if (proc.exitInfo === null) child.kill(signal);
-    },
-    /** Resolve with `{code, signal}`; SIGKILL the child and reject after `timeoutMs`. */
-    async waitExit(timeoutMs = 30_000) {
-      let timer;
-      const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => {
-          proc.kill("SIGKILL");
-          reject(
-            new Error(`${fixture} did not exit within ${timeoutMs}ms; stdout: ${proc.stdout}; stderr: ${proc.stderr}`),
-          );
-        }, timeoutMs);
-      });
-      try {
-        return await Promise.race([proc.exited, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
-  child.stdout.setEncoding("utf8").on("data", (d) => (proc.stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d) => (proc.stderr += d));
-  proc.exited = new Promise((resolve) =>
-    // "close", not "exit": all output has been read by then.
-    child.on("close", (code, signal) => {
-      proc.exitInfo = { code, signal };
-      resolve(proc.exitInfo);
-    }),
-  );
-  defer(t, async () => {
-    if (proc.exitInfo === null) {
-      child.kill("SIGKILL");
-      await proc.exited;
-    }
-  });
-  return proc;
+  return spawnScript(t, path.join(FIXTURES, fixture), config);
 }
 
 /**

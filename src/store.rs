@@ -392,11 +392,8 @@ impl NativeStore {
         worker_id: String,
         result: Option<String>,
     ) -> Result<String> {
-        self.inner
-            .finish(owned(task_id, worker_id), Outcome::Succeed { result })
+        self.finish(task_id, worker_id, Outcome::Succeed { result })
             .await
-            .map(row)
-            .js()
     }
 
     #[napi]
@@ -406,11 +403,8 @@ impl NativeStore {
         worker_id: String,
         result: Option<String>,
     ) -> Result<String> {
-        self.inner
-            .finish(owned(task_id, worker_id), Outcome::Complete { result })
+        self.finish(task_id, worker_id, Outcome::Complete { result })
             .await
-            .map(row)
-            .js()
     }
 
     #[napi]
@@ -427,6 +421,12 @@ impl NativeStore {
             retryable,
             delay_ms: delay_ms.map_or(0, |v| v.max(0.0) as i64),
         };
+        self.finish(task_id, worker_id, outcome).await
+    }
+}
+
+impl NativeStore {
+    async fn finish(&self, task_id: String, worker_id: String, outcome: Outcome) -> Result<String> {
         self.inner
             .finish(owned(task_id, worker_id), outcome)
             .await

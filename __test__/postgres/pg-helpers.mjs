@@ -5,7 +5,7 @@
 //
 // The tests read CAIRNQ_TEST_PG_DSN (`scripts/postgres.sh start` prints one).
 // Without it they skip with a reason, unless CI is set: then they fail.
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CairnQ, Worker } from "../../index.mjs";
-import { REPO_ROOT, defer, waitFor } from "../helpers.mjs";
+import { REPO_ROOT, defer, spawnScript, waitFor } from "../helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 
@@ -223,83 +223,9 @@ export function freePort() {
   });
 }
 
-/**
- * Spawn `node <postgres fixture> <json config>`. Exposes the output so far,
- * the parsed JSON lines (`events()`), `waitForEvent(predicate)`, `exited`,
- * `waitExit(ms)` and `kill(signal)` (this child only, by its pid). A child
- * still alive when the test ends is SIGKILLed.
- */
+/** Spawn a fixture of `__test__/postgres/fixtures/` (see `spawnScript`). */
 export function spawnPgFixture(t, fixture, config) {
-  const child = spawn(process.execPath, [path.join(PG_FIXTURES, fixture), JSON.stringify(config)], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const proc = {
-    child,
-    pid: child.pid,
-    stdout: "",
-    stderr: "",
-    exitInfo: null,
-    exited: null,
-    events() {
-      const out = [];
-      for (const line of proc.stdout.split("\n")) {
-        if (!line.startsWith("{")) continue;
-        try {
-          out.push(JSON.parse(line));
-        } catch {}
-      }
-      return out;
-    },
-    tail() {
-      return `stdout: ${proc.stdout.slice(-4000)}; stderr: ${proc.stderr.slice(-4000)}`;
-    },
-    async waitForEvent(predicate, { timeoutMs = 60_000, what = "event" } = {}) {
-      return waitFor(
-        () => {
-          const found = proc.events().find(predicate);
-          if (found) return found;
-          if (proc.exitInfo) {
-            throw new Error(`${fixture} exited (${JSON.stringify(proc.exitInfo)}) before ${what}; ${proc.tail()}`);
-          }
-          return null;
-        },
-        { timeoutMs, intervalMs: 20, message: `${fixture} did not report ${what} within ${timeoutMs}ms; ${proc.tail()}` },
-      );
-    },
-    kill(signal) {
-      if (proc.exitInfo === null) child.kill(signal);
-    },
-    async waitExit(timeoutMs = 30_000) {
-      let timer;
-      const timeout = new Promise((_, reject) => {
-        timer = setTimeout(() => {
-          proc.kill("SIGKILL");
-          reject(new Error(`${fixture} did not exit within ${timeoutMs}ms; ${proc.tail()}`));
-        }, timeoutMs);
-      });
-      try {
-        return await Promise.race([proc.exited, timeout]);
-      } finally {
-        clearTimeout(timer);
-      }
-    },
-  };
-  child.stdout.setEncoding("utf8").on("data", (d) => (proc.stdout += d));
-  child.stderr.setEncoding("utf8").on("data", (d) => (proc.stderr += d));
-  proc.exited = new Promise((resolve) =>
-    child.on("exit", (code, signal) => {
-      proc.exitInfo = { code, signal };
-      resolve(proc.exitInfo);
-    }),
-  );
-  defer(t, async () => {
-    if (proc.exitInfo === null) {
-      child.kill("SIGKILL");
-      await proc.exited;
-    }
-  });
-  return proc;
+  return spawnScript(t, path.join(PG_FIXTURES, fixture), config, { eventTimeoutMs: 60_000 });
 }
 
 /** One JSON object per line of `file` ([] if the file does not exist). */
