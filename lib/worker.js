@@ -12,6 +12,15 @@ const { TaskContext, NATIVE } = require("./context.js");
 
 const SIGNALS = ["SIGINT", "SIGTERM"];
 
+/** The outcome of a handler whose failure could not even be described. */
+const UNREPORTABLE = {
+  kind: "threw",
+  envelope: JSON.stringify(
+    errorEnvelope({ type: "Error", code: "handler_error", message: "the handler failed", retryable: true }),
+  ),
+  retryable: true,
+};
+
 class Worker {
   constructor(store, queues, opts = {}) {
     this._store = store;
@@ -37,13 +46,17 @@ class Worker {
           queues,
           workerArgs(opts),
           (call) => {
-            this._dispatch(call).then((outcome) => this._native.settle(call.id, outcome));
+            this._dispatch(call)
+              .then((outcome) => this._native.settle(call.id, outcome))
+              .catch((err) => this._native.settle(call.id, outcomeOfThrow(err)))
+              .catch(() => this._native.settle(call.id, UNREPORTABLE));
           },
           () => undefined,
           (handle) => this._running.get(handle)?._syncAbort(),
           report,
         ),
     );
+    this._id = this._native.id;
   }
 
   static sqlite(path, opts = {}) {
@@ -57,7 +70,7 @@ class Worker {
   }
 
   get id() {
-    return this._native.id;
+    return this._id;
   }
 
   /** Register a handler: task(fn) | task(name, fn) | task(name, options, fn). */
