@@ -6,8 +6,11 @@
 #   scripts/postgres.sh stop  [DIR]          stop the cluster
 #
 # DIR defaults to .pg/ in the repository (gitignored), PORT to 54329. Host
-# connections need the password (scram-sha-256), so authentication is real.
-# Durability is switched off: the data is disposable.
+# connections need the password (scram-sha-256), so authentication is real,
+# and the server offers TLS with a self-signed certificate, so the default
+# sslmode (prefer) connects encrypted. Durability is switched off (the data is
+# disposable) unless CAIRNQ_PG_DURABLE=1, which keeps the server defaults —
+# what the benchmarks measure against.
 set -euo pipefail
 
 command=${1:-start}
@@ -70,11 +73,22 @@ start)
             --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --locale=C.UTF-8 >&2
         rm -f "$pwfile"
     fi
+    if [[ ! -f "$data/server.crt" ]]; then
+        # A self-signed certificate: clients that verify it must fail, the
+        # others must still encrypt.
+        as_owner openssl req -new -x509 -days 3650 -nodes -subj "/CN=cairnq-test" \
+            -keyout "$data/server.key" -out "$data/server.crt" 2>/dev/null
+        as_owner chmod 600 "$data/server.key"
+    fi
+    settings="-p $port -c unix_socket_directories= -c listen_addresses=127.0.0.1 -c max_connections=300 -c ssl=on"
+    if [[ "${CAIRNQ_PG_DURABLE:-0}" != 1 ]]; then
+        settings="$settings -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    fi
     if as_owner "$bin/pg_ctl" -D "$data" status >/dev/null 2>&1; then
         log "already running in $data"
     else
         as_owner "$bin/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 \
-            -o "-p $port -c unix_socket_directories= -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+            -o "$settings" \
             start >&2
     fi
     # Over TCP: a unix socket path inside a deep checkout could exceed the OS limit.

@@ -1103,3 +1103,48 @@ async fn complete_batch_follows_complete() {
     common::complete_batch_follows_complete(store.clone()).await;
     store.close().await.unwrap();
 }
+
+/// libpq's sslmode meanings: `require` encrypts without checking the
+/// certificate, `disable` never encrypts, `verify-full` refuses a certificate
+/// no trusted root signed. `scripts/postgres.sh` serves a self-signed one.
+#[tokio::test(flavor = "multi_thread")]
+async fn sslmode_follows_libpq() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let encrypted_sessions = |ssl: bool| {
+        let name = db.name.clone();
+        let admin = db.server_dsn.clone();
+        async move {
+            let admin = connect_raw(&admin).await;
+            let row = admin
+                .query_one(
+                    "select count(*) from pg_stat_ssl s join pg_stat_activity a using (pid) \
+                     where a.datname = $1 and s.ssl = $2",
+                    &[&name, &ssl],
+                )
+                .await
+                .unwrap();
+            row.get::<_, i64>(0)
+        }
+    };
+    for (mode, ssl) in [("require", true), ("disable", false)] {
+        let store = Store::postgres(&format!("{} sslmode={mode}", db.dsn), Some(1.0)).unwrap();
+        store.connect().await.unwrap();
+        assert!(
+            encrypted_sessions(ssl).await >= 1,
+            "no session with ssl={ssl} for sslmode={mode}"
+        );
+        store.close().await.unwrap();
+    }
+    let verified = Store::postgres(&format!("{} sslmode=verify-full", db.dsn), None).unwrap();
+    match verified.connect().await {
+        Err(Error::Connection(message)) => {
+            assert!(
+                message.contains("certificate") || message.contains("Certificate"),
+                "{message}"
+            )
+        }
+        other => panic!("a self-signed certificate passed verify-full: {other:?}"),
+    }
+}

@@ -10,6 +10,7 @@ use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::{FromSql, ToSql, Type};
 use tokio_postgres::{Client, Config, Row};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Error, Result};
 use crate::protocol::{POSTGRES, POSTGRES_MIGRATIONS, PROTOCOL_VERSION};
@@ -22,6 +23,7 @@ const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Clone)]
 pub struct Dsn {
     pub config: Config,
+    pub tls: MakeRustlsConnect,
     target: String,
 }
 
@@ -29,14 +31,19 @@ impl Dsn {
     /// Accepts both libpq forms (`postgres://…` URLs and `key=value` lists). The
     /// raw string is never echoed: it may hold the password.
     pub fn parse(dsn: &str) -> Result<Dsn> {
-        let mut config = Config::from_str(dsn)
+        let (dsn, verify) = super::tls::split_verification(dsn);
+        let mut config = Config::from_str(&dsn)
             .map_err(|e| Error::Connection(format!("invalid Postgres connection string: {e}")))?;
         fill_from_env(&mut config, |name| std::env::var(name).ok())?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
         }
         let target = describe(&config);
-        Ok(Dsn { config, target })
+        Ok(Dsn {
+            config,
+            tls: super::tls::connector(verify),
+            target,
+        })
     }
 
     pub fn connection_error(&self, cause: impl Display) -> Error {

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
-use tokio_postgres::{AsyncMessage, Config, Connection, NoTls};
+use tokio_postgres::{AsyncMessage, Connection};
+
+use super::conn::Dsn;
 
 const QUEUED_CHANNEL: &str = "cairnq_queued";
 const DONE_CHANNEL: &str = "cairnq_done";
@@ -54,14 +56,14 @@ enum Interest {
 
 impl PushWakes {
     /// Start listening in the background, once; a no-op after `shutdown`.
-    pub fn start(&self, config: &Config) {
+    pub fn start(&self, dsn: &Dsn) {
         let mut task = self.task.lock().expect("listener task");
         if task.is_some() || self.shared.state().disabled {
             return;
         }
         *task = Some(tokio::spawn(listen_forever(
             self.shared.clone(),
-            config.clone(),
+            dsn.clone(),
         )));
     }
 
@@ -188,10 +190,10 @@ enum Ended {
     Lost { subscribed: bool },
 }
 
-async fn listen_forever(shared: Arc<Shared>, config: Config) {
+async fn listen_forever(shared: Arc<Shared>, dsn: Dsn) {
     let mut retry = FIRST_RETRY;
     loop {
-        match listen_once(&shared, &config).await {
+        match listen_once(&shared, &dsn).await {
             Ended::Refused => {
                 shared.state().disabled = true;
                 shared.lost();
@@ -209,8 +211,8 @@ async fn listen_forever(shared: Arc<Shared>, config: Config) {
     }
 }
 
-async fn listen_once(shared: &Shared, config: &Config) -> Ended {
-    let Ok((client, mut connection)) = config.connect(NoTls).await else {
+async fn listen_once(shared: &Shared, dsn: &Dsn) -> Ended {
+    let Ok((client, mut connection)) = dsn.config.connect(dsn.tls.clone()).await else {
         return Ended::Lost { subscribed: false };
     };
     // The connection must be driven while LISTEN runs: both happen here.

@@ -4,6 +4,7 @@
 
 mod conn;
 mod listener;
+mod tls;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
@@ -11,7 +12,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Object, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
 
 use self::conn::{db_error, execute, int, rows, task, tasks, Dsn, Params};
 use self::listener::PushWakes;
@@ -82,7 +82,7 @@ impl PostgresBackend {
         match opened {
             Ok(pool) => {
                 *self.pool.write().expect("pool slot") = Some(pool.clone());
-                self.wakes.start(&self.dsn.config);
+                self.wakes.start(&self.dsn);
                 Ok(pool)
             }
             Err(err) => {
@@ -97,7 +97,7 @@ impl PostgresBackend {
     async fn open_pool(&self) -> Result<Pool> {
         let manager = Manager::from_config(
             self.dsn.config.clone(),
-            NoTls,
+            self.dsn.tls.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
