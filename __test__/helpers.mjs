@@ -341,3 +341,45 @@ export function spawnScript(t, script, config, { eventTimeoutMs = 30_000 } = {})
   });
   return proc;
 }
+
+/**
+ * A worker the test runs: `start()` begins `run()` and remembers the promise,
+ * `stopAndDrain()` stops it and waits. When the test ends it is stopped,
+ * drained (bounded: a test that failed while a handler waits on a gate must
+ * not hang its cleanup) and closed.
+ */
+export function manageWorker(t, worker) {
+  let running = null;
+  const handle = {
+    worker,
+    start(runOpts) {
+      running = worker.run(runOpts);
+      // Surface a rejection through `stopAndDrain` instead of as unhandled.
+      running.catch(() => {});
+      return running;
+    },
+    async stopAndDrain() {
+      worker.stop();
+      if (running) await running;
+    },
+  };
+  defer(t, async () => {
+    worker.stop();
+    if (running) {
+      let timer;
+      const drained = await Promise.race([
+        running.then(
+          () => true,
+          () => true,
+        ),
+        new Promise((resolve) => {
+          timer = setTimeout(() => resolve(false), 20_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (!drained) throw new Error("the worker did not drain within 20 s of stop()");
+    }
+    await worker.close();
+  });
+  return handle;
+}

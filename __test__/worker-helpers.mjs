@@ -5,55 +5,20 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 import { SQLiteStore, Worker } from "../index.mjs";
-import { defer, spawnScript, waitFor } from "./helpers.mjs";
+import { defer, manageWorker, spawnScript, waitFor } from "./helpers.mjs";
 
 export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
 
 /**
  * `Worker.sqlite(dbPath, opts)` (or `new Worker(store, queues, opts)` when
- * `opts.store` is given). The worker is stopped, drained and closed when the
- * test ends; `start()` begins `run()` and remembers the promise.
+ * `opts.store` is given), managed by `manageWorker`.
  */
 export function makeWorker(t, dbPath, opts = {}) {
   const { store, queues = ["default"], ...rest } = opts;
   const worker = store
     ? new Worker(store, queues, { pollIntervalMs: 20, ...rest })
     : Worker.sqlite(dbPath, { queues, pollIntervalMs: 20, ...rest });
-  let running = null;
-  const handle = {
-    worker,
-    start(runOpts) {
-      running = worker.run(runOpts);
-      // Surface a rejection through `stopAndDrain` instead of as unhandled.
-      running.catch(() => {});
-      return running;
-    },
-    async stopAndDrain() {
-      worker.stop();
-      if (running) await running;
-    },
-  };
-  defer(t, async () => {
-    worker.stop();
-    if (running) {
-      // Bounded: a test that failed while a handler waits on a gate must not
-      // hang the run in its cleanup.
-      let timer;
-      const drained = await Promise.race([
-        running.then(
-          () => true,
-          () => true,
-        ),
-        new Promise((resolve) => {
-          timer = setTimeout(() => resolve(false), 20_000);
-        }),
-      ]);
-      clearTimeout(timer);
-      if (!drained) throw new Error("the worker did not drain within 20 s of stop()");
-    }
-    await worker.close();
-  });
-  return handle;
+  return manageWorker(t, worker);
 }
 
 /** A store the test owns (closed at the end), for `new Worker(store, …)`. */

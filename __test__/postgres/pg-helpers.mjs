@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CairnQ, Worker } from "../../index.mjs";
-import { REPO_ROOT, defer, spawnScript, waitFor } from "../helpers.mjs";
+import { REPO_ROOT, defer, manageWorker, spawnScript, waitFor } from "../helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 
@@ -153,35 +153,14 @@ export function openPgClient(t, dsn, opts = {}) {
 
 /**
  * `Worker.postgres(dsn, opts)` (or `new Worker(store, queues, opts)` with
- * `opts.store`), stopped, drained and closed when the test ends.
+ * `opts.store`), managed by `manageWorker`.
  */
 export function makePgWorker(t, dsn, opts = {}) {
   const { store, queues = ["default"], ...rest } = opts;
   const worker = store
     ? new Worker(store, queues, { pollIntervalMs: 50, ...rest })
     : Worker.postgres(dsn, { queues, pollIntervalMs: 50, ...rest });
-  let running = null;
-  const handle = {
-    worker,
-    start(runOpts) {
-      running = worker.run(runOpts);
-      running.catch(() => {});
-      return running;
-    },
-    async stopAndDrain() {
-      worker.stop();
-      if (running) await running;
-    },
-  };
-  defer(t, async () => {
-    worker.stop();
-    try {
-      if (running) await running;
-    } finally {
-      await worker.close();
-    }
-  });
-  return handle;
+  return manageWorker(t, worker);
 }
 
 /** Resolve once the task is in one of `statuses`; returns the row. */
