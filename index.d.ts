@@ -549,6 +549,14 @@ export declare class TaskContext {
   submit(task: string, payload?: unknown, opts?: SubmitOptions): Promise<Task>;
 
   wait(taskId: string, opts?: WaitOptions): Promise<Task>;
+
+  /**
+   * Submit a child task (wired as `submit` does) and wait for its result, as
+   * `CairnQ.call`. The child needs a free worker slot of its own: do not call
+   * from a worker whose only slot this handler holds. (An addition over 0.7.0.)
+   */
+  call<P, R>(task: TaskDef<P, R>, payload?: FromDef<P>, opts?: CallOptions): Promise<R>;
+  call(task: string, payload?: unknown, opts?: CallOptions): Promise<unknown>;
 }
 
 // Only the declarations marked `export` above are part of the package.

@@ -1316,6 +1316,29 @@ describe("TaskContext in a handler", () => {
     assert.ok(result.waitedMs >= 200, `waited ${result.waitedMs}ms`);
     assert.equal((await client.list({ queue: "side" })).length, 1, "nothing was enqueued");
   });
+
+  test("ctx.call runs a child task to its result, wired to the parent; a failed child rejects", async (t) => {
+    const { client, handle, worker } = setup(t, { concurrency: 2 });
+    worker.task("child", (ctx, { n }) => {
+      if (n < 0) throw new TaskError("negative", { code: "bad_input" });
+      return { doubled: n * 2, parentId: null };
+    });
+    worker.task("parent", async (ctx, { n }) => {
+      const result = await ctx.call(defineTask("child"), { n }, { waitTimeoutMs: 20_000 });
+      const failure = await rejectionOf(ctx.call("child", { n: -1 }, { maxAttempts: 1, waitTimeoutMs: 20_000 }));
+      return { result, failure: { name: failure.name, code: failure.code } };
+    });
+    handle.start();
+    const parent = await client.submit("parent", { n: 21 }, { correlationId: "corr-call" });
+    const done = await client.wait(parent.id, { timeoutMs: 30_000 });
+    assert.equal(done.status, "succeeded", JSON.stringify(done.error));
+    assert.deepEqual(done.result, { result: { doubled: 42, parentId: null }, failure: { name: "TaskFailed", code: "bad_input" } });
+    const children = await client.list({ name: "child" });
+    assert.equal(children.length, 2);
+    for (const child of children) {
+      assert.deepEqual([child.parent_id, child.root_id, child.correlation_id], [parent.id, parent.id, "corr-call"]);
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------

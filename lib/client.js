@@ -96,14 +96,22 @@ class CairnQ {
   }
 
   /** submit + wait: the result, or TaskFailed / TaskCanceled / TaskTimeout. */
-  async call(task, payload, opts = {}) {
-    const { waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS, pollMs, ...submitOpts } = opts;
-    const submitted = await this.submit(task, payload, submitOpts);
-    const done = await this.wait(submitted.id, { timeoutMs: waitTimeoutMs, pollMs });
-    if (done.status === "succeeded") return done.result ?? null;
-    if (done.status === "failed") throw new TaskFailed(done.error);
-    throw new TaskCanceled(done.id);
+  call(task, payload, opts = {}) {
+    return callThrough(this, task, payload, opts);
   }
 }
 
-module.exports = { CairnQ };
+/**
+ * submit + wait through `via` (a client or a task context, whose `submit`
+ * wires what it wires): the result, or TaskFailed / TaskCanceled / TaskTimeout.
+ */
+async function callThrough(via, task, payload, opts) {
+  const { waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS, pollMs, ...submitOpts } = opts;
+  const submitted = await via.submit(task, payload, submitOpts);
+  const done = await via.wait(submitted.id, { timeoutMs: waitTimeoutMs, pollMs });
+  if (done.status === "succeeded") return done.result ?? null;
+  if (done.status === "failed") throw new TaskFailed(done.error);
+  throw new TaskCanceled(done.id);
+}
+
+module.exports = { CairnQ, callThrough, DEFAULT_WAIT_TIMEOUT_MS };

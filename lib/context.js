@@ -7,6 +7,7 @@ const { NativeContext } = require("./native.js");
 const { LostLease, asEnvelope, fromNative, raise } = require("./errors.js");
 const { dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 const { taskName } = require("./models.js");
+const { callThrough, DEFAULT_WAIT_TIMEOUT_MS } = require("./client.js");
 
 /** Lets the worker hand over the native half it already created. */
 const NATIVE = Symbol("cairnq.nativeContext");
@@ -142,7 +143,12 @@ class TaskContext {
   }
 
   wait(taskId, opts = {}) {
-    return this._store._wait(taskId, opts.timeoutMs ?? 30_000, opts.pollMs);
+    return this._store._wait(taskId, opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, opts.pollMs);
+  }
+
+  /** Submit a child task and wait for its result (see `CairnQ.call`). */
+  call(task, payload, opts = {}) {
+    return callThrough(this, task, payload, opts);
   }
 
   async _gated(write) {
