@@ -5,6 +5,23 @@
 /// Protocol major this SDK speaks (`cairnq_meta.protocol_version`).
 pub const PROTOCOL_VERSION: i64 = 1;
 
+/// The stored `protocol_version` text as a number; 0 when missing or unreadable.
+pub fn stored_version(stored: Option<&str>) -> i64 {
+    stored.and_then(|v| v.trim().parse().ok()).unwrap_or(0)
+}
+
+/// PROTOCOL §4.3: refuse a database stamped with another major. Before
+/// migrating, a database without the row yet (`missing_is_error` false) passes.
+pub fn check_version(stored: Option<String>, missing_is_error: bool) -> crate::Result<()> {
+    match stored {
+        None if !missing_is_error => Ok(()),
+        Some(v) if stored_version(Some(&v)) == PROTOCOL_VERSION => Ok(()),
+        other => Err(crate::Error::ProtocolVersionMismatch {
+            found: other.unwrap_or_else(|| "0".into()),
+        }),
+    }
+}
+
 /// One migration file; `name` is what the ledger records, `.sql` included.
 #[derive(Debug)]
 pub struct Migration {
@@ -155,6 +172,18 @@ mod tests {
                 "0006_claim_name_index.sql"
             ]
         );
+    }
+
+    #[test]
+    fn protocol_versions() {
+        assert!(check_version(None, false).is_ok());
+        assert!(check_version(Some(" 1".into()), true).is_ok());
+        assert!(matches!(
+            check_version(None, true),
+            Err(crate::Error::ProtocolVersionMismatch { found }) if found == "0"
+        ));
+        assert!(check_version(Some("2".into()), false).is_err());
+        assert_eq!(stored_version(Some("x")), 0);
     }
 
     #[test]

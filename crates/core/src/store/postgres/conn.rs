@@ -13,7 +13,7 @@ use tokio_postgres::{Client, Config, Row};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use crate::error::{Error, Result};
-use crate::protocol::{POSTGRES, POSTGRES_MIGRATIONS, PROTOCOL_VERSION};
+use crate::protocol::{self, POSTGRES, POSTGRES_MIGRATIONS};
 use crate::task::{Status, Task, COLUMNS};
 
 /// libpq waits forever by default; a store should report an unreachable host.
@@ -347,13 +347,7 @@ pub async fn check_protocol_version<C: GenericClient>(
     } else {
         None
     };
-    match found {
-        None if !missing_is_error => Ok(()),
-        Some(v) if v.trim().parse::<i64>().ok() == Some(PROTOCOL_VERSION) => Ok(()),
-        other => Err(Error::ProtocolVersionMismatch {
-            found: other.unwrap_or_else(|| "0".into()),
-        }),
-    }
+    protocol::check_version(found, missing_is_error)
 }
 
 /// Apply every migration the ledger lacks, each in its own transaction that

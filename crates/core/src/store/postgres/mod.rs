@@ -20,7 +20,7 @@ use super::{
     StatusCount, Target,
 };
 use crate::error::{Error, Result};
-use crate::protocol::{ClaimShape, POSTGRES as SQL};
+use crate::protocol::{self, ClaimShape, POSTGRES as SQL};
 use crate::task::{Status, Task};
 
 /// Pool size when none is given: what node-postgres, the reference's driver, uses.
@@ -215,10 +215,8 @@ impl Backend for PostgresBackend {
 
     async fn protocol_version(&self) -> Result<i64> {
         let client = self.client().await?;
-        Ok(conn::read_protocol_version(&client)
-            .await?
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(0))
+        let stored = conn::read_protocol_version(&client).await?;
+        Ok(protocol::stored_version(stored.as_deref()))
     }
 
     async fn insert(&self, new: NewTask) -> Result<Task> {

@@ -10,7 +10,7 @@ use rusqlite::{Connection, OpenFlags, Row, Statement};
 
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
-use crate::protocol::{PROTOCOL_VERSION, SQLITE, SQLITE_MIGRATIONS};
+use crate::protocol::{self, SQLITE, SQLITE_MIGRATIONS};
 use crate::task::{Status, Task, COLUMNS};
 
 pub fn is_in_memory(path: &str) -> bool {
@@ -152,13 +152,7 @@ pub fn check_protocol_version(conn: &Connection, missing_is_error: bool) -> Resu
     } else {
         None
     };
-    match found {
-        None if !missing_is_error => Ok(()),
-        Some(v) if v.trim().parse::<i64>().ok() == Some(PROTOCOL_VERSION) => Ok(()),
-        other => Err(Error::ProtocolVersionMismatch {
-            found: other.unwrap_or_else(|| "0".into()),
-        }),
-    }
+    protocol::check_version(found, missing_is_error)
 }
 
 pub fn read_protocol_version(conn: &Connection) -> Result<Option<String>> {

@@ -20,7 +20,7 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
-use crate::protocol::{ClaimShape, SQLITE as SQL, SQLITE_CLAIMABLE_PROBE};
+use crate::protocol::{self, ClaimShape, SQLITE as SQL, SQLITE_CLAIMABLE_PROBE};
 use crate::store::Backend;
 use crate::task::{Status, Task};
 
@@ -221,9 +221,8 @@ impl Backend for SqliteBackend {
 
     async fn protocol_version(&self) -> Result<i64> {
         self.read(|conn| {
-            Ok(conn::read_protocol_version(conn)?
-                .and_then(|v| v.trim().parse().ok())
-                .unwrap_or(0))
+            let stored = conn::read_protocol_version(conn)?;
+            Ok(protocol::stored_version(stored.as_deref()))
         })
         .await
     }
