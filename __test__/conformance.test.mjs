@@ -1,7 +1,8 @@
-// The shared conformance scenarios (CONFORMANCE.md) run through the public
-// JavaScript API: every scenario on a fresh SQLite file, and on Postgres when
-// CAIRNQ_TEST_PG_DSN names a server. Scenario files are read at test time from
-// ../shared/spec/conformance next to the repository, or CAIRNQ_CONFORMANCE_DIR.
+// The language-neutral conformance scenarios (CONFORMANCE.md) run through the
+// public JavaScript API: every scenario on a fresh SQLite file, and on Postgres
+// when CAIRNQ_TEST_PG_DSN names a server. Scenario files are read at test time
+// from the repository's conformance/scenarios (vendored; see
+// conformance/README.md), or from CAIRNQ_CONFORMANCE_DIR.
 //
 // The reference resolver, the equality and the assertion keys mean exactly
 // what they mean in crates/core/tests/conformance.rs; keep the two in step.
@@ -9,15 +10,16 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 
 import { CairnQ, STATUSES, isTerminal } from "../index.mjs";
 import { openClient, REPO_ROOT } from "./helpers.mjs";
 
 const PG_DSN_ENV = "CAIRNQ_TEST_PG_DSN";
-const DEFAULT_SCENARIO_DIR = resolve(REPO_ROOT, "../shared/spec/conformance");
+const DEFAULT_SCENARIO_DIR = fileURLToPath(new URL("../conformance/scenarios/", import.meta.url));
 const SCENARIO_DIR = process.env.CAIRNQ_CONFORMANCE_DIR ?? DEFAULT_SCENARIO_DIR;
 
 // ---------------------------------------------------------------------------

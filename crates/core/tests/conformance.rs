@@ -1,8 +1,8 @@
-//! The shared conformance scenarios (CONFORMANCE.md) run against the core
-//! store: every scenario on a fresh SQLite file, and on Postgres when
+//! The language-neutral conformance scenarios (CONFORMANCE.md) run against
+//! the core store: every scenario on a fresh SQLite file, and on Postgres when
 //! `CAIRNQ_TEST_PG_DSN` names a server. The scenario files are read at test
-//! time from `../shared/spec/conformance` next to the repository, or from
-//! `CAIRNQ_CONFORMANCE_DIR`.
+//! time from the repository's `conformance/scenarios` (vendored; see
+//! `conformance/README.md`), or from `CAIRNQ_CONFORMANCE_DIR`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -24,7 +24,7 @@ const PG_DSN_ENV: &str = "CAIRNQ_TEST_PG_DSN";
 fn conformance_dir() -> PathBuf {
     match std::env::var_os("CAIRNQ_CONFORMANCE_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec/conformance"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance/scenarios"),
     }
 }
 
