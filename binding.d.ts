@@ -25,7 +25,6 @@ export declare class NativeClaimSession {
 export declare class NativeContext {
   /** A context outside any worker (`new TaskContext(store, task, …)`). */
   static standalone(store: NativeStore, task: string, workerId: string, leaseMs: number, retryBackoffMs?: number | undefined | null, retryBackoffMaxMs?: number | undefined | null): NativeContext
-  get handle(): number
   get settled(): boolean
   get lostLease(): boolean
   get cancelSeen(): boolean
@@ -63,7 +62,13 @@ export declare class NativeStore {
   connect(): Promise<void>
   close(): Promise<void>
   protocolVersion(): Promise<number>
-  submit(args: SubmitArgs): Promise<string>
+  /** The writes of one JS tick, sharing a commit; one reply each, in order. */
+  writeMany(writes: Array<WriteArgs>): Promise<Array<WriteReply>>
+  /**
+   * A lone write run on the calling thread when that cannot wait (the
+   * reply), or `undefined`: then use `writeMany`.
+   */
+  writeNow(write: WriteArgs): WriteReply | null
   /**
    * The row as JSON (`"null"` when missing) read on the calling thread, or
    * `undefined` when that would have to wait: then use `get`.
@@ -73,10 +78,6 @@ export declare class NativeStore {
   get(taskId: string): Promise<string | null>
   getByKey(key: string): Promise<string | null>
   list(args: ListArgs): Promise<string>
-  cancel(taskId: string): Promise<string | null>
-  cancelByKey(key: string): Promise<string | null>
-  retry(taskId: string, resetAttempt: boolean): Promise<string | null>
-  retryByKey(key: string, resetAttempt: boolean): Promise<string | null>
   purge(olderThanMs?: number | undefined | null, limit?: number | undefined | null): Promise<Array<string>>
   stats(): Promise<string>
   queueDepth(queue: string, maxDepth: number): Promise<number>
@@ -84,22 +85,27 @@ export declare class NativeStore {
   wait(taskId: string, timeoutMs?: number | undefined | null, pollMs?: number | undefined | null): Promise<string>
   waitByKey(key: string, timeoutMs?: number | undefined | null, pollMs?: number | undefined | null): Promise<string>
   claim(args: ClaimArgs): Promise<string>
-  heartbeat(taskId: string, workerId: string, leaseMs?: number | undefined | null): Promise<string>
   /** `[[id, cancelRequested], …]` for the tasks still owned. */
   heartbeatBatch(taskIds: Array<string>, workerId: string, leaseMs?: number | undefined | null): Promise<Array<[string, boolean]>>
-  progress(taskId: string, workerId: string, progress?: number | undefined | null, message?: string | undefined | null): Promise<string>
-  succeed(taskId: string, workerId: string, result?: string | undefined | null): Promise<string>
-  complete(taskId: string, workerId: string, result?: string | undefined | null): Promise<string>
-  fail(taskId: string, workerId: string, error: string, retryable: boolean, delayMs?: number | undefined | null): Promise<string>
   openClaimSession(args: ClaimArgs): NativeClaimSession
 }
 
 export declare class NativeWorker {
-  constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<CallArg, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<number, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null)
+  constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<string, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<ContextArg, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null)
   get id(): string
   register(name: string, opts: RegistrationArgs): void
   /** The handler of call `id` has ended. */
   settle(id: number, outcome: OutcomeArg): void
+  /**
+   * Handlers of single-task calls that returned, gathered over a tick:
+   * call ids and their results' JSON (`null` for no result).
+   */
+  settleReturned(ids: Array<number>, results: Array<string | undefined | null>): void
+  /**
+   * The native half of task `index` of call `call`; `null` once the call's
+   * settlement is written.
+   */
+  context(call: number, index: number): NativeContext | null
   stop(): void
   /**
    * Polls until `stop()`, then drains the calls in flight. A worker runs
@@ -114,25 +120,18 @@ export interface BackpressureArgs {
   queuePollIntervalMs?: number
 }
 
-/**
- * One handler call as JS receives it: the rows as one JSON array and one
- * native context per row, in the same order. JS answers with
- * `NativeWorker.settle(id, outcome)`.
- */
-export interface CallArg {
-  id: number
-  name: string
-  batch: boolean
-  tasks: string
-  contexts: Array<NativeContext>
-}
-
 export interface ClaimArgs {
   queues: Array<string>
   workerId: string
   leaseMs?: number
   limit?: number
   names?: Array<string>
+}
+
+/** Which context lost its lease: task `index` of call `call`. */
+export interface ContextArg {
+  call: number
+  index: number
 }
 
 export interface ErrorArg {
@@ -208,4 +207,37 @@ export interface WorkerArgs {
   /** `[name, capacity]` pairs in the caller's order. */
   resources?: Array<[string, number]>
   backpressure?: BackpressureArgs
+}
+
+/**
+ * One client write of a JS tick (`lib/store.js` gathers them): `kind` names
+ * the method, the other fields are its arguments.
+ */
+export interface WriteArgs {
+  /**
+   * `submit`, `cancel`, `cancelByKey`, `retry`, `retryByKey`, `succeed`,
+   * `complete`, `fail`, `progress` or `heartbeat`.
+   */
+  kind: string
+  submit?: SubmitArgs
+  taskId?: string
+  key?: string
+  workerId?: string
+  resetAttempt?: boolean
+  /** `succeed`/`complete`: the result's JSON; `fail`: the envelope's. */
+  json?: string
+  retryable?: boolean
+  delayMs?: number
+  progress?: number
+  message?: string
+  leaseMs?: number
+}
+
+/**
+ * A write's answer: the row as JSON (`"null"` for no row), or the error
+ * reason `lib/errors.js` decodes.
+ */
+export interface WriteReply {
+  row?: string
+  error?: string
 }

@@ -9,16 +9,41 @@ const { dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 const { taskName } = require("./models.js");
 const { callThrough, DEFAULT_WAIT_TIMEOUT_MS } = require("./client.js");
 
-/** Lets the worker hand over the native half it already created. */
+/** Lets the worker hand over a getter of the native half. */
 const NATIVE = Symbol("cairnq.nativeContext");
+
+/**
+ * Stands in for the native half of a worker's context whose call has ended
+ * and been settled: every write is refused like any write after settling.
+ */
+function endedHalf(store, taskId) {
+  const refuse = () => Promise.reject(new LostLease(taskId));
+  return {
+    settled: true,
+    lostLease: false,
+    cancelSeen: false,
+    markSettled() {},
+    markLeaseLost() {},
+    observeCancel() {},
+    progress: refuse,
+    heartbeat: refuse,
+    succeed: refuse,
+    fail: refuse,
+    canceled: () =>
+      store.get(taskId).then((row) => !row || row.cancel_requested_at_ms != null || row.status === "canceled"),
+  };
+}
 
 class TaskContext {
   constructor(store, task, workerId, leaseMs, opts = {}) {
     this.workerId = workerId;
     this._store = store;
     this._task = task;
-    this._native =
-      opts[NATIVE] ??
+    // A worker hands over a getter: the native half is only fetched when the
+    // handler uses something that needs it (most never do).
+    this._nativeOf = opts[NATIVE] ?? null;
+    this._nativeHalf =
+      this._nativeOf ??
       callNative(() =>
         NativeContext.standalone(
           store._native,
@@ -29,9 +54,16 @@ class TaskContext {
           opts.retryBackoffMaxMs ?? undefined,
         ),
       );
+    if (this._nativeOf) this._nativeHalf = null;
     // Created on first use of `signal`: most handlers never look at it, and a
     // worker makes one context per task.
     this._abort = null;
+  }
+
+  /** The Rust half; a worker's call that has ended has none left: settled. */
+  get _native() {
+    if (this._nativeHalf === null) this._nativeHalf = this._nativeOf() ?? endedHalf(this._store, this._task.id);
+    return this._nativeHalf;
   }
 
   get taskId() {

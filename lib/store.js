@@ -33,6 +33,47 @@ class TaskStore {
       throw new TypeError("TaskStore is abstract: use SQLiteStore or PostgresStore");
     }
     this._native = native;
+    /** Writes issued in this tick, not yet handed to Rust. */
+    this._tick = [];
+  }
+
+  /**
+   * Every single-row write goes through here. Writes issued in the same JS
+   * tick are handed to Rust together once the tick's microtasks have run
+   * (process.nextTick queued from a microtask runs after all of them) and
+   * share one commit; a lone write is tried on this thread first, which
+   * SQLite answers without waiting when nobody else is writing.
+   */
+  _write(args) {
+    return new Promise((resolve, reject) => {
+      if (this._tick.push({ args, resolve, reject }) === 1) process.nextTick(() => this._flush());
+    });
+  }
+
+  _flush() {
+    const writes = this._tick;
+    this._tick = [];
+    if (writes.length === 1) {
+      const [write] = writes;
+      let now;
+      try {
+        now = this._native.writeNow(write.args);
+      } catch (err) {
+        write.reject(fromNative(err));
+        return;
+      }
+      if (now) {
+        answer(write, now);
+        return;
+      }
+    }
+    this._native.writeMany(writes.map((w) => w.args)).then(
+      (replies) => replies.forEach((reply, i) => answer(writes[i], reply)),
+      (err) => {
+        const mapped = fromNative(err);
+        for (const write of writes) write.reject(mapped);
+      },
+    );
   }
 
   connect() {
@@ -79,7 +120,7 @@ class TaskStore {
       correlationId: input.correlationId ?? undefined,
       runAtDelayMs: input.runAtDelayMs ?? undefined,
     };
-    return this._native.submit(args).then(parseRow, raise);
+    return this._write({ kind: "submit", submit: args });
   }
 
   get(taskId) {
@@ -119,19 +160,19 @@ class TaskStore {
   }
 
   cancel(taskId) {
-    return this._native.cancel(taskId).then(parseRow, raise);
+    return this._write({ kind: "cancel", taskId });
   }
 
   cancelByKey(key) {
-    return this._native.cancelByKey(key).then(parseRow, raise);
+    return this._write({ kind: "cancelByKey", key });
   }
 
   retry(taskId, opts = {}) {
-    return this._native.retry(taskId, opts.resetAttempt === true).then(parseRow, raise);
+    return this._write({ kind: "retry", taskId, resetAttempt: opts.resetAttempt === true });
   }
 
   retryByKey(key, opts = {}) {
-    return this._native.retryByKey(key, opts.resetAttempt === true).then(parseRow, raise);
+    return this._write({ kind: "retryByKey", key, resetAttempt: opts.resetAttempt === true });
   }
 
   purge(input = {}) {
@@ -185,7 +226,12 @@ class TaskStore {
   }
 
   heartbeat(input) {
-    return this._native.heartbeat(input.taskId, input.workerId, input.leaseMs).then(parseRow, raise);
+    return this._write({
+      kind: "heartbeat",
+      taskId: input.taskId,
+      workerId: input.workerId,
+      leaseMs: input.leaseMs ?? undefined,
+    });
   }
 
   async heartbeatBatch(input) {
@@ -197,27 +243,35 @@ class TaskStore {
   }
 
   progress(input) {
-    return this._native
-      .progress(input.taskId, input.workerId, input.progress ?? null, input.message ?? null)
-      .then(parseRow, raise);
+    return this._write({
+      kind: "progress",
+      taskId: input.taskId,
+      workerId: input.workerId,
+      progress: input.progress ?? undefined,
+      message: input.message ?? undefined,
+    });
   }
 
   async succeed(input) {
-    const result = dumpOptionalJson(input.result);
-    return this._native.succeed(input.taskId, input.workerId, result).then(parseRow, raise);
+    const json = dumpOptionalJson(input.result) ?? undefined;
+    return this._write({ kind: "succeed", taskId: input.taskId, workerId: input.workerId, json });
   }
 
   async complete(input) {
-    const result = dumpOptionalJson(input.result);
-    return this._native.complete(input.taskId, input.workerId, result).then(parseRow, raise);
+    const json = dumpOptionalJson(input.result) ?? undefined;
+    return this._write({ kind: "complete", taskId: input.taskId, workerId: input.workerId, json });
   }
 
   async fail(input) {
     const retryable = input.retryable !== false;
-    const envelope = encodeEnvelope(input.error ?? {}, retryable);
-    return this._native
-      .fail(input.taskId, input.workerId, envelope, retryable, input.delayMs ?? 0)
-      .then(parseRow, raise);
+    return this._write({
+      kind: "fail",
+      taskId: input.taskId,
+      workerId: input.workerId,
+      json: encodeEnvelope(input.error ?? {}, retryable),
+      retryable,
+      delayMs: input.delayMs ?? 0,
+    });
   }
 
   /** @internal Poll until terminal (API.md §6); used by CairnQ.wait/call. */
@@ -229,6 +283,12 @@ class TaskStore {
   _waitByKey(key, timeoutMs, pollMs) {
     return this._native.waitByKey(key, timeoutMs, pollMs).then(parseRow, raise);
   }
+}
+
+/** Settle one gathered write with its reply from Rust. */
+function answer(write, reply) {
+  if (reply.error == null) write.resolve(parseRow(reply.row));
+  else write.reject(fromNative(new Error(reply.error)));
 }
 
 function backpressureArgs(opts) {

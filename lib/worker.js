@@ -29,8 +29,11 @@ class Worker {
     this._backoff = { retryBackoffMs: opts.retryBackoffMs, retryBackoffMaxMs: opts.retryBackoffMaxMs };
     /** name → {fn, batch} */
     this._handlers = new Map();
-    /** context handle → TaskContext, for the calls now running */
+    /** call id → its TaskContexts, for the calls now running */
     this._running = new Map();
+    /** Single-task calls that returned this tick: ids and result JSON. */
+    this._returnedIds = [];
+    this._returnedResults = [];
     const onError = opts.onError;
     const report = onError
       ? ({ reason, phase, taskId }) => {
@@ -45,14 +48,9 @@ class Worker {
           store._native,
           queues,
           workerArgs(opts),
-          (call) => {
-            this._dispatch(call)
-              .then((outcome) => this._native.settle(call.id, outcome))
-              .catch((err) => this._native.settle(call.id, outcomeOfThrow(err)))
-              .catch(() => this._native.settle(call.id, UNREPORTABLE));
-          },
+          (calls) => this._dispatch(calls),
           () => undefined,
-          (handle) => this._running.get(handle)?._syncAbort(),
+          ({ call, index }) => this._running.get(call)?.[index]?._syncAbort(),
           report,
         ),
     );
@@ -160,27 +158,69 @@ class Worker {
     return this._store.close();
   }
 
-  /** Called from Rust for one handler call; always resolves, never throws. */
-  async _dispatch(call) {
-    const rows = JSON.parse(call.tasks);
+  /** Called from Rust with the calls of one poll, as one JSON text. */
+  _dispatch(text) {
+    for (const call of JSON.parse(text)) this._start(call);
+  }
+
+  /** Run one call's handler; its end is reported through _settle/_returned. */
+  _start(call) {
+    const rows = call.tasks;
     const contexts = rows.map(
-      (row, i) =>
-        new TaskContext(this._store, row, this.id, this._leaseMs, { ...this._backoff, [NATIVE]: call.contexts[i] }),
+      (row, index) =>
+        new TaskContext(this._store, row, this.id, this._leaseMs, {
+          ...this._backoff,
+          [NATIVE]: () => this._native.context(call.id, index),
+        }),
     );
-    const handles = call.contexts.map((native, i) => {
-      this._running.set(native.handle, contexts[i]);
-      return native.handle;
-    });
+    this._running.set(call.id, contexts);
+    let value;
     try {
-      const registration = this._handlers.get(call.name);
-      const value = call.batch
-        ? await registration.fn(contexts)
-        : await registration.fn(contexts[0], rows[0].payload);
-      return { kind: "returned", results: resultsOf(value, rows, call.batch) };
+      const { fn } = this._handlers.get(call.name);
+      value = call.batch ? fn(contexts) : fn(contexts[0], rows[0].payload);
     } catch (thrown) {
-      return outcomeOfThrow(thrown);
-    } finally {
-      for (const handle of handles) this._running.delete(handle);
+      this._settle(call, outcomeOfThrow(thrown));
+      return;
+    }
+    if (value !== null && typeof value?.then === "function") {
+      Promise.resolve(value).then(
+        (resolved) => this._returned(call, resolved),
+        (thrown) => this._settle(call, outcomeOfThrow(thrown)),
+      );
+    } else {
+      this._returned(call, value);
+    }
+  }
+
+  /**
+   * A handler returned. Plain single-task results are gathered over the tick
+   * and handed to Rust in one call; anything else settles on its own.
+   */
+  _returned(call, value) {
+    const results = resultsOf(value, call.tasks, call.batch);
+    if (call.batch || results[0].unserializable !== undefined) {
+      this._settle(call, { kind: "returned", results });
+      return;
+    }
+    this._running.delete(call.id);
+    if (this._returnedIds.push(call.id) === 1) process.nextTick(() => this._flushReturned());
+    this._returnedResults.push(results[0].json ?? null);
+  }
+
+  _flushReturned() {
+    const ids = this._returnedIds;
+    const results = this._returnedResults;
+    this._returnedIds = [];
+    this._returnedResults = [];
+    this._native.settleReturned(ids, results);
+  }
+
+  _settle(call, outcome) {
+    this._running.delete(call.id);
+    try {
+      this._native.settle(call.id, outcome);
+    } catch {
+      this._native.settle(call.id, UNREPORTABLE);
     }
   }
 }

@@ -6,15 +6,15 @@ use std::sync::Arc;
 
 use cairnq_core::gate::{BackpressureOptions, QueueDepthLimit};
 use cairnq_core::store::{
-    ClaimRequest, ClaimSession, Draw, ListInput, Outcome, Owned, Stats, SubmitInput, Target,
-    DEFAULT_LEASE_MS,
+    ClaimRequest, ClaimSession, Draw, ListInput, Outcome, Owned, Stats, SubmitInput, Target, Write,
+    WriteAnswer, DEFAULT_LEASE_MS,
 };
 use cairnq_core::task::{tasks_to_json, Status};
 use cairnq_core::{wait, Store, Task};
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
-use crate::errors::IntoJs;
+use crate::errors::{to_js, IntoJs};
 use napi::Result;
 
 #[napi(object)]
@@ -31,6 +31,109 @@ pub struct SubmitArgs {
     pub root_id: Option<String>,
     pub correlation_id: Option<String>,
     pub run_at_delay_ms: Option<f64>,
+}
+
+/// One client write of a JS tick (`lib/store.js` gathers them): `kind` names
+/// the method, the other fields are its arguments.
+#[napi(object)]
+pub struct WriteArgs {
+    /// `submit`, `cancel`, `cancelByKey`, `retry`, `retryByKey`, `succeed`,
+    /// `complete`, `fail`, `progress` or `heartbeat`.
+    pub kind: String,
+    pub submit: Option<SubmitArgs>,
+    pub task_id: Option<String>,
+    pub key: Option<String>,
+    pub worker_id: Option<String>,
+    pub reset_attempt: Option<bool>,
+    /// `succeed`/`complete`: the result's JSON; `fail`: the envelope's.
+    pub json: Option<String>,
+    pub retryable: Option<bool>,
+    pub delay_ms: Option<f64>,
+    pub progress: Option<f64>,
+    pub message: Option<String>,
+    pub lease_ms: Option<f64>,
+}
+
+/// A write's answer: the row as JSON (`"null"` for no row), or the error
+/// reason `lib/errors.js` decodes.
+#[napi(object)]
+pub struct WriteReply {
+    pub row: Option<String>,
+    pub error: Option<String>,
+}
+
+impl From<SubmitArgs> for SubmitInput {
+    fn from(args: SubmitArgs) -> Self {
+        SubmitInput {
+            name: args.name,
+            payload: args.payload,
+            queue: args.queue,
+            key: args.key,
+            conflict: args.conflict,
+            max_attempts: args.max_attempts,
+            priority: args.priority,
+            metadata: args.metadata,
+            parent_id: args.parent_id,
+            root_id: args.root_id,
+            correlation_id: args.correlation_id,
+            run_at_delay_ms: args.run_at_delay_ms,
+        }
+    }
+}
+
+impl TryFrom<WriteArgs> for Write {
+    type Error = napi::Error;
+
+    fn try_from(args: WriteArgs) -> Result<Write> {
+        let missing = |field: &str| {
+            napi::Error::from_reason(format!("write {}: {field} is required", args.kind))
+        };
+        let task_id = || args.task_id.clone().ok_or_else(|| missing("taskId"));
+        let key = || args.key.clone().ok_or_else(|| missing("key"));
+        let owned = || -> Result<Owned> {
+            Ok(Owned {
+                task_id: task_id()?,
+                worker_id: args.worker_id.clone().ok_or_else(|| missing("workerId"))?,
+            })
+        };
+        Ok(match args.kind.as_str() {
+            "submit" => Write::Submit(args.submit.ok_or_else(|| missing("submit"))?.into()),
+            "cancel" => Write::Cancel(Target::Id(task_id()?)),
+            "cancelByKey" => Write::Cancel(Target::Key(key()?)),
+            "retry" => Write::Retry(Target::Id(task_id()?), args.reset_attempt == Some(true)),
+            "retryByKey" => Write::Retry(Target::Key(key()?), args.reset_attempt == Some(true)),
+            "succeed" => Write::Finish(owned()?, Outcome::Succeed { result: args.json }),
+            "complete" => Write::Finish(owned()?, Outcome::Complete { result: args.json }),
+            "fail" => Write::Finish(
+                owned()?,
+                Outcome::Fail {
+                    error: args.json.clone().ok_or_else(|| missing("json"))?,
+                    retryable: args.retryable != Some(false),
+                    delay_ms: args.delay_ms.map_or(0, |v| v.max(0.0) as i64),
+                },
+            ),
+            "progress" => Write::Progress(owned()?, args.progress, args.message),
+            "heartbeat" => Write::Heartbeat(owned()?, lease(args.lease_ms)),
+            other => {
+                return Err(napi::Error::from_reason(format!(
+                    "unknown write kind {other}"
+                )))
+            }
+        })
+    }
+}
+
+fn reply(answer: WriteAnswer) -> WriteReply {
+    match answer {
+        Ok(task) => WriteReply {
+            row: Some(task.map_or_else(|| "null".to_string(), row)),
+            error: None,
+        },
+        Err(err) => WriteReply {
+            row: None,
+            error: Some(to_js(err).reason),
+        },
+    }
 }
 
 #[napi(object)]
@@ -83,10 +186,6 @@ fn millis(ms: f64) -> std::time::Duration {
 
 fn lease(ms: Option<f64>) -> i64 {
     ms.map_or(DEFAULT_LEASE_MS, |v| v as i64)
-}
-
-fn owned(task_id: String, worker_id: String) -> Owned {
-    Owned { task_id, worker_id }
 }
 
 fn row(task: Task) -> String {
@@ -172,23 +271,28 @@ impl NativeStore {
         self.inner.protocol_version().await.js()
     }
 
+    /// The writes of one JS tick, sharing a commit; one reply each, in order.
     #[napi]
-    pub async fn submit(&self, args: SubmitArgs) -> Result<String> {
-        let input = SubmitInput {
-            name: args.name,
-            payload: args.payload,
-            queue: args.queue,
-            key: args.key,
-            conflict: args.conflict,
-            max_attempts: args.max_attempts,
-            priority: args.priority,
-            metadata: args.metadata,
-            parent_id: args.parent_id,
-            root_id: args.root_id,
-            correlation_id: args.correlation_id,
-            run_at_delay_ms: args.run_at_delay_ms,
-        };
-        self.inner.submit(input).await.map(row).js()
+    pub async fn write_many(&self, writes: Vec<WriteArgs>) -> Result<Vec<WriteReply>> {
+        let writes = writes
+            .into_iter()
+            .map(Write::try_from)
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self
+            .inner
+            .write_group(writes)
+            .await
+            .into_iter()
+            .map(reply)
+            .collect())
+    }
+
+    /// A lone write run on the calling thread when that cannot wait (the
+    /// reply), or `undefined`: then use `writeMany`.
+    #[napi]
+    pub fn write_now(&self, write: WriteArgs) -> Result<Option<WriteReply>> {
+        let write = Write::try_from(write)?;
+        Ok(self.inner.write_now(&write).map(reply))
     }
 
     /// The row as JSON (`"null"` when missing) read on the calling thread, or
@@ -241,42 +345,6 @@ impl NativeStore {
             .list(input)
             .await
             .map(|tasks| tasks_to_json(&tasks))
-            .js()
-    }
-
-    #[napi]
-    pub async fn cancel(&self, task_id: String) -> Result<Option<String>> {
-        self.inner
-            .cancel(Target::Id(task_id))
-            .await
-            .map(maybe_row)
-            .js()
-    }
-
-    #[napi]
-    pub async fn cancel_by_key(&self, key: String) -> Result<Option<String>> {
-        self.inner
-            .cancel(Target::Key(key))
-            .await
-            .map(maybe_row)
-            .js()
-    }
-
-    #[napi]
-    pub async fn retry(&self, task_id: String, reset_attempt: bool) -> Result<Option<String>> {
-        self.inner
-            .retry(Target::Id(task_id), reset_attempt)
-            .await
-            .map(maybe_row)
-            .js()
-    }
-
-    #[napi]
-    pub async fn retry_by_key(&self, key: String, reset_attempt: bool) -> Result<Option<String>> {
-        self.inner
-            .retry(Target::Key(key), reset_attempt)
-            .await
-            .map(maybe_row)
             .js()
     }
 
@@ -342,20 +410,6 @@ impl NativeStore {
             .js()
     }
 
-    #[napi]
-    pub async fn heartbeat(
-        &self,
-        task_id: String,
-        worker_id: String,
-        lease_ms: Option<f64>,
-    ) -> Result<String> {
-        self.inner
-            .heartbeat(owned(task_id, worker_id), lease(lease_ms))
-            .await
-            .map(row)
-            .js()
-    }
-
     /// `[[id, cancelRequested], …]` for the tasks still owned.
     #[napi]
     pub async fn heartbeat_batch(
@@ -367,70 +421,6 @@ impl NativeStore {
         self.inner
             .heartbeat_batch(task_ids, worker_id, lease(lease_ms))
             .await
-            .js()
-    }
-
-    #[napi]
-    pub async fn progress(
-        &self,
-        task_id: String,
-        worker_id: String,
-        progress: Option<f64>,
-        message: Option<String>,
-    ) -> Result<String> {
-        self.inner
-            .progress(owned(task_id, worker_id), progress, message)
-            .await
-            .map(row)
-            .js()
-    }
-
-    #[napi]
-    pub async fn succeed(
-        &self,
-        task_id: String,
-        worker_id: String,
-        result: Option<String>,
-    ) -> Result<String> {
-        self.finish(task_id, worker_id, Outcome::Succeed { result })
-            .await
-    }
-
-    #[napi]
-    pub async fn complete(
-        &self,
-        task_id: String,
-        worker_id: String,
-        result: Option<String>,
-    ) -> Result<String> {
-        self.finish(task_id, worker_id, Outcome::Complete { result })
-            .await
-    }
-
-    #[napi]
-    pub async fn fail(
-        &self,
-        task_id: String,
-        worker_id: String,
-        error: String,
-        retryable: bool,
-        delay_ms: Option<f64>,
-    ) -> Result<String> {
-        let outcome = Outcome::Fail {
-            error,
-            retryable,
-            delay_ms: delay_ms.map_or(0, |v| v.max(0.0) as i64),
-        };
-        self.finish(task_id, worker_id, outcome).await
-    }
-}
-
-impl NativeStore {
-    async fn finish(&self, task_id: String, worker_id: String, outcome: Outcome) -> Result<String> {
-        self.inner
-            .finish(owned(task_id, worker_id), outcome)
-            .await
-            .map(row)
             .js()
     }
 }

@@ -7,9 +7,8 @@
 //! thread-safe functions are weak: a running worker is kept alive by its
 //! `run()` promise alone, so nothing outlives `close()`.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairnq_core::backoff::Backoff;
@@ -22,7 +21,8 @@ use cairnq_core::{Error, Task};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Result, Status};
 use napi_derive::napi;
-use tokio::sync::oneshot;
+use serde::Serialize;
+use serde_json::value::RawValue;
 
 use crate::errors::{to_js, IntoJs};
 use crate::store::{BackpressureArgs, NativeStore};
@@ -48,18 +48,6 @@ pub struct RegistrationArgs {
     pub batch: Option<f64>,
     pub concurrency: Option<f64>,
     pub resource: Option<String>,
-}
-
-/// One handler call as JS receives it: the rows as one JSON array and one
-/// native context per row, in the same order. JS answers with
-/// `NativeWorker.settle(id, outcome)`.
-#[napi(object, object_from_js = false)]
-pub struct CallArg {
-    pub id: u32,
-    pub name: String,
-    pub batch: bool,
-    pub tasks: String,
-    pub contexts: Vec<NativeContext>,
 }
 
 /// How the JS shim says the handler ended.
@@ -88,20 +76,29 @@ pub struct ErrorArg {
     pub task_id: Option<String>,
 }
 
+/// Which context lost its lease: task `index` of call `call`.
+#[napi(object)]
+pub struct ContextArg {
+    pub call: f64,
+    pub index: u32,
+}
+
 type JsFn<Arg, Ret> = ThreadsafeFunction<Arg, Ret, Arg, Status, false, true>;
 
 struct JsInvoker {
-    dispatch: JsFn<CallArg, ()>,
+    /// Takes the calls of one poll as one JSON text:
+    /// `[{"id", "name", "batch", "tasks": [rows]}, …]`.
+    dispatch: JsFn<String, ()>,
     ping: JsFn<(), ()>,
-    lease_lost: JsFn<f64, ()>,
-    /// Calls handed to JS and not settled yet, by id.
-    pending: Mutex<HashMap<u32, oneshot::Sender<OutcomeArg>>>,
-    next_id: AtomicU32,
+    lease_lost: JsFn<ContextArg, ()>,
 }
 
-/// A context's identity for the JS side while its call runs.
-fn handle(context: &TaskContext) -> f64 {
-    context as *const TaskContext as usize as f64
+#[derive(Serialize)]
+struct CallJson<'a> {
+    id: u64,
+    name: &'a str,
+    batch: bool,
+    tasks: Box<RawValue>,
 }
 
 impl From<OutcomeArg> for CallOutcome {
@@ -129,39 +126,26 @@ impl From<OutcomeArg> for CallOutcome {
 
 #[async_trait]
 impl Invoker for JsInvoker {
-    async fn invoke(&self, call: Arc<Call>) -> CallOutcome {
-        let tasks: Vec<Task> = call.contexts.iter().map(|c| c.task().clone()).collect();
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (reply, answer) = oneshot::channel();
-        self.pending
-            .lock()
-            .expect("pending calls")
-            .insert(id, reply);
-        let arg = CallArg {
-            id,
-            name: call.name.clone(),
-            batch: call.batch,
-            tasks: tasks_to_json(&tasks),
-            contexts: call
-                .contexts
-                .iter()
-                .map(|c| NativeContext { inner: c.clone() })
-                .collect(),
-        };
-        let status = self
+    fn start(&self, calls: &[Arc<Call>]) -> std::result::Result<(), Error> {
+        let calls: Vec<CallJson> = calls
+            .iter()
+            .map(|call| CallJson {
+                id: call.id,
+                name: &call.name,
+                batch: call.batch,
+                tasks: RawValue::from_string(tasks_to_json(call.contexts.iter().map(|c| c.task())))
+                    .expect("rows encode as JSON"),
+            })
+            .collect();
+        let text = serde_json::to_string(&calls).expect("calls encode as JSON");
+        match self
             .dispatch
-            .call(arg, ThreadsafeFunctionCallMode::NonBlocking);
-        if status != Status::Ok {
-            self.pending.lock().expect("pending calls").remove(&id);
-            return CallOutcome::Broken(Error::Connection(format!(
+            .call(text, ThreadsafeFunctionCallMode::NonBlocking)
+        {
+            Status::Ok => Ok(()),
+            status => Err(Error::Connection(format!(
                 "the handler could not be run: {status}"
-            )));
-        }
-        match answer.await {
-            Ok(outcome) => outcome.into(),
-            Err(_) => {
-                CallOutcome::Broken(Error::Connection("the handler's answer was lost".into()))
-            }
+            ))),
         }
     }
 
@@ -170,8 +154,14 @@ impl Invoker for JsInvoker {
     }
 
     fn lease_lost(&self, context: &TaskContext) {
-        self.lease_lost
-            .call(handle(context), ThreadsafeFunctionCallMode::NonBlocking);
+        if let Some((call, index)) = context.position() {
+            let arg = ContextArg {
+                call: call as f64,
+                index: index as u32,
+            };
+            self.lease_lost
+                .call(arg, ThreadsafeFunctionCallMode::NonBlocking);
+        }
     }
 }
 
@@ -190,9 +180,9 @@ impl NativeWorker {
         store: &NativeStore,
         queues: Vec<String>,
         opts: WorkerArgs,
-        dispatch: JsFn<CallArg, ()>,
+        dispatch: JsFn<String, ()>,
         ping: JsFn<(), ()>,
-        lease_lost: JsFn<f64, ()>,
+        lease_lost: JsFn<ContextArg, ()>,
         on_error: Option<JsFn<ErrorArg, ()>>,
     ) -> Result<Self> {
         let on_error = on_error.map(|report| {
@@ -225,8 +215,6 @@ impl NativeWorker {
             dispatch,
             ping,
             lease_lost,
-            pending: Mutex::new(HashMap::new()),
-            next_id: AtomicU32::new(0),
         });
         Ok(NativeWorker {
             worker,
@@ -252,16 +240,27 @@ impl NativeWorker {
 
     /// The handler of call `id` has ended.
     #[napi]
-    pub fn settle(&self, id: u32, outcome: OutcomeArg) {
-        if let Some(reply) = self
-            .invoker
-            .pending
-            .lock()
-            .expect("pending calls")
-            .remove(&id)
-        {
-            let _ = reply.send(outcome);
+    pub fn settle(&self, id: f64, outcome: OutcomeArg) {
+        self.worker.settle(id as u64, outcome.into());
+    }
+
+    /// Handlers of single-task calls that returned, gathered over a tick:
+    /// call ids and their results' JSON (`null` for no result).
+    #[napi]
+    pub fn settle_returned(&self, ids: Vec<f64>, results: Vec<Option<String>>) {
+        for (id, json) in ids.into_iter().zip(results) {
+            let outcome = CallOutcome::Returned(vec![TaskResult::Value(json)]);
+            self.worker.settle(id as u64, outcome);
         }
+    }
+
+    /// The native half of task `index` of call `call`; `null` once the call's
+    /// settlement is written.
+    #[napi]
+    pub fn context(&self, call: f64, index: u32) -> Option<NativeContext> {
+        self.worker
+            .context(call as u64, index as usize)
+            .map(|inner| NativeContext { inner })
     }
 
     #[napi]
@@ -317,11 +316,6 @@ impl NativeContext {
         Ok(NativeContext {
             inner: Arc::new(inner),
         })
-    }
-
-    #[napi(getter)]
-    pub fn handle(&self) -> f64 {
-        handle(&self.inner)
     }
 
     #[napi(getter)]

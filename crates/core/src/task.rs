@@ -197,10 +197,11 @@ impl Task {
 }
 
 /// Several rows as one JSON array.
-pub fn tasks_to_json(tasks: &[Task]) -> String {
-    let mut out = JsonWriter::with_capacity(tasks.len() * 512 + 2);
+pub fn tasks_to_json<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> String {
+    let tasks = tasks.into_iter();
+    let mut out = JsonWriter::with_capacity(tasks.size_hint().0 * 512 + 2);
     out.buf.push(b'[');
-    for (i, task) in tasks.iter().enumerate() {
+    for (i, task) in tasks.enumerate() {
         if i > 0 {
             out.buf.push(b',');
         }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -111,7 +111,13 @@ fn batch_of(n: f64) -> Registration {
     }
 }
 
-fn start(worker: &Worker, invoker: Arc<dyn Invoker>, concurrency: Option<f64>) -> JoinHandle<()> {
+/// An invoker that answers through the worker it is bound to.
+trait Bound: Invoker {
+    fn bind(&self, worker: &Worker);
+}
+
+fn start<I: Bound>(worker: &Worker, invoker: Arc<I>, concurrency: Option<f64>) -> JoinHandle<()> {
+    invoker.bind(worker);
     let worker = worker.clone();
     tokio::spawn(async move { worker.run(invoker, concurrency).await.expect("run") })
 }
@@ -137,6 +143,7 @@ fn returns(json: Option<&str>) -> CallOutcome {
 struct Closure<F> {
     handler: F,
     lost: Mutex<Vec<String>>,
+    worker: OnceLock<Worker>,
 }
 
 fn closure<F, Fut>(handler: F) -> Arc<Closure<F>>
@@ -147,6 +154,7 @@ where
     Arc::new(Closure {
         handler,
         lost: Mutex::new(Vec::new()),
+        worker: OnceLock::new(),
     })
 }
 
@@ -156,8 +164,13 @@ where
     F: Fn(Arc<Call>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = CallOutcome> + Send + 'static,
 {
-    async fn invoke(&self, call: Arc<Call>) -> CallOutcome {
-        (self.handler)(call).await
+    fn start(&self, calls: &[Arc<Call>]) -> Result<(), Error> {
+        let worker = self.worker.get().expect("bound").clone();
+        for call in calls {
+            let (worker, id, outcome) = (worker.clone(), call.id, (self.handler)(call.clone()));
+            tokio::spawn(async move { worker.settle(id, outcome.await) });
+        }
+        Ok(())
     }
 
     fn lease_lost(&self, context: &TaskContext) {
@@ -168,6 +181,16 @@ where
     }
 }
 
+impl<F, Fut> Bound for Closure<F>
+where
+    F: Fn(Arc<Call>) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = CallOutcome> + Send + 'static,
+{
+    fn bind(&self, worker: &Worker) {
+        let _ = self.worker.set(worker.clone());
+    }
+}
+
 type Job = Box<dyn FnOnce() + Send>;
 
 /// Runs synchronous handlers and pings on one thread, like a JS event loop:
@@ -175,6 +198,7 @@ type Job = Box<dyn FnOnce() + Send>;
 struct LoopThread<H> {
     jobs: mpsc::Sender<Job>,
     handler: Arc<H>,
+    worker: OnceLock<Worker>,
 }
 
 fn loop_thread<H>(handler: H) -> Arc<LoopThread<H>>
@@ -190,6 +214,7 @@ where
     Arc::new(LoopThread {
         jobs,
         handler: Arc::new(handler),
+        worker: OnceLock::new(),
     })
 }
 
@@ -198,14 +223,14 @@ impl<H> Invoker for LoopThread<H>
 where
     H: Fn(&Call) -> CallOutcome + Send + Sync + 'static,
 {
-    async fn invoke(&self, call: Arc<Call>) -> CallOutcome {
-        let (answer, answered) = oneshot::channel();
-        let handler = self.handler.clone();
-        let job: Job = Box::new(move || {
-            let _ = answer.send(handler(&call));
-        });
-        self.jobs.send(job).expect("the loop thread runs");
-        answered.await.expect("the loop thread answers")
+    fn start(&self, calls: &[Arc<Call>]) -> Result<(), Error> {
+        let worker = self.worker.get().expect("bound").clone();
+        for call in calls {
+            let (handler, worker, call) = (self.handler.clone(), worker.clone(), call.clone());
+            let job: Job = Box::new(move || worker.settle(call.id, handler(&call)));
+            self.jobs.send(job).expect("the loop thread runs");
+        }
+        Ok(())
     }
 
     async fn ping(&self) {
@@ -215,6 +240,15 @@ where
         });
         self.jobs.send(job).expect("the loop thread runs");
         let _ = answered.await;
+    }
+}
+
+impl<H> Bound for LoopThread<H>
+where
+    H: Fn(&Call) -> CallOutcome + Send + Sync + 'static,
+{
+    fn bind(&self, worker: &Worker) {
+        let _ = self.worker.set(worker.clone());
     }
 }
 

@@ -122,6 +122,21 @@ pub enum Outcome {
     },
 }
 
+/// One single-row write, validated: what `Store::write_group` hands a backend.
+#[derive(Clone, Debug)]
+pub enum WriteOp {
+    Insert(NewTask),
+    InsertKeyed(NewTask, String, Conflict),
+    Cancel(Target),
+    Retry(Target, bool),
+    Finish(Owned, Outcome),
+    Progress(Owned, Option<f64>, Option<String>),
+    Heartbeat(Owned, i64),
+}
+
+/// A write's answer: the row it returns (`None` where a target was missing).
+pub type WriteAnswer = Result<Option<Task>>;
+
 /// One `queued`/`running`/… count of `stats`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StatusCount {
@@ -138,6 +153,14 @@ pub struct ClaimRequest {
     pub lease_ms: i64,
     /// Union of the names the plan may draw for; `None` = any name.
     pub names: Option<Vec<String>>,
+}
+
+/// What a worker's poll did.
+pub struct Polled {
+    /// The ids `complete_batch` finished; the other completions' leases were lost.
+    pub completed: Vec<String>,
+    /// The plan after its draws; `None` when the probe found nothing.
+    pub plan: Option<Box<dyn ClaimPlan>>,
 }
 
 /// One claim statement inside a session.
@@ -176,6 +199,33 @@ pub trait Backend: Send + Sync + 'static {
     /// The stored `protocol_version`, 0 when the row is missing.
     async fn protocol_version(&self) -> Result<i64>;
 
+    /// Run `ops` so that they share one commit where the dialect can; each
+    /// keeps its own answer, in order. The default runs them concurrently.
+    async fn write_group(&self, ops: Vec<WriteOp>) -> Vec<WriteAnswer> {
+        futures_util::future::join_all(ops.into_iter().map(|op| self.write_one(op))).await
+    }
+    /// `write_group` of one op answered on the caller's thread, when the
+    /// backend can do so without waiting on a lock or the network.
+    fn write_inline(&self, _op: &WriteOp) -> Option<WriteAnswer> {
+        None
+    }
+    /// One write through the single-purpose methods below.
+    async fn write_one(&self, op: WriteOp) -> WriteAnswer {
+        match op {
+            WriteOp::Insert(task) => self.insert(task).await.map(Some),
+            WriteOp::InsertKeyed(task, key, conflict) => {
+                self.insert_keyed(task, key, conflict).await.map(Some)
+            }
+            WriteOp::Cancel(target) => self.cancel(target).await,
+            WriteOp::Retry(target, reset) => self.retry(target, reset).await,
+            WriteOp::Finish(owned, outcome) => self.finish(owned, outcome).await.map(Some),
+            WriteOp::Progress(owned, progress, message) => {
+                self.progress(owned, progress, message).await.map(Some)
+            }
+            WriteOp::Heartbeat(owned, lease_ms) => self.heartbeat(owned, lease_ms).await.map(Some),
+        }
+    }
+
     async fn insert(&self, task: NewTask) -> Result<Task>;
     async fn insert_keyed(&self, task: NewTask, key: String, conflict: Conflict) -> Result<Task>;
     async fn get(&self, target: Target) -> Result<Option<Task>>;
@@ -197,7 +247,22 @@ pub trait Backend: Send + Sync + 'static {
         &self,
         request: ClaimRequest,
         plan: Box<dyn ClaimPlan>,
-    ) -> Result<Option<Box<dyn ClaimPlan>>>;
+    ) -> Result<Option<Box<dyn ClaimPlan>>> {
+        let polled = self.poll(request, Vec::new(), true, plan).await?;
+        Ok(polled.plan)
+    }
+    /// A worker's poll: `complete_batch` of its finished tasks, then a claim
+    /// session, in one transaction — one commit settles the last calls and
+    /// claims the next. `probe` lets a backend skip the transaction when a
+    /// read finds nothing to do; it is ignored while there is something to
+    /// complete.
+    async fn poll(
+        &self,
+        request: ClaimRequest,
+        completions: Vec<(String, Option<String>)>,
+        probe: bool,
+        plan: Box<dyn ClaimPlan>,
+    ) -> Result<Polled>;
     async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task>;
     /// Renews each listed task the worker still owns; returns `(id, cancel
     /// requested)` for those, in no particular order.

@@ -53,6 +53,62 @@ pub struct ListInput {
     pub offset: Option<f64>,
 }
 
+/// A client write as the API receives it (see `Store::write_group`).
+#[derive(Clone, Debug)]
+pub enum Write {
+    Submit(SubmitInput),
+    Cancel(Target),
+    Retry(Target, bool),
+    Finish(Owned, Outcome),
+    Progress(Owned, Option<f64>, Option<String>),
+    Heartbeat(Owned, i64),
+}
+
+/// `submit`'s checks and defaults (API.md §5.1): a task ready to insert.
+fn new_task(input: SubmitInput) -> Result<WriteOp> {
+    let id = new_task_id();
+    let conflict_name = input.conflict.as_deref().unwrap_or("reuse");
+    let conflict = Conflict::parse(conflict_name)
+        .ok_or_else(|| Error::Invalid(format!("unknown conflict strategy: {conflict_name}")))?;
+    if let Some(v) = input.max_attempts {
+        if v.is_nan() || v < 1.0 {
+            return Err(Error::Invalid(format!(
+                "maxAttempts must be >= 1, got {}",
+                js_number(v)
+            )));
+        }
+    }
+    if let Some(v) = input.run_at_delay_ms {
+        if v.is_nan() || v < 0.0 {
+            return Err(Error::Invalid(format!(
+                "runAtDelayMs must be >= 0, got {}",
+                js_number(v)
+            )));
+        }
+    }
+    let task = NewTask {
+        root_id: Some(input.root_id.unwrap_or_else(|| id.clone())),
+        id,
+        name: input.name,
+        queue: input.queue.unwrap_or_else(|| DEFAULT_QUEUE.to_string()),
+        payload: input.payload.unwrap_or_else(|| "{}".to_string()),
+        metadata: input.metadata.unwrap_or_else(|| "{}".to_string()),
+        max_attempts: input
+            .max_attempts
+            .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
+        priority: input.priority.map_or(0, |v| v as i64),
+        delay_ms: input
+            .run_at_delay_ms
+            .map_or(0, |v| v.min(i64::MAX as f64) as i64),
+        parent_id: input.parent_id,
+        correlation_id: input.correlation_id,
+    };
+    Ok(match input.key {
+        None => WriteOp::Insert(task),
+        Some(key) => WriteOp::InsertKeyed(task, key, conflict),
+    })
+}
+
 /// `stats()`: queue → status → count, every status present, queues ascending.
 pub type Stats = BTreeMap<String, [i64; 5]>;
 
@@ -115,51 +171,71 @@ impl Store {
     }
 
     pub async fn submit(&self, input: SubmitInput) -> Result<Task> {
-        let id = new_task_id();
-        let conflict_name = input.conflict.as_deref().unwrap_or("reuse");
-        let conflict = Conflict::parse(conflict_name)
-            .ok_or_else(|| Error::Invalid(format!("unknown conflict strategy: {conflict_name}")))?;
-        if let Some(v) = input.max_attempts {
-            if v.is_nan() || v < 1.0 {
-                return Err(Error::Invalid(format!(
-                    "maxAttempts must be >= 1, got {}",
-                    js_number(v)
-                )));
+        let op = self.admit(Write::Submit(input)).await?;
+        Ok(self
+            .backend
+            .write_one(op)
+            .await?
+            .expect("an insert returns its row"))
+    }
+
+    /// Several client writes that share one commit where the backend can
+    /// (writes issued in the same JS tick); each keeps its own answer.
+    pub async fn write_group(&self, writes: Vec<Write>) -> Vec<WriteAnswer> {
+        let mut answers: Vec<Option<WriteAnswer>> = Vec::with_capacity(writes.len());
+        let mut ops = Vec::with_capacity(writes.len());
+        for write in writes {
+            match self.admit(write).await {
+                Ok(op) => {
+                    ops.push(op);
+                    answers.push(None);
+                }
+                Err(err) => answers.push(Some(Err(err))),
             }
         }
-        if let Some(v) = input.run_at_delay_ms {
-            if v.is_nan() || v < 0.0 {
-                return Err(Error::Invalid(format!(
-                    "runAtDelayMs must be >= 0, got {}",
-                    js_number(v)
-                )));
+        let mut written = self.backend.write_group(ops).await.into_iter();
+        answers
+            .into_iter()
+            .map(|answer| answer.unwrap_or_else(|| written.next().expect("one answer per op")))
+            .collect()
+    }
+
+    /// One client write on the caller's thread, when the backend can do it
+    /// without waiting; `None` means "use `write_group`". A submit that the
+    /// backpressure gate would have to admit never runs here.
+    pub fn write_now(&self, write: &Write) -> Option<WriteAnswer> {
+        if matches!(write, Write::Submit(_)) && self.gate.read().expect("gate lock").is_some() {
+            return None;
+        }
+        match self.validate(write.clone()) {
+            Ok(op) => self.backend.write_inline(&op),
+            Err(err) => Some(Err(err)),
+        }
+    }
+
+    /// Validation, then the backpressure gate for submits.
+    async fn admit(&self, write: Write) -> Result<WriteOp> {
+        let op = self.validate(write)?;
+        if let WriteOp::Insert(task) | WriteOp::InsertKeyed(task, ..) = &op {
+            let gate = self.gate.read().expect("gate lock").clone();
+            if let Some(gate) = gate {
+                gate.acquire(&task.queue).await?;
             }
         }
-        let queue = input.queue.unwrap_or_else(|| DEFAULT_QUEUE.to_string());
-        let gate = self.gate.read().expect("gate lock").clone();
-        if let Some(gate) = gate {
-            gate.acquire(&queue).await?;
-        }
-        let task = NewTask {
-            root_id: Some(input.root_id.unwrap_or_else(|| id.clone())),
-            id,
-            name: input.name,
-            queue,
-            payload: input.payload.unwrap_or_else(|| "{}".to_string()),
-            metadata: input.metadata.unwrap_or_else(|| "{}".to_string()),
-            max_attempts: input
-                .max_attempts
-                .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
-            priority: input.priority.map_or(0, |v| v as i64),
-            delay_ms: input
-                .run_at_delay_ms
-                .map_or(0, |v| v.min(i64::MAX as f64) as i64),
-            parent_id: input.parent_id,
-            correlation_id: input.correlation_id,
-        };
-        match input.key {
-            None => self.backend.insert(task).await,
-            Some(key) => self.backend.insert_keyed(task, key, conflict).await,
+        Ok(op)
+    }
+
+    /// A client write as the backend runs it: ids, defaults, checks.
+    fn validate(&self, write: Write) -> Result<WriteOp> {
+        match write {
+            Write::Submit(input) => new_task(input),
+            Write::Cancel(target) => Ok(WriteOp::Cancel(target)),
+            Write::Retry(target, reset) => Ok(WriteOp::Retry(target, reset)),
+            Write::Finish(owned, outcome) => Ok(WriteOp::Finish(owned, outcome)),
+            Write::Progress(owned, progress, message) => {
+                Ok(WriteOp::Progress(owned, progress, message))
+            }
+            Write::Heartbeat(owned, lease_ms) => Ok(WriteOp::Heartbeat(owned, lease_ms)),
         }
     }
 
@@ -274,11 +350,24 @@ impl Store {
         plan: P,
     ) -> Result<Option<P>> {
         let plan = self.backend.claim_session(request, Box::new(plan)).await?;
-        Ok(plan.map(|p| {
-            *p.into_any()
-                .downcast::<P>()
-                .expect("a claim session returns the plan it was given")
-        }))
+        Ok(plan.map(downcast_plan))
+    }
+
+    /// A worker's poll (`Backend::poll`): its completions and its next claim
+    /// in one transaction. Returns the ids completed and the plan after its
+    /// draws (`None` when the probe found nothing).
+    pub async fn poll<P: ClaimPlan>(
+        &self,
+        request: ClaimRequest,
+        completions: Vec<(String, Option<String>)>,
+        probe: bool,
+        plan: P,
+    ) -> Result<(Vec<String>, Option<P>)> {
+        let polled = self
+            .backend
+            .poll(request, completions, probe, Box::new(plan))
+            .await?;
+        Ok((polled.completed, polled.plan.map(downcast_plan)))
     }
 
     /// `store.claim`: one session with a single draw.
@@ -347,6 +436,13 @@ impl Store {
     pub async fn task_done_wake(&self, task_id: &str, timeout: Duration) {
         self.backend.task_done_wake(task_id, timeout).await
     }
+}
+
+fn downcast_plan<P: ClaimPlan>(plan: Box<dyn ClaimPlan>) -> P {
+    *plan
+        .into_any()
+        .downcast::<P>()
+        .expect("a claim session returns the plan it was given")
 }
 
 /// The plan behind `store.claim`: exactly one draw.

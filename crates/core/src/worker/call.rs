@@ -1,14 +1,13 @@
-//! One handler call (API.md §11.6–§11.9): invoke through the bindings, bound
-//! by `maxRunMs`, then settle whatever the handler left unsettled.
+//! One handler call (API.md §11.6–§11.9): how it ended, and what the worker
+//! writes for the tasks its handler left unsettled.
 
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use serde::Serialize;
-use tokio::task::JoinSet;
 
-use super::completions::Completions;
 use super::context::TaskContext;
 use super::Reporter;
 use crate::error::Error;
@@ -17,10 +16,11 @@ use crate::error::Error;
 /// functions; the core never learns what a handler is.
 #[async_trait]
 pub trait Invoker: Send + Sync + 'static {
-    /// Run the handler registered under `call.name` on the call's contexts;
-    /// resolve when the handler settles. May be abandoned (dropped) when the
-    /// call exceeds `maxRunMs`; a late answer must then be discarded.
-    async fn invoke(&self, call: Arc<Call>) -> CallOutcome;
+    /// Start the handlers of `calls`, one delivery for all of them. Each
+    /// call's end comes back through `Worker::settle(call.id, …)`; a late
+    /// answer (after `maxRunMs`) is ignored there. An error means none of
+    /// them could be started.
+    fn start(&self, calls: &[Arc<Call>]) -> Result<(), Error>;
 
     /// Resolve once the thread that runs handlers has executed a no-op. The
     /// worker pings while calls run; an answer later than one heartbeat
@@ -34,16 +34,39 @@ pub trait Invoker: Send + Sync + 'static {
 
 /// The tasks of one call, all of the same name.
 pub struct Call {
+    /// Unique within a worker; how the bindings answer for the call.
+    pub id: u64,
     pub name: String,
     /// Array delivery `fn(contexts)` (the registration has `batch`), rather
     /// than `fn(context, payload)`.
     pub batch: bool,
     pub contexts: Vec<Arc<TaskContext>>,
+    /// Settlement writes of the ended call not answered yet.
+    writes: AtomicUsize,
 }
 
 impl Call {
+    pub(crate) fn new(id: u64, name: String, batch: bool, contexts: Vec<Arc<TaskContext>>) -> Call {
+        Call {
+            id,
+            name,
+            batch,
+            contexts,
+            writes: AtomicUsize::new(0),
+        }
+    }
+
     pub fn first_task_id(&self) -> &str {
         self.contexts[0].task_id()
+    }
+
+    pub(crate) fn expect_writes(&self, count: usize) {
+        self.writes.store(count, SeqCst);
+    }
+
+    /// One settlement write answered; true when it was the last.
+    pub(crate) fn write_done(&self) -> bool {
+        self.writes.fetch_sub(1, SeqCst) == 1
     }
 }
 
@@ -76,8 +99,17 @@ pub enum TaskResult {
     Unserializable(String),
 }
 
+/// Why a call ended.
+pub(crate) enum Ending {
+    Handler(CallOutcome),
+    /// `maxRunMs` passed first: the handler is abandoned.
+    TimedOut(MaxRun),
+    /// No registration for the name (API.md §11.9): failed for good.
+    NoHandler,
+}
+
 /// What the worker writes for one leftover task.
-enum Settlement {
+pub(crate) enum Settlement {
     Complete(Option<String>),
     Fail { envelope: String, retryable: bool },
 }
@@ -114,22 +146,15 @@ fn envelope(kind: &str, code: &str, message: &str, retryable: bool) -> String {
     .expect("an envelope of strings encodes")
 }
 
-/// Invoke the handler and settle the leftovers. Never fails: every error is
-/// reported through `reporter`.
-pub(crate) async fn execute(
-    call: Arc<Call>,
-    invoker: Arc<dyn Invoker>,
-    completions: Completions,
-    max_run: Option<MaxRun>,
-    reporter: Reporter,
-) {
-    let invocation = invoker.invoke(call.clone());
-    let outcome = match &max_run {
-        None => Some(invocation.await),
-        Some(max_run) => tokio::time::timeout(max_run.limit, invocation).await.ok(),
-    };
-    let settlements: Vec<Settlement> = match outcome {
-        Some(CallOutcome::Returned(mut results)) => {
+/// The writes an ended call needs: one per context its handler left
+/// unsettled. An outcome that leaves the tasks to lease expiry needs none.
+pub(crate) fn settlements(
+    call: &Call,
+    ending: Ending,
+    reporter: &Reporter,
+) -> Vec<(Arc<TaskContext>, Settlement)> {
+    let each: Vec<Settlement> = match ending {
+        Ending::Handler(CallOutcome::Returned(mut results)) => {
             results.resize(call.contexts.len(), TaskResult::Value(None));
             results
                 .into_iter()
@@ -147,7 +172,7 @@ pub(crate) async fn execute(
                 })
                 .collect()
         }
-        Some(CallOutcome::Threw {
+        Ending::Handler(CallOutcome::Threw {
             envelope_json,
             retryable,
         }) => call
@@ -158,17 +183,16 @@ pub(crate) async fn execute(
                 retryable,
             })
             .collect(),
-        Some(CallOutcome::LostLease) => return,
-        Some(CallOutcome::Broken(err)) => {
+        Ending::Handler(CallOutcome::LostLease) => return Vec::new(),
+        Ending::Handler(CallOutcome::Broken(err)) => {
             reporter.execute(err, call.first_task_id());
-            return;
+            return Vec::new();
         }
-        None => {
-            // maxRunMs won: the handler is abandoned, its writes are refused.
+        Ending::TimedOut(max_run) => {
+            // The handler is abandoned: its own writes are refused from now on.
             for context in &call.contexts {
                 context.mark_lease_lost();
             }
-            let max_run = max_run.expect("only a ceiling times out");
             let message = format!(
                 "handler for {} exceeded maxRunMs={}ms; the attempt was abandoned",
                 call.name, max_run.shown
@@ -182,51 +206,24 @@ pub(crate) async fn execute(
                 })
                 .collect()
         }
-    };
-    settle_leftovers(&call, settlements, &completions, &reporter).await;
-}
-
-/// Writes run concurrently (they share commits); each failure is reported
-/// against its own task and does not stop the others.
-async fn settle_leftovers(
-    call: &Call,
-    settlements: Vec<Settlement>,
-    completions: &Completions,
-    reporter: &Reporter,
-) {
-    let mut writes = JoinSet::new();
-    for (context, settlement) in call.contexts.iter().zip(settlements) {
-        if context.settled() {
-            continue;
+        Ending::NoHandler => {
+            let message = format!("no handler registered for {}", call.name);
+            let failure = envelope("NoHandler", "no_handler", &message, false);
+            call.contexts
+                .iter()
+                .map(|_| Settlement::Fail {
+                    envelope: failure.clone(),
+                    retryable: false,
+                })
+                .collect()
         }
-        let (context, reporter, completions) =
-            (context.clone(), reporter.clone(), completions.clone());
-        writes.spawn(async move {
-            let written = match settlement {
-                Settlement::Complete(result) => {
-                    context.complete_leftover(&completions, result).await
-                }
-                Settlement::Fail {
-                    envelope,
-                    retryable,
-                } => context.fail_leftover(envelope, retryable).await,
-            };
-            if let Err(err) = written {
-                reporter.execute(err, context.task_id());
-            }
-        });
-    }
-    while writes.join_next().await.is_some() {}
-}
-
-/// A claimed task whose name has no registration: failed for good, no
-/// handler and no heartbeat (API.md §11.9).
-pub(crate) async fn fail_no_handler(context: TaskContext, reporter: &Reporter) {
-    let message = format!("no handler registered for {}", context.task().name);
-    let failure = envelope("NoHandler", "no_handler", &message, false);
-    if let Err(err) = context.fail_leftover(failure, false).await {
-        reporter.execute(err, context.task_id());
-    }
+    };
+    call.contexts
+        .iter()
+        .zip(each)
+        .filter(|(context, _)| !context.settled())
+        .map(|(context, settlement)| (context.clone(), settlement))
+        .collect()
 }
 
 #[cfg(test)]

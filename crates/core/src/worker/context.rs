@@ -6,7 +6,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 
 use super::call::Invoker;
-use super::completions::Completions;
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
 use crate::store::{Outcome, Owned, Store, Target};
@@ -30,6 +29,8 @@ pub struct TaskContext {
     /// Told once when the lease is lost, so the bindings can abort `signal`.
     /// Weak: a context kept by user code must not keep the handler runtime alive.
     listener: Option<Weak<dyn Invoker>>,
+    /// `(call id, index in the call)` for a worker's context.
+    position: Option<(u64, usize)>,
 }
 
 impl TaskContext {
@@ -52,13 +53,26 @@ impl TaskContext {
             cancel_seen: AtomicBool::new(false),
             settling: AtomicUsize::new(0),
             listener: None,
+            position: None,
         }
     }
 
-    /// A context of a worker call; lease loss is reported to `listener`.
-    pub(crate) fn with_listener(mut self, listener: Weak<dyn Invoker>) -> TaskContext {
+    /// The context of task `index` of call `call_id`; lease loss is reported
+    /// to `listener`.
+    pub(crate) fn in_call(
+        mut self,
+        listener: Weak<dyn Invoker>,
+        call_id: u64,
+        index: usize,
+    ) -> TaskContext {
         self.listener = Some(listener);
+        self.position = Some((call_id, index));
         self
+    }
+
+    /// `(call id, index)` of a worker's context; `None` for a standalone one.
+    pub fn position(&self) -> Option<(u64, usize)> {
+        self.position
     }
 
     pub fn task(&self) -> &Task {
@@ -67,10 +81,6 @@ impl TaskContext {
 
     pub fn task_id(&self) -> &str {
         &self.task.id
-    }
-
-    pub fn worker_id(&self) -> &str {
-        &self.worker_id
     }
 
     pub fn lease_ms(&self) -> i64 {
@@ -113,6 +123,15 @@ impl TaskContext {
     /// True when a settlement write of this context is under way.
     pub(crate) fn is_settling(&self) -> bool {
         self.settling.load(SeqCst) > 0
+    }
+
+    /// A settlement write is queued or under way (until `end_settling`).
+    pub(crate) fn begin_settling(&self) {
+        self.settling.fetch_add(1, SeqCst);
+    }
+
+    pub(crate) fn end_settling(&self) {
+        self.settling.fetch_sub(1, SeqCst);
     }
 
     fn owned(&self) -> Owned {
@@ -211,22 +230,6 @@ impl TaskContext {
         }
     }
 
-    /// The worker's final `complete` of a leftover (API.md §11.6): a lost lease
-    /// only flags the context; other errors are for the caller to report.
-    pub(crate) async fn complete_leftover(
-        &self,
-        completions: &Completions,
-        result: Option<String>,
-    ) -> Result<()> {
-        let _settling = Settling::start(self);
-        if completions.complete(self.task_id(), result).await? {
-            self.mark_settled();
-        } else {
-            self.mark_lease_lost();
-        }
-        Ok(())
-    }
-
     /// The worker's `fail` of a leftover: not gated (it must work after a
     /// `maxRunMs` abandonment); a lost lease is swallowed without a flag.
     pub(crate) async fn fail_leftover(&self, envelope_json: String, retryable: bool) -> Result<()> {
@@ -248,13 +251,13 @@ struct Settling<'a>(&'a TaskContext);
 
 impl<'a> Settling<'a> {
     fn start(context: &'a TaskContext) -> Settling<'a> {
-        context.settling.fetch_add(1, SeqCst);
+        context.begin_settling();
         Settling(context)
     }
 }
 
 impl Drop for Settling<'_> {
     fn drop(&mut self) {
-        self.0.settling.fetch_sub(1, SeqCst);
+        self.0.end_settling();
     }
 }

@@ -4,26 +4,24 @@
 //! are reached through an [`Invoker`] the bindings provide.
 
 mod call;
-mod completions;
 mod context;
 mod heartbeat;
 mod plan;
 mod registry;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use tokio::sync::watch;
-use tokio::task::JoinSet;
+use tokio::sync::{watch, Notify};
+use tokio::task::AbortHandle;
 
 pub use self::call::{Call, CallOutcome, Invoker, TaskResult};
 pub use self::context::TaskContext;
 pub use self::registry::Registration;
 
-use self::call::MaxRun;
-use self::completions::Completions;
+use self::call::{Ending, MaxRun, Settlement};
 use self::plan::{Limits, PollPlan, Usage};
 use self::registry::{Registry, Schedule};
 use crate::backoff::Backoff;
@@ -190,6 +188,8 @@ pub(crate) struct Shared {
     reporter: Reporter,
     registry: Mutex<Registry>,
     stopped: watch::Sender<bool>,
+    /// The run in progress, for `settle` and `context`.
+    run: Mutex<Weak<RunState>>,
 }
 
 /// A worker: registrations plus the loop that claims and runs their tasks.
@@ -215,6 +215,7 @@ impl Worker {
                 reporter: Reporter(options.on_error),
                 registry: Mutex::new(Registry::default()),
                 stopped: watch::channel(false).0,
+                run: Mutex::new(Weak::new()),
             }),
         })
     }
@@ -241,25 +242,53 @@ impl Worker {
         self.shared.stopped.send_replace(true);
     }
 
+    /// The handler of call `call_id` has ended. Frees its slot at once; the
+    /// tasks it left unsettled are written by the next poll (completions) or
+    /// right away (failures). A call already ended (`maxRunMs`) ignores it.
+    pub fn settle(&self, call_id: u64, outcome: CallOutcome) {
+        if let Some(run) = self.shared.current_run() {
+            self.shared
+                .end_call(&run, call_id, Ending::Handler(outcome));
+        }
+    }
+
+    /// The context of task `index` of call `call_id`, while the call is in
+    /// flight or its settlement is being written.
+    pub fn context(&self, call_id: u64, index: usize) -> Option<Arc<TaskContext>> {
+        let run = self.shared.current_run()?;
+        let ledger = run.ledger();
+        let call = ledger
+            .calls
+            .get(&call_id)
+            .or_else(|| ledger.abandoned.get(&call_id))?;
+        call.contexts.get(index).cloned()
+    }
+
     /// Connects, then polls until `stop()`, then waits for every call in
-    /// flight. `concurrency` overrides the option.
+    /// flight and writes its settlement. `concurrency` overrides the option.
     pub async fn run(&self, invoker: Arc<dyn Invoker>, concurrency: Option<f64>) -> Result<()> {
         let shared = &self.shared;
         let slots = concurrency
             .or(shared.settings.concurrency)
             .map_or(1, |c| c.max(1.0).min(i64::MAX as f64) as i64);
         shared.store.connect().await?;
-        let completions = Completions::start(shared.store.clone(), shared.id.clone());
-        let run = Arc::new(RunState::new(invoker, completions));
+        let run = Arc::new(RunState::new(invoker));
+        *shared.run.lock().expect("run slot") = Arc::downgrade(&run);
         let (beats_done, beats_until) = watch::channel(false);
         let beats = tokio::spawn(heartbeat::beat_until(
             shared.clone(),
             run.clone(),
             beats_until,
         ));
-        let mut calls = JoinSet::new();
-        shared.poll_until_stopped(&run, slots, &mut calls).await;
-        while calls.join_next().await.is_some() {}
+        shared.poll_until_stopped(&run, slots).await;
+        loop {
+            let changed = run.changed.notified();
+            shared.flush_completions(&run).await;
+            if run.finished() {
+                break;
+            }
+            changed.await;
+        }
         beats_done.send_replace(true);
         let _ = beats.await;
         Ok(())
@@ -271,12 +300,19 @@ impl Shared {
         self.registry.lock().expect("registry lock")
     }
 
-    /// The poll loop of API.md §11.1.
-    async fn poll_until_stopped(&self, run: &Arc<RunState>, slots: i64, calls: &mut JoinSet<()>) {
+    fn current_run(&self) -> Option<Arc<RunState>> {
+        self.run.lock().expect("run slot").upgrade()
+    }
+
+    /// The poll loop of API.md §11.1. Each poll writes the completions that
+    /// queued since the last one and claims for the free slots, in one
+    /// transaction; right after a poll that claimed, the next skips the probe.
+    async fn poll_until_stopped(self: &Arc<Self>, run: &Arc<RunState>, slots: i64) {
         let mut stop = self.stopped.subscribe();
         let mut rotation = 0;
+        let mut found_work = false;
         while !*stop.borrow() {
-            while calls.try_join_next().is_some() {}
+            let changed = run.changed.notified();
             let (in_flight, bytes) = run.load();
             let free = slots - in_flight;
             let over_budget = self
@@ -284,15 +320,18 @@ impl Shared {
                 .max_in_flight_bytes
                 .is_some_and(|budget| bytes as f64 >= budget);
             if in_flight > 0 && (free <= 0 || over_budget) {
-                tokio::select! {
-                    _ = calls.join_next() => {}
-                    _ = until_true(&mut stop) => {}
+                if !self.flush_completions(run).await {
+                    tokio::select! {
+                        _ = changed => {}
+                        _ = until_true(&mut stop) => {}
+                    }
                 }
                 continue;
             }
             let schedule = self.registry().schedule();
             if schedule.sources.is_empty() {
-                self.idle(&mut stop).await;
+                self.flush_completions(run).await;
+                self.idle(changed, &mut stop).await;
                 continue;
             }
             let start = rotation % schedule.sources.len();
@@ -313,27 +352,59 @@ impl Shared {
                 lease_ms: self.settings.lease_ms,
                 names: Some(schedule.names.clone()),
             };
-            match self.store.claim_session(request, plan).await {
+            let leftovers = run.take_completions();
+            let items = leftovers.iter().map(Leftover::item).collect();
+            match self.store.poll(request, items, !found_work, plan).await {
                 Err(err) => {
+                    run.deliver(leftovers, Err(&err), &self.reporter);
                     self.reporter.claim(err);
+                    found_work = false;
                     sleep_unless_stopped(&mut stop, CLAIM_ERROR_PAUSE).await;
                 }
-                Ok(Some(plan)) if !plan.calls.is_empty() => {
-                    for tasks in plan.calls {
-                        self.dispatch(run, &schedule, tasks, calls);
+                Ok((completed, plan)) => {
+                    run.deliver(leftovers, Ok(completed), &self.reporter);
+                    match plan {
+                        Some(plan) if !plan.calls.is_empty() => {
+                            found_work = true;
+                            self.dispatch(run, &schedule, plan.calls);
+                        }
+                        _ => {
+                            found_work = false;
+                            self.idle(changed, &mut stop).await;
+                        }
                     }
                 }
-                Ok(_) => self.idle(&mut stop).await,
             }
         }
     }
 
-    /// The idle sleep: the poll interval, cut short by a claim wake or `stop()`.
-    async fn idle(&self, stop: &mut watch::Receiver<bool>) {
+    /// The idle sleep: the poll interval, cut short by a claim wake, a call
+    /// ending (its completion is then written at once) or `stop()`.
+    async fn idle(
+        &self,
+        changed: tokio::sync::futures::Notified<'_>,
+        stop: &mut watch::Receiver<bool>,
+    ) {
         tokio::select! {
             _ = self.store.claim_wake(&self.queues, self.settings.poll_every) => {}
             _ = sleep_unless_stopped(stop, self.settings.poll_every) => {}
+            _ = changed => {}
         }
+    }
+
+    /// Write the queued completions on their own (no claim to pair them
+    /// with); false when there were none.
+    async fn flush_completions(&self, run: &RunState) -> bool {
+        let leftovers = run.take_completions();
+        if leftovers.is_empty() {
+            return false;
+        }
+        let items = leftovers.iter().map(Leftover::item).collect();
+        match self.store.complete_batch(self.id.clone(), items).await {
+            Ok(completed) => run.deliver(leftovers, Ok(completed), &self.reporter),
+            Err(err) => run.deliver(leftovers, Err(&err), &self.reporter),
+        }
+        true
     }
 
     fn context(&self, task: Task) -> TaskContext {
@@ -346,55 +417,101 @@ impl Shared {
         )
     }
 
-    /// Starts one call (API.md §11.5), charging its slot, bytes, name and
-    /// resource until it finishes.
-    fn dispatch(
-        &self,
-        run: &Arc<RunState>,
-        schedule: &Schedule,
-        tasks: Vec<Task>,
-        calls: &mut JoinSet<()>,
-    ) {
-        let bytes = if self.settings.max_in_flight_bytes.is_some() {
-            tasks.iter().map(|t| payload_bytes(&t.payload)).sum()
-        } else {
-            0
-        };
-        let name = tasks[0].name.clone();
-        let reporter = self.reporter.clone();
-        let Some(handler) = schedule.handlers.get(&name) else {
-            let admission = run.admit(None, bytes, None, None);
-            let contexts: Vec<TaskContext> = tasks.into_iter().map(|t| self.context(t)).collect();
-            calls.spawn(async move {
-                for context in contexts {
-                    call::fail_no_handler(context, &reporter).await;
-                }
-                drop(admission);
+    /// Starts the claimed calls (API.md §11.5), charging each its slot,
+    /// bytes, name and resource until its handler ends; all handlers of one
+    /// poll are handed to the invoker at once.
+    fn dispatch(self: &Arc<Self>, run: &Arc<RunState>, schedule: &Schedule, calls: Vec<Vec<Task>>) {
+        let listener = Arc::downgrade(&run.invoker);
+        let mut started = Vec::with_capacity(calls.len());
+        for tasks in calls {
+            let bytes = if self.settings.max_in_flight_bytes.is_some() {
+                tasks.iter().map(|t| payload_bytes(&t.payload)).sum()
+            } else {
+                0
+            };
+            let name = tasks[0].name.clone();
+            let handler = schedule.handlers.get(&name);
+            let charge = Charge {
+                bytes,
+                name: handler.and_then(|h| h.concurrency).map(|_| name.clone()),
+                resource: handler.and_then(|h| h.resource.clone()),
+                timer: None,
+            };
+            let batch = handler.is_some_and(|h| h.batch.is_some());
+            let call = run.admit(charge, |id| {
+                let contexts = tasks
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, task)| {
+                        Arc::new(self.context(task).in_call(listener.clone(), id, index))
+                    })
+                    .collect();
+                Call::new(id, name, batch, contexts)
             });
+            if handler.is_none() {
+                self.end_call(run, call.id, Ending::NoHandler);
+                continue;
+            }
+            if let Some(max_run) = &self.settings.max_run {
+                let (shared, weak_run, max_run, id) =
+                    (self.clone(), Arc::downgrade(run), max_run.clone(), call.id);
+                let timer = tokio::spawn(async move {
+                    tokio::time::sleep(max_run.limit).await;
+                    if let Some(run) = weak_run.upgrade() {
+                        shared.end_call(&run, id, Ending::TimedOut(max_run));
+                    }
+                });
+                run.set_timer(call.id, timer.abort_handle());
+            }
+            started.push(call);
+        }
+        if started.is_empty() {
+            return;
+        }
+        if let Err(err) = run.invoker.start(&started) {
+            for call in started {
+                let broken = CallOutcome::Broken(err.clone());
+                self.end_call(run, call.id, Ending::Handler(broken));
+            }
+        }
+    }
+
+    /// A call's handler has ended (or was abandoned): refund its charges,
+    /// then queue its completions for the next poll and write its failures.
+    fn end_call(&self, run: &Arc<RunState>, call_id: u64, ending: Ending) {
+        let Some(call) = run.release(call_id, &ending) else {
             return;
         };
-        let listener = Arc::downgrade(&run.invoker);
-        let call = Arc::new(Call {
-            name: name.clone(),
-            batch: handler.batch.is_some(),
-            contexts: tasks
-                .into_iter()
-                .map(|task| Arc::new(self.context(task).with_listener(listener.clone())))
-                .collect(),
-        });
-        let admission = run.admit(
-            Some(call.clone()),
-            bytes,
-            handler.concurrency.map(|_| name),
-            handler.resource.clone(),
-        );
-        let invoker = run.invoker.clone();
-        let completions = run.completions.clone();
-        let max_run = self.settings.max_run.clone();
-        calls.spawn(async move {
-            call::execute(call, invoker, completions, max_run, reporter).await;
-            drop(admission);
-        });
+        let writes = call::settlements(&call, ending, &self.reporter);
+        call.expect_writes(writes.len());
+        if writes.is_empty() {
+            run.forget(&call);
+        }
+        for (context, settlement) in writes {
+            match settlement {
+                Settlement::Complete(result) => {
+                    context.begin_settling();
+                    run.completions.lock().expect("completions").push(Leftover {
+                        call: call.clone(),
+                        context,
+                        result,
+                    });
+                }
+                Settlement::Fail {
+                    envelope,
+                    retryable,
+                } => {
+                    let (run, call, reporter) = (run.clone(), call.clone(), self.reporter.clone());
+                    run.runtime.clone().spawn(async move {
+                        if let Err(err) = context.fail_leftover(envelope, retryable).await {
+                            reporter.execute(err, context.task_id());
+                        }
+                        run.write_done(&call);
+                    });
+                }
+            }
+        }
+        run.changed.notify_one();
     }
 }
 
@@ -420,29 +537,63 @@ pub(crate) async fn until_true(flag: &mut watch::Receiver<bool>) {
     let _ = flag.wait_for(|set| *set).await.map(|_| ());
 }
 
-/// The state of one `run`: the invoker and what is in flight.
+/// A returned task waiting for its `complete` (written by the next poll).
+struct Leftover {
+    call: Arc<Call>,
+    context: Arc<TaskContext>,
+    result: Option<String>,
+}
+
+impl Leftover {
+    fn item(&self) -> (String, Option<String>) {
+        (self.context.task_id().to_string(), self.result.clone())
+    }
+}
+
+/// The state of one `run`: the invoker, what is in flight, what awaits its
+/// settlement write.
 pub(crate) struct RunState {
     invoker: Arc<dyn Invoker>,
-    completions: Completions,
     ledger: Mutex<Ledger>,
+    completions: Mutex<Vec<Leftover>>,
+    /// Wakes the poll loop: a call ended or a settlement was written.
+    changed: Notify,
+    runtime: tokio::runtime::Handle,
 }
 
 #[derive(Default)]
 struct Ledger {
     in_flight: i64,
     bytes: u64,
-    /// Handler calls by dispatch order; the heartbeat covers their tasks.
+    /// Calls by dispatch order, until their settlement is written; the
+    /// heartbeat covers their tasks.
     calls: BTreeMap<u64, Arc<Call>>,
+    /// The charges of the calls whose handler has not ended.
+    running: HashMap<u64, Charge>,
+    /// Calls abandoned at `maxRunMs` whose handler has not answered yet: its
+    /// contexts must still tell it that the lease is lost.
+    abandoned: HashMap<u64, Arc<Call>>,
     next_call: u64,
     usage: Usage,
 }
 
+/// What a running call holds.
+struct Charge {
+    bytes: u64,
+    name: Option<String>,
+    resource: Option<String>,
+    /// The `maxRunMs` timer, stopped when the handler ends first.
+    timer: Option<AbortHandle>,
+}
+
 impl RunState {
-    fn new(invoker: Arc<dyn Invoker>, completions: Completions) -> RunState {
+    fn new(invoker: Arc<dyn Invoker>) -> RunState {
         RunState {
             invoker,
-            completions,
             ledger: Mutex::new(Ledger::default()),
+            completions: Mutex::new(Vec::new()),
+            changed: Notify::new(),
+            runtime: tokio::runtime::Handle::current(),
         }
     }
 
@@ -457,6 +608,11 @@ impl RunState {
 
     fn usage(&self) -> Usage {
         self.ledger().usage.clone()
+    }
+
+    /// No call in flight and nothing left to write.
+    fn finished(&self) -> bool {
+        self.ledger().calls.is_empty() && self.completions.lock().expect("completions").is_empty()
     }
 
     /// Every context of a call in flight that may still need its lease.
@@ -476,69 +632,103 @@ impl RunState {
         Some(call.first_task_id().to_string())
     }
 
-    /// Charges a call; the returned guard refunds everything when dropped.
-    fn admit(
-        self: &Arc<Self>,
-        call: Option<Arc<Call>>,
-        bytes: u64,
-        name: Option<String>,
-        resource: Option<String>,
-    ) -> Admission {
+    /// Charges a new call, built by `make` with its id.
+    fn admit(&self, charge: Charge, make: impl FnOnce(u64) -> Call) -> Arc<Call> {
         let mut ledger = self.ledger();
+        let id = ledger.next_call;
+        ledger.next_call += 1;
         ledger.in_flight += 1;
-        ledger.bytes += bytes;
-        let call_key = call.map(|call| {
-            let key = ledger.next_call;
-            ledger.next_call += 1;
-            ledger.calls.insert(key, call);
-            key
-        });
-        if let Some(name) = &name {
+        ledger.bytes += charge.bytes;
+        if let Some(name) = &charge.name {
             *ledger.usage.by_name.entry(name.clone()).or_default() += 1;
         }
-        if let Some(resource) = &resource {
+        if let Some(resource) = &charge.resource {
             *ledger
                 .usage
                 .by_resource
                 .entry(resource.clone())
                 .or_default() += 1;
         }
-        Admission {
-            run: self.clone(),
-            call_key,
-            bytes,
-            name,
-            resource,
+        let call = Arc::new(make(id));
+        ledger.calls.insert(id, call.clone());
+        ledger.running.insert(id, charge);
+        call
+    }
+
+    fn set_timer(&self, call_id: u64, timer: AbortHandle) {
+        match self.ledger().running.get_mut(&call_id) {
+            Some(charge) => charge.timer = Some(timer),
+            None => timer.abort(),
         }
     }
-}
 
-/// One dispatched call's charges.
-struct Admission {
-    run: Arc<RunState>,
-    call_key: Option<u64>,
-    bytes: u64,
-    name: Option<String>,
-    resource: Option<String>,
-}
-
-impl Drop for Admission {
-    fn drop(&mut self) {
-        let mut ledger = self.run.ledger();
+    /// Ends a running call: refunds its charges and stops its timer. `None`
+    /// when it had already ended.
+    fn release(&self, call_id: u64, ending: &Ending) -> Option<Arc<Call>> {
+        let mut ledger = self.ledger();
+        let Some(charge) = ledger.running.remove(&call_id) else {
+            // The late answer of an abandoned handler.
+            ledger.abandoned.remove(&call_id);
+            return None;
+        };
         ledger.in_flight -= 1;
-        ledger.bytes -= self.bytes;
-        if let Some(key) = self.call_key {
-            ledger.calls.remove(&key);
-        }
-        if let Some(name) = &self.name {
+        ledger.bytes -= charge.bytes;
+        if let Some(name) = &charge.name {
             *ledger.usage.by_name.entry(name.clone()).or_default() -= 1;
         }
-        if let Some(resource) = &self.resource {
+        if let Some(resource) = &charge.resource {
             *ledger
                 .usage
                 .by_resource
                 .entry(resource.clone())
                 .or_default() -= 1;
+        }
+        if let Some(timer) = charge.timer {
+            timer.abort();
+        }
+        let call = ledger.calls.get(&call_id).cloned();
+        if let (Ending::TimedOut(_), Some(call)) = (ending, &call) {
+            ledger.abandoned.insert(call_id, call.clone());
+        }
+        call
+    }
+
+    fn forget(&self, call: &Call) {
+        self.ledger().calls.remove(&call.id);
+        self.changed.notify_one();
+    }
+
+    fn write_done(&self, call: &Call) {
+        if call.write_done() {
+            self.forget(call);
+        }
+    }
+
+    fn take_completions(&self) -> Vec<Leftover> {
+        std::mem::take(&mut *self.completions.lock().expect("completions"))
+    }
+
+    /// Hands the written completions' answers to their contexts: completed,
+    /// or the lease was lost; a failed write is reported per task.
+    fn deliver(
+        &self,
+        leftovers: Vec<Leftover>,
+        written: std::result::Result<Vec<String>, &Error>,
+        reporter: &Reporter,
+    ) {
+        let completed: HashSet<String> = match &written {
+            Ok(ids) => ids.iter().cloned().collect(),
+            Err(_) => HashSet::new(),
+        };
+        for leftover in leftovers {
+            let context = &leftover.context;
+            match &written {
+                Ok(_) if completed.contains(context.task_id()) => context.mark_settled(),
+                Ok(_) => context.mark_lease_lost(),
+                Err(err) => reporter.execute((*err).clone(), context.task_id()),
+            }
+            context.end_settling();
+            self.write_done(&leftover.call);
         }
     }
 }
@@ -640,7 +830,7 @@ mod tests {
 
     #[async_trait::async_trait]
     impl Invoker for NeverCalled {
-        async fn invoke(&self, _call: Arc<Call>) -> CallOutcome {
+        fn start(&self, _calls: &[Arc<Call>]) -> std::result::Result<(), Error> {
             unreachable!("a task without a registration reaches no handler")
         }
     }
@@ -668,15 +858,16 @@ mod tests {
         let claimed = store.claim(request, 1).await.unwrap();
         let id = claimed[0].id.clone();
 
-        let completions = Completions::start(store.clone(), worker.id().to_string());
-        let run = Arc::new(RunState::new(Arc::new(NeverCalled), completions));
+        let run = Arc::new(RunState::new(Arc::new(NeverCalled)));
         let schedule = worker.shared.registry().schedule();
-        let mut calls = JoinSet::new();
-        worker.shared.dispatch(&run, &schedule, claimed, &mut calls);
-        assert_eq!(run.load().0, 1);
-        while calls.join_next().await.is_some() {}
-
+        worker.shared.dispatch(&run, &schedule, vec![claimed]);
+        // The slot is free at once; the failure is written in the background.
         assert_eq!(run.load(), (0, 0));
+        while !run.finished() {
+            tokio::time::timeout(Duration::from_secs(10), run.changed.notified())
+                .await
+                .expect("the failure is written");
+        }
         let failed = store
             .get(crate::store::Target::Id(id))
             .await

@@ -17,7 +17,7 @@ use self::conn::{db_error, execute, int, rows, task, tasks, Dsn, Params};
 use self::listener::PushWakes;
 use super::{
     Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned,
-    StatusCount, Target,
+    Polled, StatusCount, Target,
 };
 use crate::error::{Error, Result};
 use crate::protocol::{self, ClaimShape, POSTGRES as SQL};
@@ -198,6 +198,20 @@ async fn owned_write(
         })
 }
 
+/// `complete_batch` over `(id, result JSON)` pairs of one worker.
+async fn complete_many<C: GenericClient>(
+    client: &C,
+    worker_id: &str,
+    items: Vec<(String, Option<String>)>,
+) -> Result<Vec<String>> {
+    let (ids, results): (Vec<String>, Vec<Option<String>>) = items.into_iter().unzip();
+    rows(client, SQL.complete_batch, &[&ids, &results, &worker_id])
+        .await?
+        .iter()
+        .map(|row| row.try_get(0).map_err(db_error))
+        .collect()
+}
+
 #[async_trait]
 impl Backend for PostgresBackend {
     async fn connect(&self) -> Result<()> {
@@ -341,13 +355,20 @@ impl Backend for PostgresBackend {
             .collect()
     }
 
-    async fn claim_session(
+    async fn poll(
         &self,
         request: ClaimRequest,
+        completions: Vec<(String, Option<String>)>,
+        _probe: bool,
         mut plan: Box<dyn ClaimPlan>,
-    ) -> Result<Option<Box<dyn ClaimPlan>>> {
+    ) -> Result<Polled> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(db_error)?;
+        let completed = if completions.is_empty() {
+            Vec::new()
+        } else {
+            complete_many(&tx, &request.worker_id, completions).await?
+        };
         execute(&tx, SQL.recover_leases, &[]).await?;
         while let Some(draw) = plan.next_draw() {
             if draw.is_empty() {
@@ -383,7 +404,10 @@ impl Backend for PostgresBackend {
         } else {
             tx.rollback().await.map_err(db_error)?;
         }
-        Ok(Some(plan))
+        Ok(Polled {
+            completed,
+            plan: Some(plan),
+        })
     }
 
     async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task> {
@@ -449,16 +473,7 @@ impl Backend for PostgresBackend {
         worker_id: String,
         items: Vec<(String, Option<String>)>,
     ) -> Result<Vec<String>> {
-        let (ids, results): (Vec<String>, Vec<Option<String>>) = items.into_iter().unzip();
-        rows(
-            &self.client().await?,
-            SQL.complete_batch,
-            &[&ids, &results, &worker_id],
-        )
-        .await?
-        .iter()
-        .map(|row| row.try_get(0).map_err(db_error))
-        .collect()
+        complete_many(&self.client().await?, &worker_id, items).await
     }
 
     async fn claim_wake(&self, queues: &[String], timeout: Duration) {

@@ -32,6 +32,9 @@ const MAX_GROUP: usize = 256;
 const GATHER_FOR: Duration = Duration::from_micros(100);
 /// How often the writer refreshes planner statistics (PROTOCOL §5.1).
 const STATS_EVERY: Duration = Duration::from_secs(60);
+/// WAL size (pages) past which the checkpointer copies the log back into the
+/// database: SQLite's own automatic threshold, moved off the committing thread.
+const CHECKPOINT_PAGES: i32 = 1000;
 
 /// Work for the writer. The outcome is held until the commit that makes it
 /// durable, then delivered.
@@ -115,15 +118,34 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// `checkpointer` gets its own thread; the writer then never checkpoints
+    /// itself, so no commit (least of all one on the JS thread) pays for it.
     pub fn start(
-        writer: Connection,
+        mut writer: Connection,
         busy_timeout: Duration,
         readers: Vec<Connection>,
         inline: Option<Connection>,
-        file_backed: bool,
+        checkpointer: Option<Connection>,
     ) -> Engine {
+        let file_backed = checkpointer.is_some();
         let mut threads = Vec::new();
         let reader_count = readers.len();
+        if let Some(conn) = checkpointer {
+            // The hook replaces SQLite's automatic checkpoint on the writer and
+            // owns the only sender: closing the writer ends the checkpointer.
+            let (wake, wakes) = crossbeam_channel::bounded::<()>(1);
+            let hooked = writer.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages: i32| {
+                if pages >= CHECKPOINT_PAGES {
+                    let _ = wake.try_send(());
+                }
+                Ok(())
+            }));
+            if hooked.is_ok() {
+                threads.push(spawn("cairnq-sqlite-checkpoint", move || {
+                    checkpoint_loop(conn, wakes)
+                }));
+            }
+        }
         let reads = file_backed.then(|| {
             let (tx, rx) = crossbeam_channel::unbounded::<ReaderMsg>();
             for conn in readers {
@@ -171,6 +193,18 @@ impl Engine {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
+        let answer = self.enqueue(work, transactional);
+        self.drain();
+        answer.await.map_err(|_| closed())?
+    }
+
+    /// Queue a write without running the queue: writes queued together before
+    /// one `drain` share a group, so one commit (up to `MAX_GROUP` of them).
+    pub fn enqueue<T, F>(&self, work: F, transactional: bool) -> oneshot::Receiver<Result<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
         let job = Job {
             work: Some(Box::new(work)),
@@ -182,8 +216,68 @@ impl Engine {
             .lock()
             .expect("write queue")
             .push_back(Box::new(job));
-        self.drain();
-        answer.await.map_err(|_| closed())?
+        answer
+    }
+
+    /// Run a write on the caller's thread when that cannot wait: nobody else
+    /// is writing or queued in this process, and the file lock is free (the
+    /// busy timeout is 0). `None` means "queue it instead". The write commits
+    /// alone, so the caller hears back after its own commit as always.
+    pub fn write_inline<T>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&Connection) -> Result<T>,
+    ) -> Option<Result<T>> {
+        if !self.queue.lock().expect("write queue").is_empty()
+            || self
+                .combining
+                .compare_exchange(false, true, SeqCst, SeqCst)
+                .is_err()
+        {
+            return None;
+        }
+        let outcome = self.run_alone(work);
+        self.combining.store(false, SeqCst);
+        // Jobs queued meanwhile found the writer taken: run them elsewhere, so
+        // this thread (the JS thread) only ever runs its own write.
+        if !self.queue.lock().expect("write queue").is_empty() {
+            self.drain_elsewhere();
+        }
+        outcome
+    }
+
+    fn run_alone<T>(&self, work: impl FnOnce(&Connection) -> Result<T>) -> Option<Result<T>> {
+        let mut writer = self.writer.lock().expect("writer");
+        let Writer { conn, waiting, .. } = &mut *writer;
+        let conn = conn.as_ref()?;
+        if !waiting.is_zero() {
+            conn.busy_timeout(Duration::ZERO).ok()?;
+            *waiting = Duration::ZERO;
+        }
+        if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
+            let err = sqlite_error(e);
+            return (!err.is_busy()).then_some(Err(err));
+        }
+        let outcome = work(conn).and_then(|value| {
+            exec(conn, "COMMIT").map_err(sqlite_error)?;
+            Ok(value)
+        });
+        if outcome.is_err() {
+            let _ = exec(conn, "ROLLBACK");
+        }
+        Some(outcome)
+    }
+
+    /// Hand the queue to another thread (a reader's; the writer is free now).
+    fn drain_elsewhere(self: &Arc<Self>) {
+        if let Some(reads) = &self.reads {
+            let engine = self.clone();
+            let job: ReadJob = Box::new(move |_| engine.drain());
+            if reads.send(ReaderMsg::Job(job)).is_ok() {
+                return;
+            }
+        }
+        let engine = self.clone();
+        spawn("cairnq-sqlite-drain", move || engine.drain());
     }
 
     /// Run a read on a reader connection (the writer's, for in-memory databases).
@@ -217,7 +311,7 @@ impl Engine {
 
     /// Run what is queued unless another thread is already doing so: that
     /// thread sees every job queued before it lets go of the writer.
-    fn drain(self: &Arc<Self>) {
+    pub fn drain(self: &Arc<Self>) {
         loop {
             if self
                 .combining
@@ -342,6 +436,15 @@ fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
         .name(name.into())
         .spawn(body)
         .expect("spawning a SQLite connection thread")
+}
+
+/// Copies the WAL back into the database whenever the writer's hook says it
+/// has grown past `CHECKPOINT_PAGES`. PASSIVE: never waits for readers or
+/// writers, and the log restarts from its beginning once fully copied.
+fn checkpoint_loop(conn: Connection, wakes: Receiver<()>) {
+    while wakes.recv().is_ok() {
+        let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+    }
 }
 
 fn reader_loop(conn: Connection, jobs: Receiver<ReaderMsg>) {

@@ -15,8 +15,8 @@ use self::conn::{is_in_memory, query, query_task, query_tasks, Params};
 use self::engine::Engine;
 use self::wal_watch::WalWatch;
 use super::{
-    ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned,
-    StatusCount, Target,
+    ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned, Polled,
+    StatusCount, Target, WriteAnswer, WriteOp,
 };
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
@@ -113,15 +113,20 @@ fn open_engine(path: &str, busy: Duration) -> Result<Engine> {
             .map_err(conn::sqlite_error)?;
         Ok(reader)
     };
-    let (readers, inline) = if file_backed {
+    let (readers, inline, checkpointer) = if file_backed {
         let readers = (0..READERS)
             .map(|_| open_reader(busy))
             .collect::<Result<Vec<_>>>()?;
-        (readers, Some(open_reader(Duration::ZERO)?))
+        let checkpointer = conn::open(path, busy)?;
+        (
+            readers,
+            Some(open_reader(Duration::ZERO)?),
+            Some(checkpointer),
+        )
     } else {
-        (Vec::new(), None)
+        (Vec::new(), None, None)
     };
-    Ok(Engine::start(writer, busy, readers, inline, file_backed))
+    Ok(Engine::start(writer, busy, readers, inline, checkpointer))
 }
 
 fn json_list(items: &[String]) -> String {
@@ -202,8 +207,178 @@ fn owned_write(conn: &Connection, sql: &str, owned: &Owned, extra: &Params<'_>) 
     })
 }
 
+/// Whether `op` runs several statements (and so needs its own savepoint in a group).
+fn spans_statements(op: &WriteOp) -> bool {
+    matches!(
+        op,
+        WriteOp::InsertKeyed(..)
+            | WriteOp::Cancel(Target::Key(_))
+            | WriteOp::Retry(Target::Key(_), _)
+    )
+}
+
+/// Every single-row write, on the writer's connection inside its transaction.
+fn run_op(conn: &Connection, op: &WriteOp) -> WriteAnswer {
+    match op {
+        WriteOp::Insert(task) => insert_new(conn, task).map(Some),
+        WriteOp::InsertKeyed(task, key, conflict) => {
+            insert_keyed(conn, task, key, *conflict).map(Some)
+        }
+        WriteOp::Cancel(Target::Id(id)) => cancel_by_id(conn, id),
+        WriteOp::Cancel(Target::Key(key)) => match resolve_key(conn, key)? {
+            Some(task) => cancel_by_id(conn, &task.id),
+            None => Ok(None),
+        },
+        WriteOp::Retry(Target::Id(id), reset) => retry_by_id(conn, id, *reset),
+        WriteOp::Retry(Target::Key(key), reset) => match resolve_key(conn, key)? {
+            Some(task) => retry_by_id(conn, &task.id, *reset),
+            None => Ok(None),
+        },
+        WriteOp::Finish(owned, outcome) => finish(conn, owned, outcome).map(Some),
+        WriteOp::Progress(owned, progress, message) => owned_write(
+            conn,
+            SQL.progress,
+            owned,
+            &[(":progress", progress), (":message", message)],
+        )
+        .map(Some),
+        WriteOp::Heartbeat(owned, lease_ms) => {
+            owned_write(conn, SQL.heartbeat, owned, &[(":lease_ms", lease_ms)]).map(Some)
+        }
+    }
+}
+
+fn insert_keyed(conn: &Connection, task: &NewTask, key: &str, conflict: Conflict) -> Result<Task> {
+    let existing = resolve_key(conn, key)?;
+    match conflict.decide(existing.as_ref().map(|t| t.status)) {
+        KeyDecision::ReturnExisting => return Ok(existing.expect("a decision to reuse has a task")),
+        KeyDecision::Reject => {
+            return Err(Error::AlreadyExists {
+                key: key.to_string(),
+            })
+        }
+        KeyDecision::CancelThenInsert => {
+            cancel_by_id(conn, &existing.expect("a live task to replace").id)?;
+        }
+        KeyDecision::Insert => {}
+    }
+    let inserted = insert_new(conn, task)?;
+    query(
+        conn,
+        SQL.upsert_key,
+        &[(":key", &key), (":task_id", &task.id), (":now", &now_ms())],
+        |_| Ok(()),
+    )?;
+    Ok(inserted)
+}
+
+fn finish(conn: &Connection, owned: &Owned, outcome: &Outcome) -> Result<Task> {
+    match outcome {
+        Outcome::Succeed { result } => owned_write(
+            conn,
+            SQL.succeed,
+            owned,
+            &[(":result", result), (":message", &None::<String>)],
+        ),
+        Outcome::Complete { result } => {
+            owned_write(conn, SQL.complete, owned, &[(":result", result)])
+        }
+        Outcome::Fail {
+            error,
+            retryable,
+            delay_ms,
+        } => owned_write(
+            conn,
+            SQL.fail,
+            owned,
+            &[
+                (":error", error),
+                (":retryable", retryable),
+                (":delay_ms", delay_ms),
+            ],
+        ),
+    }
+}
+
+/// `complete_batch.sql` over `(id, result JSON)` pairs of one worker.
+fn complete_many(
+    conn: &Connection,
+    worker_id: &str,
+    items: &[(String, Option<String>)],
+) -> Result<Vec<String>> {
+    let items = serde_json::to_string(items).expect("ids and JSON texts encode");
+    query(
+        conn,
+        SQL.complete_batch,
+        &[
+            (":items", &items),
+            (":worker_id", &worker_id),
+            (":now", &now_ms()),
+        ],
+        |row| row.get(0),
+    )
+}
+
+impl SqliteBackend {
+    /// The claim probe, on a reader: is a claim worth the write lock?
+    async fn claimable(&self, request: &ClaimRequest) -> Result<bool> {
+        let queues = json_list(&request.queues);
+        let names = request.names.as_deref().map(json_list);
+        self.read(move |conn| {
+            let hit = query(
+                conn,
+                SQLITE_CLAIMABLE_PROBE,
+                &[
+                    (":queues", &queues),
+                    (":names", &names),
+                    (":now", &now_ms()),
+                ],
+                |row| row.get::<_, bool>(0),
+            )?;
+            Ok(hit.into_iter().next().unwrap_or(false))
+        })
+        .await
+    }
+
+    async fn write_op(&self, op: WriteOp) -> WriteAnswer {
+        let transactional = spans_statements(&op);
+        let engine = self.engine().await?;
+        let answer = engine.enqueue(move |conn| run_op(conn, &op), transactional);
+        engine.drain();
+        answer.await.map_err(|_| engine::closed())?
+    }
+}
+
 #[async_trait]
 impl Backend for SqliteBackend {
+    async fn write_group(&self, ops: Vec<WriteOp>) -> Vec<WriteAnswer> {
+        let engine = match self.engine().await {
+            Ok(engine) => engine,
+            Err(err) => return ops.iter().map(|_| Err(err.clone())).collect(),
+        };
+        let answers: Vec<_> = ops
+            .into_iter()
+            .map(|op| {
+                let transactional = spans_statements(&op);
+                engine.enqueue(move |conn| run_op(conn, &op), transactional)
+            })
+            .collect();
+        engine.drain();
+        let mut out = Vec::with_capacity(answers.len());
+        for answer in answers {
+            out.push(answer.await.unwrap_or_else(|_| Err(engine::closed())));
+        }
+        out
+    }
+
+    fn write_inline(&self, op: &WriteOp) -> Option<WriteAnswer> {
+        self.current()?.write_inline(|conn| run_op(conn, op))
+    }
+
+    async fn write_one(&self, op: WriteOp) -> WriteAnswer {
+        self.write_op(op).await
+    }
+
     async fn connect(&self) -> Result<()> {
         self.engine().await.map(|_| ())
     }
@@ -228,32 +403,15 @@ impl Backend for SqliteBackend {
     }
 
     async fn insert(&self, task: NewTask) -> Result<Task> {
-        self.write(move |conn| insert_new(conn, &task)).await
+        let row = self.write_op(WriteOp::Insert(task)).await?;
+        Ok(row.expect("an insert returns its row"))
     }
 
     async fn insert_keyed(&self, task: NewTask, key: String, conflict: Conflict) -> Result<Task> {
-        self.transaction(move |conn| {
-            let existing = resolve_key(conn, &key)?;
-            match conflict.decide(existing.as_ref().map(|t| t.status)) {
-                KeyDecision::ReturnExisting => {
-                    return Ok(existing.expect("a decision to reuse has a task"))
-                }
-                KeyDecision::Reject => return Err(Error::AlreadyExists { key }),
-                KeyDecision::CancelThenInsert => {
-                    cancel_by_id(conn, &existing.expect("a live task to replace").id)?;
-                }
-                KeyDecision::Insert => {}
-            }
-            let inserted = insert_new(conn, &task)?;
-            query(
-                conn,
-                SQL.upsert_key,
-                &[(":key", &key), (":task_id", &task.id), (":now", &now_ms())],
-                |_| Ok(()),
-            )?;
-            Ok(inserted)
-        })
-        .await
+        let row = self
+            .write_op(WriteOp::InsertKeyed(task, key, conflict))
+            .await?;
+        Ok(row.expect("a keyed insert returns a row"))
     }
 
     async fn get(&self, target: Target) -> Result<Option<Task>> {
@@ -320,32 +478,11 @@ impl Backend for SqliteBackend {
     }
 
     async fn cancel(&self, target: Target) -> Result<Option<Task>> {
-        match target {
-            Target::Id(id) => self.write(move |conn| cancel_by_id(conn, &id)).await,
-            Target::Key(key) => {
-                self.transaction(move |conn| match resolve_key(conn, &key)? {
-                    Some(task) => cancel_by_id(conn, &task.id),
-                    None => Ok(None),
-                })
-                .await
-            }
-        }
+        self.write_op(WriteOp::Cancel(target)).await
     }
 
     async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>> {
-        match target {
-            Target::Id(id) => {
-                self.write(move |conn| retry_by_id(conn, &id, reset_attempt))
-                    .await
-            }
-            Target::Key(key) => {
-                self.transaction(move |conn| match resolve_key(conn, &key)? {
-                    Some(task) => retry_by_id(conn, &task.id, reset_attempt),
-                    None => Ok(None),
-                })
-                .await
-            }
-        }
+        self.write_op(WriteOp::Retry(target, reset_attempt)).await
     }
 
     async fn purge(&self, older_than_ms: i64, limit: i64) -> Result<Vec<String>> {
@@ -361,32 +498,25 @@ impl Backend for SqliteBackend {
         .await
     }
 
-    async fn claim_session(
+    async fn poll(
         &self,
         request: ClaimRequest,
+        completions: Vec<(String, Option<String>)>,
+        probe: bool,
         mut plan: Box<dyn ClaimPlan>,
-    ) -> Result<Option<Box<dyn ClaimPlan>>> {
-        let queues = json_list(&request.queues);
-        let names = request.names.as_deref().map(json_list);
-        let probe = self
-            .read(move |conn| {
-                let hit = query(
-                    conn,
-                    SQLITE_CLAIMABLE_PROBE,
-                    &[
-                        (":queues", &queues),
-                        (":names", &names),
-                        (":now", &now_ms()),
-                    ],
-                    |row| row.get::<_, bool>(0),
-                )?;
-                Ok(hit.into_iter().next().unwrap_or(false))
-            })
-            .await?;
-        if !probe {
-            return Ok(None);
+    ) -> Result<Polled> {
+        if probe && completions.is_empty() && !self.claimable(&request).await? {
+            return Ok(Polled {
+                completed: Vec::new(),
+                plan: None,
+            });
         }
         self.transaction(move |conn| {
+            let completed = if completions.is_empty() {
+                Vec::new()
+            } else {
+                complete_many(conn, &request.worker_id, &completions)?
+            };
             query(conn, SQL.recover_leases, &[(":now", &now_ms())], |_| Ok(()))?;
             let queues_json = json_list(&request.queues);
             let one_queue = request.queues.first().cloned();
@@ -421,16 +551,17 @@ impl Backend for SqliteBackend {
                     "the claim session's plan failed; its draws were rolled back".into(),
                 ));
             }
-            Ok(Some(plan))
+            Ok(Polled {
+                completed,
+                plan: Some(plan),
+            })
         })
         .await
     }
 
     async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task> {
-        self.write(move |conn| {
-            owned_write(conn, SQL.heartbeat, &owned, &[(":lease_ms", &lease_ms)])
-        })
-        .await
+        let row = self.write_op(WriteOp::Heartbeat(owned, lease_ms)).await?;
+        Ok(row.expect("an owned write returns its row"))
     }
 
     async fn heartbeat_batch(
@@ -462,15 +593,10 @@ impl Backend for SqliteBackend {
         progress: Option<f64>,
         message: Option<String>,
     ) -> Result<Task> {
-        self.write(move |conn| {
-            owned_write(
-                conn,
-                SQL.progress,
-                &owned,
-                &[(":progress", &progress), (":message", &message)],
-            )
-        })
-        .await
+        let row = self
+            .write_op(WriteOp::Progress(owned, progress, message))
+            .await?;
+        Ok(row.expect("an owned write returns its row"))
     }
 
     async fn complete_batch(
@@ -478,20 +604,8 @@ impl Backend for SqliteBackend {
         worker_id: String,
         items: Vec<(String, Option<String>)>,
     ) -> Result<Vec<String>> {
-        self.write(move |conn| {
-            let items = serde_json::to_string(&items).expect("ids and JSON texts encode");
-            query(
-                conn,
-                SQL.complete_batch,
-                &[
-                    (":items", &items),
-                    (":worker_id", &worker_id),
-                    (":now", &now_ms()),
-                ],
-                |row| row.get(0),
-            )
-        })
-        .await
+        self.write(move |conn| complete_many(conn, &worker_id, &items))
+            .await
     }
 
     async fn claim_wake(&self, _queues: &[String], timeout: Duration) {
@@ -503,31 +617,7 @@ impl Backend for SqliteBackend {
     }
 
     async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task> {
-        self.write(move |conn| match &outcome {
-            Outcome::Succeed { result } => owned_write(
-                conn,
-                SQL.succeed,
-                &owned,
-                &[(":result", result), (":message", &None::<String>)],
-            ),
-            Outcome::Complete { result } => {
-                owned_write(conn, SQL.complete, &owned, &[(":result", result)])
-            }
-            Outcome::Fail {
-                error,
-                retryable,
-                delay_ms,
-            } => owned_write(
-                conn,
-                SQL.fail,
-                &owned,
-                &[
-                    (":error", error),
-                    (":retryable", retryable),
-                    (":delay_ms", delay_ms),
-                ],
-            ),
-        })
-        .await
+        let row = self.write_op(WriteOp::Finish(owned, outcome)).await?;
+        Ok(row.expect("an owned write returns its row"))
     }
 }
