@@ -115,7 +115,12 @@ pub struct Engine {
     /// A reader for the caller's own thread. It never waits on a lock (busy
     /// timeout 0): a busy answer sends the read through a reader thread instead.
     inline: Option<std::sync::Mutex<Connection>>,
+    /// Told after every commit (wakes this process's waiters).
+    on_commit: OnCommit,
 }
+
+/// A hook run after each commit of the writer.
+pub type OnCommit = Option<Box<dyn Fn() + Send + Sync>>;
 
 impl Engine {
     /// `checkpointer` gets its own thread; the writer then never checkpoints
@@ -126,6 +131,7 @@ impl Engine {
         readers: Vec<Connection>,
         inline: Option<Connection>,
         checkpointer: Option<Connection>,
+        on_commit: OnCommit,
     ) -> Engine {
         let file_backed = checkpointer.is_some();
         let mut threads = Vec::new();
@@ -167,6 +173,7 @@ impl Engine {
             threads: std::sync::Mutex::new(threads),
             reader_count,
             inline: inline.map(std::sync::Mutex::new),
+            on_commit,
         }
     }
 
@@ -261,8 +268,11 @@ impl Engine {
             exec(conn, "COMMIT").map_err(sqlite_error)?;
             Ok(value)
         });
-        if outcome.is_err() {
-            let _ = exec(conn, "ROLLBACK");
+        match &outcome {
+            Ok(_) => self.committed(),
+            Err(_) => {
+                let _ = exec(conn, "ROLLBACK");
+            }
         }
         Some(outcome)
     }
@@ -373,7 +383,11 @@ impl Engine {
                 *stats_refreshed = Instant::now();
                 refresh_planner_stats(conn);
             }
-            if let Some(group) = run_group(conn, group, may_wait) {
+            let (handed_back, committed) = run_group(conn, group, may_wait);
+            if committed {
+                self.committed();
+            }
+            if let Some(group) = handed_back {
                 let mut queue = self.queue.lock().expect("write queue");
                 for job in group.into_iter().rev() {
                     queue.push_front(job);
@@ -387,6 +401,12 @@ impl Engine {
                 });
                 return Turn::HandedOff;
             }
+        }
+    }
+
+    fn committed(&self) {
+        if let Some(hook) = &self.on_commit {
+            hook();
         }
     }
 
@@ -460,21 +480,21 @@ fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 
 /// Run one group in one transaction and deliver every outcome after the
 /// commit. Returns the group untouched when another connection holds the lock
-/// and `may_wait` is off.
+/// and `may_wait` is off, and whether a commit happened.
 fn run_group(
     conn: &Connection,
     mut group: Vec<Box<dyn WriteJob>>,
     may_wait: bool,
-) -> Option<Vec<Box<dyn WriteJob>>> {
+) -> (Option<Vec<Box<dyn WriteJob>>>, bool) {
     if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
         let err = sqlite_error(e);
         if err.is_busy() && !may_wait {
-            return Some(group);
+            return (Some(group), false);
         }
         group
             .into_iter()
             .for_each(|job| job.deliver(Some(err.clone())));
-        return None;
+        return (None, false);
     }
     for job in &mut group {
         // A failing statement already undoes itself; only jobs of several
@@ -493,14 +513,17 @@ fn run_group(
         }
     }
     match exec(conn, "COMMIT") {
-        Ok(()) => group.into_iter().for_each(|job| job.deliver(None)),
+        Ok(()) => {
+            group.into_iter().for_each(|job| job.deliver(None));
+            (None, true)
+        }
         Err(e) => {
             let _ = exec(conn, "ROLLBACK");
             let err = sqlite_error(e);
             group
                 .into_iter()
                 .for_each(|job| job.deliver(Some(err.clone())));
+            (None, false)
         }
     }
-    None
 }

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use rusqlite::Connection;
 
 use self::conn::{is_in_memory, query, query_task, query_tasks, Params};
-use self::engine::Engine;
+use self::engine::{Engine, OnCommit};
 use self::wal_watch::WalWatch;
 use super::{
     ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned, Polled,
@@ -61,7 +61,11 @@ impl SqliteBackend {
             return Ok(engine);
         }
         let (path, busy) = (self.path.clone(), self.busy_timeout);
-        let engine = tokio::task::spawn_blocking(move || open_engine(&path, busy))
+        let on_commit: OnCommit = self
+            .wakes
+            .clone()
+            .map(|wakes| Box::new(move || wakes.committed()) as Box<dyn Fn() + Send + Sync>);
+        let engine = tokio::task::spawn_blocking(move || open_engine(&path, busy, on_commit))
             .await
             .map_err(|e| Error::Connection(format!("opening {}: {e}", self.path)))??;
         let engine = Arc::new(engine);
@@ -99,7 +103,7 @@ impl SqliteBackend {
 }
 
 /// Open the writer (which migrates and checks the version), then the readers.
-fn open_engine(path: &str, busy: Duration) -> Result<Engine> {
+fn open_engine(path: &str, busy: Duration, on_commit: OnCommit) -> Result<Engine> {
     let writer = conn::open(path, busy)?;
     conn::check_protocol_version(&writer, false)?;
     conn::migrate(&writer)?;
@@ -126,7 +130,14 @@ fn open_engine(path: &str, busy: Duration) -> Result<Engine> {
     } else {
         (Vec::new(), None, None)
     };
-    Ok(Engine::start(writer, busy, readers, inline, checkpointer))
+    Ok(Engine::start(
+        writer,
+        busy,
+        readers,
+        inline,
+        checkpointer,
+        on_commit,
+    ))
 }
 
 fn json_list(items: &[String]) -> String {

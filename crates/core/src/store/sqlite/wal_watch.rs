@@ -1,25 +1,42 @@
 //! Wakeups for SQLite: a commit by any process — ours, another worker, the
-//! Python SDK — writes to the database's `-wal` file. While someone waits
-//! (an idle worker, a `wait`/`call`), one task per store checks that file's
-//! size and modification time every few milliseconds and wakes the waiters
-//! when it changes. An accelerator only, like Postgres's LISTEN: every waiter
-//! still has its own deadline, and polling remains the source of truth.
+//! Python SDK — writes to the database's `-wal` file. While someone waits (an
+//! idle worker, a `wait`/`call`), the OS reports changes to that file
+//! (inotify, kqueue, FSEvents, ReadDirectoryChangesW through `notify`) and the
+//! waiters wake; where no such watch can be set up, the file's size and
+//! modification time are checked every few milliseconds instead. A commit of
+//! this process wakes its waiters directly (`committed`). An accelerator
+//! only, like Postgres's LISTEN: every waiter keeps its own deadline, and
+//! polling remains the source of truth.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
+use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::watch;
 
-/// How often the file is checked while someone waits.
+/// How often the file is checked while someone waits, without OS events.
 const CHECK_EVERY: Duration = Duration::from_millis(2);
+/// How long an OS watch outlives its last waiter: back-to-back waits
+/// (`call` after `call`) reuse it instead of setting up a new one each time.
+const LINGER: Duration = Duration::from_millis(500);
 
 pub struct WalWatch {
     wal: PathBuf,
     /// Bumped on every change seen.
     changes: watch::Sender<u64>,
-    /// Whether the checking task runs; it stops when nobody waits.
-    checking: Mutex<bool>,
+    source: Mutex<Source>,
+}
+
+/// What feeds `changes` from other processes' commits.
+enum Source {
+    Idle,
+    /// Held for as long as the watch should last; dropping it ends the watch.
+    Os {
+        _watch: RecommendedWatcher,
+    },
+    Polling,
 }
 
 type Stamp = Option<(u64, Option<SystemTime>)>;
@@ -33,16 +50,87 @@ impl WalWatch {
         Some(Arc::new(WalWatch {
             wal: PathBuf::from(format!("{path}-wal")),
             changes: watch::channel(0).0,
-            checking: Mutex::new(false),
+            source: Mutex::new(Source::Idle),
         }))
     }
 
     /// Resolves when the database may have changed, after `timeout` at the latest.
     pub async fn changed(self: &Arc<Self>, timeout: Duration) {
-        let mut changes = self.changes.subscribe();
+        let mut changes = {
+            let mut source = self.source.lock().expect("wal watch");
+            let changes = self.changes.subscribe();
+            if matches!(*source, Source::Idle) {
+                *source = self.start();
+            }
+            changes
+        };
         changes.borrow_and_update();
-        self.start_checking();
         let _ = tokio::time::timeout(timeout, changes.changed()).await;
+        drop(changes);
+        self.stop_when_unwatched();
+    }
+
+    /// This process has just committed.
+    pub fn committed(&self) {
+        if self.changes.receiver_count() > 0 {
+            self.changes.send_modify(|n| *n += 1);
+        }
+    }
+
+    fn start(self: &Arc<Self>) -> Source {
+        match self.os_watch() {
+            Some(watcher) => Source::Os { _watch: watcher },
+            None => {
+                self.poll_stamps();
+                Source::Polling
+            }
+        }
+    }
+
+    /// A watch on the file's directory (the `-wal` file comes and goes), for
+    /// events that name it.
+    fn os_watch(&self) -> Option<RecommendedWatcher> {
+        let dir = self
+            .wal
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let name: OsString = self.wal.file_name()?.to_os_string();
+        let changes = self.changes.clone();
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                let Ok(event) = event else { return };
+                if event.kind.is_access() {
+                    return;
+                }
+                if event
+                    .paths
+                    .iter()
+                    .any(|p| p.file_name() == Some(name.as_os_str()))
+                {
+                    changes.send_modify(|n| *n += 1);
+                }
+            })
+            .ok()?;
+        watcher.watch(&dir, RecursiveMode::NonRecursive).ok()?;
+        Some(watcher)
+    }
+
+    /// Drop the OS watch (or end the polling task) once nobody has waited for
+    /// `LINGER`.
+    fn stop_when_unwatched(self: &Arc<Self>) {
+        if self.changes.receiver_count() > 0 {
+            return;
+        }
+        let watch = self.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(LINGER).await;
+            let mut source = watch.source.lock().expect("wal watch");
+            if watch.changes.receiver_count() == 0 {
+                *source = Source::Idle;
+            }
+        });
     }
 
     fn stamp(&self) -> Stamp {
@@ -50,25 +138,16 @@ impl WalWatch {
         Some((meta.len(), meta.modified().ok()))
     }
 
-    fn start_checking(self: &Arc<Self>) {
-        let mut checking = self.checking.lock().expect("wal watch");
-        if *checking {
-            return;
-        }
-        *checking = true;
+    /// The fallback: compare the file's size and modification time every
+    /// `CHECK_EVERY` until the source is reset to idle.
+    fn poll_stamps(self: &Arc<Self>) {
         let watch = self.clone();
         tokio::spawn(async move {
             let mut last = watch.stamp();
             loop {
                 tokio::time::sleep(CHECK_EVERY).await;
-                {
-                    // Stop, under the lock, only while nobody waits: a waiter
-                    // that subscribes next will start a new task.
-                    let mut checking = watch.checking.lock().expect("wal watch");
-                    if watch.changes.receiver_count() == 0 {
-                        *checking = false;
-                        return;
-                    }
+                if !matches!(*watch.source.lock().expect("wal watch"), Source::Polling) {
+                    return;
                 }
                 let now = watch.stamp();
                 if now != last {
@@ -103,6 +182,23 @@ mod tests {
             "the change was missed"
         );
         writer.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_commit_of_this_process_ends_the_wait_early() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = WalWatch::new(dir.path().join("q.db").to_str().unwrap()).unwrap();
+        let committer = watch.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            committer.committed();
+        });
+        let started = Instant::now();
+        watch.changed(Duration::from_secs(30)).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the commit was missed"
+        );
     }
 
     #[tokio::test]
