@@ -94,13 +94,17 @@ export declare class NativeWorker {
   constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<string, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<ContextArg, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null)
   get id(): string
   register(name: string, opts: RegistrationArgs): void
-  /** The handler of call `id` has ended. */
-  settle(id: number, outcome: OutcomeArg): void
+  /**
+   * The handler of call `id` has ended. Returns the calls to start now
+   * in the slot it freed (as `dispatch` takes them), if any were waiting.
+   */
+  settle(id: number, outcome: OutcomeArg): string | null
   /**
    * Handlers of single-task calls that returned, gathered over a tick:
-   * call ids and their results' JSON (`null` for no result).
+   * call ids and their results' JSON (`null` for no result). Returns the
+   * calls to start now, like `settle`.
    */
-  settleReturned(ids: Array<number>, results: Array<string | undefined | null>): void
+  settleReturned(ids: Array<number>, results: Array<string | undefined | null>): string | null
   /**
    * The native half of task `index` of call `call`; `null` once the call's
    * settlement is written.

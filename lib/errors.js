@@ -1,11 +1,33 @@
 "use strict";
 // Error classes (API.md §4) and the envelopes failures are recorded with.
-// Errors raised in Rust arrive as a JSON reason that `fromNative` maps back
-// onto these classes, so `instanceof` and `name` work the same either way.
+// Errors raised in Rust arrive as a JSON reason (`{"cairnq": <class>,
+// "message", fields…}`) that `fromReason` maps back onto these classes, so
+// `instanceof` and `name` work the same either way. The Rust core words the
+// messages (crates/core/src/error.rs); an error decoded from a reason takes its
+// message as given. The constructors below keep their own wording only for
+// errors users (and the JS layer) make themselves; it must read exactly as the
+// Rust text does, which __test__/errors-parity.test.mjs checks for every
+// variant against a fixture the Rust tests generate.
+
+// The message a reason brought, taken by the next CairnQError constructed
+// instead of the one its constructor words (set only around that one
+// construction, by `given`).
+let givenMessage = null;
+
+function given(message, construct) {
+  givenMessage = message;
+  try {
+    return construct();
+  } finally {
+    givenMessage = null;
+  }
+}
 
 class CairnQError extends Error {
   constructor(message) {
-    super(message);
+    const text = givenMessage ?? message;
+    givenMessage = null;
+    super(text);
     this.name = "CairnQError";
   }
 }
@@ -93,9 +115,9 @@ class EventLoopBlocked extends CairnQError {
   constructor(lateMs, intervalMs, leaseMs) {
     super(
       `heartbeat beat was ${lateMs}ms late (interval ${intervalMs}ms, lease ${leaseMs}ms): ` +
-        "the event loop was blocked long enough to miss a beat. Leases are renewed off the " +
-        "event loop, but a blocked loop delays everything else the handlers do — move long " +
-        "synchronous work to a worker thread or a child process.",
+        "the event loop was blocked long enough to miss a beat. Leases stay renewed natively, " +
+        "but a blocked loop stalls every other handler and timer: move long synchronous work " +
+        "to a worker thread or child process.",
     );
     this.name = "EventLoopBlocked";
     this.lateMs = lateMs;
@@ -171,32 +193,48 @@ function asEnvelope(reason, retryable) {
 
 const NATIVE_PREFIX = '{"cairnq":';
 
-/** Turn a rejection from the native layer into the matching error class. */
-function fromNative(err) {
-  const text = err?.message;
-  if (typeof text !== "string" || !text.startsWith(NATIVE_PREFIX)) return err;
+/**
+ * The error a native reason describes: its class with the message Rust wrote
+ * (a TaskTimeout adds what its snapshot says, worded here against the JS
+ * clock), or a plain `Error` (with `code` when the database gave one).
+ */
+function fromReason(text) {
   const body = JSON.parse(text);
+  const message = body.message;
   switch (body.cairnq) {
     case "LostLease":
-      return new LostLease(body.taskId);
+      return given(message, () => new LostLease(body.taskId));
     case "AlreadyExists":
-      return new AlreadyExists(body.key);
+      return given(message, () => new AlreadyExists(body.key));
     case "QueueFull":
-      return new QueueFull(body.queue, body.maxDepth, body.waitedMs);
-    case "TaskTimeout":
-      return new TaskTimeout(body.taskId, { timeoutMs: body.timeoutMs, task: body.task, key: body.key });
+      return given(message, () => new QueueFull(body.queue, body.maxDepth, body.waitedMs));
+    case "TaskTimeout": {
+      const opts = { timeoutMs: body.timeoutMs, task: body.task ?? null, key: body.key ?? null };
+      const detail = timeoutDetail(opts.task, opts.key);
+      return given(`${message}: ${detail}`, () => new TaskTimeout(body.taskId, opts));
+    }
     case "ProtocolVersionMismatch":
-      return new ProtocolVersionMismatch(body.message);
+      return given(message, () => new ProtocolVersionMismatch(message));
     case "SerializationError":
-      return new SerializationError(body.message);
+      return given(message, () => new SerializationError(message));
     case "EventLoopBlocked":
-      return new EventLoopBlocked(body.lateMs, body.intervalMs, body.leaseMs);
+      return given(message, () => new EventLoopBlocked(body.lateMs, body.intervalMs, body.leaseMs));
     default: {
-      const plain = new Error(body.message);
+      const plain = new Error(message);
       if (body.code !== undefined) plain.code = body.code;
       return plain;
     }
   }
+}
+
+/**
+ * Turn a rejection from the native layer, or a reason text as `onError` hands
+ * it over, into the matching error class; anything else is returned as is.
+ */
+function fromNative(err) {
+  const text = typeof err === "string" ? err : err?.message;
+  if (typeof text !== "string" || !text.startsWith(NATIVE_PREFIX)) return err;
+  return fromReason(text);
 }
 
 function raise(err) {

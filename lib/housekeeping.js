@@ -27,7 +27,7 @@ class RetentionSweeper {
     const report = onError
       ? (reason) => {
           try {
-            onError(fromNative(new Error(reason)));
+            onError(fromNative(reason));
           } catch {}
         }
       : undefined;

@@ -38,7 +38,7 @@ class Worker {
     const report = onError
       ? ({ reason, phase, taskId }) => {
           try {
-            onError(fromNative(new Error(reason)), taskId == null ? { phase } : { phase, taskId });
+            onError(fromNative(reason), taskId == null ? { phase } : { phase, taskId });
           } catch {}
         }
       : undefined;
@@ -212,16 +212,23 @@ class Worker {
     const results = this._returnedResults;
     this._returnedIds = [];
     this._returnedResults = [];
-    this._native.settleReturned(ids, results);
+    this._startNext(this._native.settleReturned(ids, results));
   }
 
   _settle(call, outcome) {
     this._running.delete(call.id);
+    let next;
     try {
-      this._native.settle(call.id, outcome);
+      next = this._native.settle(call.id, outcome);
     } catch {
-      this._native.settle(call.id, UNREPORTABLE);
+      next = this._native.settle(call.id, UNREPORTABLE);
     }
+    this._startNext(next);
+  }
+
+  /** Start the calls a settlement freed slots for, in the same tick. */
+  _startNext(next) {
+    if (next != null) this._dispatch(next);
   }
 }
 

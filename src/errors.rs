@@ -35,13 +35,17 @@ struct Reason<'a> {
     code: Option<&'a str>,
 }
 
-pub fn to_js(err: Error) -> napi::Error {
+/// The reason text of `err`: its class, its message as the core words it, and
+/// the fields the JS class exposes. Rejections carry it as their message
+/// (`to_js`); `onError` gets it as is.
+pub fn reason(err: &Error) -> String {
     let mut reason = Reason {
         cairnq: err.class_name(),
         message: err.to_string(),
         ..Reason::default()
     };
-    match &err {
+    // No wildcard: a new variant decides here which fields cross over.
+    match err {
         Error::LostLease { task_id } => reason.task_id = Some(task_id),
         Error::AlreadyExists { key } => reason.key = Some(key),
         Error::QueueFull {
@@ -76,10 +80,17 @@ pub fn to_js(err: Error) -> napi::Error {
             reason.lease_ms = Some(*lease_ms);
         }
         Error::Database { code, .. } => reason.code = Some(code),
-        _ => {}
+        Error::Invalid(_)
+        | Error::ProtocolVersionMismatch { .. }
+        | Error::Serialization(_)
+        | Error::Connection(_)
+        | Error::Unavailable(_) => {}
     }
-    let text = serde_json::to_string(&reason).expect("an error reason encodes");
-    napi::Error::from_reason(text)
+    serde_json::to_string(&reason).expect("an error reason encodes")
+}
+
+pub fn to_js(err: Error) -> napi::Error {
+    napi::Error::from_reason(reason(&err))
 }
 
 /// `?`-friendly conversion for core results.
@@ -90,5 +101,272 @@ pub trait IntoJs<T> {
 impl<T> IntoJs<T> for cairnq_core::Result<T> {
     fn js(self) -> napi::Result<T> {
         self.map_err(to_js)
+    }
+}
+
+/// Every variant's reason, written to `__test__/fixtures/error-reasons.json`
+/// with what the JS error made from it must hold; `errors-parity.test.mjs`
+/// decodes each one there. Regenerate with
+/// `CAIRNQ_WRITE_FIXTURES=1 cargo test -p cairnq-node error_reasons`.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairnq_core::task::Task;
+    use serde_json::{json, Value};
+
+    const FIXTURE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/__test__/fixtures/error-reasons.json"
+    );
+    const REGENERATE: &str = "CAIRNQ_WRITE_FIXTURES";
+
+    /// The samples, each under the variant it stands for. The list also
+    /// writes a `match` over the variants it names, without a wildcard: a
+    /// variant missing here does not compile, and once listed, its sample
+    /// changes the fixture, so the up-to-date check fails until it is
+    /// regenerated and the JS side decodes it.
+    macro_rules! per_variant {
+        ($($variant:ident $pattern:tt => [$($sample:expr),+ $(,)?]),+ $(,)?) => {{
+            fn listed(err: &Error) -> &'static str {
+                match err {
+                    $(Error::$variant $pattern => stringify!($variant),)+
+                }
+            }
+            let mut samples: Vec<(&'static str, Error)> = Vec::new();
+            $($(
+                let sample: Error = $sample;
+                assert_eq!(listed(&sample), stringify!($variant), "a sample listed under the wrong variant");
+                samples.push((stringify!($variant), sample));
+            )+)+
+            samples
+        }};
+    }
+
+    fn task(json: &str) -> Option<Box<Task>> {
+        Some(Box::new(Task::from_json(json).expect("a sample task")))
+    }
+
+    fn samples() -> Vec<(&'static str, Error)> {
+        per_variant! {
+            Invalid(_) => [Error::Invalid("maxAttempts must be >= 1, got 0".into())],
+            LostLease { .. } => [Error::LostLease { task_id: "task_01J9ZQ".into() }],
+            AlreadyExists { .. } => [
+                Error::AlreadyExists { key: "order-1".into() },
+                Error::AlreadyExists { key: "quote \" and ü — \\ kept".into() },
+            ],
+            QueueFull { .. } => [Error::QueueFull {
+                queue: "emails".into(),
+                max_depth: 100,
+                waited_ms: 2500,
+            }],
+            TaskTimeout { .. } => [
+                Error::TaskTimeout {
+                    task_id: "task_missing".into(),
+                    key: None,
+                    task: None,
+                    timeout_ms: 200.0,
+                },
+                Error::TaskTimeout {
+                    task_id: "nobody".into(),
+                    key: Some("nobody".into()),
+                    task: None,
+                    timeout_ms: 100.0,
+                },
+                Error::TaskTimeout {
+                    task_id: "task_9".into(),
+                    key: None,
+                    task: task(
+                        r#"{"id":"task_9","name":"emails.send","queue":"mail","status":"running",
+                            "payload":{"to":"a@example.com"},"attempt":1,"max_attempts":4,
+                            "worker_id":"worker_1","lease_until_ms":1700000030000,
+                            "run_at_ms":1700000000000,"created_at_ms":1700000000000,
+                            "updated_at_ms":1700000000000}"#,
+                    ),
+                    timeout_ms: 0.5,
+                },
+                Error::TaskTimeout {
+                    task_id: "task_10".into(),
+                    key: None,
+                    task: task(
+                        r#"{"id":"task_10","name":"n","queue":"q","status":"running","attempt":1,
+                            "max_attempts":3,"cancel_requested_at_ms":1700000000000}"#,
+                    ),
+                    timeout_ms: 1e-7,
+                },
+                Error::TaskTimeout {
+                    task_id: "task_11".into(),
+                    key: Some("k1".into()),
+                    task: task(
+                        r#"{"id":"task_11","name":"pending.job","queue":"slow","status":"queued",
+                            "attempt":0,"max_attempts":3,"run_at_ms":0}"#,
+                    ),
+                    timeout_ms: 1e21,
+                },
+                Error::TaskTimeout {
+                    task_id: "task_12".into(),
+                    key: None,
+                    task: task(
+                        r#"{"id":"task_12","name":"n","queue":"q","status":"queued","attempt":2,
+                            "max_attempts":3,"run_at_ms":0}"#,
+                    ),
+                    timeout_ms: 30_000.0,
+                },
+            ],
+            ProtocolVersionMismatch { .. } => [Error::ProtocolVersionMismatch { found: "2".into() }],
+            Serialization(_) => [Error::Serialization(
+                "non-finite number NaN is not JSON-serializable".into(),
+            )],
+            Database { .. } => [
+                Error::Database {
+                    code: "SQLITE_BUSY".into(),
+                    message: "database is locked".into(),
+                },
+                Error::Database {
+                    code: "23505".into(),
+                    message: "duplicate key value violates unique constraint".into(),
+                },
+            ],
+            Connection(_) => [Error::Connection("unable to open database file: /nonexistent/q.db".into())],
+            Unavailable(_) => [Error::Unavailable("this build has no postgres support".into())],
+            EventLoopBlocked { .. } => [Error::EventLoopBlocked {
+                late_ms: 700,
+                interval_ms: 100,
+                lease_ms: 300,
+            }],
+        }
+    }
+
+    /// What the JS error decoded from `err`'s reason must hold, from the Rust
+    /// side: `name`, `message` (TaskTimeout appends ": <what the snapshot
+    /// says>", worded in JS), `code` where the error has one, its own `fields`,
+    /// and for the classes users construct, the `args` their public
+    /// constructor takes to word the same message.
+    fn expectation<'a>(variant: &'a str, err: &Error) -> Expectation<'a> {
+        let (fields, args, code) = match err {
+            Error::Invalid(_) | Error::Connection(_) | Error::Unavailable(_) => {
+                (json!({}), Value::Null, Value::Null)
+            }
+            Error::Database { code, .. } => (json!({}), Value::Null, json!(code)),
+            Error::LostLease { task_id } => {
+                (json!({ "taskId": task_id }), json!([task_id]), Value::Null)
+            }
+            Error::AlreadyExists { key } => (json!({ "key": key }), json!([key]), Value::Null),
+            Error::QueueFull {
+                queue,
+                max_depth,
+                waited_ms,
+            } => (
+                json!({ "queue": queue, "maxDepth": max_depth, "waitedMs": waited_ms }),
+                json!([queue, max_depth, waited_ms]),
+                Value::Null,
+            ),
+            Error::TaskTimeout {
+                task_id,
+                key,
+                task,
+                timeout_ms,
+            } => {
+                let task = task.as_ref().map_or(Value::Null, |t| {
+                    serde_json::from_str(&t.to_json()).expect("a task encodes")
+                });
+                (
+                    json!({ "taskId": task_id, "key": key, "task": task }),
+                    json!([task_id, { "timeoutMs": timeout_ms, "task": task, "key": key }]),
+                    Value::Null,
+                )
+            }
+            Error::ProtocolVersionMismatch { .. } | Error::Serialization(_) => {
+                (json!({}), json!([err.to_string()]), Value::Null)
+            }
+            Error::EventLoopBlocked {
+                late_ms,
+                interval_ms,
+                lease_ms,
+            } => (
+                json!({ "lateMs": late_ms, "intervalMs": interval_ms, "leaseMs": lease_ms }),
+                json!([late_ms, interval_ms, lease_ms]),
+                Value::Null,
+            ),
+        };
+        Expectation {
+            variant,
+            name: err.class_name(),
+            message: err.to_string(),
+            code: (!code.is_null()).then_some(code),
+            fields,
+            args: (!args.is_null()).then_some(args),
+            reason: reason(err),
+        }
+    }
+
+    /// One fixture entry; the fields in the order a reader wants them.
+    #[derive(Serialize)]
+    struct Expectation<'a> {
+        variant: &'a str,
+        name: &'static str,
+        message: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        code: Option<Value>,
+        fields: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        args: Option<Value>,
+        reason: String,
+    }
+
+    #[derive(Serialize)]
+    struct Fixture<'a> {
+        generated: String,
+        errors: Vec<Expectation<'a>>,
+    }
+
+    fn fixture(samples: &[(&'static str, Error)]) -> Fixture<'static> {
+        Fixture {
+            generated: format!(
+                "by `{REGENERATE}=1 cargo test -p cairnq-node error_reasons` (src/errors.rs); do not edit"
+            ),
+            errors: samples
+                .iter()
+                .map(|(variant, err)| expectation(variant, err))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn error_reasons_fixture_is_up_to_date() {
+        let samples = samples();
+        let fresh = fixture(&samples);
+        if std::env::var_os(REGENERATE).is_some() {
+            let text = serde_json::to_string_pretty(&fresh).expect("the fixture encodes") + "\n";
+            std::fs::write(FIXTURE, text).expect("the fixture is written");
+            return;
+        }
+        let committed = std::fs::read_to_string(FIXTURE).unwrap_or_default();
+        let committed: Value = serde_json::from_str(&committed).unwrap_or(Value::Null);
+        let fresh = serde_json::to_value(&fresh).expect("the fixture encodes");
+        // Compared as JSON values: the test is about content, not layout.
+        assert!(
+            committed == fresh,
+            "{FIXTURE} is stale: regenerate it with `{REGENERATE}=1 cargo test -p cairnq-node error_reasons`, \
+             then run `node --test __test__/errors-parity.test.mjs`"
+        );
+    }
+
+    #[test]
+    fn a_reason_is_the_tagged_message_and_fields() {
+        let lost = Error::LostLease {
+            task_id: "t1".into(),
+        };
+        assert_eq!(
+            reason(&lost),
+            r#"{"cairnq":"LostLease","message":"lost lease on task t1","taskId":"t1"}"#
+        );
+        let busy = Error::Database {
+            code: "SQLITE_BUSY".into(),
+            message: "database is locked".into(),
+        };
+        assert_eq!(
+            reason(&busy),
+            r#"{"cairnq":"Error","message":"database is locked","code":"SQLITE_BUSY"}"#
+        );
     }
 }

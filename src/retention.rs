@@ -7,7 +7,7 @@ use cairnq_core::retention::{RetentionOptions, RetentionSweeper};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use crate::errors::{to_js, IntoJs};
+use crate::errors::{reason, IntoJs};
 use crate::store::NativeStore;
 use napi::Result;
 
@@ -37,10 +37,7 @@ impl NativeRetention {
         let hook = on_error.map(|callback| {
             let callback = Arc::new(callback);
             Arc::new(move |err| {
-                callback.call(
-                    to_js(err).reason.clone(),
-                    ThreadsafeFunctionCallMode::NonBlocking,
-                );
+                callback.call(reason(&err), ThreadsafeFunctionCallMode::NonBlocking);
             }) as Arc<dyn Fn(cairnq_core::Error) + Send + Sync>
         });
         let options = RetentionOptions {

@@ -14,7 +14,7 @@ use cairnq_core::{wait, Store, Task};
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
-use crate::errors::{to_js, IntoJs};
+use crate::errors::{reason, IntoJs};
 use napi::Result;
 
 #[napi(object)]
@@ -131,7 +131,7 @@ fn reply(answer: WriteAnswer) -> WriteReply {
         },
         Err(err) => WriteReply {
             row: None,
-            error: Some(to_js(err).reason),
+            error: Some(reason(&err)),
         },
     }
 }

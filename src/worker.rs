@@ -24,7 +24,7 @@ use napi_derive::napi;
 use serde::Serialize;
 use serde_json::value::RawValue;
 
-use crate::errors::{to_js, IntoJs};
+use crate::errors::{reason, IntoJs};
 use crate::store::{BackpressureArgs, NativeStore};
 
 #[napi(object)]
@@ -101,6 +101,21 @@ struct CallJson<'a> {
     tasks: Box<RawValue>,
 }
 
+/// Calls as `_dispatch` takes them.
+fn calls_json(calls: &[Arc<Call>]) -> String {
+    let calls: Vec<CallJson> = calls
+        .iter()
+        .map(|call| CallJson {
+            id: call.id,
+            name: &call.name,
+            batch: call.batch,
+            tasks: RawValue::from_string(tasks_to_json(call.contexts.iter().map(|c| c.task())))
+                .expect("rows encode as JSON"),
+        })
+        .collect();
+    serde_json::to_string(&calls).expect("calls encode as JSON")
+}
+
 impl From<OutcomeArg> for CallOutcome {
     fn from(outcome: OutcomeArg) -> CallOutcome {
         match outcome.kind.as_str() {
@@ -173,6 +188,13 @@ pub struct NativeWorker {
     runnable: AtomicBool,
 }
 
+impl NativeWorker {
+    fn ready(&self) -> Option<String> {
+        let calls = self.worker.start_ready();
+        (!calls.is_empty()).then(|| calls_json(&calls))
+    }
+}
+
 #[napi]
 impl NativeWorker {
     #[napi(constructor)]
@@ -189,7 +211,7 @@ impl NativeWorker {
             let report = Arc::new(report);
             Arc::new(move |err: Error, info: ErrorInfo| {
                 let arg = ErrorArg {
-                    reason: to_js(err).reason.clone(),
+                    reason: reason(&err),
                     phase: info.phase.as_str().into(),
                     task_id: info.task_id,
                 };
@@ -238,20 +260,24 @@ impl NativeWorker {
         self.worker.register(&name, registration).js()
     }
 
-    /// The handler of call `id` has ended.
+    /// The handler of call `id` has ended. Returns the calls to start now
+    /// in the slot it freed (as `dispatch` takes them), if any were waiting.
     #[napi]
-    pub fn settle(&self, id: f64, outcome: OutcomeArg) {
+    pub fn settle(&self, id: f64, outcome: OutcomeArg) -> Option<String> {
         self.worker.settle(id as u64, outcome.into());
+        self.ready()
     }
 
     /// Handlers of single-task calls that returned, gathered over a tick:
-    /// call ids and their results' JSON (`null` for no result).
+    /// call ids and their results' JSON (`null` for no result). Returns the
+    /// calls to start now, like `settle`.
     #[napi]
-    pub fn settle_returned(&self, ids: Vec<f64>, results: Vec<Option<String>>) {
+    pub fn settle_returned(&self, ids: Vec<f64>, results: Vec<Option<String>>) -> Option<String> {
         for (id, json) in ids.into_iter().zip(results) {
             let outcome = CallOutcome::Returned(vec![TaskResult::Value(json)]);
             self.worker.settle(id as u64, outcome);
         }
+        self.ready()
     }
 
     /// The native half of task `index` of call `call`; `null` once the call's

@@ -1,5 +1,10 @@
 //! Every failure the core reports. The bindings map each variant onto the JS
 //! error class of the same name (API.md §4); `Invalid` becomes a plain `Error`.
+//!
+//! The messages are written here, once: the bindings send this `Display` text
+//! with the fields, and the JS classes take it as given. The JS constructors
+//! users call word the same text for errors made in JS;
+//! `__test__/errors-parity.test.mjs` checks that both agree for every variant.
 
 use crate::task::Task;
 
@@ -23,9 +28,9 @@ pub enum Error {
         waited_ms: i64,
     },
     /// A wait's deadline passed; the task keeps running. `task` is the last
-    /// snapshot, `key` is set for waits on a key. The JS class words the
-    /// user-facing diagnostic from these fields.
-    #[error("{} did not finish within {timeout_ms}ms", key.as_ref().map_or(format!("task {task_id}"), |k| format!("key {k}")))]
+    /// snapshot, `key` is set for waits on a key. The JS class appends what
+    /// the snapshot says (worded against its own clock: "next run in ~Nms").
+    #[error("{} did not finish within {}ms", key.as_ref().map_or(format!("task {task_id}"), |k| format!("key {k}")), js_number(*timeout_ms))]
     TaskTimeout {
         task_id: String,
         key: Option<String>,
@@ -79,5 +84,98 @@ impl Error {
 
     pub fn is_busy(&self) -> bool {
         matches!(self, Error::Database { code, .. } if code.starts_with("SQLITE_BUSY"))
+    }
+}
+
+/// `ms` as JavaScript's `String(ms)` writes it (`1e+21`, `1e-7`, `0` for -0,
+/// `Infinity`), so a message holding a JS number reads the same whichever side
+/// wrote it.
+fn js_number(ms: f64) -> String {
+    if ms.is_nan() {
+        return "NaN".into();
+    }
+    if ms.is_infinite() {
+        return if ms > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if ms == 0.0 {
+        return "0".into();
+    }
+    // Shortest round-trip digits and exponent: `d.ddde±x`.
+    let sci = format!("{:e}", ms.abs());
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} writes an exponent");
+    let digits = mantissa.replace('.', "");
+    let k = digits.len() as i32;
+    let n = exp.parse::<i32>().expect("an integer exponent") + 1;
+    let body = if k <= n && n <= 21 {
+        format!("{digits}{}", "0".repeat((n - k) as usize))
+    } else if 0 < n && n <= 21 {
+        format!("{}.{}", &digits[..n as usize], &digits[n as usize..])
+    } else if -6 < n && n <= 0 {
+        format!("0.{}{digits}", "0".repeat(-n as usize))
+    } else {
+        let sign = if n - 1 < 0 { '-' } else { '+' };
+        let tail = if k == 1 {
+            String::new()
+        } else {
+            format!(".{}", &digits[1..])
+        };
+        format!("{}{tail}e{sign}{}", &digits[..1], (n - 1).abs())
+    };
+    if ms < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_javascript_writes_them() {
+        for (ms, js) in [
+            (0.0, "0"),
+            (-0.0, "0"),
+            (5.0, "5"),
+            (30_000.0, "30000"),
+            (-5.0, "-5"),
+            (0.5, "0.5"),
+            (1.25, "1.25"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (123_456.789, "123456.789"),
+            (0.000_001, "0.000001"),
+            (0.000_000_1, "1e-7"),
+            (1.5e-7, "1.5e-7"),
+            (1e20, "100000000000000000000"),
+            (1e21, "1e+21"),
+            (1.5e300, "1.5e+300"),
+            (-2.5e22, "-2.5e+22"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (5e-324, "5e-324"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+            (f64::NAN, "NaN"),
+        ] {
+            assert_eq!(js_number(ms), js, "{ms:?}");
+        }
+    }
+
+    #[test]
+    fn task_timeout_words_its_subject_and_deadline() {
+        let timeout = |key: Option<&str>, timeout_ms| Error::TaskTimeout {
+            task_id: "task_1".into(),
+            key: key.map(Into::into),
+            task: None,
+            timeout_ms,
+        };
+        assert_eq!(
+            timeout(None, 200.0).to_string(),
+            "task task_1 did not finish within 200ms"
+        );
+        assert_eq!(
+            timeout(Some("k"), 0.5).to_string(),
+            "key k did not finish within 0.5ms"
+        );
     }
 }

@@ -9,10 +9,10 @@ mod heartbeat;
 mod plan;
 mod registry;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::{watch, Notify};
 use tokio::task::AbortHandle;
@@ -32,6 +32,9 @@ use crate::store::{js_number, ClaimRequest, Store, DEFAULT_LEASE_MS};
 use crate::task::Task;
 
 const DEFAULT_POLL_INTERVAL_MS: f64 = 500.0;
+/// Handlers whose recent calls average less than this may have a round of
+/// calls claimed ahead of them (see `poll_until_stopped`).
+const SHORT_CALL: Duration = Duration::from_millis(5);
 /// Pause after a failed claim session before the next poll.
 const CLAIM_ERROR_PAUSE: Duration = Duration::from_millis(250);
 
@@ -252,6 +255,16 @@ impl Worker {
         }
     }
 
+    /// Calls claimed ahead (see `poll_until_stopped`) that free slots can
+    /// take now, already charged: the caller starts them. The JS side asks
+    /// right after settling, so the next handlers start without a round trip.
+    pub fn start_ready(&self) -> Vec<Arc<Call>> {
+        match self.shared.current_run() {
+            Some(run) => self.shared.admit_held(&run),
+            None => Vec::new(),
+        }
+    }
+
     /// The context of task `index` of call `call_id`, while the call is in
     /// flight or its settlement is being written.
     pub fn context(&self, call_id: u64, index: usize) -> Option<Arc<TaskContext>> {
@@ -272,7 +285,7 @@ impl Worker {
             .or(shared.settings.concurrency)
             .map_or(1, |c| c.max(1.0).min(i64::MAX as f64) as i64);
         shared.store.connect().await?;
-        let run = Arc::new(RunState::new(invoker));
+        let run = Arc::new(RunState::new(invoker, slots));
         *shared.run.lock().expect("run slot") = Arc::downgrade(&run);
         let (beats_done, beats_until) = watch::channel(false);
         let beats = tokio::spawn(heartbeat::beat_until(
@@ -283,6 +296,7 @@ impl Worker {
         shared.poll_until_stopped(&run, slots).await;
         loop {
             let changed = run.changed.notified();
+            shared.start_held(&run);
             shared.flush_completions(&run).await;
             if run.finished() {
                 break;
@@ -307,19 +321,40 @@ impl Shared {
     /// The poll loop of API.md §11.1. Each poll writes the completions that
     /// queued since the last one and claims for the free slots, in one
     /// transaction; right after a poll that claimed, the next skips the probe.
+    ///
+    /// While the queue has a backlog (the last poll got every call it asked
+    /// for), handlers are short (recent calls took under `SHORT_CALL` on
+    /// average) and the registrations set no per-name, resource or byte
+    /// limits, a poll also claims one round ahead: up to `slots` calls held
+    /// until slots free up. The handler thread then starts them as soon as
+    /// earlier handlers return (`start_ready`), while the next poll writes
+    /// those completions and claims the following round: handlers and
+    /// database work overlap instead of taking turns. A held task waits a few
+    /// milliseconds at most; it is leased and heartbeated like a running one,
+    /// and runs even after `stop()`.
     async fn poll_until_stopped(self: &Arc<Self>, run: &Arc<RunState>, slots: i64) {
         let mut stop = self.stopped.subscribe();
         let mut rotation = 0;
         let mut found_work = false;
+        let mut backlog = false;
         while !*stop.borrow() {
             let changed = run.changed.notified();
-            let (in_flight, bytes) = run.load();
-            let free = slots - in_flight;
+            self.start_held(run);
+            let (in_flight, bytes, held) = run.load();
+            let free = (slots - in_flight).max(0);
             let over_budget = self
                 .settings
                 .max_in_flight_bytes
                 .is_some_and(|budget| bytes as f64 >= budget);
-            if in_flight > 0 && (free <= 0 || over_budget) {
+            let schedule = self.registry().schedule();
+            let ahead =
+                if backlog && held == 0 && run.calls_are_short() && self.may_claim_ahead(&schedule)
+                {
+                    slots
+                } else {
+                    0
+                };
+            if in_flight > 0 && (free <= 0 || over_budget) && ahead == 0 {
                 if !self.flush_completions(run).await {
                     tokio::select! {
                         _ = changed => {}
@@ -328,7 +363,6 @@ impl Shared {
                 }
                 continue;
             }
-            let schedule = self.registry().schedule();
             if schedule.sources.is_empty() {
                 self.flush_completions(run).await;
                 self.idle(changed, &mut stop).await;
@@ -339,7 +373,7 @@ impl Shared {
             let plan = PollPlan::new(
                 schedule.clone(),
                 start,
-                free,
+                free + ahead,
                 run.usage(),
                 Limits {
                     claim_batch: self.settings.claim_batch,
@@ -358,24 +392,33 @@ impl Shared {
                 Err(err) => {
                     run.deliver(leftovers, Err(&err), &self.reporter);
                     self.reporter.claim(err);
-                    found_work = false;
+                    (found_work, backlog) = (false, false);
                     sleep_unless_stopped(&mut stop, CLAIM_ERROR_PAUSE).await;
                 }
                 Ok((completed, plan)) => {
                     run.deliver(leftovers, Ok(completed), &self.reporter);
                     match plan {
                         Some(plan) if !plan.calls.is_empty() => {
-                            found_work = true;
+                            (found_work, backlog) = (true, plan.filled());
                             self.dispatch(run, &schedule, plan.calls);
                         }
                         _ => {
-                            found_work = false;
+                            (found_work, backlog) = (false, false);
                             self.idle(changed, &mut stop).await;
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Claiming ahead needs calls that any free slot may take.
+    fn may_claim_ahead(&self, schedule: &Schedule) -> bool {
+        self.settings.max_in_flight_bytes.is_none()
+            && schedule
+                .sources
+                .iter()
+                .all(|s| s.concurrency.is_none() && s.resource.is_none())
     }
 
     /// The idle sleep: the poll interval, cut short by a claim wake, a call
@@ -417,12 +460,11 @@ impl Shared {
         )
     }
 
-    /// Starts the claimed calls (API.md §11.5), charging each its slot,
-    /// bytes, name and resource until its handler ends; all handlers of one
-    /// poll are handed to the invoker at once.
+    /// Takes the claimed calls (API.md §11.5): a call without a handler
+    /// fails at once; the others wait in order for a slot, where each is
+    /// charged its slot, bytes, name and resource until its handler ends.
     fn dispatch(self: &Arc<Self>, run: &Arc<RunState>, schedule: &Schedule, calls: Vec<Vec<Task>>) {
         let listener = Arc::downgrade(&run.invoker);
-        let mut started = Vec::with_capacity(calls.len());
         for tasks in calls {
             let bytes = if self.settings.max_in_flight_bytes.is_some() {
                 tasks.iter().map(|t| payload_bytes(&t.payload)).sum()
@@ -436,9 +478,10 @@ impl Shared {
                 name: handler.and_then(|h| h.concurrency).map(|_| name.clone()),
                 resource: handler.and_then(|h| h.resource.clone()),
                 timer: None,
+                started: None,
             };
             let batch = handler.is_some_and(|h| h.batch.is_some());
-            let call = run.admit(charge, |id| {
+            let make = |id| {
                 let contexts = tasks
                     .into_iter()
                     .enumerate()
@@ -447,15 +490,40 @@ impl Shared {
                     })
                     .collect();
                 Call::new(id, name, batch, contexts)
-            });
+            };
             if handler.is_none() {
+                let call = run.admit(charge, make);
                 self.end_call(run, call.id, Ending::NoHandler);
-                continue;
+            } else {
+                run.hold(charge, make);
             }
-            if let Some(max_run) = &self.settings.max_run {
+        }
+        self.start_held(run);
+    }
+
+    /// Starts the held calls that fit in the free slots.
+    fn start_held(self: &Arc<Self>, run: &Arc<RunState>) {
+        let calls = self.admit_held(run);
+        if calls.is_empty() {
+            return;
+        }
+        if let Err(err) = run.invoker.start(&calls) {
+            for call in calls {
+                let broken = CallOutcome::Broken(err.clone());
+                self.end_call(run, call.id, Ending::Handler(broken));
+            }
+        }
+    }
+
+    /// Charges the held calls that fit in the free slots and arms their
+    /// `maxRunMs` timers; the caller starts them.
+    fn admit_held(self: &Arc<Self>, run: &Arc<RunState>) -> Vec<Arc<Call>> {
+        let calls = run.admit_held();
+        if let Some(max_run) = &self.settings.max_run {
+            for call in &calls {
                 let (shared, weak_run, max_run, id) =
                     (self.clone(), Arc::downgrade(run), max_run.clone(), call.id);
-                let timer = tokio::spawn(async move {
+                let timer = run.runtime.spawn(async move {
                     tokio::time::sleep(max_run.limit).await;
                     if let Some(run) = weak_run.upgrade() {
                         shared.end_call(&run, id, Ending::TimedOut(max_run));
@@ -463,17 +531,8 @@ impl Shared {
                 });
                 run.set_timer(call.id, timer.abort_handle());
             }
-            started.push(call);
         }
-        if started.is_empty() {
-            return;
-        }
-        if let Err(err) = run.invoker.start(&started) {
-            for call in started {
-                let broken = CallOutcome::Broken(err.clone());
-                self.end_call(run, call.id, Ending::Handler(broken));
-            }
-        }
+        calls
     }
 
     /// A call's handler has ended (or was abandoned): refund its charges,
@@ -559,6 +618,8 @@ pub(crate) struct RunState {
     /// Wakes the poll loop: a call ended or a settlement was written.
     changed: Notify,
     runtime: tokio::runtime::Handle,
+    /// Handlers that may run at once.
+    slots: i64,
 }
 
 #[derive(Default)]
@@ -570,11 +631,31 @@ struct Ledger {
     calls: BTreeMap<u64, Arc<Call>>,
     /// The charges of the calls whose handler has not ended.
     running: HashMap<u64, Charge>,
+    /// Claimed calls waiting for a slot, in claim order, with their charges.
+    held: VecDeque<(Arc<Call>, Charge)>,
     /// Calls abandoned at `maxRunMs` whose handler has not answered yet: its
     /// contexts must still tell it that the lease is lost.
     abandoned: HashMap<u64, Arc<Call>>,
     next_call: u64,
     usage: Usage,
+    /// Moving average of how long handlers took, `None` before the first.
+    call_time: Option<Duration>,
+}
+
+impl Ledger {
+    /// A call starts: it takes a slot and its bytes, name and resource.
+    fn charge(&mut self, id: u64, mut charge: Charge) {
+        charge.started = Some(Instant::now());
+        self.in_flight += 1;
+        self.bytes += charge.bytes;
+        if let Some(name) = &charge.name {
+            *self.usage.by_name.entry(name.clone()).or_default() += 1;
+        }
+        if let Some(resource) = &charge.resource {
+            *self.usage.by_resource.entry(resource.clone()).or_default() += 1;
+        }
+        self.running.insert(id, charge);
+    }
 }
 
 /// What a running call holds.
@@ -584,16 +665,19 @@ struct Charge {
     resource: Option<String>,
     /// The `maxRunMs` timer, stopped when the handler ends first.
     timer: Option<AbortHandle>,
+    /// When the handler started (set when the call is charged).
+    started: Option<Instant>,
 }
 
 impl RunState {
-    fn new(invoker: Arc<dyn Invoker>) -> RunState {
+    fn new(invoker: Arc<dyn Invoker>, slots: i64) -> RunState {
         RunState {
             invoker,
             ledger: Mutex::new(Ledger::default()),
             completions: Mutex::new(Vec::new()),
             changed: Notify::new(),
             runtime: tokio::runtime::Handle::current(),
+            slots,
         }
     }
 
@@ -601,13 +685,19 @@ impl RunState {
         self.ledger.lock().expect("ledger lock")
     }
 
-    fn load(&self) -> (i64, u64) {
+    /// Calls running, their bytes, calls held.
+    fn load(&self) -> (i64, u64, usize) {
         let ledger = self.ledger();
-        (ledger.in_flight, ledger.bytes)
+        (ledger.in_flight, ledger.bytes, ledger.held.len())
     }
 
     fn usage(&self) -> Usage {
         self.ledger().usage.clone()
+    }
+
+    /// Whether recent handler calls were short enough to claim ahead of them.
+    fn calls_are_short(&self) -> bool {
+        self.ledger().call_time.is_some_and(|t| t < SHORT_CALL)
     }
 
     /// No call in flight and nothing left to write.
@@ -637,22 +727,35 @@ impl RunState {
         let mut ledger = self.ledger();
         let id = ledger.next_call;
         ledger.next_call += 1;
-        ledger.in_flight += 1;
-        ledger.bytes += charge.bytes;
-        if let Some(name) = &charge.name {
-            *ledger.usage.by_name.entry(name.clone()).or_default() += 1;
-        }
-        if let Some(resource) = &charge.resource {
-            *ledger
-                .usage
-                .by_resource
-                .entry(resource.clone())
-                .or_default() += 1;
-        }
         let call = Arc::new(make(id));
         ledger.calls.insert(id, call.clone());
-        ledger.running.insert(id, charge);
+        ledger.charge(id, charge);
         call
+    }
+
+    /// Keeps a new call until a slot is free (`admit_held`); its tasks are
+    /// heartbeated meanwhile.
+    fn hold(&self, charge: Charge, make: impl FnOnce(u64) -> Call) {
+        let mut ledger = self.ledger();
+        let id = ledger.next_call;
+        ledger.next_call += 1;
+        let call = Arc::new(make(id));
+        ledger.calls.insert(id, call.clone());
+        ledger.held.push_back((call, charge));
+    }
+
+    /// Charges held calls, oldest first, while slots are free.
+    fn admit_held(&self) -> Vec<Arc<Call>> {
+        let mut ledger = self.ledger();
+        let mut started = Vec::new();
+        while ledger.in_flight < self.slots {
+            let Some((call, charge)) = ledger.held.pop_front() else {
+                break;
+            };
+            ledger.charge(call.id, charge);
+            started.push(call);
+        }
+        started
     }
 
     fn set_timer(&self, call_id: u64, timer: AbortHandle) {
@@ -685,6 +788,13 @@ impl RunState {
         }
         if let Some(timer) = charge.timer {
             timer.abort();
+        }
+        if let Some(started) = charge.started {
+            let took = started.elapsed();
+            ledger.call_time = Some(match ledger.call_time {
+                None => took,
+                Some(average) => (average * 7 + took) / 8,
+            });
         }
         let call = ledger.calls.get(&call_id).cloned();
         if let (Ending::TimedOut(_), Some(call)) = (ending, &call) {
@@ -858,11 +968,11 @@ mod tests {
         let claimed = store.claim(request, 1).await.unwrap();
         let id = claimed[0].id.clone();
 
-        let run = Arc::new(RunState::new(Arc::new(NeverCalled)));
+        let run = Arc::new(RunState::new(Arc::new(NeverCalled), 1));
         let schedule = worker.shared.registry().schedule();
         worker.shared.dispatch(&run, &schedule, vec![claimed]);
         // The slot is free at once; the failure is written in the background.
-        assert_eq!(run.load(), (0, 0));
+        assert_eq!(run.load(), (0, 0, 0));
         while !run.finished() {
             tokio::time::timeout(Duration::from_secs(10), run.changed.notified())
                 .await

@@ -59,6 +59,11 @@ impl PollPlan {
         }
     }
 
+    /// Whether the draws got every call the plan asked for (a backlog).
+    pub fn filled(&self) -> bool {
+        self.left <= 0
+    }
+
     /// Calls this source may still start in this poll, ignoring `left`.
     fn ceiling(&self, source: &Source) -> Option<i64> {
         let by_claim_batch = self
