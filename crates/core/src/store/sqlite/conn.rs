@@ -86,7 +86,9 @@ pub fn open(path: &str, busy_timeout: Duration) -> Result<Connection> {
         conn.execute_batch("PRAGMA synchronous = NORMAL")
             .map_err(sqlite_error)?;
     }
-    conn.execute_batch("PRAGMA foreign_keys = ON")
+    // Statement and savepoint journals in memory: a claim or completion of
+    // many rows would otherwise spill its journal to a temporary file.
+    conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY")
         .map_err(sqlite_error)?;
     // Plans must not depend on bound values: otherwise a statement whose
     // parameter feeds the planner (here the claim's LIMIT) is prepared again

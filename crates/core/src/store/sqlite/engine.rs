@@ -496,9 +496,21 @@ fn run_group(
             .for_each(|job| job.deliver(Some(err.clone())));
         return (None, false);
     }
+    // A job alone in its group fails with the transaction; in company, a
+    // failing statement already undoes itself, and only jobs of several
+    // statements need a savepoint (whose page copies are not free) to fail
+    // as a unit without taking the others down.
+    let shared = group.len() > 1;
     for job in &mut group {
-        // A failing statement already undoes itself; only jobs of several
-        // statements need a savepoint to fail as a unit.
+        if !shared {
+            if !job.run(conn) {
+                // Undo whatever its earlier statements wrote; it hears its own error.
+                let _ = exec(conn, "ROLLBACK");
+                group.into_iter().for_each(|job| job.deliver(None));
+                return (None, false);
+            }
+            continue;
+        }
         if !job.transactional() {
             job.run(conn);
             continue;
