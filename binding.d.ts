@@ -62,13 +62,16 @@ export declare class NativeStore {
   connect(): Promise<void>
   close(): Promise<void>
   protocolVersion(): Promise<number>
-  /** The writes of one JS tick, sharing a commit; one reply each, in order. */
-  writeMany(writes: Array<WriteArgs>): Promise<Array<WriteReply>>
   /**
-   * A lone write run on the calling thread when that cannot wait (the
-   * reply), or `undefined`: then use `writeMany`.
+   * The writes of one JS tick (a JSON array), sharing a commit; the
+   * replies as one JSON array, in order.
    */
-  writeNow(write: WriteArgs): WriteReply | null
+  writeMany(writesJson: string): Promise<string>
+  /**
+   * A lone write (a one-element JSON array) run on the calling thread when
+   * that cannot wait: its replies, or `undefined`: then use `writeMany`.
+   */
+  writeNow(writesJson: string): string | null
   /**
    * The row as JSON (`"null"` when missing) read on the calling thread, or
    * `undefined` when that would have to wait: then use `get`.
@@ -183,21 +186,6 @@ export interface RetentionArgs {
   limit?: number
 }
 
-export interface SubmitArgs {
-  name: string
-  payload?: string
-  queue?: string
-  key?: string
-  conflict?: string
-  maxAttempts?: number
-  priority?: number
-  metadata?: string
-  parentId?: string
-  rootId?: string
-  correlationId?: string
-  runAtDelayMs?: number
-}
-
 export interface WorkerArgs {
   concurrency?: number
   leaseMs?: number
@@ -211,37 +199,4 @@ export interface WorkerArgs {
   /** `[name, capacity]` pairs in the caller's order. */
   resources?: Array<[string, number]>
   backpressure?: BackpressureArgs
-}
-
-/**
- * One client write of a JS tick (`lib/store.js` gathers them): `kind` names
- * the method, the other fields are its arguments.
- */
-export interface WriteArgs {
-  /**
-   * `submit`, `cancel`, `cancelByKey`, `retry`, `retryByKey`, `succeed`,
-   * `complete`, `fail`, `progress` or `heartbeat`.
-   */
-  kind: string
-  submit?: SubmitArgs
-  taskId?: string
-  key?: string
-  workerId?: string
-  resetAttempt?: boolean
-  /** `succeed`/`complete`: the result's JSON; `fail`: the envelope's. */
-  json?: string
-  retryable?: boolean
-  delayMs?: number
-  progress?: number
-  message?: string
-  leaseMs?: number
-}
-
-/**
- * A write's answer: the row as JSON (`"null"` for no row), or the error
- * reason `lib/errors.js` decodes.
- */
-export interface WriteReply {
-  row?: string
-  error?: string
 }

@@ -53,22 +53,23 @@ class TaskStore {
   _flush() {
     const writes = this._tick;
     this._tick = [];
+    // One JSON text crosses to Rust, and one comes back.
+    const text = `[${writes.map((w) => encodeWrite(w.args)).join(",")}]`;
     if (writes.length === 1) {
-      const [write] = writes;
       let now;
       try {
-        now = this._native.writeNow(write.args);
+        now = this._native.writeNow(text);
       } catch (err) {
-        write.reject(fromNative(err));
+        writes[0].reject(fromNative(err));
         return;
       }
-      if (now) {
-        answer(write, now);
+      if (now != null) {
+        answer(writes, now);
         return;
       }
     }
-    this._native.writeMany(writes.map((w) => w.args)).then(
-      (replies) => replies.forEach((reply, i) => answer(writes[i], reply)),
+    this._native.writeMany(text).then(
+      (replies) => answer(writes, replies),
       (err) => {
         const mapped = fromNative(err);
         for (const write of writes) write.reject(mapped);
@@ -285,10 +286,21 @@ class TaskStore {
   }
 }
 
-/** Settle one gathered write with its reply from Rust. */
-function answer(write, reply) {
-  if (reply.error == null) write.resolve(parseRow(reply.row));
-  else write.reject(fromNative(new Error(reply.error)));
+/** Settle the gathered writes with Rust's replies: a row, null, or an error reason. */
+function answer(writes, text) {
+  const replies = JSON.parse(text);
+  writes.forEach((write, i) => {
+    const reply = replies[i];
+    if (reply !== null && reply.cairnq !== undefined) write.reject(fromNative(JSON.stringify(reply)));
+    else write.resolve(reply);
+  });
+}
+
+/** A write as JSON; numbers JSON cannot carry travel as their String(n). */
+function encodeWrite(args) {
+  return JSON.stringify(args, (_key, value) =>
+    typeof value === "number" && !Number.isFinite(value) ? String(value) : value,
+  );
 }
 
 function backpressureArgs(opts) {

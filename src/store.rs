@@ -13,29 +13,37 @@ use cairnq_core::task::{tasks_to_json, Status};
 use cairnq_core::{wait, Store, Task};
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
+use serde::Deserialize;
 
 use crate::errors::{reason, IntoJs};
 use napi::Result;
 
-#[napi(object)]
+/// `submit`'s arguments inside a write.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SubmitArgs {
     pub name: String,
     pub payload: Option<String>,
     pub queue: Option<String>,
     pub key: Option<String>,
     pub conflict: Option<String>,
+    #[serde(default, deserialize_with = "js_number")]
     pub max_attempts: Option<f64>,
+    #[serde(default, deserialize_with = "js_number")]
     pub priority: Option<f64>,
     pub metadata: Option<String>,
     pub parent_id: Option<String>,
     pub root_id: Option<String>,
     pub correlation_id: Option<String>,
+    #[serde(default, deserialize_with = "js_number")]
     pub run_at_delay_ms: Option<f64>,
 }
 
-/// One client write of a JS tick (`lib/store.js` gathers them): `kind` names
-/// the method, the other fields are its arguments.
-#[napi(object)]
+/// One client write of a JS tick (`lib/store.js` gathers them and sends
+/// them as one JSON text): `kind` names the method, the other fields are its
+/// arguments.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct WriteArgs {
     /// `submit`, `cancel`, `cancelByKey`, `retry`, `retryByKey`, `succeed`,
     /// `complete`, `fail`, `progress` or `heartbeat`.
@@ -48,18 +56,59 @@ pub struct WriteArgs {
     /// `succeed`/`complete`: the result's JSON; `fail`: the envelope's.
     pub json: Option<String>,
     pub retryable: Option<bool>,
+    #[serde(default, deserialize_with = "js_number")]
     pub delay_ms: Option<f64>,
+    #[serde(default, deserialize_with = "js_number")]
     pub progress: Option<f64>,
     pub message: Option<String>,
+    #[serde(default, deserialize_with = "js_number")]
     pub lease_ms: Option<f64>,
 }
 
-/// A write's answer: the row as JSON (`"null"` for no row), or the error
-/// reason `lib/errors.js` decodes.
-#[napi(object)]
-pub struct WriteReply {
-    pub row: Option<String>,
-    pub error: Option<String>,
+/// A JS number as `lib/store.js` writes it: JSON numbers as they are, and
+/// the values JSON cannot carry as their `String(n)` ("NaN", "Infinity").
+fn js_number<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<f64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Number {
+        Finite(f64),
+        Spelled(String),
+    }
+    match Option::<Number>::deserialize(d)? {
+        None => Ok(None),
+        Some(Number::Finite(v)) => Ok(Some(v)),
+        Some(Number::Spelled(text)) => match text.as_str() {
+            "NaN" => Ok(Some(f64::NAN)),
+            "Infinity" => Ok(Some(f64::INFINITY)),
+            "-Infinity" => Ok(Some(f64::NEG_INFINITY)),
+            other => Err(serde::de::Error::custom(format!("not a number: {other}"))),
+        },
+    }
+}
+
+/// Decode the writes `lib/store.js` sent.
+fn writes(text: &str) -> Result<Vec<Write>> {
+    let args: Vec<WriteArgs> = serde_json::from_str(text)
+        .map_err(|e| napi::Error::from_reason(format!("malformed writes: {e}")))?;
+    args.into_iter().map(Write::try_from).collect()
+}
+
+/// Replies as one JSON array, in order: the row (`null` for no row), or the
+/// error reason (an object with a `cairnq` key) that `lib/errors.js` decodes.
+fn replies(answers: Vec<WriteAnswer>) -> String {
+    let mut out = String::from("[");
+    for (i, answer) in answers.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match answer {
+            Ok(Some(task)) => out.push_str(&task.to_json()),
+            Ok(None) => out.push_str("null"),
+            Err(err) => out.push_str(&reason(&err)),
+        }
+    }
+    out.push(']');
+    out
 }
 
 impl From<SubmitArgs> for SubmitInput {
@@ -120,19 +169,6 @@ impl TryFrom<WriteArgs> for Write {
                 )))
             }
         })
-    }
-}
-
-fn reply(answer: WriteAnswer) -> WriteReply {
-    match answer {
-        Ok(task) => WriteReply {
-            row: Some(task.map_or_else(|| "null".to_string(), row)),
-            error: None,
-        },
-        Err(err) => WriteReply {
-            row: None,
-            error: Some(reason(&err)),
-        },
     }
 }
 
@@ -271,28 +307,26 @@ impl NativeStore {
         self.inner.protocol_version().await.js()
     }
 
-    /// The writes of one JS tick, sharing a commit; one reply each, in order.
+    /// The writes of one JS tick (a JSON array), sharing a commit; the
+    /// replies as one JSON array, in order.
     #[napi]
-    pub async fn write_many(&self, writes: Vec<WriteArgs>) -> Result<Vec<WriteReply>> {
-        let writes = writes
-            .into_iter()
-            .map(Write::try_from)
-            .collect::<Result<Vec<_>>>()?;
-        Ok(self
-            .inner
-            .write_group(writes)
-            .await
-            .into_iter()
-            .map(reply)
-            .collect())
+    pub async fn write_many(&self, writes_json: String) -> Result<String> {
+        let writes = writes(&writes_json)?;
+        Ok(replies(self.inner.write_group(writes).await))
     }
 
-    /// A lone write run on the calling thread when that cannot wait (the
-    /// reply), or `undefined`: then use `writeMany`.
+    /// A lone write (a one-element JSON array) run on the calling thread when
+    /// that cannot wait: its replies, or `undefined`: then use `writeMany`.
     #[napi]
-    pub fn write_now(&self, write: WriteArgs) -> Result<Option<WriteReply>> {
-        let write = Write::try_from(write)?;
-        Ok(self.inner.write_now(&write).map(reply))
+    pub fn write_now(&self, writes_json: String) -> Result<Option<String>> {
+        let mut writes = writes(&writes_json)?;
+        let (Some(write), true) = (writes.pop(), writes.is_empty()) else {
+            return Err(napi::Error::from_reason("writeNow takes exactly one write"));
+        };
+        Ok(self
+            .inner
+            .write_now(&write)
+            .map(|answer| replies(vec![answer])))
     }
 
     /// The row as JSON (`"null"` when missing) read on the calling thread, or

@@ -229,9 +229,12 @@ impl Engine {
     /// Run a write on the caller's thread when that cannot wait: nobody else
     /// is writing or queued in this process, and the file lock is free (the
     /// busy timeout is 0). `None` means "queue it instead". The write commits
-    /// alone, so the caller hears back after its own commit as always.
+    /// alone, so the caller hears back after its own commit as always. A
+    /// write of one statement runs in autocommit: SQLite then needs no
+    /// statement journal, and no `BEGIN`/`COMMIT` round.
     pub fn write_inline<T>(
         self: &Arc<Self>,
+        transactional: bool,
         work: impl FnOnce(&Connection) -> Result<T>,
     ) -> Option<Result<T>> {
         if !self.queue.lock().expect("write queue").is_empty()
@@ -242,7 +245,7 @@ impl Engine {
         {
             return None;
         }
-        let outcome = self.run_alone(work);
+        let outcome = self.run_alone(transactional, work);
         self.combining.store(false, SeqCst);
         // Jobs queued meanwhile found the writer taken: run them elsewhere, so
         // this thread (the JS thread) only ever runs its own write.
@@ -252,13 +255,29 @@ impl Engine {
         outcome
     }
 
-    fn run_alone<T>(&self, work: impl FnOnce(&Connection) -> Result<T>) -> Option<Result<T>> {
+    fn run_alone<T>(
+        &self,
+        transactional: bool,
+        work: impl FnOnce(&Connection) -> Result<T>,
+    ) -> Option<Result<T>> {
         let mut writer = self.writer.lock().expect("writer");
         let Writer { conn, waiting, .. } = &mut *writer;
         let conn = conn.as_ref()?;
         if !waiting.is_zero() {
             conn.busy_timeout(Duration::ZERO).ok()?;
             *waiting = Duration::ZERO;
+        }
+        if !transactional {
+            // A busy statement wrote nothing: the caller queues the write.
+            return match work(conn) {
+                Err(err) if err.is_busy() => None,
+                outcome => {
+                    if outcome.is_ok() {
+                        self.committed();
+                    }
+                    Some(outcome)
+                }
+            };
         }
         if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
             let err = sqlite_error(e);

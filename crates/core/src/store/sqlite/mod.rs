@@ -383,7 +383,8 @@ impl Backend for SqliteBackend {
     }
 
     fn write_inline(&self, op: &WriteOp) -> Option<WriteAnswer> {
-        self.current()?.write_inline(|conn| run_op(conn, op))
+        self.current()?
+            .write_inline(spans_statements(op), |conn| run_op(conn, op))
     }
 
     async fn write_one(&self, op: WriteOp) -> WriteAnswer {
