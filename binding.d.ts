@@ -159,13 +159,19 @@ export interface ListArgs {
 
 /** How the JS shim says the handler ended. */
 export interface OutcomeArg {
-  /** `returned`, `threw` or `lostLease`. */
-  kind: string
+  kind: OutcomeKind
   /** For `returned`: per task, encoded JSON (absent = null result)… */
   results?: Array<ResultArg>
   /** For `threw`: the envelope as JSON text and its retryability. */
   envelope?: string
   retryable?: boolean
+}
+
+/** How a handler ended. */
+export declare const enum OutcomeKind {
+  Returned = 'returned',
+  Threw = 'threw',
+  LostLease = 'lostLease',
 }
 
 export interface RegistrationArgs {

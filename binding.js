@@ -841,3 +841,4 @@ module.exports.NativeGate = nativeBinding.NativeGate
 module.exports.NativeRetention = nativeBinding.NativeRetention
 module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.NativeWorker = nativeBinding.NativeWorker
+module.exports.OutcomeKind = nativeBinding.OutcomeKind

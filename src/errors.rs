@@ -83,8 +83,7 @@ pub fn reason(err: &Error) -> String {
         Error::Invalid(_)
         | Error::ProtocolVersionMismatch { .. }
         | Error::Serialization(_)
-        | Error::Connection(_)
-        | Error::Unavailable(_) => {}
+        | Error::Connection(_) => {}
     }
     serde_json::to_string(&reason).expect("an error reason encodes")
 }
@@ -227,7 +226,6 @@ mod tests {
                 },
             ],
             Connection(_) => [Error::Connection("unable to open database file: /nonexistent/q.db".into())],
-            Unavailable(_) => [Error::Unavailable("this build has no postgres support".into())],
             EventLoopBlocked { .. } => [Error::EventLoopBlocked {
                 late_ms: 700,
                 interval_ms: 100,
@@ -243,9 +241,7 @@ mod tests {
     /// constructor takes to word the same message.
     fn expectation<'a>(variant: &'a str, err: &Error) -> Expectation<'a> {
         let (fields, args, code) = match err {
-            Error::Invalid(_) | Error::Connection(_) | Error::Unavailable(_) => {
-                (json!({}), Value::Null, Value::Null)
-            }
+            Error::Invalid(_) | Error::Connection(_) => (json!({}), Value::Null, Value::Null),
             Error::Database { code, .. } => (json!({}), Value::Null, json!(code)),
             Error::LostLease { task_id } => {
                 (json!({ "taskId": task_id }), json!([task_id]), Value::Null)

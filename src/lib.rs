@@ -5,13 +5,13 @@
 //! N-API. Errors cross as a JSON object in the message that `lib/errors.js`
 //! turns into the matching error class.
 
+mod backpressure;
 mod errors;
-mod gate;
 mod retention;
 mod store;
 mod worker;
 
-pub use gate::NativeGate;
+pub use backpressure::NativeGate;
 pub use retention::NativeRetention;
 pub use store::NativeStore;
 pub use worker::{NativeContext, NativeWorker};

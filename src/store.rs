@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cairnq_core::gate::{BackpressureOptions, QueueDepthLimit};
+use cairnq_core::input::timer_ms;
+use cairnq_core::store::backpressure::{BackpressureOptions, QueueDepthLimit};
 use cairnq_core::store::{
     ClaimRequest, ClaimSession, Draw, ListInput, Outcome, Owned, Stats, SubmitInput, Target, Write,
     WriteAnswer, DEFAULT_LEASE_MS,
@@ -27,15 +28,15 @@ pub struct SubmitArgs {
     pub queue: Option<String>,
     pub key: Option<String>,
     pub conflict: Option<String>,
-    #[serde(default, deserialize_with = "js_number")]
+    #[serde(default, deserialize_with = "spelled_number")]
     pub max_attempts: Option<f64>,
-    #[serde(default, deserialize_with = "js_number")]
+    #[serde(default, deserialize_with = "spelled_number")]
     pub priority: Option<f64>,
     pub metadata: Option<String>,
     pub parent_id: Option<String>,
     pub root_id: Option<String>,
     pub correlation_id: Option<String>,
-    #[serde(default, deserialize_with = "js_number")]
+    #[serde(default, deserialize_with = "spelled_number")]
     pub run_at_delay_ms: Option<f64>,
 }
 
@@ -45,9 +46,7 @@ pub struct SubmitArgs {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WriteArgs {
-    /// `submit`, `cancel`, `cancelByKey`, `retry`, `retryByKey`, `succeed`,
-    /// `complete`, `fail`, `progress` or `heartbeat`.
-    pub kind: String,
+    pub kind: WriteKind,
     pub submit: Option<SubmitArgs>,
     pub task_id: Option<String>,
     pub key: Option<String>,
@@ -56,18 +55,36 @@ pub struct WriteArgs {
     /// `succeed`/`complete`: the result's JSON; `fail`: the envelope's.
     pub json: Option<String>,
     pub retryable: Option<bool>,
-    #[serde(default, deserialize_with = "js_number")]
+    #[serde(default, deserialize_with = "spelled_number")]
     pub delay_ms: Option<f64>,
-    #[serde(default, deserialize_with = "js_number")]
+    #[serde(default, deserialize_with = "spelled_number")]
     pub progress: Option<f64>,
     pub message: Option<String>,
-    #[serde(default, deserialize_with = "js_number")]
+    #[serde(default, deserialize_with = "spelled_number")]
     pub lease_ms: Option<f64>,
+}
+
+/// The client method a write comes from.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WriteKind {
+    Submit,
+    Cancel,
+    CancelByKey,
+    Retry,
+    RetryByKey,
+    Succeed,
+    Complete,
+    Fail,
+    Progress,
+    Heartbeat,
 }
 
 /// A JS number as `lib/store.js` writes it: JSON numbers as they are, and
 /// the values JSON cannot carry as their `String(n)` ("NaN", "Infinity").
-fn js_number<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<f64>, D::Error> {
+fn spelled_number<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<f64>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Number {
@@ -111,6 +128,31 @@ fn replies(answers: Vec<WriteAnswer>) -> String {
     out
 }
 
+impl From<ListArgs> for ListInput {
+    fn from(args: ListArgs) -> Self {
+        ListInput {
+            status: args.status,
+            queue: args.queue,
+            name: args.name,
+            root_id: args.root_id,
+            correlation_id: args.correlation_id,
+            limit: args.limit,
+            offset: args.offset,
+        }
+    }
+}
+
+impl From<ClaimArgs> for ClaimRequest {
+    fn from(args: ClaimArgs) -> Self {
+        ClaimRequest {
+            queues: args.queues,
+            worker_id: args.worker_id,
+            lease_ms: lease(args.lease_ms),
+            names: args.names,
+        }
+    }
+}
+
 impl From<SubmitArgs> for SubmitInput {
     fn from(args: SubmitArgs) -> Self {
         SubmitInput {
@@ -135,7 +177,7 @@ impl TryFrom<WriteArgs> for Write {
 
     fn try_from(args: WriteArgs) -> Result<Write> {
         let missing = |field: &str| {
-            napi::Error::from_reason(format!("write {}: {field} is required", args.kind))
+            napi::Error::from_reason(format!("write {:?}: {field} is required", args.kind))
         };
         let task_id = || args.task_id.clone().ok_or_else(|| missing("taskId"));
         let key = || args.key.clone().ok_or_else(|| missing("key"));
@@ -145,15 +187,21 @@ impl TryFrom<WriteArgs> for Write {
                 worker_id: args.worker_id.clone().ok_or_else(|| missing("workerId"))?,
             })
         };
-        Ok(match args.kind.as_str() {
-            "submit" => Write::Submit(args.submit.ok_or_else(|| missing("submit"))?.into()),
-            "cancel" => Write::Cancel(Target::Id(task_id()?)),
-            "cancelByKey" => Write::Cancel(Target::Key(key()?)),
-            "retry" => Write::Retry(Target::Id(task_id()?), args.reset_attempt == Some(true)),
-            "retryByKey" => Write::Retry(Target::Key(key()?), args.reset_attempt == Some(true)),
-            "succeed" => Write::Finish(owned()?, Outcome::Succeed { result: args.json }),
-            "complete" => Write::Finish(owned()?, Outcome::Complete { result: args.json }),
-            "fail" => Write::Finish(
+        Ok(match args.kind {
+            WriteKind::Submit => {
+                Write::Submit(args.submit.ok_or_else(|| missing("submit"))?.into())
+            }
+            WriteKind::Cancel => Write::Cancel(Target::Id(task_id()?)),
+            WriteKind::CancelByKey => Write::Cancel(Target::Key(key()?)),
+            WriteKind::Retry => {
+                Write::Retry(Target::Id(task_id()?), args.reset_attempt == Some(true))
+            }
+            WriteKind::RetryByKey => {
+                Write::Retry(Target::Key(key()?), args.reset_attempt == Some(true))
+            }
+            WriteKind::Succeed => Write::Finish(owned()?, Outcome::Succeed { result: args.json }),
+            WriteKind::Complete => Write::Finish(owned()?, Outcome::Complete { result: args.json }),
+            WriteKind::Fail => Write::Finish(
                 owned()?,
                 Outcome::Fail {
                     error: args.json.clone().ok_or_else(|| missing("json"))?,
@@ -161,13 +209,8 @@ impl TryFrom<WriteArgs> for Write {
                     delay_ms: args.delay_ms.map_or(0, |v| v.max(0.0) as i64),
                 },
             ),
-            "progress" => Write::Progress(owned()?, args.progress, args.message),
-            "heartbeat" => Write::Heartbeat(owned()?, lease(args.lease_ms)),
-            other => {
-                return Err(napi::Error::from_reason(format!(
-                    "unknown write kind {other}"
-                )))
-            }
+            WriteKind::Progress => Write::Progress(owned()?, args.progress, args.message),
+            WriteKind::Heartbeat => Write::Heartbeat(owned()?, lease(args.lease_ms)),
         })
     }
 }
@@ -210,14 +253,6 @@ impl From<BackpressureArgs> for BackpressureOptions {
             queue_poll_interval_ms: args.queue_poll_interval_ms,
         }
     }
-}
-
-fn millis(ms: f64) -> std::time::Duration {
-    std::time::Duration::from_millis(if ms.is_finite() && ms > 0.0 {
-        ms as u64
-    } else {
-        0
-    })
 }
 
 fn lease(ms: Option<f64>) -> i64 {
@@ -276,14 +311,17 @@ impl NativeStore {
     /// Resolves when work may be claimable on `queues`, after `timeoutMs` at the latest.
     #[napi]
     pub async fn claim_wake(&self, queues: Vec<String>, timeout_ms: f64) {
-        self.inner.claim_wake(&queues, millis(timeout_ms)).await
+        let since = self.inner.wake_ticket();
+        self.inner
+            .claim_wake(&queues, since, timer_ms(timeout_ms))
+            .await
     }
 
     /// Resolves when the task may have finished, after `timeoutMs` at the latest.
     #[napi]
     pub async fn task_done_wake(&self, task_id: String, timeout_ms: f64) {
         self.inner
-            .task_done_wake(&task_id, millis(timeout_ms))
+            .task_done_wake(&task_id, self.inner.wake_ticket(), timer_ms(timeout_ms))
             .await
     }
 
@@ -366,15 +404,7 @@ impl NativeStore {
 
     #[napi]
     pub async fn list(&self, args: ListArgs) -> Result<String> {
-        let input = ListInput {
-            status: args.status,
-            queue: args.queue,
-            name: args.name,
-            root_id: args.root_id,
-            correlation_id: args.correlation_id,
-            limit: args.limit,
-            offset: args.offset,
-        };
+        let input = ListInput::from(args);
         self.inner
             .list(input)
             .await
@@ -430,13 +460,8 @@ impl NativeStore {
 
     #[napi]
     pub async fn claim(&self, args: ClaimArgs) -> Result<String> {
-        let request = ClaimRequest {
-            queues: args.queues,
-            worker_id: args.worker_id,
-            lease_ms: lease(args.lease_ms),
-            names: args.names,
-        };
         let limit = args.limit.map_or(1, |v| v as i64);
+        let request = ClaimRequest::from(args);
         self.inner
             .claim(request, limit)
             .await
@@ -470,15 +495,10 @@ pub struct NativeClaimSession {
 impl NativeStore {
     #[napi]
     pub fn open_claim_session(&self, args: ClaimArgs) -> NativeClaimSession {
-        let request = ClaimRequest {
-            queues: args.queues,
-            worker_id: args.worker_id,
-            lease_ms: lease(args.lease_ms),
-            names: args.names,
-        };
-        let store = self.inner.clone();
+        let request = ClaimRequest::from(args);
+        let backend = self.inner.backend().clone();
         let session = napi::bindgen_prelude::within_runtime_if_available(move || {
-            ClaimSession::open(store, request, &tokio::runtime::Handle::current())
+            ClaimSession::open(backend, request, &tokio::runtime::Handle::current())
         });
         NativeClaimSession {
             session: tokio::sync::Mutex::new(Some(session)),

@@ -50,11 +50,28 @@ pub struct RegistrationArgs {
     pub resource: Option<String>,
 }
 
+impl From<RegistrationArgs> for Registration {
+    fn from(args: RegistrationArgs) -> Self {
+        Registration {
+            batch: args.batch,
+            concurrency: args.concurrency,
+            resource: args.resource,
+        }
+    }
+}
+
+/// How a handler ended.
+#[napi(string_enum = "camelCase")]
+pub enum OutcomeKind {
+    Returned,
+    Threw,
+    LostLease,
+}
+
 /// How the JS shim says the handler ended.
 #[napi(object)]
 pub struct OutcomeArg {
-    /// `returned`, `threw` or `lostLease`.
-    pub kind: String,
+    pub kind: OutcomeKind,
     /// For `returned`: per task, encoded JSON (absent = null result)…
     pub results: Option<Vec<ResultArg>>,
     /// For `threw`: the envelope as JSON text and its retryability.
@@ -118,8 +135,8 @@ fn calls_json(calls: &[Arc<Call>]) -> String {
 
 impl From<OutcomeArg> for CallOutcome {
     fn from(outcome: OutcomeArg) -> CallOutcome {
-        match outcome.kind.as_str() {
-            "returned" => CallOutcome::Returned(
+        match outcome.kind {
+            OutcomeKind::Returned => CallOutcome::Returned(
                 outcome
                     .results
                     .unwrap_or_default()
@@ -130,8 +147,8 @@ impl From<OutcomeArg> for CallOutcome {
                     })
                     .collect(),
             ),
-            "lostLease" => CallOutcome::LostLease,
-            _ => CallOutcome::Threw {
+            OutcomeKind::LostLease => CallOutcome::LostLease,
+            OutcomeKind::Threw => CallOutcome::Threw {
                 envelope_json: outcome.envelope.unwrap_or_else(|| "{}".into()),
                 retryable: outcome.retryable.unwrap_or(true),
             },
@@ -252,12 +269,7 @@ impl NativeWorker {
 
     #[napi]
     pub fn register(&self, name: String, opts: RegistrationArgs) -> Result<()> {
-        let registration = Registration {
-            batch: opts.batch,
-            concurrency: opts.concurrency,
-            resource: opts.resource,
-        };
-        self.worker.register(&name, registration).js()
+        self.worker.register(&name, opts.into()).js()
     }
 
     /// The handler of call `id` has ended. Returns the calls to start now
@@ -326,7 +338,9 @@ impl NativeContext {
         retry_backoff_ms: Option<f64>,
         retry_backoff_max_ms: Option<f64>,
     ) -> Result<Self> {
-        let task = Task::from_json(&task).js()?;
+        let task = Task::from_json(&task)
+            .map_err(cairnq_core::Error::from)
+            .js()?;
         let defaults = Backoff::default();
         let backoff = Backoff {
             base_ms: retry_backoff_ms.unwrap_or(defaults.base_ms),

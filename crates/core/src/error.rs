@@ -6,7 +6,7 @@
 //! users call word the same text for errors made in JS;
 //! `__test__/errors-parity.test.mjs` checks that both agree for every variant.
 
-use crate::task::Task;
+use crate::task::{NotATask, Task};
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -49,9 +49,6 @@ pub enum Error {
     /// not a database). Passwords never appear in the message.
     #[error("{0}")]
     Connection(String),
-    /// A backend this build cannot provide.
-    #[error("{0}")]
-    Unavailable(String),
     /// The thread that runs handlers answered a worker's ping `late_ms` late.
     /// Only reported through `onError`; the native heartbeat kept the leases.
     #[error(
@@ -75,10 +72,7 @@ impl Error {
             Error::ProtocolVersionMismatch { .. } => "ProtocolVersionMismatch",
             Error::Serialization(_) => "SerializationError",
             Error::EventLoopBlocked { .. } => "EventLoopBlocked",
-            Error::Invalid(_)
-            | Error::Database { .. }
-            | Error::Connection(_)
-            | Error::Unavailable(_) => "Error",
+            Error::Invalid(_) | Error::Database { .. } | Error::Connection(_) => "Error",
         }
     }
 
@@ -87,10 +81,16 @@ impl Error {
     }
 }
 
+impl From<NotATask> for Error {
+    fn from(err: NotATask) -> Error {
+        Error::Invalid(err.0)
+    }
+}
+
 /// `ms` as JavaScript's `String(ms)` writes it (`1e+21`, `1e-7`, `0` for -0,
 /// `Infinity`), so a message holding a JS number reads the same whichever side
-/// wrote it.
-fn js_number(ms: f64) -> String {
+/// wrote it. Every message that echoes a number uses it.
+pub fn js_number(ms: f64) -> String {
     if ms.is_nan() {
         return "NaN".into();
     }

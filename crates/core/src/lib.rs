@@ -4,8 +4,8 @@
 
 pub mod backoff;
 pub mod error;
-pub mod gate;
 pub mod ids;
+pub mod input;
 pub mod protocol;
 pub mod retention;
 pub mod store;

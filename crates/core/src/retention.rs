@@ -9,7 +9,8 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
-use crate::store::{js_number, Store, DEFAULT_PURGE_LIMIT};
+use crate::input::{duration_ms, finite_at_least};
+use crate::store::{Store, DEFAULT_PURGE_LIMIT};
 
 /// Hourly: a day of retention then never carries more than an hour of extra rows.
 pub const DEFAULT_INTERVAL_MS: f64 = 3_600_000.0;
@@ -44,24 +45,17 @@ impl RetentionSweeper {
         opts: RetentionOptions,
         on_error: Option<ErrorHook>,
     ) -> Result<RetentionSweeper> {
-        if !opts.older_than_ms.is_finite() || opts.older_than_ms < 0.0 {
-            return Err(Error::Invalid(format!(
-                "retention.olderThanMs must be >= 0, got {}",
-                js_number(opts.older_than_ms)
-            )));
-        }
-        let interval_ms = opts.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS);
-        if !interval_ms.is_finite() || interval_ms < 1.0 {
-            return Err(Error::Invalid(format!(
-                "retention.intervalMs must be >= 1, got {}",
-                js_number(interval_ms)
-            )));
-        }
+        finite_at_least("retention.olderThanMs", opts.older_than_ms, 0.0)?;
+        let interval_ms = finite_at_least(
+            "retention.intervalMs",
+            opts.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS),
+            1.0,
+        )?;
         Ok(RetentionSweeper {
             inner: Arc::new(Inner {
                 store,
                 older_than_ms: opts.older_than_ms,
-                interval: Duration::from_secs_f64(interval_ms / 1000.0),
+                interval: duration_ms(interval_ms),
                 limit: opts.limit.unwrap_or(DEFAULT_PURGE_LIMIT as f64),
                 on_error,
                 stopping: AtomicBool::new(false),

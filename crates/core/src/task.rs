@@ -3,8 +3,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::Error;
-
 /// The five statuses, in the order `STATUSES` exports them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Status {
@@ -39,13 +37,23 @@ impl Status {
     }
 }
 
+/// Input that is not a status or not a task row; an `Error::Invalid` to callers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotATask(pub String);
+
+impl fmt::Display for NotATask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 impl FromStr for Status {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
+    type Err = NotATask;
+    fn from_str(s: &str) -> Result<Self, NotATask> {
         Status::ALL
             .into_iter()
             .find(|status| status.as_str() == s)
-            .ok_or_else(|| Error::Invalid(format!("unknown status filter: {s}")))
+            .ok_or_else(|| NotATask(format!("unknown status filter: {s}")))
     }
 }
 
@@ -119,9 +127,9 @@ impl Task {
 
     /// A row from its JSON object form (as `to_json` writes it, or as a caller
     /// built it by hand); JSON columns are re-encoded as text.
-    pub fn from_json(text: &str) -> Result<Task, Error> {
+    pub fn from_json(text: &str) -> Result<Task, NotATask> {
         use serde_json::Value;
-        let bad = |what: &str| Error::Invalid(format!("not a task object: {what}"));
+        let bad = |what: &str| NotATask(format!("not a task object: {what}"));
         let row: serde_json::Map<String, Value> =
             serde_json::from_str(text).map_err(|e| bad(&e.to_string()))?;
         let text_of = |key: &str| row.get(key).and_then(Value::as_str).map(str::to_string);

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
+use crate::input::duration_ms;
 use crate::store::{Store, Target};
 use crate::task::Task;
 
@@ -30,9 +31,10 @@ pub async fn wait(
     // An infinite timeout waits for as long as it takes.
     let deadline = timeout_ms
         .is_finite()
-        .then(|| Instant::now() + millis(timeout_ms));
+        .then(|| Instant::now() + duration_ms(timeout_ms));
     let mut interval = poll_ms.unwrap_or(DEFAULT_POLL_MS);
     loop {
+        let ticket = store.wake_ticket();
         let snapshot = store.get(target.clone()).await?;
         if let Some(task) = &snapshot {
             if task.status.is_terminal() {
@@ -45,21 +47,12 @@ pub async fn wait(
         if remaining.is_zero() {
             return Err(timeout(target, snapshot, timeout_ms));
         }
-        let sleep = remaining.min(millis(interval));
+        let sleep = remaining.min(duration_ms(interval));
         match &snapshot {
-            Some(task) => store.task_done_wake(&task.id, sleep).await,
+            Some(task) => store.task_done_wake(&task.id, ticket, sleep).await,
             None => tokio::time::sleep(sleep).await,
         }
         interval = next_poll_ms(interval);
-    }
-}
-
-/// Milliseconds as a duration; NaN and negatives are 0, huge values saturate.
-fn millis(ms: f64) -> Duration {
-    if ms.is_nan() || ms <= 0.0 {
-        Duration::ZERO
-    } else {
-        Duration::from_millis(ms.min(1e15) as u64)
     }
 }
 
@@ -90,9 +83,9 @@ mod tests {
 
     #[test]
     fn any_number_is_a_duration() {
-        assert_eq!(millis(f64::NAN), Duration::ZERO);
-        assert_eq!(millis(-5.0), Duration::ZERO);
-        assert_eq!(millis(250.0), Duration::from_millis(250));
-        assert!(millis(f64::INFINITY) > Duration::from_secs(1_000_000_000));
+        assert_eq!(duration_ms(f64::NAN), Duration::ZERO);
+        assert_eq!(duration_ms(-5.0), Duration::ZERO);
+        assert_eq!(duration_ms(250.0), Duration::from_millis(250));
+        assert!(duration_ms(f64::INFINITY) > Duration::from_secs(1_000_000_000));
     }
 }

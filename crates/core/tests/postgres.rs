@@ -950,7 +950,7 @@ async fn claim_wake_ends_early_when_work_arrives() {
     wait_listening(&backend).await;
 
     let queues = vec!["wq".to_string()];
-    let mut wake = pin!(store.claim_wake(&queues, LONG_SLEEP));
+    let mut wake = pin!(store.claim_wake(&queues, store.wake_ticket(), LONG_SLEEP));
     assert!(poll_once(&mut wake).await.is_pending());
     let started = Instant::now();
     submit(&store, "job", "wq").await;
@@ -963,7 +963,7 @@ async fn claim_wake_ends_early_when_work_arrives() {
     eventually("the remembered notification", || async {
         tokio::time::timeout(
             Duration::from_millis(200),
-            store.claim_wake(&queues, LONG_SLEEP),
+            store.claim_wake(&queues, store.wake_ticket(), LONG_SLEEP),
         )
         .await
         .ok()
@@ -974,7 +974,11 @@ async fn claim_wake_ends_early_when_work_arrives() {
     // Sleeps on other queues still end by their timeout.
     tokio::time::timeout(
         PATIENCE,
-        store.claim_wake(&["elsewhere".to_string()], Duration::from_millis(50)),
+        store.claim_wake(
+            &["elsewhere".to_string()],
+            store.wake_ticket(),
+            Duration::from_millis(50),
+        ),
     )
     .await
     .expect("a sleep ends by its timeout");
@@ -989,7 +993,7 @@ async fn task_done_wake_ends_early_when_the_task_finishes() {
     wait_listening(&backend).await;
     claim(&store, &["default"], "w1", 1).await;
 
-    let mut wake = pin!(store.task_done_wake(&task.id, LONG_SLEEP));
+    let mut wake = pin!(store.task_done_wake(&task.id, store.wake_ticket(), LONG_SLEEP));
     assert!(poll_once(&mut wake).await.is_pending());
     store
         .finish(owned(&task, "w1"), Outcome::Complete { result: None })
@@ -1009,7 +1013,7 @@ async fn the_listener_comes_back_after_losing_its_connection() {
     wait_listening(&backend).await;
 
     let queues = vec!["rq".to_string()];
-    let mut wake = pin!(store.claim_wake(&queues, LONG_SLEEP));
+    let mut wake = pin!(store.claim_wake(&queues, store.wake_ticket(), LONG_SLEEP));
     assert!(poll_once(&mut wake).await.is_pending());
     let killed = strings(
         &db.sql().await,
@@ -1023,7 +1027,7 @@ async fn the_listener_comes_back_after_losing_its_connection() {
         .expect("losing the connection sends sleepers back to polling");
 
     wait_listening(&backend).await;
-    let mut wake = pin!(store.claim_wake(&queues, LONG_SLEEP));
+    let mut wake = pin!(store.claim_wake(&queues, store.wake_ticket(), LONG_SLEEP));
     assert!(poll_once(&mut wake).await.is_pending());
     submit(&store, "job", "rq").await;
     tokio::time::timeout(PATIENCE, wake)
@@ -1042,7 +1046,11 @@ async fn close_ends_push_wakeups_and_operations_reconnect() {
     assert!(!backend.listening());
     tokio::time::timeout(
         PATIENCE,
-        store.claim_wake(&["default".to_string()], Duration::from_millis(50)),
+        store.claim_wake(
+            &["default".to_string()],
+            store.wake_ticket(),
+            Duration::from_millis(50),
+        ),
     )
     .await
     .expect("a sleep ends by its timeout");

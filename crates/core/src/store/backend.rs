@@ -290,11 +290,17 @@ pub trait Backend: Send + Sync + 'static {
 
     /// Resolves early when something on `queues` may have become claimable;
     /// after `timeout` at the latest. Polling backends just sleep.
-    async fn claim_wake(&self, _queues: &[String], timeout: Duration) {
+    /// A mark of the changes seen so far: a wake given it returns at once if
+    /// something changed after it was taken. Take it before the read that
+    /// decides to sleep, so a commit landing in between is not slept through.
+    fn wake_ticket(&self) -> u64 {
+        0
+    }
+    async fn claim_wake(&self, _queues: &[String], _since: u64, timeout: Duration) {
         tokio::time::sleep(timeout).await
     }
     /// Resolves early when `task_id` may have finished; after `timeout` at the latest.
-    async fn task_done_wake(&self, _task_id: &str, timeout: Duration) {
+    async fn task_done_wake(&self, _task_id: &str, _since: u64, timeout: Duration) {
         tokio::time::sleep(timeout).await
     }
 }

@@ -2,6 +2,7 @@
 //! front of a `Backend` that speaks one dialect (PROTOCOL §6, API.md §7).
 
 mod backend;
+pub mod backpressure;
 pub mod postgres;
 mod session;
 pub mod sqlite;
@@ -13,9 +14,10 @@ use std::time::Duration;
 pub use backend::*;
 pub use session::ClaimSession;
 
-use crate::error::{Error, Result};
-use crate::gate::{BackpressureOptions, QueueDepthGate};
+use self::backpressure::{BackpressureOptions, QueueDepthGate};
+use crate::error::{js_number, Error, Result};
 use crate::ids::new_task_id;
+use crate::input::{at_least, integer_at_least_one, non_negative_integer, saturating_i64};
 use crate::task::{Status, Task};
 
 pub const DEFAULT_QUEUE: &str = "default";
@@ -71,20 +73,10 @@ fn new_task(input: SubmitInput) -> Result<WriteOp> {
     let conflict = Conflict::parse(conflict_name)
         .ok_or_else(|| Error::Invalid(format!("unknown conflict strategy: {conflict_name}")))?;
     if let Some(v) = input.max_attempts {
-        if v.is_nan() || v < 1.0 {
-            return Err(Error::Invalid(format!(
-                "maxAttempts must be >= 1, got {}",
-                js_number(v)
-            )));
-        }
+        at_least("maxAttempts", v, 1.0)?;
     }
     if let Some(v) = input.run_at_delay_ms {
-        if v.is_nan() || v < 0.0 {
-            return Err(Error::Invalid(format!(
-                "runAtDelayMs must be >= 0, got {}",
-                js_number(v)
-            )));
-        }
+        at_least("runAtDelayMs", v, 0.0)?;
     }
     let task = NewTask {
         root_id: Some(input.root_id.unwrap_or_else(|| id.clone())),
@@ -97,9 +89,7 @@ fn new_task(input: SubmitInput) -> Result<WriteOp> {
             .max_attempts
             .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
         priority: input.priority.map_or(0, |v| v as i64),
-        delay_ms: input
-            .run_at_delay_ms
-            .map_or(0, |v| v.min(i64::MAX as f64) as i64),
+        delay_ms: input.run_at_delay_ms.map_or(0, saturating_i64),
         parent_id: input.parent_id,
         correlation_id: input.correlation_id,
     };
@@ -134,12 +124,7 @@ impl Store {
     /// A Postgres store; `max` is the pool size (node-postgres's 10 when absent).
     pub fn postgres(dsn: &str, max: Option<f64>) -> Result<Arc<Store>> {
         if let Some(v) = max {
-            if !(v.fract() == 0.0 && v >= 1.0) {
-                return Err(Error::Invalid(format!(
-                    "max must be an integer >= 1, got {}",
-                    js_number(v)
-                )));
-            }
+            integer_at_least_one("max", v)?;
         }
         let pool_size = max.map(|v| v.min(u32::MAX as f64) as usize);
         Ok(Store::new(Arc::new(postgres::PostgresBackend::new(
@@ -264,9 +249,7 @@ impl Store {
                 show(input.offset)
             )));
         }
-        let limit = input
-            .limit
-            .map_or(DEFAULT_LIST_LIMIT, |v| v.min(i64::MAX as f64) as i64);
+        let limit = input.limit.map_or(DEFAULT_LIST_LIMIT, saturating_i64);
         if limit == 0 {
             return Ok(Vec::new());
         }
@@ -278,7 +261,7 @@ impl Store {
                 root_id: input.root_id,
                 correlation_id: input.correlation_id,
                 limit,
-                offset: input.offset.map_or(0, |v| v.min(i64::MAX as f64) as i64),
+                offset: input.offset.map_or(0, saturating_i64),
             })
             .await
     }
@@ -297,23 +280,13 @@ impl Store {
         limit: Option<f64>,
     ) -> Result<Vec<String>> {
         if let Some(v) = older_than_ms {
-            if v.is_nan() || v < 0.0 {
-                return Err(Error::Invalid(format!(
-                    "olderThanMs must be >= 0, got {}",
-                    js_number(v)
-                )));
-            }
+            at_least("olderThanMs", v, 0.0)?;
         }
         if let Some(v) = limit {
-            if v.is_nan() || v < 1.0 {
-                return Err(Error::Invalid(format!(
-                    "limit must be >= 1, got {}",
-                    js_number(v)
-                )));
-            }
+            at_least("limit", v, 1.0)?;
         }
-        let older = older_than_ms.map_or(0, |v| v.min(i64::MAX as f64) as i64);
-        let limit = limit.map_or(DEFAULT_PURGE_LIMIT, |v| v.min(i64::MAX as f64) as i64);
+        let older = older_than_ms.map_or(0, saturating_i64);
+        let limit = limit.map_or(DEFAULT_PURGE_LIMIT, saturating_i64);
         self.backend.purge(older, limit).await
     }
 
@@ -327,19 +300,11 @@ impl Store {
     }
 
     pub async fn queue_depth(&self, queue: String, max_depth: f64) -> Result<i64> {
-        if !(max_depth.fract() == 0.0 && max_depth >= 0.0) {
-            return Err(Error::Invalid(format!(
-                "maxDepth must be a non-negative integer, got {}",
-                js_number(max_depth)
-            )));
-        }
-        if max_depth == 0.0 {
+        let max_depth = non_negative_integer("maxDepth", max_depth)?;
+        if max_depth == 0 {
             return Ok(0);
         }
-        let headroom = self
-            .backend
-            .queue_depth(queue, max_depth.min(i64::MAX as f64) as i64)
-            .await?;
+        let headroom = self.backend.queue_depth(queue, max_depth).await?;
         Ok(headroom.max(0))
     }
 
@@ -429,12 +394,17 @@ impl Store {
         self.backend.complete_batch(worker_id, items).await
     }
 
-    pub async fn claim_wake(&self, queues: &[String], timeout: Duration) {
-        self.backend.claim_wake(queues, timeout).await
+    /// See `Backend::wake_ticket`.
+    pub fn wake_ticket(&self) -> u64 {
+        self.backend.wake_ticket()
     }
 
-    pub async fn task_done_wake(&self, task_id: &str, timeout: Duration) {
-        self.backend.task_done_wake(task_id, timeout).await
+    pub async fn claim_wake(&self, queues: &[String], since: u64, timeout: Duration) {
+        self.backend.claim_wake(queues, since, timeout).await
+    }
+
+    pub async fn task_done_wake(&self, task_id: &str, since: u64, timeout: Duration) {
+        self.backend.task_done_wake(task_id, since, timeout).await
     }
 }
 
@@ -460,22 +430,5 @@ impl ClaimPlan for SingleDraw {
     }
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
         self
-    }
-}
-
-/// A number the way JavaScript prints it, for messages that echo user input.
-pub fn js_number(v: f64) -> String {
-    if v.is_nan() {
-        "NaN".into()
-    } else if v.is_infinite() {
-        if v > 0.0 {
-            "Infinity".into()
-        } else {
-            "-Infinity".into()
-        }
-    } else if v.fract() == 0.0 && v.abs() < 1e21 {
-        format!("{}", v as i128)
-    } else {
-        format!("{v}")
     }
 }

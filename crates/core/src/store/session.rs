@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::{ClaimPlan, ClaimRequest, Draw, Store};
+use super::backend::{Backend, ClaimPlan, ClaimRequest, Draw};
 use crate::error::{Error, Result};
 use crate::task::Task;
 
@@ -88,7 +88,7 @@ pub struct ClaimSession {
 impl ClaimSession {
     /// Probe, then open the transaction and recover leases, on `runtime`.
     pub fn open(
-        store: Arc<Store>,
+        backend: Arc<dyn Backend>,
         request: ClaimRequest,
         runtime: &tokio::runtime::Handle,
     ) -> ClaimSession {
@@ -100,8 +100,10 @@ impl ClaimSession {
             reply: None,
             keep: true,
         };
-        let outcome =
-            runtime.spawn(async move { Ok(store.claim_session(request, plan).await?.is_some()) });
+        let outcome = runtime.spawn(async move {
+            let plan = backend.claim_session(request, Box::new(plan)).await?;
+            Ok(plan.is_some())
+        });
         ClaimSession {
             messages,
             opened: Some(opened),

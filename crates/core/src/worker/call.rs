@@ -5,32 +5,11 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use serde::Serialize;
 
 use super::context::TaskContext;
-use super::Reporter;
+use super::report::Reporter;
 use crate::error::Error;
-
-/// Runs handlers on behalf of the worker. The bindings implement it over JS
-/// functions; the core never learns what a handler is.
-#[async_trait]
-pub trait Invoker: Send + Sync + 'static {
-    /// Start the handlers of `calls`, one delivery for all of them. Each
-    /// call's end comes back through `Worker::settle(call.id, …)`; a late
-    /// answer (after `maxRunMs`) is ignored there. An error means none of
-    /// them could be started.
-    fn start(&self, calls: &[Arc<Call>]) -> Result<(), Error>;
-
-    /// Resolve once the thread that runs handlers has executed a no-op. The
-    /// worker pings while calls run; an answer later than one heartbeat
-    /// interval is reported as `EventLoopBlocked`. The default answers at once.
-    async fn ping(&self) {}
-
-    /// A context of a running call has just lost its lease (once per context):
-    /// abort the handler's `signal`. Must not block.
-    fn lease_lost(&self, _context: &TaskContext) {}
-}
 
 /// The tasks of one call, all of the same name.
 pub struct Call {

@@ -5,11 +5,13 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 
-use super::call::Invoker;
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
 use crate::store::{Outcome, Owned, Store, Target};
 use crate::task::Task;
+
+/// Hears that a worker's context has lost its lease (the run's invoker).
+pub(crate) type LeaseListener = Weak<dyn Fn(&TaskContext) + Send + Sync>;
 
 /// One claimed task as its handler sees it. Shared between the worker (which
 /// beats, settles leftovers and enforces `maxRunMs`) and the JS object the
@@ -28,7 +30,7 @@ pub struct TaskContext {
     settling: AtomicUsize,
     /// Told once when the lease is lost, so the bindings can abort `signal`.
     /// Weak: a context kept by user code must not keep the handler runtime alive.
-    listener: Option<Weak<dyn Invoker>>,
+    listener: Option<LeaseListener>,
     /// `(call id, index in the call)` for a worker's context.
     position: Option<(u64, usize)>,
 }
@@ -61,7 +63,7 @@ impl TaskContext {
     /// to `listener`.
     pub(crate) fn in_call(
         mut self,
-        listener: Weak<dyn Invoker>,
+        listener: LeaseListener,
         call_id: u64,
         index: usize,
     ) -> TaskContext {
@@ -109,7 +111,7 @@ impl TaskContext {
             return;
         }
         if let Some(listener) = self.listener.as_ref().and_then(Weak::upgrade) {
-            listener.lease_lost(self);
+            listener(self);
         }
     }
 

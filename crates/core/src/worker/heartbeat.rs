@@ -5,14 +5,26 @@
 //! as `EventLoopBlocked`.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio::time::{interval_at, MissedTickBehavior};
 
-use super::{until_true, RunState, Shared};
+use super::ledger::RunState;
+use super::report::Reporter;
 use crate::error::Error;
+use crate::store::Store;
+
+/// What the heartbeat needs of its worker.
+pub(crate) struct Beat {
+    pub store: Arc<Store>,
+    pub worker_id: String,
+    pub lease_ms: i64,
+    pub interval_ms: i64,
+    pub every: Duration,
+    pub reporter: Reporter,
+}
 
 /// A ping on its way to the handler thread.
 struct Ping {
@@ -23,18 +35,14 @@ struct Ping {
 }
 
 /// Beats until `done` turns true.
-pub(crate) async fn beat_until(
-    shared: Arc<Shared>,
-    run: Arc<RunState>,
-    mut done: watch::Receiver<bool>,
-) {
-    let every = shared.settings.heartbeat_every;
+pub(crate) async fn beat_until(shared: Beat, run: Arc<RunState>, mut done: watch::Receiver<bool>) {
+    let every = shared.every;
     let mut ticks = interval_at(tokio::time::Instant::now() + every, every);
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut ping: Option<Ping> = None;
     loop {
         tokio::select! {
-            _ = until_true(&mut done) => break,
+            _ = async { done.wait_for(|done| *done).await.is_ok() } => break,
             answered = async { (&mut ping.as_mut().expect("guarded").answered).await },
                 if ping.is_some() =>
             {
@@ -69,21 +77,20 @@ fn send_ping(run: &Arc<RunState>) -> Option<Ping> {
     })
 }
 
-fn report_if_late(shared: &Shared, ping: &Ping, answered: Instant) {
-    let settings = &shared.settings;
+fn report_if_late(shared: &Beat, ping: &Ping, answered: Instant) {
     let late_ms = answered.duration_since(ping.sent).as_millis() as i64;
-    if late_ms > settings.heartbeat_interval_ms {
+    if late_ms > shared.interval_ms {
         let blocked = Error::EventLoopBlocked {
             late_ms,
-            interval_ms: settings.heartbeat_interval_ms,
-            lease_ms: settings.lease_ms,
+            interval_ms: shared.interval_ms,
+            lease_ms: shared.lease_ms,
         };
         shared.reporter.execute(blocked, &ping.task_id);
     }
 }
 
 /// One beat over the live contexts (not settled, not lease-lost).
-async fn beat(shared: &Shared, run: &RunState) {
+async fn beat(shared: &Beat, run: &RunState) {
     let live = run.live_contexts();
     let Some(first) = live.first() else {
         return;
@@ -91,7 +98,7 @@ async fn beat(shared: &Shared, run: &RunState) {
     let ids = live.iter().map(|c| c.task_id().to_string()).collect();
     let renewed = shared
         .store
-        .heartbeat_batch(ids, shared.id.clone(), shared.settings.lease_ms)
+        .heartbeat_batch(ids, shared.worker_id.clone(), shared.lease_ms)
         .await;
     match renewed {
         Ok(renewed) => {

@@ -6,182 +6,38 @@
 mod call;
 mod context;
 mod heartbeat;
+mod invoker;
+mod ledger;
 mod plan;
 mod registry;
+mod report;
+mod settings;
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio::sync::{watch, Notify};
-use tokio::task::AbortHandle;
+use tokio::sync::watch;
 
-pub use self::call::{Call, CallOutcome, Invoker, TaskResult};
+pub use self::call::{Call, CallOutcome, TaskResult};
 pub use self::context::TaskContext;
+pub use self::invoker::Invoker;
 pub use self::registry::Registration;
+pub use self::report::{ErrorHook, ErrorInfo, Phase};
+pub use self::settings::WorkerOptions;
 
-use self::call::{Ending, MaxRun, Settlement};
-use self::plan::{Limits, PollPlan, Usage};
+use self::call::{Ending, Settlement};
+use self::heartbeat::Beat;
+use self::ledger::{Charge, Leftover, RunState};
+use self::plan::{Limits, PollPlan};
 use self::registry::{Registry, Schedule};
-use crate::backoff::Backoff;
-use crate::error::{Error, Result};
-use crate::gate::BackpressureOptions;
+use self::report::Reporter;
+use self::settings::Settings;
+use crate::error::Result;
 use crate::ids::new_worker_id;
-use crate::store::{js_number, ClaimRequest, Store, DEFAULT_LEASE_MS};
+use crate::store::{ClaimRequest, Store};
 use crate::task::Task;
-
-const DEFAULT_POLL_INTERVAL_MS: f64 = 500.0;
-/// Handlers whose recent calls average less than this may have a round of
-/// calls claimed ahead of them (see `poll_until_stopped`).
-const SHORT_CALL: Duration = Duration::from_millis(5);
 /// Pause after a failed claim session before the next poll.
 const CLAIM_ERROR_PAUSE: Duration = Duration::from_millis(250);
-
-/// Which part of the loop survived an error (`ErrorPhase`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    Claim,
-    Execute,
-}
-
-impl Phase {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Phase::Claim => "claim",
-            Phase::Execute => "execute",
-        }
-    }
-}
-
-/// The second argument of `onError`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ErrorInfo {
-    pub phase: Phase,
-    /// Set for the execute phase.
-    pub task_id: Option<String>,
-}
-
-pub type ErrorHook = Arc<dyn Fn(Error, ErrorInfo) + Send + Sync>;
-
-/// `WorkerOptions` (API.md §10.2) as JS numbers; `None` = absent.
-#[derive(Clone, Default)]
-pub struct WorkerOptions {
-    pub concurrency: Option<f64>,
-    pub lease_ms: Option<f64>,
-    pub heartbeat_interval_ms: Option<f64>,
-    pub poll_interval_ms: Option<f64>,
-    pub claim_batch: Option<f64>,
-    pub retry_backoff_ms: Option<f64>,
-    pub retry_backoff_max_ms: Option<f64>,
-    pub max_run_ms: Option<f64>,
-    pub max_in_flight_bytes: Option<f64>,
-    /// In the order the caller listed them (validation reports the first bad one).
-    pub resources: Vec<(String, f64)>,
-    pub on_error: Option<ErrorHook>,
-    /// `maxQueueDepth` and friends: installed on the store at construction.
-    pub backpressure: Option<BackpressureOptions>,
-}
-
-/// Options resolved to the units the loop uses.
-pub(crate) struct Settings {
-    concurrency: Option<f64>,
-    lease_ms: i64,
-    heartbeat_interval_ms: i64,
-    heartbeat_every: Duration,
-    poll_every: Duration,
-    claim_batch: Option<f64>,
-    backoff: Backoff,
-    max_run: Option<MaxRun>,
-    max_in_flight_bytes: Option<f64>,
-    resources: Arc<HashMap<String, i64>>,
-}
-
-/// Milliseconds as a duration; NaN and negatives are 0 (as a JS timer treats them).
-fn millis(ms: f64) -> Duration {
-    if ms.is_nan() {
-        return Duration::ZERO;
-    }
-    Duration::from_secs_f64((ms / 1000.0).clamp(0.0, 1e9))
-}
-
-impl Settings {
-    fn resolve(options: &WorkerOptions) -> Result<Settings> {
-        if let Some(v) = options.max_run_ms.filter(|v| *v <= 0.0) {
-            return Err(Error::Invalid(format!(
-                "maxRunMs must be > 0, got {}",
-                js_number(v)
-            )));
-        }
-        if let Some(v) = options.max_in_flight_bytes.filter(|v| *v <= 0.0) {
-            return Err(Error::Invalid(format!(
-                "maxInFlightBytes must be > 0, got {}",
-                js_number(v)
-            )));
-        }
-        let mut resources = HashMap::new();
-        for (name, capacity) in &options.resources {
-            if !(capacity.fract() == 0.0 && *capacity >= 1.0) {
-                let quoted = serde_json::to_string(name).expect("a string encodes");
-                return Err(Error::Invalid(format!(
-                    "resources[{quoted}] must be an integer >= 1, got {}",
-                    js_number(*capacity)
-                )));
-            }
-            resources.insert(name.clone(), capacity.min(i64::MAX as f64) as i64);
-        }
-        let lease_ms = options.lease_ms.unwrap_or(DEFAULT_LEASE_MS as f64) as i64;
-        let heartbeat_ms = options
-            .heartbeat_interval_ms
-            .unwrap_or_else(|| (lease_ms / 3).max(50) as f64);
-        let backoff_defaults = Backoff::default();
-        Ok(Settings {
-            concurrency: options.concurrency,
-            lease_ms,
-            heartbeat_interval_ms: heartbeat_ms as i64,
-            // A zero period would spin; a JS timer would not fire sooner than 1 ms either.
-            heartbeat_every: millis(heartbeat_ms).max(Duration::from_millis(1)),
-            poll_every: millis(options.poll_interval_ms.unwrap_or(DEFAULT_POLL_INTERVAL_MS)),
-            claim_batch: options.claim_batch,
-            backoff: Backoff {
-                base_ms: options.retry_backoff_ms.unwrap_or(backoff_defaults.base_ms),
-                max_ms: options
-                    .retry_backoff_max_ms
-                    .unwrap_or(backoff_defaults.max_ms),
-            },
-            max_run: options.max_run_ms.map(|ms| MaxRun {
-                limit: millis(ms),
-                shown: js_number(ms),
-            }),
-            max_in_flight_bytes: options.max_in_flight_bytes,
-            resources: Arc::new(resources),
-        })
-    }
-}
-
-/// Delivers survived errors to `onError`; a panicking hook is contained.
-#[derive(Clone)]
-pub(crate) struct Reporter(Option<ErrorHook>);
-
-impl Reporter {
-    fn report(&self, err: Error, phase: Phase, task_id: Option<&str>) {
-        if let Some(hook) = &self.0 {
-            let info = ErrorInfo {
-                phase,
-                task_id: task_id.map(str::to_string),
-            };
-            let _ = catch_unwind(AssertUnwindSafe(|| hook(err, info)));
-        }
-    }
-
-    fn claim(&self, err: Error) {
-        self.report(err, Phase::Claim, None);
-    }
-
-    pub(crate) fn execute(&self, err: Error, task_id: &str) {
-        self.report(err, Phase::Execute, Some(task_id));
-    }
-}
 
 pub(crate) struct Shared {
     id: String,
@@ -288,11 +144,15 @@ impl Worker {
         let run = Arc::new(RunState::new(invoker, slots));
         *shared.run.lock().expect("run slot") = Arc::downgrade(&run);
         let (beats_done, beats_until) = watch::channel(false);
-        let beats = tokio::spawn(heartbeat::beat_until(
-            shared.clone(),
-            run.clone(),
-            beats_until,
-        ));
+        let beat = Beat {
+            store: shared.store.clone(),
+            worker_id: shared.id.clone(),
+            lease_ms: shared.settings.lease_ms,
+            interval_ms: shared.settings.heartbeat_interval_ms,
+            every: shared.settings.heartbeat_every,
+            reporter: shared.reporter.clone(),
+        };
+        let beats = tokio::spawn(heartbeat::beat_until(beat, run.clone(), beats_until));
         shared.poll_until_stopped(&run, slots).await;
         loop {
             let changed = run.changed.notified();
@@ -339,6 +199,9 @@ impl Shared {
         let mut backlog = false;
         while !*stop.borrow() {
             let changed = run.changed.notified();
+            // Taken before this poll reads anything: a commit landing between
+            // that read and the idle sleep ends the sleep at once.
+            let ticket = self.store.wake_ticket();
             self.start_held(run);
             let (in_flight, bytes, held) = run.load();
             let free = (slots - in_flight).max(0);
@@ -365,7 +228,7 @@ impl Shared {
             }
             if schedule.sources.is_empty() {
                 self.flush_completions(run).await;
-                self.idle(changed, &mut stop).await;
+                self.idle(changed, ticket, &mut stop).await;
                 continue;
             }
             let start = rotation % schedule.sources.len();
@@ -404,7 +267,7 @@ impl Shared {
                         }
                         _ => {
                             (found_work, backlog) = (false, false);
-                            self.idle(changed, &mut stop).await;
+                            self.idle(changed, ticket, &mut stop).await;
                         }
                     }
                 }
@@ -426,10 +289,11 @@ impl Shared {
     async fn idle(
         &self,
         changed: tokio::sync::futures::Notified<'_>,
+        ticket: u64,
         stop: &mut watch::Receiver<bool>,
     ) {
         tokio::select! {
-            _ = self.store.claim_wake(&self.queues, self.settings.poll_every) => {}
+            _ = self.store.claim_wake(&self.queues, ticket, self.settings.poll_every) => {}
             _ = sleep_unless_stopped(stop, self.settings.poll_every) => {}
             _ = changed => {}
         }
@@ -464,7 +328,7 @@ impl Shared {
     /// fails at once; the others wait in order for a slot, where each is
     /// charged its slot, bytes, name and resource until its handler ends.
     fn dispatch(self: &Arc<Self>, run: &Arc<RunState>, schedule: &Schedule, calls: Vec<Vec<Task>>) {
-        let listener = Arc::downgrade(&run.invoker);
+        let listener = Arc::downgrade(&run.lease_lost);
         for tasks in calls {
             let bytes = if self.settings.max_in_flight_bytes.is_some() {
                 tasks.iter().map(|t| payload_bytes(&t.payload)).sum()
@@ -596,253 +460,6 @@ pub(crate) async fn until_true(flag: &mut watch::Receiver<bool>) {
     let _ = flag.wait_for(|set| *set).await.map(|_| ());
 }
 
-/// A returned task waiting for its `complete` (written by the next poll).
-struct Leftover {
-    call: Arc<Call>,
-    context: Arc<TaskContext>,
-    result: Option<String>,
-}
-
-impl Leftover {
-    fn item(&self) -> (String, Option<String>) {
-        (self.context.task_id().to_string(), self.result.clone())
-    }
-}
-
-/// The state of one `run`: the invoker, what is in flight, what awaits its
-/// settlement write.
-pub(crate) struct RunState {
-    invoker: Arc<dyn Invoker>,
-    ledger: Mutex<Ledger>,
-    completions: Mutex<Vec<Leftover>>,
-    /// Wakes the poll loop: a call ended or a settlement was written.
-    changed: Notify,
-    runtime: tokio::runtime::Handle,
-    /// Handlers that may run at once.
-    slots: i64,
-}
-
-#[derive(Default)]
-struct Ledger {
-    in_flight: i64,
-    bytes: u64,
-    /// Calls by dispatch order, until their settlement is written; the
-    /// heartbeat covers their tasks.
-    calls: BTreeMap<u64, Arc<Call>>,
-    /// The charges of the calls whose handler has not ended.
-    running: HashMap<u64, Charge>,
-    /// Claimed calls waiting for a slot, in claim order, with their charges.
-    held: VecDeque<(Arc<Call>, Charge)>,
-    /// Calls abandoned at `maxRunMs` whose handler has not answered yet: its
-    /// contexts must still tell it that the lease is lost.
-    abandoned: HashMap<u64, Arc<Call>>,
-    next_call: u64,
-    usage: Usage,
-    /// Moving average of how long handlers took, `None` before the first.
-    call_time: Option<Duration>,
-}
-
-impl Ledger {
-    /// A call starts: it takes a slot and its bytes, name and resource.
-    fn charge(&mut self, id: u64, mut charge: Charge) {
-        charge.started = Some(Instant::now());
-        self.in_flight += 1;
-        self.bytes += charge.bytes;
-        if let Some(name) = &charge.name {
-            *self.usage.by_name.entry(name.clone()).or_default() += 1;
-        }
-        if let Some(resource) = &charge.resource {
-            *self.usage.by_resource.entry(resource.clone()).or_default() += 1;
-        }
-        self.running.insert(id, charge);
-    }
-}
-
-/// What a running call holds.
-struct Charge {
-    bytes: u64,
-    name: Option<String>,
-    resource: Option<String>,
-    /// The `maxRunMs` timer, stopped when the handler ends first.
-    timer: Option<AbortHandle>,
-    /// When the handler started (set when the call is charged).
-    started: Option<Instant>,
-}
-
-impl RunState {
-    fn new(invoker: Arc<dyn Invoker>, slots: i64) -> RunState {
-        RunState {
-            invoker,
-            ledger: Mutex::new(Ledger::default()),
-            completions: Mutex::new(Vec::new()),
-            changed: Notify::new(),
-            runtime: tokio::runtime::Handle::current(),
-            slots,
-        }
-    }
-
-    fn ledger(&self) -> std::sync::MutexGuard<'_, Ledger> {
-        self.ledger.lock().expect("ledger lock")
-    }
-
-    /// Calls running, their bytes, calls held.
-    fn load(&self) -> (i64, u64, usize) {
-        let ledger = self.ledger();
-        (ledger.in_flight, ledger.bytes, ledger.held.len())
-    }
-
-    fn usage(&self) -> Usage {
-        self.ledger().usage.clone()
-    }
-
-    /// Whether recent handler calls were short enough to claim ahead of them.
-    fn calls_are_short(&self) -> bool {
-        self.ledger().call_time.is_some_and(|t| t < SHORT_CALL)
-    }
-
-    /// No call in flight and nothing left to write.
-    fn finished(&self) -> bool {
-        self.ledger().calls.is_empty() && self.completions.lock().expect("completions").is_empty()
-    }
-
-    /// Every context of a call in flight that may still need its lease.
-    fn live_contexts(&self) -> Vec<Arc<TaskContext>> {
-        self.ledger()
-            .calls
-            .values()
-            .flat_map(|call| call.contexts.iter())
-            .filter(|c| !c.settled() && !c.lease_lost())
-            .cloned()
-            .collect()
-    }
-
-    fn oldest_task_id(&self) -> Option<String> {
-        let ledger = self.ledger();
-        let (_, call) = ledger.calls.first_key_value()?;
-        Some(call.first_task_id().to_string())
-    }
-
-    /// Charges a new call, built by `make` with its id.
-    fn admit(&self, charge: Charge, make: impl FnOnce(u64) -> Call) -> Arc<Call> {
-        let mut ledger = self.ledger();
-        let id = ledger.next_call;
-        ledger.next_call += 1;
-        let call = Arc::new(make(id));
-        ledger.calls.insert(id, call.clone());
-        ledger.charge(id, charge);
-        call
-    }
-
-    /// Keeps a new call until a slot is free (`admit_held`); its tasks are
-    /// heartbeated meanwhile.
-    fn hold(&self, charge: Charge, make: impl FnOnce(u64) -> Call) {
-        let mut ledger = self.ledger();
-        let id = ledger.next_call;
-        ledger.next_call += 1;
-        let call = Arc::new(make(id));
-        ledger.calls.insert(id, call.clone());
-        ledger.held.push_back((call, charge));
-    }
-
-    /// Charges held calls, oldest first, while slots are free.
-    fn admit_held(&self) -> Vec<Arc<Call>> {
-        let mut ledger = self.ledger();
-        let mut started = Vec::new();
-        while ledger.in_flight < self.slots {
-            let Some((call, charge)) = ledger.held.pop_front() else {
-                break;
-            };
-            ledger.charge(call.id, charge);
-            started.push(call);
-        }
-        started
-    }
-
-    fn set_timer(&self, call_id: u64, timer: AbortHandle) {
-        match self.ledger().running.get_mut(&call_id) {
-            Some(charge) => charge.timer = Some(timer),
-            None => timer.abort(),
-        }
-    }
-
-    /// Ends a running call: refunds its charges and stops its timer. `None`
-    /// when it had already ended.
-    fn release(&self, call_id: u64, ending: &Ending) -> Option<Arc<Call>> {
-        let mut ledger = self.ledger();
-        let Some(charge) = ledger.running.remove(&call_id) else {
-            // The late answer of an abandoned handler.
-            ledger.abandoned.remove(&call_id);
-            return None;
-        };
-        ledger.in_flight -= 1;
-        ledger.bytes -= charge.bytes;
-        if let Some(name) = &charge.name {
-            *ledger.usage.by_name.entry(name.clone()).or_default() -= 1;
-        }
-        if let Some(resource) = &charge.resource {
-            *ledger
-                .usage
-                .by_resource
-                .entry(resource.clone())
-                .or_default() -= 1;
-        }
-        if let Some(timer) = charge.timer {
-            timer.abort();
-        }
-        if let Some(started) = charge.started {
-            let took = started.elapsed();
-            ledger.call_time = Some(match ledger.call_time {
-                None => took,
-                Some(average) => (average * 7 + took) / 8,
-            });
-        }
-        let call = ledger.calls.get(&call_id).cloned();
-        if let (Ending::TimedOut(_), Some(call)) = (ending, &call) {
-            ledger.abandoned.insert(call_id, call.clone());
-        }
-        call
-    }
-
-    fn forget(&self, call: &Call) {
-        self.ledger().calls.remove(&call.id);
-        self.changed.notify_one();
-    }
-
-    fn write_done(&self, call: &Call) {
-        if call.write_done() {
-            self.forget(call);
-        }
-    }
-
-    fn take_completions(&self) -> Vec<Leftover> {
-        std::mem::take(&mut *self.completions.lock().expect("completions"))
-    }
-
-    /// Hands the written completions' answers to their contexts: completed,
-    /// or the lease was lost; a failed write is reported per task.
-    fn deliver(
-        &self,
-        leftovers: Vec<Leftover>,
-        written: std::result::Result<Vec<String>, &Error>,
-        reporter: &Reporter,
-    ) {
-        let completed: HashSet<String> = match &written {
-            Ok(ids) => ids.iter().cloned().collect(),
-            Err(_) => HashSet::new(),
-        };
-        for leftover in leftovers {
-            let context = &leftover.context;
-            match &written {
-                Ok(_) if completed.contains(context.task_id()) => context.mark_settled(),
-                Ok(_) => context.mark_lease_lost(),
-                Err(err) => reporter.execute((*err).clone(), context.task_id()),
-            }
-            context.end_settling();
-            self.write_done(&leftover.call);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -854,59 +471,8 @@ mod tests {
             r#"{"a":"é"}"#.len() as u64
         );
         assert_eq!(payload_bytes("[1, 2]"), 5);
-        assert_eq!(millis(f64::NAN), Duration::ZERO);
     }
     use crate::store::SubmitInput;
-
-    fn invalid(options: WorkerOptions) -> String {
-        Settings::resolve(&options)
-            .err()
-            .expect("rejected")
-            .to_string()
-    }
-
-    #[test]
-    fn options_are_validated_in_order_with_the_api_messages() {
-        let resources = vec![("ok".to_string(), 2.0), ("gpu \"x\"".to_string(), 1.5)];
-        assert_eq!(
-            invalid(WorkerOptions {
-                max_run_ms: Some(0.0),
-                max_in_flight_bytes: Some(-1.0),
-                ..Default::default()
-            }),
-            "maxRunMs must be > 0, got 0"
-        );
-        assert_eq!(
-            invalid(WorkerOptions {
-                max_in_flight_bytes: Some(-1.0),
-                resources: resources.clone(),
-                ..Default::default()
-            }),
-            "maxInFlightBytes must be > 0, got -1"
-        );
-        assert_eq!(
-            invalid(WorkerOptions {
-                resources,
-                ..Default::default()
-            }),
-            r#"resources["gpu \"x\""] must be an integer >= 1, got 1.5"#
-        );
-    }
-
-    #[test]
-    fn defaults_follow_the_lease() {
-        let defaults = Settings::resolve(&WorkerOptions::default()).unwrap();
-        assert_eq!(defaults.lease_ms, 30_000);
-        assert_eq!(defaults.heartbeat_interval_ms, 10_000);
-        assert_eq!(defaults.poll_every, Duration::from_millis(500));
-        assert_eq!(defaults.backoff, Backoff::default());
-        let short = Settings::resolve(&WorkerOptions {
-            lease_ms: Some(100.0),
-            ..Default::default()
-        })
-        .unwrap();
-        assert_eq!(short.heartbeat_every, Duration::from_millis(50));
-    }
 
     #[test]
     fn registrations_check_resources_against_the_options() {
@@ -940,7 +506,7 @@ mod tests {
 
     #[async_trait::async_trait]
     impl Invoker for NeverCalled {
-        fn start(&self, _calls: &[Arc<Call>]) -> std::result::Result<(), Error> {
+        fn start(&self, _calls: &[Arc<Call>]) -> std::result::Result<(), crate::Error> {
             unreachable!("a task without a registration reaches no handler")
         }
     }

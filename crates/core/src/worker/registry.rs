@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::store::js_number;
+use crate::input::integer_at_least_one;
 
 /// `worker.task(name, {batch, concurrency, resource}, fn)` options, as JS
 /// numbers; all absent for the plain `(ctx, payload)` form.
@@ -33,14 +33,7 @@ impl Handler {
 }
 
 fn positive_integer(what: &str, value: Option<f64>) -> Result<Option<i64>> {
-    match value {
-        None => Ok(None),
-        Some(v) if v.fract() == 0.0 && v >= 1.0 => Ok(Some(v.min(i64::MAX as f64) as i64)),
-        Some(v) => Err(Error::Invalid(format!(
-            "{what} must be an integer >= 1, got {}",
-            js_number(v)
-        ))),
-    }
+    value.map(|v| integer_at_least_one(what, v)).transpose()
 }
 
 /// Checks `options` against API.md §10.3; `resources` are the worker's

@@ -15,7 +15,7 @@ use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Object, Pool, Rec
 
 use self::conn::{db_error, execute, int, rows, task, tasks, Dsn, Params};
 use self::listener::PushWakes;
-use super::{
+use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned,
     Polled, StatusCount, Target,
 };
@@ -476,11 +476,11 @@ impl Backend for PostgresBackend {
         complete_many(&self.client().await?, &worker_id, items).await
     }
 
-    async fn claim_wake(&self, queues: &[String], timeout: Duration) {
+    async fn claim_wake(&self, queues: &[String], _since: u64, timeout: Duration) {
         self.wakes.claim_wake(queues, timeout).await
     }
 
-    async fn task_done_wake(&self, task_id: &str, timeout: Duration) {
+    async fn task_done_wake(&self, task_id: &str, _since: u64, timeout: Duration) {
         self.wakes.task_done_wake(task_id, timeout).await
     }
 }

@@ -14,14 +14,13 @@ use rusqlite::Connection;
 use self::conn::{is_in_memory, query, query_task, query_tasks, Params};
 use self::engine::{Engine, OnCommit};
 use self::wal_watch::WalWatch;
-use super::{
-    ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned, Polled,
-    StatusCount, Target, WriteAnswer, WriteOp,
+use super::backend::{
+    Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned,
+    Polled, StatusCount, Target, WriteAnswer, WriteOp,
 };
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::{self, ClaimShape, SQLITE as SQL, SQLITE_CLAIMABLE_PROBE};
-use crate::store::Backend;
 use crate::task::{Status, Task};
 
 /// Reader connections per file: enough for reads to overlap a probe.
@@ -73,9 +72,9 @@ impl SqliteBackend {
         Ok(engine)
     }
 
-    async fn changed(&self, timeout: Duration) {
+    async fn changed(&self, since: u64, timeout: Duration) {
         match &self.wakes {
-            Some(wakes) => wakes.changed(timeout).await,
+            Some(wakes) => wakes.changed(since, timeout).await,
             None => tokio::time::sleep(timeout).await,
         }
     }
@@ -620,12 +619,16 @@ impl Backend for SqliteBackend {
             .await
     }
 
-    async fn claim_wake(&self, _queues: &[String], timeout: Duration) {
-        self.changed(timeout).await
+    fn wake_ticket(&self) -> u64 {
+        self.wakes.as_ref().map_or(0, |wakes| wakes.ticket())
     }
 
-    async fn task_done_wake(&self, _task_id: &str, timeout: Duration) {
-        self.changed(timeout).await
+    async fn claim_wake(&self, _queues: &[String], since: u64, timeout: Duration) {
+        self.changed(since, timeout).await
+    }
+
+    async fn task_done_wake(&self, _task_id: &str, since: u64, timeout: Duration) {
+        self.changed(since, timeout).await
     }
 
     async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task> {

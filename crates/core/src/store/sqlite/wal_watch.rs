@@ -10,6 +10,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -27,6 +28,9 @@ pub struct WalWatch {
     /// Bumped on every change seen.
     changes: watch::Sender<u64>,
     source: Mutex<Source>,
+    /// Counts the waits begun: a watch is dropped only after `LINGER`
+    /// without a new one.
+    waits: AtomicU64,
 }
 
 /// What feeds `changes` from other processes' commits.
@@ -51,11 +55,19 @@ impl WalWatch {
             wal: PathBuf::from(format!("{path}-wal")),
             changes: watch::channel(0).0,
             source: Mutex::new(Source::Idle),
+            waits: AtomicU64::new(0),
         }))
     }
 
-    /// Resolves when the database may have changed, after `timeout` at the latest.
-    pub async fn changed(self: &Arc<Self>, timeout: Duration) {
+    /// The count of changes seen so far (see `Backend::wake_ticket`).
+    pub fn ticket(&self) -> u64 {
+        *self.changes.borrow()
+    }
+
+    /// Resolves when the database may have changed since `since` (a
+    /// `ticket`), after `timeout` at the latest.
+    pub async fn changed(self: &Arc<Self>, since: u64, timeout: Duration) {
+        self.waits.fetch_add(1, Ordering::SeqCst);
         let mut changes = {
             let mut source = self.source.lock().expect("wal watch");
             let changes = self.changes.subscribe();
@@ -64,17 +76,16 @@ impl WalWatch {
             }
             changes
         };
-        changes.borrow_and_update();
-        let _ = tokio::time::timeout(timeout, changes.changed()).await;
+        if *changes.borrow_and_update() == since {
+            let _ = tokio::time::timeout(timeout, changes.changed()).await;
+        }
         drop(changes);
         self.stop_when_unwatched();
     }
 
     /// This process has just committed.
     pub fn committed(&self) {
-        if self.changes.receiver_count() > 0 {
-            self.changes.send_modify(|n| *n += 1);
-        }
+        self.changes.send_modify(|n| *n += 1);
     }
 
     fn start(self: &Arc<Self>) -> Source {
@@ -124,10 +135,11 @@ impl WalWatch {
             return;
         }
         let watch = self.clone();
+        let waits = self.waits.load(Ordering::SeqCst);
         tokio::spawn(async move {
             tokio::time::sleep(LINGER).await;
             let mut source = watch.source.lock().expect("wal watch");
-            if watch.changes.receiver_count() == 0 {
+            if watch.changes.receiver_count() == 0 && watch.waits.load(Ordering::SeqCst) == waits {
                 *source = Source::Idle;
             }
         });
@@ -176,7 +188,7 @@ mod tests {
             std::fs::write(&wal, b"one two").unwrap();
         });
         let started = Instant::now();
-        watch.changed(Duration::from_secs(30)).await;
+        watch.changed(watch.ticket(), Duration::from_secs(30)).await;
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "the change was missed"
@@ -194,7 +206,7 @@ mod tests {
             committer.committed();
         });
         let started = Instant::now();
-        watch.changed(Duration::from_secs(30)).await;
+        watch.changed(watch.ticket(), Duration::from_secs(30)).await;
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "the commit was missed"
@@ -206,8 +218,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let watch = WalWatch::new(dir.path().join("q.db").to_str().unwrap()).unwrap();
         let started = Instant::now();
-        watch.changed(Duration::from_millis(40)).await;
+        watch
+            .changed(watch.ticket(), Duration::from_millis(40))
+            .await;
         assert!(started.elapsed() >= Duration::from_millis(40));
+    }
+
+    #[tokio::test]
+    async fn a_change_after_the_ticket_ends_the_wait_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = WalWatch::new(dir.path().join("q.db").to_str().unwrap()).unwrap();
+        let ticket = watch.ticket();
+        watch.committed();
+        let started = Instant::now();
+        watch.changed(ticket, Duration::from_secs(30)).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the wait slept through a change"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `NativeGate`: the `QueueDepthGate` class for callers that hold one directly.
 
-use cairnq_core::gate::QueueDepthGate;
+use cairnq_core::store::backpressure::QueueDepthGate;
 use napi::Result;
 use napi_derive::napi;
 

@@ -6,8 +6,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::backend::Backend;
 use crate::error::{Error, Result};
-use crate::store::{js_number, Backend};
+use crate::input::integer_at_least_one;
 
 const GRANT_CAP: i64 = 64;
 const MAX_BACKOFF_MS: f64 = 5_000.0;
@@ -46,14 +47,7 @@ pub struct QueueDepthGate {
 impl QueueDepthGate {
     pub fn new(backend: Arc<dyn Backend>, opts: BackpressureOptions) -> Result<QueueDepthGate> {
         let check = |queue: &str, v: f64| {
-            if v.fract() == 0.0 && v >= 1.0 {
-                Ok(())
-            } else {
-                Err(Error::Invalid(format!(
-                    "maxQueueDepth for {queue} must be an integer >= 1, got {}",
-                    js_number(v)
-                )))
-            }
+            integer_at_least_one(&format!("maxQueueDepth for {queue}"), v).map(|_| ())
         };
         match &opts.max_queue_depth {
             QueueDepthLimit::All(v) => check("*", *v)?,

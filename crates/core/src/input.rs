@@ -1,0 +1,133 @@
+//! Input as JavaScript hands it over: numbers are `f64` with NaN and the
+//! infinities, and options are checked here, in one wording (the value
+//! echoed as JS prints it, `error::js_number`).
+
+use std::time::Duration;
+
+use crate::error::{js_number, Error, Result};
+
+/// Milliseconds past this are "forever" (about 31,700 years).
+const FOREVER_MS: f64 = 1e15;
+/// The longest delay a JS timer holds (2^31 − 1 ms).
+const TIMER_MAX_MS: f64 = 2_147_483_647.0;
+
+/// Milliseconds as a duration: NaN and negatives are zero, huge values and
+/// Infinity mean "forever".
+pub fn duration_ms(ms: f64) -> Duration {
+    if ms.is_nan() || ms <= 0.0 {
+        Duration::ZERO
+    } else {
+        Duration::from_secs_f64(ms.min(FOREVER_MS) / 1000.0)
+    }
+}
+
+/// A delay as a JS timer takes it: what a timer cannot hold (NaN, negatives,
+/// Infinity, more than 2^31 − 1 ms) fires at once.
+pub fn timer_ms(ms: f64) -> Duration {
+    if ms.is_finite() && ms > 0.0 && ms <= TIMER_MAX_MS {
+        Duration::from_secs_f64(ms / 1000.0)
+    } else {
+        Duration::ZERO
+    }
+}
+
+/// A JS number as an `i64`, truncated and saturated.
+pub fn saturating_i64(v: f64) -> i64 {
+    v.min(i64::MAX as f64) as i64
+}
+
+fn invalid(name: &str, rule: &str, v: f64) -> Error {
+    Error::Invalid(format!("{name} must be {rule}, got {}", js_number(v)))
+}
+
+/// `name` must be an integer >= 1.
+pub fn integer_at_least_one(name: &str, v: f64) -> Result<i64> {
+    if v.fract() == 0.0 && v >= 1.0 {
+        Ok(saturating_i64(v))
+    } else {
+        Err(invalid(name, "an integer >= 1", v))
+    }
+}
+
+/// `name` must be an integer >= 0.
+pub fn non_negative_integer(name: &str, v: f64) -> Result<i64> {
+    if v.fract() == 0.0 && v >= 0.0 {
+        Ok(saturating_i64(v))
+    } else {
+        Err(invalid(name, "a non-negative integer", v))
+    }
+}
+
+/// `name` must be >= `min` (NaN is not); Infinity passes.
+pub fn at_least(name: &str, v: f64, min: f64) -> Result<f64> {
+    if v >= min {
+        Ok(v)
+    } else {
+        Err(invalid(name, &format!(">= {}", js_number(min)), v))
+    }
+}
+
+/// `name` must be a finite number >= `min`.
+pub fn finite_at_least(name: &str, v: f64, min: f64) -> Result<f64> {
+    if v.is_finite() {
+        at_least(name, v, min)
+    } else {
+        Err(invalid(name, &format!(">= {}", js_number(min)), v))
+    }
+}
+
+/// `name` must not be <= 0 (as the API words it, NaN is not refused).
+pub fn above_zero(name: &str, v: f64) -> Result<f64> {
+    if v <= 0.0 {
+        Err(invalid(name, "> 0", v))
+    } else {
+        Ok(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_follow_one_rule_each() {
+        assert_eq!(duration_ms(f64::NAN), Duration::ZERO);
+        assert_eq!(duration_ms(-5.0), Duration::ZERO);
+        assert_eq!(duration_ms(250.0), Duration::from_millis(250));
+        assert!(duration_ms(f64::INFINITY) > Duration::from_secs(1_000_000_000));
+        assert_eq!(timer_ms(f64::INFINITY), Duration::ZERO);
+        assert_eq!(timer_ms(3e9), Duration::ZERO);
+        assert_eq!(timer_ms(20.0), Duration::from_millis(20));
+    }
+
+    #[test]
+    fn checks_word_their_refusals_alike() {
+        let message = |r: Result<i64>| r.unwrap_err().to_string();
+        assert_eq!(
+            message(integer_at_least_one("batch", 1.5)),
+            "batch must be an integer >= 1, got 1.5"
+        );
+        assert_eq!(
+            message(non_negative_integer("maxDepth", -1.0)),
+            "maxDepth must be a non-negative integer, got -1"
+        );
+        assert_eq!(
+            at_least("maxAttempts", f64::NAN, 1.0)
+                .unwrap_err()
+                .to_string(),
+            "maxAttempts must be >= 1, got NaN"
+        );
+        assert!(at_least("olderThanMs", f64::INFINITY, 0.0).is_ok());
+        assert_eq!(
+            finite_at_least("retention.intervalMs", f64::INFINITY, 1.0)
+                .unwrap_err()
+                .to_string(),
+            "retention.intervalMs must be >= 1, got Infinity"
+        );
+        assert_eq!(
+            above_zero("maxRunMs", 0.0).unwrap_err().to_string(),
+            "maxRunMs must be > 0, got 0"
+        );
+        assert!(above_zero("maxRunMs", f64::NAN).is_ok());
+    }
+}

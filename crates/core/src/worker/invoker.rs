@@ -1,0 +1,30 @@
+//! The seam between the worker and whatever runs handlers: the bindings
+//! implement it over JS functions; the core never learns what a handler is.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use super::call::Call;
+use super::context::TaskContext;
+use crate::error::Error;
+
+/// Runs handlers on behalf of the worker. The bindings implement it over JS
+/// functions; the core never learns what a handler is.
+#[async_trait]
+pub trait Invoker: Send + Sync + 'static {
+    /// Start the handlers of `calls`, one delivery for all of them. Each
+    /// call's end comes back through `Worker::settle(call.id, …)`; a late
+    /// answer (after `maxRunMs`) is ignored there. An error means none of
+    /// them could be started.
+    fn start(&self, calls: &[Arc<Call>]) -> Result<(), Error>;
+
+    /// Resolve once the thread that runs handlers has executed a no-op. The
+    /// worker pings while calls run; an answer later than one heartbeat
+    /// interval is reported as `EventLoopBlocked`. The default answers at once.
+    async fn ping(&self) {}
+
+    /// A context of a running call has just lost its lease (once per context):
+    /// abort the handler's `signal`. Must not block.
+    fn lease_lost(&self, _context: &TaskContext) {}
+}

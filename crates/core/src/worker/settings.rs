@@ -1,0 +1,147 @@
+//! `WorkerOptions` (API.md §10.2) as JS passes them, checked and resolved to
+//! the units the worker uses.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::call::MaxRun;
+use super::report::ErrorHook;
+use crate::backoff::Backoff;
+use crate::error::{js_number, Result};
+use crate::input::{above_zero, duration_ms, integer_at_least_one};
+use crate::store::backpressure::BackpressureOptions;
+use crate::store::DEFAULT_LEASE_MS;
+
+const DEFAULT_POLL_INTERVAL_MS: f64 = 500.0;
+
+/// `WorkerOptions` (API.md §10.2) as JS numbers; `None` = absent.
+#[derive(Clone, Default)]
+pub struct WorkerOptions {
+    pub concurrency: Option<f64>,
+    pub lease_ms: Option<f64>,
+    pub heartbeat_interval_ms: Option<f64>,
+    pub poll_interval_ms: Option<f64>,
+    pub claim_batch: Option<f64>,
+    pub retry_backoff_ms: Option<f64>,
+    pub retry_backoff_max_ms: Option<f64>,
+    pub max_run_ms: Option<f64>,
+    pub max_in_flight_bytes: Option<f64>,
+    /// In the order the caller listed them (validation reports the first bad one).
+    pub resources: Vec<(String, f64)>,
+    pub on_error: Option<ErrorHook>,
+    /// `maxQueueDepth` and friends: installed on the store at construction.
+    pub backpressure: Option<BackpressureOptions>,
+}
+
+/// Options resolved to the units the loop uses.
+pub(crate) struct Settings {
+    pub(crate) concurrency: Option<f64>,
+    pub(crate) lease_ms: i64,
+    pub(crate) heartbeat_interval_ms: i64,
+    pub(crate) heartbeat_every: Duration,
+    pub(crate) poll_every: Duration,
+    pub(crate) claim_batch: Option<f64>,
+    pub(crate) backoff: Backoff,
+    pub(crate) max_run: Option<MaxRun>,
+    pub(crate) max_in_flight_bytes: Option<f64>,
+    pub(crate) resources: Arc<HashMap<String, i64>>,
+}
+
+impl Settings {
+    pub(crate) fn resolve(options: &WorkerOptions) -> Result<Settings> {
+        if let Some(v) = options.max_run_ms {
+            above_zero("maxRunMs", v)?;
+        }
+        if let Some(v) = options.max_in_flight_bytes {
+            above_zero("maxInFlightBytes", v)?;
+        }
+        let mut resources = HashMap::new();
+        for (name, capacity) in &options.resources {
+            let quoted = serde_json::to_string(name).expect("a string encodes");
+            let capacity = integer_at_least_one(&format!("resources[{quoted}]"), *capacity)?;
+            resources.insert(name.clone(), capacity);
+        }
+        let lease_ms = options.lease_ms.unwrap_or(DEFAULT_LEASE_MS as f64) as i64;
+        let heartbeat_ms = options
+            .heartbeat_interval_ms
+            .unwrap_or_else(|| (lease_ms / 3).max(50) as f64);
+        let backoff_defaults = Backoff::default();
+        Ok(Settings {
+            concurrency: options.concurrency,
+            lease_ms,
+            heartbeat_interval_ms: heartbeat_ms as i64,
+            // A zero period would spin; a JS timer would not fire sooner than 1 ms either.
+            heartbeat_every: duration_ms(heartbeat_ms).max(Duration::from_millis(1)),
+            poll_every: duration_ms(options.poll_interval_ms.unwrap_or(DEFAULT_POLL_INTERVAL_MS)),
+            claim_batch: options.claim_batch,
+            backoff: Backoff {
+                base_ms: options.retry_backoff_ms.unwrap_or(backoff_defaults.base_ms),
+                max_ms: options
+                    .retry_backoff_max_ms
+                    .unwrap_or(backoff_defaults.max_ms),
+            },
+            max_run: options.max_run_ms.map(|ms| MaxRun {
+                limit: duration_ms(ms),
+                shown: js_number(ms),
+            }),
+            max_in_flight_bytes: options.max_in_flight_bytes,
+            resources: Arc::new(resources),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invalid(options: WorkerOptions) -> String {
+        Settings::resolve(&options)
+            .err()
+            .expect("rejected")
+            .to_string()
+    }
+
+    #[test]
+    fn options_are_validated_in_order_with_the_api_messages() {
+        let resources = vec![("ok".to_string(), 2.0), ("gpu \"x\"".to_string(), 1.5)];
+        assert_eq!(
+            invalid(WorkerOptions {
+                max_run_ms: Some(0.0),
+                max_in_flight_bytes: Some(-1.0),
+                ..Default::default()
+            }),
+            "maxRunMs must be > 0, got 0"
+        );
+        assert_eq!(
+            invalid(WorkerOptions {
+                max_in_flight_bytes: Some(-1.0),
+                resources: resources.clone(),
+                ..Default::default()
+            }),
+            "maxInFlightBytes must be > 0, got -1"
+        );
+        assert_eq!(
+            invalid(WorkerOptions {
+                resources,
+                ..Default::default()
+            }),
+            r#"resources["gpu \"x\""] must be an integer >= 1, got 1.5"#
+        );
+    }
+
+    #[test]
+    fn defaults_follow_the_lease() {
+        let defaults = Settings::resolve(&WorkerOptions::default()).unwrap();
+        assert_eq!(defaults.lease_ms, 30_000);
+        assert_eq!(defaults.heartbeat_interval_ms, 10_000);
+        assert_eq!(defaults.poll_every, Duration::from_millis(500));
+        assert_eq!(defaults.backoff, Backoff::default());
+        let short = Settings::resolve(&WorkerOptions {
+            lease_ms: Some(100.0),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(short.heartbeat_every, Duration::from_millis(50));
+    }
+}
