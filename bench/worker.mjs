@@ -1,79 +1,143 @@
-// Worker throughput and latency on SQLite (or, with --pg=DSN, Postgres):
-// - drain of no-op tasks at concurrency 1, 8 and 64, and batched (batch 256);
-// - event-loop delay (monitorEventLoopDelay) during the concurrency-64 drain;
-// - call() latency, p50/p95, with the worker in another process.
-// Usage: node bench/worker.mjs [--reps=3] [--n=2000] [--calls=300] [--pg=postgres://…]
+// Worker figures: drains of no-op tasks (concurrency 1, 8, 64, batched, from a
+// deep backlog), the event-loop lag during the concurrency-64 drain, and
+// call() latency with the worker in another process.
+// Standalone: node bench/worker.mjs [--entry=index.mjs] [--reps=3] [--only=drain-64,…]
+//   [--n=N | --drain-n= --backlog= --backlog-n=] [--calls=300] [--pg=postgres://…]
 import { fork } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { argValue, benchTarget, openClient, openWorker, percentile, repeat, throughput } from "./lib.mjs";
+import {
+  openClient,
+  openWorker,
+  percentile,
+  seconds,
+  seed,
+  single,
+  sleep,
+  standalone,
+  until,
+  withClient,
+  withTimeout,
+} from "./lib.mjs";
 
-const reps = Number(argValue("reps", 3));
-const n = Number(argValue("n", 2000));
-const calls = Number(argValue("calls", 300));
-const target = benchTarget();
-
-/** Submit `n` tasks, then time a worker draining them all; returns tasks/s. */
-async function drain({ concurrency, batch, loopDelay }) {
-  const location = target.fresh("drain");
-  const client = openClient(location);
-  await throughput(n, 64, (i) => client.submit("noop", { i }));
-  const worker = openWorker(location, { pollIntervalMs: 5 });
-  let done = 0;
-  let finished;
-  const allDone = new Promise((resolve) => (finished = resolve));
-  const count = (k) => {
-    done += k;
-    if (done >= n) finished();
-  };
-  if (batch) {
-    worker.task("noop", { batch }, (items) => count(items.length));
-  } else {
-    worker.task("noop", () => count(1));
-  }
-  const histogram = loopDelay ? monitorEventLoopDelay({ resolution: 1 }) : null;
-  histogram?.enable();
-  const started = process.hrtime.bigint();
-  const running = worker.run({ concurrency });
-  await allDone;
-  // The last settlements commit after the handlers return: wait for them too.
-  while ((await client.stats()).default.succeeded < n) await new Promise((r) => setTimeout(r, 1));
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  histogram?.disable();
-  worker.stop();
-  await running;
-  await worker.close();
-  await client.close();
-  target.release(location);
-  if (histogram) loopDelays.push(histogram.max / 1e6);
-  return n / seconds;
-}
-
-const loopDelays = [];
-console.log(`cairnq worker benchmark — ${target.name}, ${n} no-op tasks per drain, ${reps} repetitions, median (min, max)`);
-await repeat("drain, concurrency 1", reps, () => drain({ concurrency: 1 }), "tasks/s");
-await repeat("drain, concurrency 8", reps, () => drain({ concurrency: 8 }), "tasks/s");
-await repeat("drain, concurrency 64", reps, () => drain({ concurrency: 64, loopDelay: true }), "tasks/s");
-console.log(`  event-loop max delay during the concurrency-64 drains: ${loopDelays.map((d) => d.toFixed(1)).join(", ")} ms`);
-await repeat("drain, batch 256", reps, () => drain({ concurrency: 4, batch: 256 }), "tasks/s");
-
-for (const pollMs of [5, 500]) {
-  const location = target.fresh("call");
-  const child = fork(new URL("./echo-worker.mjs", import.meta.url), [location, String(pollMs)]);
-  await new Promise((resolve) => child.once("message", resolve));
-  const client = openClient(location);
-  for (let i = 0; i < 20; i++) await client.call("echo", { i }, { pollMs: 1 });
-  const latencies = [];
-  for (let i = 0; i < calls; i++) {
+/**
+ * Queue `queued` noop tasks, then time a worker (poll 50 ms) from `run()` until
+ * `stats()` shows `measured` of them succeeded; resolves tasks/s and the
+ * event loop's max delay (ms) over that time.
+ */
+function drain(ctx, { queued, measured = queued, concurrency, batch }) {
+  return withClient(ctx, "drain", async (client, location) => {
+    await seed(client, queued, "noop");
+    const errors = [];
+    const worker = openWorker(ctx.pkg, location, { pollIntervalMs: 50, onError: (err) => errors.push(err) });
+    let handled = 0;
+    let reached;
+    const allHandled = new Promise((resolve) => (reached = resolve));
+    const count = (k) => {
+      handled += k;
+      if (handled >= measured) reached();
+    };
+    if (batch) worker.task("noop", { batch }, (items) => void count(items.length));
+    else worker.task("noop", () => void count(1));
+    const histogram = monitorEventLoopDelay({ resolution: 1 });
+    histogram.enable();
+    // Its timer only measures from its first tick on: let it tick before the clock starts.
+    await sleep(10);
     const started = process.hrtime.bigint();
-    await client.call("echo", { i }, { pollMs: 1 });
-    latencies.push(Number(process.hrtime.bigint() - started) / 1e6);
-  }
-  console.log(
-    `call() latency, worker in another process (poll ${pollMs} ms, wait poll 1 ms): ` +
-      `p50 ${percentile(latencies, 50).toFixed(2)} ms, p95 ${percentile(latencies, 95).toFixed(2)} ms (n=${calls})`,
-  );
-  child.kill("SIGTERM");
-  await client.close();
-  await new Promise((resolve) => child.once("exit", resolve));
-  target.release(location);
+    const running = worker.run({ concurrency });
+    try {
+      const early = running.then(() => {
+        throw new Error("worker.run() settled before the drain finished");
+      });
+      await Promise.race([allHandled, early]);
+      // The last settlements commit after the handlers return: wait for them too.
+      await until("stats() showing every task succeeded", async () => {
+        return ((await client.stats()).default?.succeeded ?? 0) >= measured;
+      });
+      const rate = measured / seconds(started);
+      // A loop blocked until now is only recorded at the timer's next tick.
+      await sleep(5);
+      histogram.disable();
+      if (errors.length) console.error(`worker reported ${errors.length} errors, first: ${errors[0]?.stack ?? errors[0]}`);
+      return { rate, lagMs: histogram.max / 1e6, errors: errors.length };
+    } finally {
+      histogram.disable();
+      worker.stop();
+      await running.catch(() => {});
+      await worker.close();
+    }
+  });
 }
+
+const drainFigure = (name, opts) =>
+  single(name, false, async (ctx) => (await drain(ctx, { queued: ctx.sizes.drain, ...opts })).rate);
+
+/** call() latency: the echo worker (poll `pollMs`) in a child process; p50 and p95 in ms. */
+async function callLatency(ctx, pollMs) {
+  const location = ctx.target.fresh("call");
+  const client = openClient(ctx.pkg, location);
+  let child;
+  let exited;
+  try {
+    await client.connect(); // creates the schema before a second process opens the database
+    const args = [`--entry=${ctx.entry}`, `--location=${location}`, `--poll=${pollMs}`];
+    child = fork(new URL("./echo-worker.mjs", import.meta.url), args, { stdio: "inherit" });
+    exited = new Promise((resolve) => child.once("exit", resolve));
+    const died = exited.then((code) => {
+      throw new Error(`the echo worker process exited (${code}) while the figure ran`);
+    });
+    const measure = async () => {
+      await withTimeout(new Promise((resolve) => child.once("message", resolve)), 30_000, "echo worker start");
+      for (let i = 0; i < ctx.sizes.warmup; i++) await client.call("echo", { i });
+      const latencies = [];
+      for (let i = 0; i < ctx.sizes.calls; i++) {
+        const started = process.hrtime.bigint();
+        await client.call("echo", { i });
+        latencies.push(seconds(started) * 1000);
+      }
+      return latencies;
+    };
+    const latencies = await Promise.race([measure(), died]);
+    const [p95, max] = [percentile(latencies, 95), Math.max(...latencies)];
+    return { values: [percentile(latencies, 50)], detail: `p95 ${p95.toFixed(2)} ms, max ${max.toFixed(1)} ms` };
+  } finally {
+    if (child) {
+      child.kill("SIGTERM");
+      const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited;
+      clearTimeout(killer);
+    }
+    await client.close();
+    ctx.target.release(location);
+  }
+}
+
+const callFigure = (pollMs) => ({
+  // A worker that sleeps 500 ms between polls takes ~0.5 s per call: 320 calls need more than 120 s.
+  budgetMs: (sizes) => (sizes.warmup + sizes.calls) * (pollMs + 300) + 30_000,
+  rows: [{ name: `call() p50, worker in another process, poll ${pollMs} ms (ms, lower is better)`, lower: true }],
+  run: (ctx) => callLatency(ctx, pollMs),
+});
+
+export const figures = {
+  "drain-1": drainFigure("drain, concurrency 1 (tasks/s)", { concurrency: 1 }),
+  "drain-8": drainFigure("drain, concurrency 8 (tasks/s)", { concurrency: 8 }),
+  "drain-64": {
+    rows: [
+      { name: "drain, concurrency 64 (tasks/s)", lower: false },
+      { name: "event-loop max lag, c=64 drain (ms, lower is better)", lower: true },
+    ],
+    run: async (ctx) => {
+      const { rate, lagMs } = await drain(ctx, { queued: ctx.sizes.drain, concurrency: 64 });
+      return { values: [rate, lagMs] };
+    },
+  },
+  batch: drainFigure("batch drain (batch 256) (tasks/s)", { concurrency: 4, batch: 256 }),
+  backlog: single("backlog drain, concurrency 8 (tasks/s)", false, async (ctx) => {
+    const { backlog, backlogMeasured } = ctx.sizes;
+    return (await drain(ctx, { queued: backlog, measured: backlogMeasured, concurrency: 8 })).rate;
+  }),
+  "call-500": callFigure(500),
+  "call-10": callFigure(10),
+};
+
+await standalone(import.meta.url, figures);
