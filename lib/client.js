@@ -6,23 +6,57 @@ const { RetentionSweeper } = require("./housekeeping.js");
 const { taskName } = require("./models.js");
 const { SQLiteStore, PostgresStore } = require("./store.js");
 
+/**
+ * @typedef {import("../index.js").Task} Task
+ * @typedef {import("../index.js").TaskDef} TaskDef
+ * @typedef {import("../index.js").TaskStatus} TaskStatus
+ * @typedef {import("../index.js").ClientOptions} ClientOptions
+ * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
+ * @typedef {import("../index.js").SubmitOptions} SubmitOptions
+ * @typedef {import("../index.js").CallOptions} CallOptions
+ * @typedef {import("../index.js").ListInput} ListInput
+ * @typedef {import("../index.js").PurgeInput} PurgeInput
+ * @typedef {import("./store.js").TaskStore} TaskStore
+ * @typedef {{ timeoutMs?: number, pollMs?: number }} WaitOptions
+ * @typedef {{ resetAttempt?: boolean }} RetryOptions
+ */
+
+/**
+ * What `callThrough` goes through: a client or a task context.
+ * @typedef {object} Submitter
+ * @property {(task: string | TaskDef, payload: unknown, opts: SubmitOptions) => Promise<Task>} submit
+ * @property {(taskId: string, opts: WaitOptions) => Promise<Task>} wait
+ */
+
 const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 
 class CairnQ {
+  /**
+   * @param {TaskStore} store
+   * @param {ClientOptions} [opts]
+   */
   constructor(store, opts = {}) {
     this._store = store;
     // Backpressure belongs to the store, so every submit through it is gated;
     // retention belongs to this handle and starts now: connect() is optional.
-    if (opts.maxQueueDepth != null) store.useBackpressure(opts);
+    if (opts.maxQueueDepth != null) store.useBackpressure(/** @type {BackpressureOptions} */ (opts));
     this._sweeper = opts.retention ? new RetentionSweeper(store, opts.retention) : null;
     this._sweeper?.start();
   }
 
+  /**
+   * @param {string} path
+   * @param {{ busyTimeoutMs?: number } & ClientOptions} [opts]
+   */
   static sqlite(path, opts = {}) {
     const { busyTimeoutMs, ...rest } = opts;
     return new CairnQ(new SQLiteStore(path, { busyTimeoutMs }), rest);
   }
 
+  /**
+   * @param {string} dsn
+   * @param {{ max?: number } & ClientOptions} [opts]
+   */
   static postgres(dsn, opts = {}) {
     const { max, ...rest } = opts;
     return new CairnQ(new PostgresStore(dsn, { max }), rest);
@@ -41,42 +75,66 @@ class CairnQ {
     await this._store.close();
   }
 
+  /**
+   * @param {string | TaskDef} task
+   * @param {unknown} [payload]
+   * @param {SubmitOptions} [opts]
+   * @returns {Promise<Task>}
+   */
   submit(task, payload, opts = {}) {
     return this._store.submit({ ...opts, name: taskName(task), payload });
   }
 
+  /**
+   * @param {string} queue
+   * @param {number} maxDepth
+   */
   queueDepth(queue, maxDepth) {
     return this._store.queueDepth(queue, maxDepth);
   }
 
+  /** @param {string} taskId */
   get(taskId) {
     return this._store.get(taskId);
   }
 
+  /** @param {string} key */
   getByKey(key) {
     return this._store.getByKey(key);
   }
 
+  /** @param {ListInput} [input] */
   list(input = {}) {
     return this._store.list(input);
   }
 
+  /** @param {string} taskId */
   cancel(taskId) {
     return this._store.cancel(taskId);
   }
 
+  /** @param {string} key */
   cancelByKey(key) {
     return this._store.cancelByKey(key);
   }
 
+  /**
+   * @param {string} taskId
+   * @param {RetryOptions} [opts]
+   */
   retry(taskId, opts = {}) {
     return this._store.retry(taskId, opts);
   }
 
+  /**
+   * @param {string} key
+   * @param {RetryOptions} [opts]
+   */
   retryByKey(key, opts = {}) {
     return this._store.retryByKey(key, opts);
   }
 
+  /** @param {PurgeInput} [input] */
   purge(input = {}) {
     return this._store.purge(input);
   }
@@ -85,17 +143,33 @@ class CairnQ {
     return this._store.stats();
   }
 
-  /** Resolves with the terminal task, whatever its status; TaskTimeout leaves it running. */
+  /**
+   * Resolves with the terminal task, whatever its status; TaskTimeout leaves it running.
+   * @param {string} taskId
+   * @param {WaitOptions} [opts]
+   * @returns {Promise<Task>}
+   */
   wait(taskId, opts = {}) {
     return this._store._wait(taskId, opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, opts.pollMs);
   }
 
-  /** Waits on whatever task `key` points at, re-resolving it on every poll. */
+  /**
+   * Waits on whatever task `key` points at, re-resolving it on every poll.
+   * @param {string} key
+   * @param {WaitOptions} [opts]
+   * @returns {Promise<Task>}
+   */
   waitByKey(key, opts = {}) {
     return this._store._waitByKey(key, opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, opts.pollMs);
   }
 
-  /** submit + wait: the result, or TaskFailed / TaskCanceled / TaskTimeout. */
+  /**
+   * submit + wait: the result, or TaskFailed / TaskCanceled / TaskTimeout.
+   * @param {string | TaskDef} task
+   * @param {unknown} [payload]
+   * @param {CallOptions} [opts]
+   * @returns {Promise<unknown>}
+   */
   call(task, payload, opts = {}) {
     return callThrough(this, task, payload, opts);
   }
@@ -104,6 +178,11 @@ class CairnQ {
 /**
  * submit + wait through `via` (a client or a task context, whose `submit`
  * wires what it wires): the result, or TaskFailed / TaskCanceled / TaskTimeout.
+ * @param {Submitter} via
+ * @param {string | TaskDef} task
+ * @param {unknown} payload
+ * @param {CallOptions} opts
+ * @returns {Promise<unknown>}
  */
 async function callThrough(via, task, payload, opts) {
   const { waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS, pollMs, ...submitOpts } = opts;

@@ -4,10 +4,22 @@
 // heartbeat and the maxRunMs timer see exactly what the handler did.
 
 const { NativeContext } = require("./native.js");
-const { LostLease, asEnvelope, fromNative, raise } = require("./errors.js");
+const { LostLease, asEnvelope, fromNative } = require("./errors.js");
+const { nativeSync, raise } = require("./native-call.js");
 const { dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 const { taskName } = require("./models.js");
 const { callThrough, DEFAULT_WAIT_TIMEOUT_MS } = require("./client.js");
+
+/**
+ * @typedef {import("../index.js").Task} Task
+ * @typedef {import("../index.js").TaskDef} TaskDef
+ * @typedef {import("../index.js").SubmitOptions} SubmitOptions
+ * @typedef {import("../index.js").CallOptions} CallOptions
+ * @typedef {import("../index.js").FailReason} FailReason
+ * @typedef {import("../index.js").TaskContextOptions} TaskContextOptions
+ * @typedef {import("../binding.js").NativeContext} NativeHalf
+ * @typedef {import("./store.js").TaskStore} TaskStore
+ */
 
 /** Lets the worker hand over a getter of the native half. */
 const NATIVE = Symbol("cairnq.nativeContext");
@@ -15,6 +27,9 @@ const NATIVE = Symbol("cairnq.nativeContext");
 /**
  * Stands in for the native half of a worker's context whose call has ended
  * and been settled: every write is refused like any write after settling.
+ * @param {TaskStore} store
+ * @param {string} taskId
+ * @returns {NativeHalf}
  */
 function endedHalf(store, taskId) {
   const refuse = () => Promise.reject(new LostLease(taskId));
@@ -35,6 +50,14 @@ function endedHalf(store, taskId) {
 }
 
 class TaskContext {
+  /**
+   * @param {TaskStore} store
+   * @param {Task} task
+   * @param {string} workerId
+   * @param {number | undefined} leaseMs required for a standalone context;
+   *   a worker's (`opts[NATIVE]`) leaves it to the native half
+   * @param {TaskContextOptions & { [NATIVE]?: () => NativeHalf | null }} [opts]
+   */
   constructor(store, task, workerId, leaseMs, opts = {}) {
     this.workerId = workerId;
     this._store = store;
@@ -42,27 +65,35 @@ class TaskContext {
     // A worker hands over a getter: the native half is only fetched when the
     // handler uses something that needs it (most never do).
     this._nativeOf = opts[NATIVE] ?? null;
-    this._nativeHalf =
-      this._nativeOf ??
-      callNative(() =>
-        NativeContext.standalone(
-          store._native,
-          JSON.stringify(task),
-          workerId,
-          leaseMs,
-          opts.retryBackoffMs ?? undefined,
-          opts.retryBackoffMaxMs ?? undefined,
-        ),
-      );
-    if (this._nativeOf) this._nativeHalf = null;
+    /** @type {NativeHalf | null} */
+    this._nativeHalf = this._nativeOf
+      ? null
+      : nativeSync(() =>
+          NativeContext.standalone(
+            store._native,
+            JSON.stringify(task),
+            workerId,
+            /** @type {number} */ (leaseMs),
+            opts.retryBackoffMs ?? undefined,
+            opts.retryBackoffMaxMs ?? undefined,
+          ),
+        );
     // Created on first use of `signal`: most handlers never look at it, and a
     // worker makes one context per task.
+    /** @type {AbortController | null} */
     this._abort = null;
   }
 
-  /** The Rust half; a worker's call that has ended has none left: settled. */
+  /**
+   * The Rust half; a worker's call that has ended has none left: settled.
+   * (`_nativeHalf` is null only in a worker's context, which has `_nativeOf`.)
+   * @returns {NativeHalf}
+   */
   get _native() {
-    if (this._nativeHalf === null) this._nativeHalf = this._nativeOf() ?? endedHalf(this._store, this._task.id);
+    if (this._nativeHalf === null) {
+      const nativeOf = /** @type {() => NativeHalf | null} */ (this._nativeOf);
+      this._nativeHalf = nativeOf() ?? endedHalf(this._store, this._task.id);
+    }
     return this._nativeHalf;
   }
 
@@ -124,7 +155,10 @@ class TaskContext {
     this._syncAbort();
   }
 
-  /** @internal */
+  /**
+   * @internal
+   * @param {boolean} requested
+   */
   observeCancel(requested) {
     this._native.observeCancel(requested === true);
   }
@@ -136,33 +170,55 @@ class TaskContext {
     return lost;
   }
 
+  /**
+   * @param {number | null | undefined} value
+   * @param {string | null} [message]
+   * @returns {Promise<Task>}
+   */
   progress(value, message = null) {
     return this._gated(this._native.progress(value ?? undefined, message ?? undefined));
   }
 
+  /** @returns {Promise<Task>} */
   heartbeat() {
     return this._gated(this._native.heartbeat());
   }
 
+  /** @returns {Promise<boolean>} */
   canceled() {
     return this._native.canceled().catch(raise);
   }
 
-  /** Finish as succeeded now (a pending cancel wins); null if already settled. */
+  /**
+   * Finish as succeeded now (a pending cancel wins); null if already settled.
+   * @param {unknown} [result]
+   * @returns {Promise<Task | null>}
+   */
   async succeed(result = null) {
     if (this.settled) return null;
     const encoded = dumpOptionalJson(result);
     return this._gated(this._native.succeed(encoded ?? undefined));
   }
 
-  /** Finish as failed now, with the worker's backoff when retryable; null if already settled. */
+  /**
+   * Finish as failed now, with the worker's backoff when retryable; null if already settled.
+   * @param {FailReason} [reason]
+   * @param {{ retryable?: boolean }} [opts]
+   * @returns {Promise<Task | null>}
+   */
   async fail(reason = "task failed", opts = {}) {
     if (this.settled) return null;
     const [envelope, retryable] = asEnvelope(reason, opts.retryable ?? true);
     return this._gated(this._native.fail(encodeEnvelope(envelope, retryable), retryable));
   }
 
-  /** Submit a child task: parent, root and correlation are wired, explicit options win. */
+  /**
+   * Submit a child task: parent, root and correlation are wired, explicit options win.
+   * @param {string | TaskDef} task
+   * @param {unknown} [payload]
+   * @param {SubmitOptions} [opts]
+   * @returns {Promise<Task>}
+   */
   submit(task, payload, opts = {}) {
     return this._store.submit({
       name: taskName(task),
@@ -174,15 +230,32 @@ class TaskContext {
     });
   }
 
+  /**
+   * @param {string} taskId
+   * @param {{ timeoutMs?: number, pollMs?: number }} [opts]
+   * @returns {Promise<Task>}
+   */
   wait(taskId, opts = {}) {
     return this._store._wait(taskId, opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, opts.pollMs);
   }
 
-  /** Submit a child task and wait for its result (see `CairnQ.call`). */
+  /**
+   * Submit a child task and wait for its result (see `CairnQ.call`).
+   * @param {string | TaskDef} task
+   * @param {unknown} [payload]
+   * @param {CallOptions} [opts]
+   * @returns {Promise<unknown>}
+   */
   call(task, payload, opts = {}) {
     return callThrough(this, task, payload, opts);
   }
 
+  /**
+   * A write through the native half, its row parsed and its error mapped; a
+   * lost lease also aborts `signal`.
+   * @param {Promise<string | null>} write
+   * @returns {Promise<any>} the row (a Task), or null where the native write answers none (succeed, fail)
+   */
   async _gated(write) {
     try {
       return parseRow(await write);
@@ -191,14 +264,6 @@ class TaskContext {
       if (mapped instanceof LostLease) this._syncAbort();
       throw mapped;
     }
-  }
-}
-
-function callNative(fn) {
-  try {
-    return fn();
-  } catch (err) {
-    throw fromNative(err);
   }
 }
 

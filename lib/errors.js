@@ -9,11 +9,25 @@
 // Rust text does, which __test__/errors-parity.test.mjs checks for every
 // variant against a fixture the Rust tests generate.
 
+/** @typedef {import("../index.js").Task} Task */
+
+/**
+ * The stored shape of a failure.
+ * @typedef {{ type: string, code: string, message: string, retryable: boolean, details: Record<string, any> }} ErrorEnvelope
+ */
+
 // The message a reason brought, taken by the next CairnQError constructed
 // instead of the one its constructor words (set only around that one
 // construction, by `given`).
+/** @type {string | null} */
 let givenMessage = null;
 
+/**
+ * @template T
+ * @param {string} message
+ * @param {() => T} construct
+ * @returns {T}
+ */
 function given(message, construct) {
   givenMessage = message;
   try {
@@ -24,6 +38,7 @@ function given(message, construct) {
 }
 
 class CairnQError extends Error {
+  /** @param {string} [message] */
   constructor(message) {
     const text = givenMessage ?? message;
     givenMessage = null;
@@ -33,6 +48,7 @@ class CairnQError extends Error {
 }
 
 class AlreadyExists extends CairnQError {
+  /** @param {string} key */
   constructor(key) {
     super(`task with key ${key} already exists`);
     this.name = "AlreadyExists";
@@ -41,6 +57,11 @@ class AlreadyExists extends CairnQError {
 }
 
 class QueueFull extends CairnQError {
+  /**
+   * @param {string} queue
+   * @param {number} maxDepth
+   * @param {number} waitedMs
+   */
   constructor(queue, maxDepth, waitedMs) {
     super(
       `queue ${queue} still holds ${maxDepth} or more queued tasks after ${waitedMs}ms; refusing to enqueue more`,
@@ -54,6 +75,10 @@ class QueueFull extends CairnQError {
 
 // What a timed-out wait last saw, worded for the person reading the error: a
 // task queued and never claimed is the classic first-run mistake.
+/**
+ * @param {Task | null} task
+ * @param {string | null} key
+ */
 function timeoutDetail(task, key) {
   if (!task) {
     return key === null
@@ -75,6 +100,10 @@ function timeoutDetail(task, key) {
 }
 
 class TaskTimeout extends CairnQError {
+  /**
+   * @param {string} taskId
+   * @param {{ timeoutMs?: number | null, task?: Task | null, key?: string | null }} [opts]
+   */
   constructor(taskId, opts = {}) {
     const key = opts.key ?? null;
     const subject = key === null ? `task ${taskId}` : `key ${key}`;
@@ -91,6 +120,7 @@ class TaskTimeout extends CairnQError {
 }
 
 class TaskFailed extends CairnQError {
+  /** @param {any} error the stored error envelope, exactly as stored */
   constructor(error) {
     const e = error ?? {};
     super(e.message ?? "task failed");
@@ -104,6 +134,7 @@ class TaskFailed extends CairnQError {
 }
 
 class TaskCanceled extends CairnQError {
+  /** @param {string} taskId */
   constructor(taskId) {
     super(`task ${taskId} was canceled`);
     this.name = "TaskCanceled";
@@ -112,6 +143,11 @@ class TaskCanceled extends CairnQError {
 }
 
 class EventLoopBlocked extends CairnQError {
+  /**
+   * @param {number} lateMs
+   * @param {number} intervalMs
+   * @param {number} leaseMs
+   */
   constructor(lateMs, intervalMs, leaseMs) {
     super(
       `heartbeat beat was ${lateMs}ms late (interval ${intervalMs}ms, lease ${leaseMs}ms): ` +
@@ -127,6 +163,7 @@ class EventLoopBlocked extends CairnQError {
 }
 
 class LostLease extends CairnQError {
+  /** @param {string} taskId */
   constructor(taskId) {
     super(`lost lease on task ${taskId}`);
     this.name = "LostLease";
@@ -135,6 +172,7 @@ class LostLease extends CairnQError {
 }
 
 class ProtocolVersionMismatch extends CairnQError {
+  /** @param {string} message */
   constructor(message) {
     super(message);
     this.name = "ProtocolVersionMismatch";
@@ -142,17 +180,26 @@ class ProtocolVersionMismatch extends CairnQError {
 }
 
 class SerializationError extends CairnQError {
+  /** @param {string} message */
   constructor(message) {
     super(message);
     this.name = "SerializationError";
   }
 }
 
+/**
+ * @param {{ type: string, code: string, message: string, retryable: boolean, details?: Record<string, any> | null }} fields
+ * @returns {ErrorEnvelope}
+ */
 function errorEnvelope({ type, code, message, retryable, details }) {
   return { type, code, message, retryable, details: details ?? {} };
 }
 
 class TaskError extends CairnQError {
+  /**
+   * @param {string} message
+   * @param {{ code?: string, retryable?: boolean, type?: string, details?: Record<string, any> }} [opts]
+   */
   constructor(message, opts = {}) {
     super(message);
     this.name = "TaskError";
@@ -173,7 +220,11 @@ class TaskError extends CairnQError {
   }
 }
 
-/** A thrown value as a `handler_error` envelope, type from its name. */
+/**
+ * A thrown value as a `handler_error` envelope, type from its name.
+ * @param {any} err whatever was thrown
+ * @param {boolean} [retryable]
+ */
 function exceptionEnvelope(err, retryable = true) {
   return errorEnvelope({
     type: err?.name ?? "Error",
@@ -183,7 +234,12 @@ function exceptionEnvelope(err, retryable = true) {
   });
 }
 
-/** A `ctx.fail` reason as [envelope, retryable] (API.md §4.1). */
+/**
+ * A `ctx.fail` reason as [envelope, retryable] (API.md §4.1).
+ * @param {unknown} reason
+ * @param {boolean} retryable
+ * @returns {[Record<string, any>, boolean]}
+ */
 function asEnvelope(reason, retryable) {
   if (reason instanceof TaskError) return [reason.envelope(), reason.retryable];
   if (reason instanceof Error) return [exceptionEnvelope(reason, retryable), retryable];
@@ -197,6 +253,8 @@ const NATIVE_PREFIX = '{"cairnq":';
  * The error a native reason describes: its class with the message Rust wrote
  * (a TaskTimeout adds what its snapshot says, worded here against the JS
  * clock), or a plain `Error` (with `code` when the database gave one).
+ * @param {string} text
+ * @returns {Error}
  */
 function fromReason(text) {
   const body = JSON.parse(text);
@@ -220,7 +278,7 @@ function fromReason(text) {
     case "EventLoopBlocked":
       return given(message, () => new EventLoopBlocked(body.lateMs, body.intervalMs, body.leaseMs));
     default: {
-      const plain = new Error(message);
+      const plain = /** @type {Error & { code?: unknown }} */ (new Error(message));
       if (body.code !== undefined) plain.code = body.code;
       return plain;
     }
@@ -230,15 +288,13 @@ function fromReason(text) {
 /**
  * Turn a rejection from the native layer, or a reason text as `onError` hands
  * it over, into the matching error class; anything else is returned as is.
+ * @param {any} err
+ * @returns {unknown}
  */
 function fromNative(err) {
   const text = typeof err === "string" ? err : err?.message;
   if (typeof text !== "string" || !text.startsWith(NATIVE_PREFIX)) return err;
   return fromReason(text);
-}
-
-function raise(err) {
-  throw fromNative(err);
 }
 
 module.exports = {
@@ -257,5 +313,4 @@ module.exports = {
   exceptionEnvelope,
   asEnvelope,
   fromNative,
-  raise,
 };

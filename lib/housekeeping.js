@@ -3,32 +3,57 @@
 // classes validate through it and expose the same members as cairnq 0.7.0.
 
 const { NativeGate, NativeRetention } = require("./native.js");
-const { fromNative, raise } = require("./errors.js");
-const { backpressureArgs, nativeSync } = require("./store.js");
+const { fromNative } = require("./errors.js");
+const { nativeSync, raise } = require("./native-call.js");
+const { backpressureArgs } = require("./store.js");
+
+/**
+ * @typedef {import("./store.js").TaskStore} TaskStore
+ * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
+ * @typedef {import("../index.js").RetentionOptions} RetentionOptions
+ */
 
 class QueueDepthGate {
+  /**
+   * @param {TaskStore} store
+   * @param {BackpressureOptions} opts
+   */
   constructor(store, opts) {
     this._native = nativeSync(() => new NativeGate(store._native, backpressureArgs(opts)));
   }
 
+  /**
+   * @param {string} queue
+   * @returns {number | null}
+   */
   limitFor(queue) {
     return this._native.limitFor(queue);
   }
 
+  /**
+   * @param {string} queue
+   * @returns {Promise<void>}
+   */
   acquire(queue) {
     return this._native.acquire(queue).catch(raise);
   }
 }
 
 class RetentionSweeper {
+  /**
+   * @param {TaskStore} store
+   * @param {RetentionOptions} opts
+   */
   constructor(store, opts) {
     const onError = opts.onError;
     // The hook must never take the sweep down with it: its throws are swallowed.
     const report = onError
-      ? (reason) => {
+      ? /** @param {string} reason */ (reason) => {
           try {
             onError(fromNative(reason));
-          } catch {}
+          } catch {
+            // the hook's own throw: swallowed (see above)
+          }
         }
       : undefined;
     const args = { olderThanMs: opts.olderThanMs, intervalMs: opts.intervalMs, limit: opts.limit };
@@ -39,10 +64,12 @@ class RetentionSweeper {
     this._native.start();
   }
 
+  /** @returns {Promise<void>} */
   stop() {
     return this._native.stop();
   }
 
+  /** @returns {Promise<number>} */
   sweep() {
     return this._native.sweep().catch(raise);
   }

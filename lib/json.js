@@ -4,12 +4,16 @@
 
 const { SerializationError } = require("./errors.js");
 
+/**
+ * @param {unknown} value
+ * @returns {string}
+ */
 function dumpJson(value) {
   let text;
   try {
     text = JSON.stringify(value);
   } catch (err) {
-    throw new SerializationError(err.message);
+    throw new SerializationError(/** @type {Error} */ (err).message);
   }
   if (text === undefined) {
     throw new SerializationError(`value of type ${typeof value} is not JSON-serializable`);
@@ -20,6 +24,10 @@ function dumpJson(value) {
   return text;
 }
 
+/**
+ * @param {any} value
+ * @param {string} key
+ */
 function assertFaithful(value, key) {
   if (value !== null && typeof value === "object" && typeof value.toJSON === "function") {
     value = value.toJSON(key);
@@ -45,7 +53,11 @@ function assertFaithful(value, key) {
   for (const k of Object.keys(value)) assertFaithful(value[k], k);
 }
 
-/** `undefined`/`null` mean "no value" (SQL NULL); anything else is encoded. */
+/**
+ * `undefined`/`null` mean "no value" (SQL NULL); anything else is encoded.
+ * @param {unknown} value
+ * @returns {string | null}
+ */
 function dumpOptionalJson(value) {
   return value == null ? null : dumpJson(value);
 }
@@ -53,6 +65,9 @@ function dumpOptionalJson(value) {
 /**
  * An error envelope as JSON text. A failure record must never fail to record:
  * an envelope that cannot be encoded keeps its strings and drops `details`.
+ * @param {Record<string, any>} error
+ * @param {boolean} retryable
+ * @returns {string}
  */
 function encodeEnvelope(error, retryable) {
   try {
@@ -69,6 +84,11 @@ function encodeEnvelope(error, retryable) {
   }
 }
 
+/**
+ * A row as JSON text, parsed; `null`/`undefined` (no row) as `null`.
+ * @param {string | null | undefined} text
+ * @returns {import("../index.js").Task | null}
+ */
 function parseRow(text) {
   return text == null ? null : JSON.parse(text);
 }

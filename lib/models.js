@@ -1,22 +1,43 @@
 "use strict";
 // Statuses and the predicates over a task row (API.md §2.2–§2.3).
 
+/**
+ * @typedef {import("../index.js").Task} Task
+ * @typedef {import("../index.js").TaskDef} TaskDef
+ */
+
 const STATUSES = Object.freeze(["queued", "running", "succeeded", "failed", "canceled"]);
 const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
 
+/** @param {Task} t */
 const isTerminal = (t) => TERMINAL.has(t.status);
+/** @param {Task} t */
 const cancelRequested = (t) => t.cancel_requested_at_ms != null;
+/** @param {Task} t */
 const isQueued = (t) => t.status === "queued";
+/** @param {Task} t */
 const isRunning = (t) => t.status === "running";
+/** @param {Task} t */
 const isSucceeded = (t) => t.status === "succeeded";
+/** @param {Task} t */
 const isFailed = (t) => t.status === "failed";
+/** @param {Task} t */
 const isCanceled = (t) => t.status === "canceled";
 
-/** `defineTask<P, R>(name)`: a name that carries its payload and result types. */
+/**
+ * `defineTask<P, R>(name)`: a name that carries its payload and result types.
+ * @param {string} name
+ * @returns {TaskDef}
+ */
 function defineTask(name) {
   return { name };
 }
 
+/**
+ * The name a task is submitted or registered under.
+ * @param {string | TaskDef} task
+ * @returns {string}
+ */
 function taskName(task) {
   return typeof task === "string" ? task : task.name;
 }

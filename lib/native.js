@@ -6,7 +6,11 @@
 function platformPackage() {
   const { platform, arch } = process;
   if (platform !== "linux") return `cairnq-${platform}-${arch}`;
-  const glibc = process.report?.getReport?.().header?.glibcVersionRuntime;
+  // @types/node types the report as a bare `object`.
+  const report = /** @type {{ getReport?(): { header?: { glibcVersionRuntime?: string } } } | undefined} */ (
+    process.report
+  );
+  const glibc = report?.getReport?.().header?.glibcVersionRuntime;
   return `cairnq-linux-${arch}-${glibc ? "gnu" : "musl"}`;
 }
 

@@ -5,25 +5,40 @@
 // JSON text.
 
 const { NativeStore } = require("./native.js");
-const { fromNative, raise } = require("./errors.js");
+const { fromNative } = require("./errors.js");
+const { nativeSync, raise } = require("./native-call.js");
 const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 
+/**
+ * @typedef {import("../index.js").Task} Task
+ * @typedef {import("../index.js").TaskStatus} TaskStatus
+ * @typedef {import("../index.js").SubmitInput} SubmitInput
+ * @typedef {import("../index.js").ListInput} ListInput
+ * @typedef {import("../index.js").PurgeInput} PurgeInput
+ * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
+ * @typedef {{ resetAttempt?: boolean }} RetryOptions
+ * @typedef {(names: string[] | null | undefined, limit: number) => Promise<Task[]>} Draw
+ * @typedef {{ kind: string, [field: string]: unknown }} WriteArgs
+ * @typedef {{ args: WriteArgs, resolve: (row: any) => void, reject: (err: unknown) => void }} PendingWrite
+ */
+
+/**
+ * A JSON array of rows (or any JSON text), parsed.
+ * @param {string} text
+ * @returns {any}
+ */
 const parseRows = (text) => JSON.parse(text);
 
+/**
+ * @param {number} ms
+ * @param {boolean} keepAlive
+ * @returns {Promise<void>}
+ */
 function sleep(ms, keepAlive) {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, Math.max(0, ms));
     if (!keepAlive) timer.unref?.();
   });
-}
-
-/** Call a synchronous native method, mapping its error onto our classes. */
-function nativeSync(fn) {
-  try {
-    return fn();
-  } catch (err) {
-    throw fromNative(err);
-  }
 }
 
 class TaskStore {
@@ -33,7 +48,10 @@ class TaskStore {
       throw new TypeError("TaskStore is abstract: use SQLiteStore or PostgresStore");
     }
     this._native = native;
-    /** Writes issued in this tick, not yet handed to Rust. */
+    /**
+     * Writes issued in this tick, not yet handed to Rust.
+     * @type {PendingWrite[]}
+     */
     this._tick = [];
   }
 
@@ -43,6 +61,8 @@ class TaskStore {
    * (process.nextTick queued from a microtask runs after all of them) and
    * share one commit; a lone write is tried on this thread first, which
    * SQLite answers without waiting when nobody else is writing.
+   * @param {WriteArgs} args
+   * @returns {Promise<any>} the row Rust replied with, or null
    */
   _write(args) {
     return new Promise((resolve, reject) => {
@@ -89,21 +109,36 @@ class TaskStore {
     return this._native.protocolVersion().catch(raise);
   }
 
-  /** Settles when work may be claimable on `queues`; never keeps the process alive. */
+  /**
+   * Settles when work may be claimable on `queues`; never keeps the process alive.
+   * @param {string[]} _queues
+   * @param {number} timeoutMs
+   * @returns {Promise<void>}
+   */
   claimWake(_queues, timeoutMs) {
     return sleep(timeoutMs, false);
   }
 
-  /** Settles when `taskId` may have finished; keeps the process alive like any wait. */
+  /**
+   * Settles when `taskId` may have finished; keeps the process alive like any wait.
+   * @param {string} _taskId
+   * @param {number} timeoutMs
+   * @returns {Promise<void>}
+   */
   taskDoneWake(_taskId, timeoutMs) {
     return sleep(timeoutMs, true);
   }
 
+  /** @param {BackpressureOptions} opts */
   useBackpressure(opts) {
     nativeSync(() => this._native.useBackpressure(backpressureArgs(opts)));
   }
 
   // async: an encoding failure must reject the returned promise, not throw synchronously.
+  /**
+   * @param {SubmitInput} input
+   * @returns {Promise<Task>}
+   */
   async submit(input) {
     const args = {
       name: input.name,
@@ -124,10 +159,18 @@ class TaskStore {
     return this._write({ kind: "submit", submit: args });
   }
 
+  /**
+   * @param {string} taskId
+   * @returns {Promise<Task | null>}
+   */
   get(taskId) {
     return this._pointRead(() => this._native.getNow(taskId), () => this._native.get(taskId));
   }
 
+  /**
+   * @param {string} key
+   * @returns {Promise<Task | null>}
+   */
   getByKey(key) {
     return this._pointRead(() => this._native.getByKeyNow(key), () => this._native.getByKey(key));
   }
@@ -136,16 +179,20 @@ class TaskStore {
   // thread, 25–130 µs on the development machine (bench/client.mjs). So it is
   // answered inline whenever SQLite can answer without waiting, and otherwise
   // (not connected yet, busy, Postgres) takes the asynchronous path.
+  /**
+   * @param {() => string | null} now
+   * @param {() => Promise<string | null>} later
+   * @returns {Promise<Task | null>}
+   */
   async _pointRead(now, later) {
-    let row;
-    try {
-      row = now();
-    } catch (err) {
-      throw fromNative(err);
-    }
+    const row = nativeSync(now);
     return parseRow(row === null || row === undefined ? await later().catch(raise) : row);
   }
 
+  /**
+   * @param {ListInput} [input]
+   * @returns {Promise<Task[]>}
+   */
   async list(input = {}) {
     // null filters mean "no filter" (API.md §2.4).
     const args = {
@@ -160,34 +207,66 @@ class TaskStore {
     return this._native.list(args).then(parseRows, raise);
   }
 
+  /**
+   * @param {string} taskId
+   * @returns {Promise<Task | null>}
+   */
   cancel(taskId) {
     return this._write({ kind: "cancel", taskId });
   }
 
+  /**
+   * @param {string} key
+   * @returns {Promise<Task | null>}
+   */
   cancelByKey(key) {
     return this._write({ kind: "cancelByKey", key });
   }
 
+  /**
+   * @param {string} taskId
+   * @param {RetryOptions} [opts]
+   * @returns {Promise<Task | null>}
+   */
   retry(taskId, opts = {}) {
     return this._write({ kind: "retry", taskId, resetAttempt: opts.resetAttempt === true });
   }
 
+  /**
+   * @param {string} key
+   * @param {RetryOptions} [opts]
+   * @returns {Promise<Task | null>}
+   */
   retryByKey(key, opts = {}) {
     return this._write({ kind: "retryByKey", key, resetAttempt: opts.resetAttempt === true });
   }
 
+  /**
+   * @param {PurgeInput} [input]
+   * @returns {Promise<string[]>}
+   */
   purge(input = {}) {
     return this._native.purge(input.olderThanMs, input.limit).catch(raise);
   }
 
+  /** @returns {Promise<Record<string, Record<TaskStatus, number>>>} */
   stats() {
     return this._native.stats().then(parseRows, raise);
   }
 
+  /**
+   * @param {string} queue
+   * @param {number} maxDepth
+   * @returns {Promise<number>}
+   */
   queueDepth(queue, maxDepth) {
     return this._native.queueDepth(queue, maxDepth).catch(raise);
   }
 
+  /**
+   * @param {{ queues: string[], workerId: string, leaseMs?: number, limit?: number, names?: string[] | null }} input
+   * @returns {Promise<Task[]>}
+   */
   claim(input) {
     return this._native
       .claim({
@@ -205,6 +284,10 @@ class TaskStore {
    * recovery, then `plan(draw)`, then commit — or roll back if `plan` throws.
    * Resolves with what `plan` returned, or undefined when nothing was claimable.
    * `plan` must await nothing but `draw`: the write lock is held meanwhile.
+   * @template T
+   * @param {{ queues: string[], workerId: string, leaseMs?: number, names?: string[] | null }} input
+   * @param {(draw: Draw) => Promise<T>} plan
+   * @returns {Promise<T | undefined>}
    */
   async claimSession(input, plan) {
     const session = this._native.openClaimSession({
@@ -214,6 +297,7 @@ class TaskStore {
       names: input.names ?? undefined,
     });
     if (!(await session.opened().catch(raise))) return undefined;
+    /** @type {Draw} */
     const draw = (names, limit) => session.draw(names ?? undefined, limit).then(parseRows, raise);
     let outcome;
     try {
@@ -226,6 +310,10 @@ class TaskStore {
     return outcome;
   }
 
+  /**
+   * @param {{ taskId: string, workerId: string, leaseMs?: number }} input
+   * @returns {Promise<Task>}
+   */
   heartbeat(input) {
     return this._write({
       kind: "heartbeat",
@@ -235,6 +323,10 @@ class TaskStore {
     });
   }
 
+  /**
+   * @param {{ taskIds: string[], workerId: string, leaseMs?: number }} input
+   * @returns {Promise<Map<string, boolean>>}
+   */
   async heartbeatBatch(input) {
     if (input.taskIds.length === 0) return new Map();
     const pairs = await this._native
@@ -243,6 +335,10 @@ class TaskStore {
     return new Map(pairs);
   }
 
+  /**
+   * @param {{ taskId: string, workerId: string, progress?: number | null, message?: string | null }} input
+   * @returns {Promise<Task>}
+   */
   progress(input) {
     return this._write({
       kind: "progress",
@@ -253,16 +349,28 @@ class TaskStore {
     });
   }
 
+  /**
+   * @param {{ taskId: string, workerId: string, result?: unknown }} input
+   * @returns {Promise<Task>}
+   */
   async succeed(input) {
     const json = dumpOptionalJson(input.result) ?? undefined;
     return this._write({ kind: "succeed", taskId: input.taskId, workerId: input.workerId, json });
   }
 
+  /**
+   * @param {{ taskId: string, workerId: string, result?: unknown }} input
+   * @returns {Promise<Task>}
+   */
   async complete(input) {
     const json = dumpOptionalJson(input.result) ?? undefined;
     return this._write({ kind: "complete", taskId: input.taskId, workerId: input.workerId, json });
   }
 
+  /**
+   * @param {{ taskId: string, workerId: string, error?: Record<string, any> | null, retryable?: boolean, delayMs?: number }} input
+   * @returns {Promise<Task>}
+   */
   async fail(input) {
     const retryable = input.retryable !== false;
     return this._write({
@@ -275,18 +383,35 @@ class TaskStore {
     });
   }
 
-  /** @internal Poll until terminal (API.md §6); used by CairnQ.wait/call. */
+  /**
+   * @internal Poll until terminal (API.md §6); used by CairnQ.wait/call.
+   * @param {string} taskId
+   * @param {number} [timeoutMs]
+   * @param {number} [pollMs]
+   * @returns {Promise<Task>}
+   */
   _wait(taskId, timeoutMs, pollMs) {
-    return this._native.wait(taskId, timeoutMs, pollMs).then(parseRow, raise);
+    // The native wait resolves with a row (never "no row") or rejects.
+    return /** @type {Promise<Task>} */ (this._native.wait(taskId, timeoutMs, pollMs).then(parseRow, raise));
   }
 
-  /** @internal */
+  /**
+   * @internal
+   * @param {string} key
+   * @param {number} [timeoutMs]
+   * @param {number} [pollMs]
+   * @returns {Promise<Task>}
+   */
   _waitByKey(key, timeoutMs, pollMs) {
-    return this._native.waitByKey(key, timeoutMs, pollMs).then(parseRow, raise);
+    return /** @type {Promise<Task>} */ (this._native.waitByKey(key, timeoutMs, pollMs).then(parseRow, raise));
   }
 }
 
-/** Settle the gathered writes with Rust's replies: a row, null, or an error reason. */
+/**
+ * Settle the gathered writes with Rust's replies: a row, null, or an error reason.
+ * @param {PendingWrite[]} writes
+ * @param {string} text
+ */
 function answer(writes, text) {
   const replies = JSON.parse(text);
   writes.forEach((write, i) => {
@@ -296,13 +421,21 @@ function answer(writes, text) {
   });
 }
 
-/** A write as JSON; numbers JSON cannot carry travel as their String(n). */
+/**
+ * A write as JSON; numbers JSON cannot carry travel as their String(n).
+ * @param {WriteArgs} args
+ * @returns {string}
+ */
 function encodeWrite(args) {
   return JSON.stringify(args, (_key, value) =>
     typeof value === "number" && !Number.isFinite(value) ? String(value) : value,
   );
 }
 
+/**
+ * @param {BackpressureOptions} opts
+ * @returns {import("../binding.js").BackpressureArgs}
+ */
 function backpressureArgs(opts) {
   return {
     maxQueueDepth: opts.maxQueueDepth,
@@ -312,6 +445,10 @@ function backpressureArgs(opts) {
 }
 
 class SQLiteStore extends TaskStore {
+  /**
+   * @param {string} path
+   * @param {{ busyTimeoutMs?: number }} [opts]
+   */
   constructor(path, opts = {}) {
     super(NativeStore.sqlite(path, opts.busyTimeoutMs));
     this.path = path;
@@ -319,17 +456,31 @@ class SQLiteStore extends TaskStore {
 }
 
 class PostgresStore extends TaskStore {
+  /**
+   * @param {string} dsn
+   * @param {{ max?: number }} [opts]
+   */
   constructor(dsn, opts = {}) {
     super(nativeSync(() => NativeStore.postgres(dsn, opts.max ?? undefined)));
   }
 
+  /**
+   * @param {string[]} queues
+   * @param {number} timeoutMs
+   * @returns {Promise<void>}
+   */
   claimWake(queues, timeoutMs) {
     return this._native.claimWake(queues, timeoutMs).catch(raise);
   }
 
+  /**
+   * @param {string} taskId
+   * @param {number} timeoutMs
+   * @returns {Promise<void>}
+   */
   taskDoneWake(taskId, timeoutMs) {
     return this._native.taskDoneWake(taskId, timeoutMs).catch(raise);
   }
 }
 
-module.exports = { TaskStore, SQLiteStore, PostgresStore, backpressureArgs, nativeSync };
+module.exports = { TaskStore, SQLiteStore, PostgresStore, backpressureArgs };

@@ -4,15 +4,39 @@
 // heartbeats, maxRunMs, retries, settlement — in Rust.
 
 const { NativeWorker } = require("./native.js");
-const { LostLease, TaskError, errorEnvelope, exceptionEnvelope, fromNative, raise } = require("./errors.js");
+const { LostLease, TaskError, errorEnvelope, exceptionEnvelope, fromNative } = require("./errors.js");
+const { nativeSync, raise } = require("./native-call.js");
 const { dumpJson, encodeEnvelope } = require("./json.js");
 const { taskName } = require("./models.js");
-const { SQLiteStore, PostgresStore, backpressureArgs, nativeSync } = require("./store.js");
+const { SQLiteStore, PostgresStore, backpressureArgs } = require("./store.js");
 const { TaskContext, NATIVE } = require("./context.js");
+
+/**
+ * @typedef {import("../index.js").Task} Task
+ * @typedef {import("../index.js").TaskDef} TaskDef
+ * @typedef {import("../index.js").WorkerOptions} WorkerOptions
+ * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
+ * @typedef {import("../binding.js").WorkerArgs} WorkerArgs
+ * @typedef {import("../binding.js").OutcomeArg} OutcomeArg
+ * @typedef {{ kind: "returned" | "threw" | "lostLease", results?: ResultArg[], envelope?: string, retryable?: boolean }} Outcome
+ *   how a handler ended, as NativeWorker.settle takes it (an OutcomeArg)
+ * @typedef {import("../binding.js").ResultArg} ResultArg
+ * @typedef {import("../binding.js").ErrorArg} ErrorArg
+ * @typedef {import("../binding.js").ContextArg} ContextArg
+ * @typedef {import("./store.js").TaskStore} TaskStore
+ * @typedef {{ concurrency?: number }} RunOptions
+ * @typedef {(...args: any[]) => unknown} HandlerFn a handler: `(ctx, payload)`, or `(contexts)` for a batch
+ * @typedef {{ fn: HandlerFn, batch: boolean }} Registration
+ * @typedef {{ batch?: number, concurrency?: number, resource?: string, [option: string]: unknown }} TaskOptions
+ * @typedef {{ id: number, name: string, batch: boolean, tasks: Task[] }} Call one handler call, as Rust dispatches it
+ */
 
 const SIGNALS = ["SIGINT", "SIGTERM"];
 
-/** The outcome of a handler whose failure could not even be described. */
+/**
+ * The outcome of a handler whose failure could not even be described.
+ * @type {Outcome}
+ */
 const UNREPORTABLE = {
   kind: "threw",
   envelope: JSON.stringify(
@@ -22,24 +46,40 @@ const UNREPORTABLE = {
 };
 
 class Worker {
+  /**
+   * @param {TaskStore} store
+   * @param {string[]} queues
+   * @param {WorkerOptions} [opts]
+   */
   constructor(store, queues, opts = {}) {
     this._store = store;
     this._ownsStore = false;
-    this._leaseMs = opts.leaseMs ?? 30_000;
-    this._backoff = { retryBackoffMs: opts.retryBackoffMs, retryBackoffMaxMs: opts.retryBackoffMaxMs };
-    /** name → {fn, batch} */
+    /**
+     * name → {fn, batch}
+     * @type {Map<string, Registration>}
+     */
     this._handlers = new Map();
-    /** call id → its TaskContexts, for the calls now running */
+    /**
+     * call id → its TaskContexts, for the calls now running
+     * @type {Map<number, TaskContext[]>}
+     */
     this._running = new Map();
-    /** Single-task calls that returned this tick: ids and result JSON. */
+    /**
+     * Single-task calls that returned this tick: ids and result JSON.
+     * @type {number[]}
+     */
     this._returnedIds = [];
+    /** @type {(string | null)[]} */
     this._returnedResults = [];
     const onError = opts.onError;
     const report = onError
-      ? ({ reason, phase, taskId }) => {
+      ? /** @param {ErrorArg} arg */ ({ reason, phase: p, taskId }) => {
+          const phase = /** @type {"claim" | "execute"} */ (p);
           try {
             onError(fromNative(reason), taskId == null ? { phase } : { phase, taskId });
-          } catch {}
+          } catch {
+            // The hook must never take the worker down with it: its throws are swallowed.
+          }
         }
       : undefined;
     this._native = nativeSync(
@@ -48,20 +88,28 @@ class Worker {
           store._native,
           queues,
           workerArgs(opts),
-          (calls) => this._dispatch(calls),
+          /** @param {string} calls */ (calls) => this._dispatch(calls),
           () => undefined,
-          ({ call, index }) => this._running.get(call)?.[index]?._syncAbort(),
+          /** @param {ContextArg} arg */ ({ call, index }) => this._running.get(call)?.[index]?._syncAbort(),
           report,
         ),
     );
     this._id = this._native.id;
   }
 
+  /**
+   * @param {string} path
+   * @param {WorkerOptions & { queues?: string[], busyTimeoutMs?: number }} [opts]
+   */
   static sqlite(path, opts = {}) {
     const { queues = ["default"], busyTimeoutMs, ...rest } = opts;
     return owned(new Worker(new SQLiteStore(path, { busyTimeoutMs }), queues, rest));
   }
 
+  /**
+   * @param {string} dsn
+   * @param {WorkerOptions & { queues?: string[], max?: number }} [opts]
+   */
   static postgres(dsn, opts = {}) {
     const { queues = ["default"], max, ...rest } = opts;
     return owned(new Worker(new PostgresStore(dsn, { max }), queues, rest));
@@ -71,10 +119,19 @@ class Worker {
     return this._id;
   }
 
-  /** Register a handler: task(fn) | task(name, fn) | task(name, options, fn). */
+  /**
+   * Register a handler: task(fn) | task(name, fn) | task(name, options, fn).
+   * @param {string | TaskDef | HandlerFn} nameOrFn
+   * @param {TaskOptions | HandlerFn | null} [optsOrFn]
+   * @param {HandlerFn} [maybeFn]
+   * @returns {this}
+   */
   task(nameOrFn, optsOrFn, maybeFn) {
+    /** @type {string} */
     let name;
+    /** @type {TaskOptions} */
     let opts = {};
+    /** @type {HandlerFn | undefined} */
     let fn;
     if (typeof nameOrFn === "function") {
       fn = nameOrFn;
@@ -95,6 +152,7 @@ class Worker {
     // API.md §10.3: any value that is not an integer >= 1 gets the message,
     // not only numbers (a string would otherwise fail the native conversion).
     for (const option of ["batch", "concurrency"]) {
+      /** @type {any} whatever the caller passed */
       const value = opts[option];
       if (value != null && !(Number.isInteger(value) && value >= 1)) {
         throw new Error(`${option} must be an integer >= 1, got ${String(value)}`);
@@ -107,11 +165,16 @@ class Worker {
         resource: opts.resource ?? undefined,
       }),
     );
-    this._handlers.set(name, { fn, batch: opts.batch != null });
+    // A missing fn is not refused here: each call of it fails as a handler that threw.
+    this._handlers.set(name, { fn: /** @type {HandlerFn} */ (fn), batch: opts.batch != null });
     return this;
   }
 
-  /** Poll until stop(), then wait for every call in flight. */
+  /**
+   * Poll until stop(), then wait for every call in flight.
+   * @param {RunOptions} [opts]
+   * @returns {Promise<void>}
+   */
   run(opts = {}) {
     return this._native.run(opts.concurrency ?? undefined).catch(raise);
   }
@@ -121,7 +184,10 @@ class Worker {
     this._native.stop();
   }
 
-  /** run() until SIGINT/SIGTERM; closes the store if the worker created it. */
+  /**
+   * run() until SIGINT/SIGTERM; closes the store if the worker created it.
+   * @param {RunOptions} [opts]
+   */
   async serve(opts = {}) {
     const onSignal = () => {
       for (const signal of SIGNALS) process.removeListener(signal, onSignal);
@@ -136,7 +202,13 @@ class Worker {
     }
   }
 
-  /** Run the worker while `fn` runs; stop, drain and (if owned) close after. */
+  /**
+   * Run the worker while `fn` runs; stop, drain and (if owned) close after.
+   * @template T
+   * @param {() => T | Promise<T>} fn
+   * @param {RunOptions} [opts]
+   * @returns {Promise<T>}
+   */
   async background(fn, opts = {}) {
     const running = this.run(opts);
     let outcome;
@@ -153,30 +225,41 @@ class Worker {
     return outcome;
   }
 
-  /** Close the store, owned or not. Call after run() settled. */
+  /**
+   * Close the store, owned or not. Call after run() settled.
+   * @returns {Promise<void>}
+   */
   close() {
     return this._store.close();
   }
 
-  /** Called from Rust with the calls of one poll, as one JSON text. */
+  /**
+   * Called from Rust with the calls of one poll, as one JSON text.
+   * @param {string} text
+   */
   _dispatch(text) {
-    for (const call of JSON.parse(text)) this._start(call);
+    for (const call of /** @type {Call[]} */ (JSON.parse(text))) this._start(call);
   }
 
-  /** Run one call's handler; its end is reported through _settle/_returned. */
+  /**
+   * Run one call's handler; its end is reported through _settle/_returned.
+   * @param {Call} call
+   */
   _start(call) {
     const rows = call.tasks;
     const contexts = rows.map(
       (row, index) =>
-        new TaskContext(this._store, row, this.id, this._leaseMs, {
-          ...this._backoff,
+        // The native half carries the lease and backoff settings.
+        new TaskContext(this._store, row, this.id, undefined, {
           [NATIVE]: () => this._native.context(call.id, index),
         }),
     );
     this._running.set(call.id, contexts);
+    /** @type {any} whatever the handler returned */
     let value;
     try {
-      const { fn } = this._handlers.get(call.name);
+      // Rust dispatches only registered names.
+      const { fn } = /** @type {Registration} */ (this._handlers.get(call.name));
       value = call.batch ? fn(contexts) : fn(contexts[0], rows[0].payload);
     } catch (thrown) {
       this._settle(call, outcomeOfThrow(thrown));
@@ -195,6 +278,8 @@ class Worker {
   /**
    * A handler returned. Plain single-task results are gathered over the tick
    * and handed to Rust in one call; anything else settles on its own.
+   * @param {Call} call
+   * @param {unknown} value
    */
   _returned(call, value) {
     const results = resultsOf(value, call.tasks, call.batch);
@@ -215,28 +300,44 @@ class Worker {
     this._startNext(this._native.settleReturned(ids, results));
   }
 
+  /**
+   * @param {Call} call
+   * @param {Outcome} outcome
+   */
   _settle(call, outcome) {
     this._running.delete(call.id);
     let next;
+    // The casts: binding.d.ts may declare the kinds as a const enum, which JS cannot name.
     try {
-      next = this._native.settle(call.id, outcome);
+      next = this._native.settle(call.id, /** @type {OutcomeArg} */ (outcome));
     } catch {
-      next = this._native.settle(call.id, UNREPORTABLE);
+      next = this._native.settle(call.id, /** @type {OutcomeArg} */ (UNREPORTABLE));
     }
     this._startNext(next);
   }
 
-  /** Start the calls a settlement freed slots for, in the same tick. */
+  /**
+   * Start the calls a settlement freed slots for, in the same tick.
+   * @param {string | null} next
+   */
   _startNext(next) {
     if (next != null) this._dispatch(next);
   }
 }
 
+/**
+ * @param {Worker} worker
+ * @returns {Worker}
+ */
 function owned(worker) {
   worker._ownsStore = true;
   return worker;
 }
 
+/**
+ * @param {WorkerOptions} opts
+ * @returns {WorkerArgs}
+ */
 function workerArgs(opts) {
   return {
     concurrency: opts.concurrency ?? undefined,
@@ -249,27 +350,42 @@ function workerArgs(opts) {
     maxRunMs: opts.maxRunMs ?? undefined,
     maxInFlightBytes: opts.maxInFlightBytes ?? undefined,
     resources: opts.resources ? Object.entries(opts.resources) : undefined,
-    backpressure: opts.maxQueueDepth != null ? backpressureArgs(opts) : undefined,
+    backpressure:
+      opts.maxQueueDepth != null ? backpressureArgs(/** @type {BackpressureOptions} */ (opts)) : undefined,
   };
 }
 
-/** One encoded result per task: a single return, or a batch's id → result map. */
+/**
+ * One encoded result per task: a single return, or a batch's id → result map.
+ * @param {unknown} value
+ * @param {Task[]} rows
+ * @param {boolean} batch
+ * @returns {ResultArg[]}
+ */
 function resultsOf(value, rows, batch) {
   if (!batch) return [encodeResult(value)];
-  const byId = value !== null && typeof value === "object" ? value : {};
+  const byId = /** @type {Record<string, unknown>} */ (value !== null && typeof value === "object" ? value : {});
   return rows.map((row) => encodeResult(byId[row.id]));
 }
 
+/**
+ * @param {unknown} value
+ * @returns {ResultArg}
+ */
 function encodeResult(value) {
   if (value == null) return {};
   try {
     return { json: dumpJson(value) };
   } catch (err) {
-    return { unserializable: String(err?.message ?? err) };
+    return { unserializable: String(/** @type {any} */ (err)?.message ?? err) };
   }
 }
 
-/** API.md §4.1, "classifying a thrown value". */
+/**
+ * API.md §4.1, "classifying a thrown value".
+ * @param {unknown} thrown
+ * @returns {Outcome}
+ */
 function outcomeOfThrow(thrown) {
   if (thrown instanceof LostLease) return { kind: "lostLease" };
   let envelope;

@@ -1,20 +1,44 @@
 #!/usr/bin/env bash
 # The whole test suite, in order, stopping at the first failure (`npm test`).
 # Postgres and Python interop tests run when CAIRNQ_TEST_PG_DSN and
-# CAIRNQ_PYTHON are set (.ci/run sets both); without them those parts skip.
+# CAIRNQ_PYTHON are set (.ci/run and .github/workflows/ci.yml set both);
+# without them those parts skip. CAIRNQ_TEST_PREBUILT=1 tests the addon already
+# in the repository (in GitHub CI, the build job's artifact) instead of
+# building it first.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
-step "build the addon"
-npm run build
+if [[ "${CAIRNQ_TEST_PREBUILT:-0}" == 1 ]]; then
+    step "the prebuilt addon (CAIRNQ_TEST_PREBUILT=1)"
+    if ! compgen -G 'cairnq.*.node' >/dev/null; then
+        echo "CAIRNQ_TEST_PREBUILT=1, but there is no cairnq.*.node in $PWD" >&2
+        exit 1
+    fi
+    ls -l cairnq.*.node
+else
+    step "build the addon"
+    npm run build
+
+    step "binding.js / binding.d.ts as committed"
+    bash scripts/check-bindings.sh
+fi
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
+
+step "no module cycles in crates/core"
+python3 scripts/module-cycles.py
+
+step "eslint (npm run lint)"
+npm run lint
+
+step "type check of lib/ (tsconfig.lib.json)"
+npx --no-install tsc -p tsconfig.lib.json
 
 step "cargo test"
 cargo test --workspace

@@ -59,8 +59,17 @@ impl WalWatch {
         }))
     }
 
-    /// The count of changes seen so far (see `Backend::wake_ticket`).
-    pub fn ticket(&self) -> u64 {
+    /// The count of changes seen so far (see `Backend::wake_ticket`). The
+    /// watch starts here if it is not running, so that a commit after the
+    /// ticket is seen even when the wait that follows starts later.
+    pub fn ticket(self: &Arc<Self>) -> u64 {
+        self.waits.fetch_add(1, Ordering::SeqCst);
+        let mut source = self.source.lock().expect("wal watch");
+        if matches!(*source, Source::Idle) {
+            *source = self.start();
+            drop(source);
+            self.stop_when_unwatched();
+        }
         *self.changes.borrow()
     }
 
