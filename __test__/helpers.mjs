@@ -1,5 +1,7 @@
-// Shared test helpers: fresh temp databases, condition waits, and the pieces of
-// a "worker" the tests drive by hand through the public store methods.
+// Shared test helpers: fresh temp databases, condition waits, plain-Error
+// assertions, and the pieces of a "worker" the tests drive by hand through the
+// public store methods. Both dialects behind one interface: dialects.mjs.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -7,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { CairnQ } from "../index.mjs";
+import { CairnQ, CairnQError } from "../index.mjs";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const PYTHON = process.env.CAIRNQ_PYTHON ?? "python3";
@@ -38,6 +40,42 @@ export const TASK_COLUMNS = [
   "updated_at_ms",
   "completed_at_ms",
 ];
+
+/** A task id: "task_" + a 26-character ULID. */
+export const TASK_ID = /^task_[0-7][0-9ABCDEFGHJKMNPQRSTVWXYZ]{25}$/;
+
+/** A complete error envelope (API.md §4.1), as a worker would record it. */
+export const ENVELOPE = {
+  type: "ValidationError",
+  code: "bad_input",
+  message: "field x is required",
+  retryable: false,
+  details: { field: "x", hints: ["add x"] },
+};
+
+/** Assert `err` is a plain Error (not a CairnQError) with exactly `message`. */
+export function assertPlainError(err, message) {
+  assert.ok(err instanceof Error, `expected an Error, got ${err}`);
+  assert.equal(err instanceof CairnQError, false, `${err.name} should be a plain Error`);
+  assert.equal(err.message, message);
+}
+
+/** Assert `fn` throws a plain Error (not a CairnQError) with exactly `message`. */
+export function assertThrowsPlainError(fn, message) {
+  assert.throws(fn, (err) => {
+    assert.equal(err.constructor, Error, `expected a plain Error, got ${err?.name}`);
+    assert.ok(!(err instanceof CairnQError));
+    assert.equal(err.message, message);
+    return true;
+  });
+}
+
+/** Sort the way `list` promises: created_at_ms descending, then id descending. */
+export function newestFirst(tasks) {
+  return [...tasks].sort((a, b) =>
+    a.created_at_ms !== b.created_at_ms ? b.created_at_ms - a.created_at_ms : a.id < b.id ? 1 : -1,
+  );
+}
 
 const deferred = new WeakMap();
 
@@ -166,6 +204,15 @@ export async function submitAndFail(client, name, opts = {}) {
     error: { type: "TaskError", code: "boom", message: "boom", retryable: false, details: {} },
     retryable: false,
   });
+}
+
+/** Total rows per status over all queues, e.g. {succeeded: 5, queued: 0, …}. */
+export async function statusTotals(client) {
+  const totals = { queued: 0, running: 0, succeeded: 0, failed: 0, canceled: 0 };
+  for (const counts of Object.values(await client.stats())) {
+    for (const [status, n] of Object.entries(counts)) totals[status] += n;
+  }
+  return totals;
 }
 
 /** Wait until `Date.now()` is strictly past `ms` (for strict `<` cutoffs). */

@@ -1,30 +1,23 @@
 // Backpressure (API.md §8, ClientOptions.maxQueueDepth) and retention (API.md §9,
 // ClientOptions.retention): gating submits on queue depth, QueueFull, the gate
-// class itself, scheduled purges, the sweeper class, and process lifetime.
-import { describe, test } from "node:test";
+// class itself, scheduled purges, the sweeper class, and process lifetime — on
+// every dialect (dialects.mjs).
 import assert from "node:assert/strict";
 
-import {
-  CairnQ,
-  CairnQError,
-  QueueDepthGate,
-  QueueFull,
-  RetentionSweeper,
-  SQLiteStore,
-} from "../index.mjs";
+import { CairnQ, CairnQError, QueueDepthGate, QueueFull, RetentionSweeper } from "../index.mjs";
 import {
   REPO_ROOT,
   claimTask,
   defer,
-  makeDbPath,
-  openClient,
   rejectionOf,
   runProcess,
   settlesWithin,
+  submitAndFail,
   submitAndSucceed,
   waitFor,
   waitUntilPast,
 } from "./helpers.mjs";
+import { forEachDialect, sqlite, test } from "./dialects.mjs";
 
 function assertPlainError(fn, message) {
   assert.throws(fn, (err) => {
@@ -52,9 +45,9 @@ async function assertQueueFull(promise, queue, maxDepth, minWaitedMs) {
 }
 
 // ---------------------------------------------------------------------------
-describe("backpressure through ClientOptions.maxQueueDepth", () => {
+forEachDialect("backpressure through ClientOptions.maxQueueDepth", (dialect) => {
   test("a submit over the limit waits until headroom appears", async (t) => {
-    const { client } = openClient(t, { maxQueueDepth: 2, queuePollIntervalMs: 20, maxQueueWaitMs: 60_000 });
+    const { client } = await dialect.open(t, { maxQueueDepth: 2, queuePollIntervalMs: 20, maxQueueWaitMs: 60_000 });
     const first = await client.submit("job", { n: 1 });
     await client.submit("job", { n: 2 });
     let settled = false;
@@ -69,7 +62,7 @@ describe("backpressure through ClientOptions.maxQueueDepth", () => {
   });
 
   test("QueueFull after maxQueueWaitMs, with nothing enqueued", async (t) => {
-    const { client } = openClient(t, { maxQueueDepth: 1, maxQueueWaitMs: 300, queuePollIntervalMs: 50 });
+    const { client } = await dialect.open(t, { maxQueueDepth: 1, maxQueueWaitMs: 300, queuePollIntervalMs: 50 });
     await client.submit("job");
     const started = Date.now();
     await assertQueueFull(client.submit("job", { rejected: true }), "default", 1, 300);
@@ -79,13 +72,13 @@ describe("backpressure through ClientOptions.maxQueueDepth", () => {
   });
 
   test("call is gated too", async (t) => {
-    const { client } = openClient(t, { maxQueueDepth: 1, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
+    const { client } = await dialect.open(t, { maxQueueDepth: 1, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
     await client.submit("job");
     await assertQueueFull(client.call("job", {}, { waitTimeoutMs: 100 }), "default", 1, 100);
   });
 
   test("delayed tasks count toward the depth; running ones do not", async (t) => {
-    const { client } = openClient(t, { maxQueueDepth: 2, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
+    const { client } = await dialect.open(t, { maxQueueDepth: 2, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
     const running = await client.submit("run");
     await claimTask(client.store, running);
     await client.submit("later", {}, { runAtDelayMs: 60_000 });
@@ -94,7 +87,7 @@ describe("backpressure through ClientOptions.maxQueueDepth", () => {
   });
 
   test("a per-queue record gates only the listed queues", async (t) => {
-    const { client } = openClient(t, {
+    const { client } = await dialect.open(t, {
       maxQueueDepth: { gated: 1 },
       maxQueueWaitMs: 150,
       queuePollIntervalMs: 20,
@@ -110,7 +103,7 @@ describe("backpressure through ClientOptions.maxQueueDepth", () => {
   });
 
   test("validation and encoding fail before the gate is consulted", async (t) => {
-    const { client } = openClient(t, { maxQueueDepth: 1, maxQueueWaitMs: 5_000, queuePollIntervalMs: 20 });
+    const { client } = await dialect.open(t, { maxQueueDepth: 1, maxQueueWaitMs: 5_000, queuePollIntervalMs: 20 });
     await client.submit("job");
     const started = Date.now();
     const invalid = await rejectionOf(client.submit("job", {}, { conflict: "bogus" }));
@@ -122,33 +115,33 @@ describe("backpressure through ClientOptions.maxQueueDepth", () => {
   });
 
   test("a keyed submit that reuses an existing task still passes the gate", async (t) => {
-    const { client } = openClient(t, { maxQueueDepth: 1, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
+    const { client } = await dialect.open(t, { maxQueueDepth: 1, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
     await client.submit("job", {}, { key: "k" });
     await assertQueueFull(client.submit("job", {}, { key: "k" }), "default", 1, 100);
   });
 
-  test("gate validation errors are plain Errors thrown by the constructor", (t) => {
-    const dbPath = makeDbPath(t);
+  test("gate validation errors are plain Errors thrown by the constructor", async (t) => {
+    const db = await dialect.createDatabase(t);
     assertPlainError(
-      () => CairnQ.sqlite(dbPath, { maxQueueDepth: 0 }),
+      () => dialect.client(db, { maxQueueDepth: 0 }),
       "maxQueueDepth for * must be an integer >= 1, got 0",
     );
     assertPlainError(
-      () => CairnQ.sqlite(dbPath, { maxQueueDepth: 2.5 }),
+      () => dialect.client(db, { maxQueueDepth: 2.5 }),
       "maxQueueDepth for * must be an integer >= 1, got 2.5",
     );
     assertPlainError(
-      () => CairnQ.sqlite(dbPath, { maxQueueDepth: { good: 3, bad: -1 } }),
+      () => dialect.client(db, { maxQueueDepth: { good: 3, bad: -1 } }),
       "maxQueueDepth for bad must be an integer >= 1, got -1",
     );
     assertPlainError(
-      () => new CairnQ(new SQLiteStore(dbPath), { maxQueueDepth: { q: 0.5 } }),
+      () => new CairnQ(dialect.store(db), { maxQueueDepth: { q: 0.5 } }),
       "maxQueueDepth for q must be an integer >= 1, got 0.5",
     );
   });
 
   test("store.useBackpressure gates direct store submits; the last installer wins", async (t) => {
-    const { client } = openClient(t);
+    const { client } = await dialect.open(t);
     const store = client.store;
     store.useBackpressure({ maxQueueDepth: 1, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
     await store.submit({ name: "job", payload: {} });
@@ -159,27 +152,53 @@ describe("backpressure through ClientOptions.maxQueueDepth", () => {
     await assertQueueFull(store.submit({ name: "job", payload: {} }), "default", 3, 100);
     assert.equal((await client.stats()).default.queued, 3);
   });
+
+  test("a full queue rejects with QueueFull and writes nothing; room made elsewhere lets a waiting submit in", async (t) => {
+    const { client, db } = await dialect.open(t, { maxQueueDepth: { limited: 3 }, maxQueueWaitMs: 300, queuePollIntervalMs: 20 });
+    const queued = [];
+    for (let i = 0; i < 3; i++) queued.push(await client.submit("job", { i }, { queue: "limited" }));
+    const started = Date.now();
+    const err = await rejectionOf(client.submit("job", { i: 3 }, { queue: "limited" }));
+    assert.ok(err instanceof QueueFull, String(err));
+    assert.equal(err.queue, "limited");
+    assert.equal(err.maxDepth, 3);
+    assert.ok(err.waitedMs >= 300, `waitedMs ${err.waitedMs}`);
+    assert.ok(Date.now() - started >= 300);
+    assert.equal((await client.list({ queue: "limited" })).length, 3, "nothing was enqueued");
+    // Other queues are not gated by a record limit.
+    for (let i = 0; i < 5; i++) await client.submit("job", {}, { queue: "free" });
+
+    // A second client on the same database, willing to wait.
+    const { client: patient } = await dialect.open(t, { maxQueueDepth: 3, maxQueueWaitMs: 30_000, queuePollIntervalMs: 20 }, db);
+    const waiting = patient.submit("job", { late: true }, { queue: "limited" });
+    waiting.catch(() => {});
+    assert.equal(await settlesWithin(waiting, 300), false, "the queue is full");
+    await client.cancel(queued[0].id);
+    const admitted = await waiting;
+    assert.deepEqual(admitted.payload, { late: true });
+    assert.equal((await client.list({ queue: "limited", status: "queued" })).length, 3);
+  });
 });
 
 // ---------------------------------------------------------------------------
-describe("QueueDepthGate", () => {
-  test("limitFor: the numeric limit for any queue", (t) => {
-    const { client } = openClient(t);
+forEachDialect("QueueDepthGate", (dialect) => {
+  test("limitFor: the numeric limit for any queue", async (t) => {
+    const { client } = await dialect.open(t);
     const gate = new QueueDepthGate(client.store, { maxQueueDepth: 5 });
     assert.equal(gate.limitFor("default"), 5);
     assert.equal(gate.limitFor("anything"), 5);
   });
 
-  test("limitFor: a record's entry, or null for an unlisted queue", (t) => {
-    const { client } = openClient(t);
+  test("limitFor: a record's entry, or null for an unlisted queue", async (t) => {
+    const { client } = await dialect.open(t);
     const gate = new QueueDepthGate(client.store, { maxQueueDepth: { a: 2, b: 7 } });
     assert.equal(gate.limitFor("a"), 2);
     assert.equal(gate.limitFor("b"), 7);
     assert.equal(gate.limitFor("c"), null);
   });
 
-  test("the constructor validates like the client option", (t) => {
-    const { client } = openClient(t);
+  test("the constructor validates like the client option", async (t) => {
+    const { client } = await dialect.open(t);
     assertPlainError(
       () => new QueueDepthGate(client.store, { maxQueueDepth: 0 }),
       "maxQueueDepth for * must be an integer >= 1, got 0",
@@ -191,7 +210,7 @@ describe("QueueDepthGate", () => {
   });
 
   test("acquire: ungated resolves at once; gated grants headroom then throws QueueFull", async (t) => {
-    const { client } = openClient(t);
+    const { client } = await dialect.open(t);
     const gate = new QueueDepthGate(client.store, {
       maxQueueDepth: { a: 2 },
       maxQueueWaitMs: 200,
@@ -207,14 +226,14 @@ describe("QueueDepthGate", () => {
   });
 
   test("acquire on a store that was never connected connects lazily", async (t) => {
-    const store = new SQLiteStore(makeDbPath(t));
+    const store = dialect.store(await dialect.createDatabase(t));
     defer(t, () => store.close());
     const gate = new QueueDepthGate(store, { maxQueueDepth: 1, maxQueueWaitMs: 100 });
     await gate.acquire("default");
   });
 
   test("acquire: a waiting acquirer proceeds once a task leaves the queue", async (t) => {
-    const { client } = openClient(t);
+    const { client } = await dialect.open(t);
     const a = await client.submit("job", {}, { queue: "a" });
     const gate = new QueueDepthGate(client.store, {
       maxQueueDepth: 1,
@@ -229,33 +248,33 @@ describe("QueueDepthGate", () => {
 });
 
 // ---------------------------------------------------------------------------
-describe("retention through ClientOptions.retention", () => {
-  test("validation errors are plain Errors thrown by the constructor", (t) => {
-    const dbPath = makeDbPath(t);
+forEachDialect("retention through ClientOptions.retention", (dialect) => {
+  test("validation errors are plain Errors thrown by the constructor", async (t) => {
+    const db = await dialect.createDatabase(t);
     assertPlainError(
-      () => CairnQ.sqlite(dbPath, { retention: { olderThanMs: -1 } }),
+      () => dialect.client(db, { retention: { olderThanMs: -1 } }),
       "retention.olderThanMs must be >= 0, got -1",
     );
     assertPlainError(
-      () => CairnQ.sqlite(dbPath, { retention: { olderThanMs: Infinity } }),
+      () => dialect.client(db, { retention: { olderThanMs: Infinity } }),
       "retention.olderThanMs must be >= 0, got Infinity",
     );
     assertPlainError(
-      () => CairnQ.sqlite(dbPath, { retention: { olderThanMs: NaN } }),
+      () => dialect.client(db, { retention: { olderThanMs: NaN } }),
       "retention.olderThanMs must be >= 0, got NaN",
     );
     assertPlainError(
-      () => CairnQ.sqlite(dbPath, { retention: { olderThanMs: 0, intervalMs: 0 } }),
+      () => dialect.client(db, { retention: { olderThanMs: 0, intervalMs: 0 } }),
       "retention.intervalMs must be >= 1, got 0",
     );
     assertPlainError(
-      () => CairnQ.sqlite(dbPath, { retention: { olderThanMs: 0, intervalMs: 0.5 } }),
+      () => dialect.client(db, { retention: { olderThanMs: 0, intervalMs: 0.5 } }),
       "retention.intervalMs must be >= 1, got 0.5",
     );
   });
 
   test("a short interval purges finished tasks on schedule and keeps live ones", async (t) => {
-    const { client } = openClient(t, { retention: { olderThanMs: 0, intervalMs: 50 } });
+    const { client } = await dialect.open(t, { retention: { olderThanMs: 0, intervalMs: 50 } });
     const done = await submitAndSucceed(client, "ok");
     const queued = await client.submit("pending");
     await waitFor(async () => (await client.get(done.id)) === null, {
@@ -266,7 +285,7 @@ describe("retention through ClientOptions.retention", () => {
   });
 
   test("olderThanMs keeps recently finished tasks", async (t) => {
-    const { client } = openClient(t, { retention: { olderThanMs: 60_000, intervalMs: 20 } });
+    const { client } = await dialect.open(t, { retention: { olderThanMs: 60_000, intervalMs: 20 } });
     const done = await submitAndSucceed(client, "ok");
     // Give the sweeper many rounds; the task is far younger than a minute.
     await waitFor(() => Date.now() > done.completed_at_ms + 300, { timeoutMs: 5_000 });
@@ -274,44 +293,66 @@ describe("retention through ClientOptions.retention", () => {
   });
 
   test("close() stops the sweeper", async (t) => {
-    const dbPath = makeDbPath(t);
-    const withRetention = CairnQ.sqlite(dbPath, { retention: { olderThanMs: 0, intervalMs: 20 } });
+    const db = await dialect.createDatabase(t);
+    const withRetention = dialect.client(db, { retention: { olderThanMs: 0, intervalMs: 20 } });
     const first = await submitAndSucceed(withRetention, "first");
     await waitFor(async () => (await withRetention.get(first.id)) === null, { timeoutMs: 10_000 });
     await withRetention.close();
 
-    const { client: plain } = openClient(t, {}, dbPath);
+    const { client: plain } = await dialect.open(t, {}, db);
     const survivor = await submitAndSucceed(plain, "survivor");
     // Well over ten intervals of the closed client's schedule.
     await waitFor(() => Date.now() > survivor.completed_at_ms + 400, { timeoutMs: 5_000 });
     assert.notEqual(await plain.get(survivor.id), null, "a closed client's sweeper no longer purges");
   });
 
-  test("a script that configures retention exits promptly, with or without close()", async () => {
-    const entry = JSON.stringify(new URL("../index.mjs", import.meta.url).href);
-    for (const closeIt of [true, false]) {
-      const script = `
-        import fs from "node:fs"; import os from "node:os"; import path from "node:path";
-        const { CairnQ } = await import(${entry});
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-"));
-        const client = CairnQ.sqlite(path.join(dir, "q.db"), { retention: { olderThanMs: 1000, intervalMs: 3600000 } });
-        await client.submit("job", {});
-        ${closeIt ? "await client.close();" : ""}
-        process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-        console.log("done");
-      `;
-      const out = await runProcess(process.execPath, ["--input-type=module", "-e", script], {
-        timeoutMs: 20_000,
-        cwd: REPO_ROOT,
-      });
-      assert.equal(out.code, 0, `close=${closeIt}: ${out.stderr}`);
-      assert.equal(out.stdout.trim(), "done");
-    }
+  // A child process with a SQLite file of its own.
+  if (dialect === sqlite) {
+    test("a script that configures retention exits promptly, with or without close()", async () => {
+      const entry = JSON.stringify(new URL("../index.mjs", import.meta.url).href);
+      for (const closeIt of [true, false]) {
+        const script = `
+          import fs from "node:fs"; import os from "node:os"; import path from "node:path";
+          const { CairnQ } = await import(${entry});
+          const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-"));
+          const client = CairnQ.sqlite(path.join(dir, "q.db"), { retention: { olderThanMs: 1000, intervalMs: 3600000 } });
+          await client.submit("job", {});
+          ${closeIt ? "await client.close();" : ""}
+          process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
+          console.log("done");
+        `;
+        const out = await runProcess(process.execPath, ["--input-type=module", "-e", script], {
+          timeoutMs: 20_000,
+          cwd: REPO_ROOT,
+        });
+        assert.equal(out.code, 0, `close=${closeIt}: ${out.stderr}`);
+        assert.equal(out.stdout.trim(), "done");
+      }
+    });
+  }
+
+  test("retention with a short interval purges finished tasks and keeps live ones", async (t) => {
+    const { client: setup, db } = await dialect.open(t);
+    const live = await setup.submit("live");
+    const finished = [];
+    for (let i = 0; i < 3; i++) finished.push(await submitAndSucceed(setup, "done", { i }));
+    finished.push(await submitAndFail(setup, "broken"));
+    const errors = [];
+    const { client: swept } = await dialect.open(t, { retention: { olderThanMs: 0, intervalMs: 50, onError: (e) => errors.push(e) } }, db);
+    await waitFor(async () => (await setup.list()).length === 1, { timeoutMs: 20_000, message: "retention never purged" });
+    assert.deepEqual((await setup.list()).map((x) => x.id), [live.id]);
+    for (const task of finished) assert.equal(await setup.get(task.id), null);
+    // It keeps sweeping: a task finished later goes too.
+    const later = await submitAndSucceed(setup, "done", { later: true });
+    await waitFor(async () => (await setup.get(later.id)) === null, { timeoutMs: 20_000 });
+    assert.equal((await setup.get(live.id)).status, "queued");
+    assert.deepEqual(errors, []);
+    await swept.close();
   });
 });
 
 // ---------------------------------------------------------------------------
-describe("RetentionSweeper", () => {
+forEachDialect("RetentionSweeper", (dialect) => {
   async function finishMany(client, n) {
     const finished = [];
     for (let i = 0; i < n; i++) finished.push(await submitAndSucceed(client, `job-${i}`));
@@ -320,7 +361,7 @@ describe("RetentionSweeper", () => {
   }
 
   test("sweep() returns the count and drains more than `limit` rows in batches", async (t) => {
-    const { client } = openClient(t);
+    const { client } = await dialect.open(t);
     await finishMany(client, 7);
     const live = await client.submit("live");
     const sweeper = new RetentionSweeper(client.store, { olderThanMs: 0, limit: 2 });
@@ -330,7 +371,7 @@ describe("RetentionSweeper", () => {
   });
 
   test("sweep() respects olderThanMs", async (t) => {
-    const { client } = openClient(t);
+    const { client } = await dialect.open(t);
     await finishMany(client, 3);
     const sweeper = new RetentionSweeper(client.store, { olderThanMs: 60_000 });
     assert.equal(await sweeper.sweep(), 0);
@@ -338,7 +379,7 @@ describe("RetentionSweeper", () => {
   });
 
   test("the constructor validates; limit is validated by purge at sweep time", async (t) => {
-    const { client } = openClient(t);
+    const { client } = await dialect.open(t);
     assertPlainError(
       () => new RetentionSweeper(client.store, { olderThanMs: -5 }),
       "retention.olderThanMs must be >= 0, got -5",
@@ -354,7 +395,7 @@ describe("RetentionSweeper", () => {
   });
 
   test("start() sweeps after the first interval, not at start; stop() then start() resumes", async (t) => {
-    const { client } = openClient(t);
+    const { client } = await dialect.open(t);
     const [done] = await finishMany(client, 1);
     const sweeper = new RetentionSweeper(client.store, { olderThanMs: 0, intervalMs: 60_000 });
     sweeper.start();
@@ -377,7 +418,7 @@ describe("RetentionSweeper", () => {
   });
 
   test("a failing sweep goes to onError and the schedule continues, even if onError throws", async (t) => {
-    const { client } = openClient(t);
+    const { client } = await dialect.open(t);
     const errors = [];
     const sweeper = new RetentionSweeper(client.store, {
       olderThanMs: 0,

@@ -1,13 +1,31 @@
 // Helpers for the worker tests: workers that are always stopped and drained at
-// the end of a test, a gate handlers can wait on, an event-loop blocker, and
-// child `node` processes whose output lines can be awaited.
+// the end of a test, a gate handlers can wait on, an event-loop blocker, error
+// envelopes, and child `node` processes whose output lines can be awaited.
+// Stores of either dialect: dialects.mjs `makeStore`.
+import assert from "node:assert/strict";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { SQLiteStore, Worker } from "../index.mjs";
-import { defer, manageWorker, spawnScript, waitFor } from "./helpers.mjs";
+import { LostLease, Worker } from "../index.mjs";
+import { manageWorker, rejectionOf, spawnScript, waitFor } from "./helpers.mjs";
 
 export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
+
+/** `call` options for a handler that runs in this process: a hang fails, bounded. */
+export const CALL = { waitTimeoutMs: 20_000 };
+
+/** An error envelope (API.md §4.1) with its keys in column order. */
+export function envelope(type, code, message, retryable, details = {}) {
+  return { type, code, message, retryable, details };
+}
+
+/** Assert `promise` rejects with LostLease for `taskId`; returns the error. */
+export async function assertLostLease(promise, taskId) {
+  const err = await rejectionOf(promise);
+  assert.ok(err instanceof LostLease, `expected LostLease, got ${err?.name}: ${err?.message}`);
+  assert.equal(err.taskId, taskId);
+  return err;
+}
 
 /**
  * `Worker.sqlite(dbPath, opts)` (or `new Worker(store, queues, opts)` when
@@ -19,13 +37,6 @@ export function makeWorker(t, dbPath, opts = {}) {
     ? new Worker(store, queues, { pollIntervalMs: 20, ...rest })
     : Worker.sqlite(dbPath, { queues, pollIntervalMs: 20, ...rest });
   return manageWorker(t, worker);
-}
-
-/** A store the test owns (closed at the end), for `new Worker(store, …)`. */
-export function makeStore(t, dbPath) {
-  const store = new SQLiteStore(dbPath);
-  defer(t, () => store.close());
-  return store;
 }
 
 /** A promise with its resolve function exposed; `open` tells whether it was resolved. */

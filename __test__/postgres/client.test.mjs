@@ -1,15 +1,18 @@
-// CairnQ on Postgres (API.md §5–§9, PROTOCOL §5.2, §6, §9): the client
-// behaviours both dialects share, run against a real server, plus what only
-// Postgres has — the advisory key lock shared with other SDKs, jsonb columns,
-// the database clock, and LISTEN/NOTIFY wakeups. Every test gets a database
-// of its own (pg-helpers.mjs `createDatabase`), dropped when it ends.
+// CairnQ on Postgres (PROTOCOL §5.2, §6, §9): what only Postgres has — lazy
+// migrations run against a real server, jsonb columns and numeric types, the
+// advisory key lock shared with other SDKs, and LISTEN/NOTIFY wakeups. The
+// client behaviours both dialects share run on Postgres from the shared suites
+// (client/, worker/, housekeeping.test.mjs through dialects.mjs). Every test
+// gets a database of its own (pg-helpers.mjs `createDatabase`), dropped when it
+// ends.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 
-import { AlreadyExists, CairnQ, CairnQError, PostgresStore, QueueFull, TaskCanceled, TaskFailed, TaskTimeout } from "../../index.mjs";
+import { AlreadyExists, CairnQ, PostgresStore } from "../../index.mjs";
 import {
   TASK_COLUMNS,
+  TASK_ID,
   claimTask,
   defer,
   rejectionOf,
@@ -17,14 +20,14 @@ import {
   submitAndFail,
   submitAndSucceed,
   waitFor,
-  waitUntilPast,
 } from "../helpers.mjs";
 import {
   PG_SKIP,
   PSQL,
   backendQueries,
   createDatabase,
-  isListenQuery, makePgWorker,
+  isListenQuery,
+  makePgWorker,
   openPgClient,
   psql,
   waitForListeners,
@@ -33,26 +36,10 @@ import {
 // A hung test must fail, not hold CI: generous for a loaded machine.
 const SUITE_TIMEOUT_MS = 180_000;
 
-const TASK_ID = /^task_[0-7][0-9ABCDEFGHJKMNPQRSTVWXYZ]{25}$/;
-const ENVELOPE = {
-  type: "ValidationError",
-  code: "bad_input",
-  message: "field x is required",
-  retryable: false,
-  details: { field: "x", hints: ["add x"] },
-};
-
 /** A client on a fresh database of its own. */
 async function freshClient(t, opts = {}) {
   const db = await createDatabase(t);
   return { ...db, client: openPgClient(t, db.dsn, opts) };
-}
-
-/** Sort the way `list` promises: created_at_ms descending, then id descending. */
-function newestFirst(tasks) {
-  return [...tasks].sort((a, b) =>
-    a.created_at_ms !== b.created_at_ms ? b.created_at_ms - a.created_at_ms : a.id < b.id ? 1 : -1,
-  );
 }
 
 /**
@@ -140,49 +127,6 @@ describe("Postgres: connecting and submitting", { skip: PG_SKIP, timeout: SUITE_
     assert.equal((await clients[3].get(task.id)).id, task.id);
   });
 
-  test("every submit option lands in its column", async (t) => {
-    const { client } = await freshClient(t);
-    const parent = await client.submit("parent");
-    const task = await client.submit(
-      "child",
-      { a: 1 },
-      {
-        queue: "emails",
-        key: "k-1",
-        maxAttempts: 7,
-        priority: -5,
-        metadata: { trace: "abc" },
-        parentId: parent.id,
-        rootId: "root-x",
-        correlationId: "corr-1",
-        runAtDelayMs: 60_000,
-      },
-    );
-    assert.equal(task.queue, "emails");
-    assert.equal(task.max_attempts, 7);
-    assert.equal(task.priority, -5);
-    assert.deepEqual(task.metadata, { trace: "abc" });
-    assert.equal(task.parent_id, parent.id);
-    assert.equal(task.root_id, "root-x");
-    assert.equal(task.correlation_id, "corr-1");
-    assert.equal(task.run_at_ms - task.created_at_ms, 60_000, "run_at = database now + delay");
-    assert.deepEqual(await client.getByKey("k-1"), task);
-    assert.deepEqual(await client.get(task.id), task);
-  });
-
-  test("submit validation is a plain Error and writes nothing", async (t) => {
-    const { client } = await freshClient(t);
-    for (const [opts, message] of [
-      [{ conflict: "merge" }, "unknown conflict strategy: merge"],
-      [{ maxAttempts: 0 }, "maxAttempts must be >= 1, got 0"],
-      [{ runAtDelayMs: -1 }, "runAtDelayMs must be >= 0, got -1"],
-    ]) {
-      const err = await rejectionOf(client.submit("job", {}, opts));
-      assert.equal(err instanceof CairnQError, false);
-      assert.equal(err.message, message);
-    }
-    assert.deepEqual(await client.stats(), {});
-  });
 });
 
 // ---------------------------------------------------------------------------
@@ -267,43 +211,6 @@ describe("Postgres: jsonb columns and numbers", { skip: PG_SKIP, timeout: SUITE_
 
 // ---------------------------------------------------------------------------
 describe("Postgres: keyed submit strategies", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
-  test("reuse returns a live task, and creates a new one after success, failure or cancel", async (t) => {
-    const { client } = await freshClient(t);
-    const first = await client.submit("job", { v: 1 }, { key: "k" });
-    assert.deepEqual(await client.submit("job", { v: 2 }, { key: "k" }), first);
-    const running = await claimTask(client.store, first);
-    assert.deepEqual(await client.submit("job", { v: 3 }, { key: "k", conflict: "reuse" }), running);
-    const done = await client.store.complete({ taskId: first.id, workerId: "w1", result: { ok: 1 } });
-
-    const afterSuccess = await client.submit("job", { v: 4 }, { key: "k" });
-    assert.notEqual(afterSuccess.id, first.id);
-    assert.equal((await client.getByKey("k")).id, afterSuccess.id);
-    assert.deepEqual(await client.get(first.id), done, "the old task is untouched");
-
-    await client.cancel(afterSuccess.id);
-    const afterCancel = await client.submit("job", { v: 5 }, { key: "k" });
-    assert.notEqual(afterCancel.id, afterSuccess.id);
-    await claimTask(client.store, afterCancel);
-    await client.store.fail({ taskId: afterCancel.id, workerId: "w1", error: ENVELOPE, retryable: false });
-    const afterFail = await client.submit("job", { v: 6 }, { key: "k" });
-    assert.notEqual(afterFail.id, afterCancel.id);
-    assert.equal((await client.list()).length, 4);
-  });
-
-  test("reuse-succeeded returns a succeeded task with its result, but not a failed one", async (t) => {
-    const { client } = await freshClient(t);
-    const done = await submitAndSucceed(client, "answer", { answer: 42 }, { key: "ok" });
-    const hit = await client.submit("answer", {}, { key: "ok", conflict: "reuse-succeeded" });
-    assert.equal(hit.id, done.id);
-    assert.deepEqual(hit.result, { answer: 42 });
-    const live = await client.submit("live", {}, { key: "live" });
-    assert.equal((await client.submit("live", {}, { key: "live", conflict: "reuse-succeeded" })).id, live.id);
-    const failed = await submitAndFail(client, "broken", { key: "bad" });
-    const fresh = await client.submit("broken", {}, { key: "bad", conflict: "reuse-succeeded" });
-    assert.notEqual(fresh.id, failed.id);
-    assert.equal(fresh.status, "queued");
-  });
-
   test("reject raises AlreadyExists for any existing task, rolls back, and leaves no advisory lock", async (t) => {
     const { client, dsn } = await freshClient(t);
     const queued = await client.submit("q.job", {}, { key: "q" });
@@ -327,28 +234,6 @@ describe("Postgres: keyed submit strategies", { skip: PG_SKIP, timeout: SUITE_TI
     assert.equal(await psql(dsn, "select count(*) from pg_locks where locktype = 'advisory'"), "0");
     const fresh = await client.submit("job", {}, { key: "unused", conflict: "reject" });
     assert.equal((await client.getByKey("unused")).id, fresh.id);
-  });
-
-  test("replace cancels a queued task, flags a running one, leaves a terminal one alone", async (t) => {
-    const { client } = await freshClient(t);
-    const queued = await client.submit("job", { v: 1 }, { key: "q" });
-    const replacement = await client.submit("job", { v: 2 }, { key: "q", conflict: "replace" });
-    assert.notEqual(replacement.id, queued.id);
-    assert.equal((await client.get(queued.id)).status, "canceled");
-    assert.equal((await client.getByKey("q")).id, replacement.id);
-
-    const running = await client.submit("run.job", {}, { key: "r" });
-    await claimTask(client.store, running);
-    const second = await client.submit("run.job", {}, { key: "r", conflict: "replace" });
-    const flagged = await client.get(running.id);
-    assert.equal(flagged.status, "running");
-    assert.notEqual(flagged.cancel_requested_at_ms, null);
-    assert.equal((await client.getByKey("r")).id, second.id);
-
-    const done = await submitAndSucceed(client, "done.job", { r: 1 }, { key: "d" });
-    const third = await client.submit("done.job", {}, { key: "d", conflict: "replace" });
-    assert.notEqual(third.id, done.id);
-    assert.deepEqual(await client.get(done.id), done);
   });
 
   test("concurrent reuse submits from four clients collapse onto one task per key (the advisory lock)", async (t) => {
@@ -405,194 +290,7 @@ describe("Postgres: keyed submit strategies", { skip: PG_SKIP, timeout: SUITE_TI
 });
 
 // ---------------------------------------------------------------------------
-describe("Postgres: reads, cancel, retry, purge, stats, queueDepth", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
-  test("get/getByKey give null for what does not exist", async (t) => {
-    const { client } = await freshClient(t);
-    assert.equal(await client.get("task_01HZZZZZZZZZZZZZZZZZZZZZZZ"), null);
-    assert.equal(await client.getByKey("nope"), null);
-    await client.submit("job", {}, { key: "" });
-    assert.equal((await client.getByKey("")).name, "job", "an empty string is a real key");
-  });
-
-  test("list filters by equality, orders newest first with the id as tie-break, and pages", async (t) => {
-    const { client } = await freshClient(t);
-    const made = [];
-    for (let i = 0; i < 12; i++) {
-      made.push(
-        await client.submit(i % 2 ? "odd" : "even", { i }, {
-          queue: i % 3 ? "a" : "b",
-          rootId: i < 4 ? "r1" : null,
-          correlationId: i === 5 ? "c5" : null,
-        }),
-      );
-    }
-    const runner = await client.submit("runner", {}, { queue: "c" });
-    await claimTask(client.store, runner);
-    made.push(runner);
-    const all = newestFirst(made).map((x) => x.id);
-    assert.deepEqual((await client.list()).map((x) => x.id), all);
-    assert.deepEqual((await client.list({ limit: 5, offset: 5 })).map((x) => x.id), all.slice(5, 10));
-    assert.deepEqual((await client.list({ limit: 5, offset: 10 })).map((x) => x.id), all.slice(10));
-    assert.deepEqual(await client.list({ limit: 0 }), []);
-    const names = (rows) => rows.map((x) => x.id).sort();
-    assert.deepEqual(names(await client.list({ name: "odd" })), names(made.filter((x) => x.name === "odd")));
-    assert.deepEqual(names(await client.list({ queue: "b", name: "even" })), names(made.filter((x) => x.queue === "b" && x.name === "even")));
-    assert.deepEqual(names(await client.list({ rootId: "r1" })), names(made.slice(0, 4)));
-    assert.deepEqual(names(await client.list({ correlationId: "c5" })), [made[5].id]);
-    assert.deepEqual(names(await client.list({ status: "running" })), [runner.id]);
-    assert.equal((await client.list({ status: null, queue: null })).length, 13);
-    const err = await rejectionOf(client.list({ status: "done" }));
-    assert.equal(err.message, "unknown status filter: done");
-  });
-
-  test("cancel: queued → canceled at once; running → flag only; terminal or missing → null", async (t) => {
-    const { client } = await freshClient(t);
-    const queued = await client.submit("job");
-    const canceled = await client.cancel(queued.id);
-    assert.equal(canceled.status, "canceled");
-    assert.equal(canceled.cancel_requested_at_ms, null);
-    assert.notEqual(canceled.completed_at_ms, null);
-    assert.equal(await client.cancel(queued.id), null);
-    assert.equal(await client.cancel("task_missing"), null);
-
-    const running = await client.submit("job2");
-    await claimTask(client.store, running);
-    const flagged = await client.cancel(running.id);
-    assert.equal(flagged.status, "running");
-    assert.notEqual(flagged.cancel_requested_at_ms, null);
-    // Cancel wins on completion: the result is dropped.
-    const finished = await client.store.complete({ taskId: running.id, workerId: "w1", result: { dropped: true } });
-    assert.equal(finished.status, "canceled");
-    assert.equal(finished.result, null);
-
-    const keyed = await client.submit("job3", {}, { key: "kc" });
-    assert.equal((await client.cancelByKey("kc")).id, keyed.id);
-    assert.equal((await client.get(keyed.id)).status, "canceled");
-    assert.equal(await client.cancelByKey("kc"), null);
-    assert.equal(await client.cancelByKey("unknown"), null);
-  });
-
-  test("retry re-queues failed and canceled tasks; resetAttempt zeroes the attempt; retryByKey", async (t) => {
-    const { client } = await freshClient(t);
-    const failed = await submitAndFail(client, "job", { key: "kr" });
-    assert.equal(failed.status, "failed");
-    assert.equal(failed.attempt, 1);
-    const again = await client.retry(failed.id);
-    assert.equal(again.status, "queued");
-    assert.equal(again.attempt, 1);
-    assert.equal(again.error, null);
-    assert.equal(again.completed_at_ms, null);
-    assert.equal(await client.retry(failed.id), null, "a queued task cannot be retried");
-    await client.cancel(failed.id);
-    const reset = await client.retryByKey("kr", { resetAttempt: true });
-    assert.equal(reset.id, failed.id);
-    assert.equal(reset.attempt, 0);
-    assert.equal(reset.status, "queued");
-    assert.equal(await client.retryByKey("unknown"), null);
-    assert.equal(await client.retry("task_missing"), null);
-    const done = await submitAndSucceed(client, "ok");
-    assert.equal(await client.retry(done.id), null);
-  });
-
-  test("purge deletes finished tasks strictly older than the cutoff, oldest first, in limit-sized batches; keys cascade", async (t) => {
-    const { client } = await freshClient(t);
-    const live = await client.submit("live");
-    const finished = [];
-    for (let i = 0; i < 5; i++) finished.push(await submitAndSucceed(client, "done", { i }, { key: `k${i}` }));
-    await waitUntilPast(finished.at(-1).completed_at_ms);
-    assert.deepEqual(await client.purge({ olderThanMs: 3_600_000 }), [], "nothing is an hour old");
-    const first = await client.purge({ limit: 2 });
-    assert.equal(first.length, 2);
-    const byCompletion = [...finished].sort((a, b) => a.completed_at_ms - b.completed_at_ms || 0);
-    for (const id of first) assert.ok(byCompletion.slice(0, 3).some((x) => x.id === id), "oldest completions first");
-    const rest = await client.purge();
-    assert.deepEqual([...first, ...rest].sort(), finished.map((x) => x.id).sort());
-    assert.equal(await client.getByKey("k0"), null, "the key went with its task");
-    assert.deepEqual((await client.list()).map((x) => x.id), [live.id]);
-    const fresh = await client.submit("done", {}, { key: "k0", conflict: "reject" });
-    assert.equal(fresh.status, "queued", "a purged key is free again");
-    const err = await rejectionOf(client.purge({ limit: 0 }));
-    assert.equal(err.message, "limit must be >= 1, got 0");
-  });
-
-  test("stats: per queue, zero-filled, queues ascending; {} when empty; queueDepth counts queued rows", async (t) => {
-    const { client } = await freshClient(t);
-    assert.deepEqual(await client.stats(), {});
-    await client.submit("job", {}, { queue: "zeta" });
-    await client.submit("job", {}, { queue: "alpha", runAtDelayMs: 60_000 });
-    const running = await client.submit("job", {}, { queue: "alpha" });
-    await claimTask(client.store, running);
-    await submitAndSucceed(client, "done", {}, { queue: "alpha" });
-    const stats = await client.stats();
-    assert.deepEqual(Object.keys(stats), ["alpha", "zeta"]);
-    assert.deepEqual(stats, {
-      alpha: { queued: 1, running: 1, succeeded: 1, failed: 0, canceled: 0 },
-      zeta: { queued: 1, running: 0, succeeded: 0, failed: 0, canceled: 0 },
-    });
-    assert.deepEqual(Object.keys(stats.alpha), ["queued", "running", "succeeded", "failed", "canceled"]);
-    assert.equal(await client.queueDepth("alpha", 5), 4, "the delayed task counts, the running one does not");
-    assert.equal(await client.queueDepth("alpha", 1), 0);
-    assert.equal(await client.queueDepth("empty", 3), 3);
-    assert.equal(await client.queueDepth("alpha", 0), 0);
-    const err = await rejectionOf(client.queueDepth("alpha", -1));
-    assert.equal(err.message, "maxDepth must be a non-negative integer, got -1");
-  });
-});
-
-// ---------------------------------------------------------------------------
 describe("Postgres: wait, call and push wakeups", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
-  test("wait resolves with any terminal status; a timeout keeps the task and describes it", async (t) => {
-    const { client } = await freshClient(t);
-    const done = await submitAndSucceed(client, "ok", { r: 1 });
-    assert.deepEqual(await client.wait(done.id), done);
-    const failed = await submitAndFail(client, "bad");
-    assert.equal((await client.wait(failed.id)).status, "failed");
-
-    const queued = await client.submit("unhandled");
-    const err = await rejectionOf(client.wait(queued.id, { timeoutMs: 300 }));
-    assert.ok(err instanceof TaskTimeout);
-    assert.match(err.message, /never claimed by a worker/);
-    assert.match(err.message, /'unhandled'/);
-    assert.equal(err.task.status, "queued");
-    assert.equal((await client.get(queued.id)).status, "queued");
-
-    const missing = await rejectionOf(client.waitByKey("nokey", { timeoutMs: 100 }));
-    assert.match(missing.message, /no task under this key/);
-    assert.equal(missing.key, "nokey");
-  });
-
-  test("call: the result, TaskFailed, TaskCanceled — with a worker on the same database", async (t) => {
-    const { client, dsn } = await freshClient(t);
-    const worker = makePgWorker(t, dsn, { retryBackoffMs: 0 });
-    worker.worker.task("double", (ctx, p) => ({ doubled: p.n * 2, attempt: ctx.attempt }));
-    worker.worker.task("reject", () => {
-      throw Object.assign(new Error("nope"), { name: "ValueError" });
-    });
-    worker.worker.task("slow", async (ctx) => {
-      while (!(await ctx.canceled())) await new Promise((r) => setTimeout(r, 20));
-      return { late: true };
-    });
-    worker.start();
-
-    assert.deepEqual(await client.call("double", { n: 21 }), { doubled: 42, attempt: 1 });
-    const failed = await rejectionOf(client.call("reject", {}, { maxAttempts: 2 }));
-    assert.ok(failed instanceof TaskFailed, String(failed));
-    assert.equal(failed.type, "ValueError");
-    assert.equal(failed.code, "handler_error");
-    assert.equal(failed.message, "nope");
-
-    const slow = client.call("slow", {}, { key: "slow-1" });
-    slow.catch(() => {});
-    const running = await waitFor(async () => {
-      const task = await client.getByKey("slow-1");
-      return task?.status === "running" ? task : null;
-    });
-    await client.cancel(running.id);
-    const canceled = await rejectionOf(slow);
-    assert.ok(canceled instanceof TaskCanceled, String(canceled));
-    assert.equal(canceled.taskId, running.id);
-  });
-
   test("LISTEN/NOTIFY: with 5 s polls on both sides, calls complete well within 3 s", async (t) => {
     const { client, dsn, database, adminDsn } = await freshClient(t);
     const worker = makePgWorker(t, dsn, { pollIntervalMs: 5000 });
@@ -657,54 +355,5 @@ describe("Postgres: wait, call and push wakeups", { skip: PG_SKIP, timeout: SUIT
     assert.equal(await client.call("add", { a: 2, b: 3 }, { pollMs: 5000, waitTimeoutMs: 20_000 }), 5);
     const elapsed = Date.now() - started;
     assert.ok(elapsed < 3000, `the call took ${elapsed}ms`);
-  });
-});
-
-// ---------------------------------------------------------------------------
-describe("Postgres: backpressure and retention", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
-  test("a full queue rejects with QueueFull and writes nothing; room made elsewhere lets a waiting submit in", async (t) => {
-    const { client, dsn } = await freshClient(t, { maxQueueDepth: { limited: 3 }, maxQueueWaitMs: 300, queuePollIntervalMs: 20 });
-    const queued = [];
-    for (let i = 0; i < 3; i++) queued.push(await client.submit("job", { i }, { queue: "limited" }));
-    const started = Date.now();
-    const err = await rejectionOf(client.submit("job", { i: 3 }, { queue: "limited" }));
-    assert.ok(err instanceof QueueFull, String(err));
-    assert.equal(err.queue, "limited");
-    assert.equal(err.maxDepth, 3);
-    assert.ok(err.waitedMs >= 300, `waitedMs ${err.waitedMs}`);
-    assert.ok(Date.now() - started >= 300);
-    assert.equal((await client.list({ queue: "limited" })).length, 3, "nothing was enqueued");
-    // Other queues are not gated by a record limit.
-    for (let i = 0; i < 5; i++) await client.submit("job", {}, { queue: "free" });
-
-    // A second client on the same database, willing to wait.
-    const patient = openPgClient(t, dsn, { maxQueueDepth: 3, maxQueueWaitMs: 30_000, queuePollIntervalMs: 20 });
-    const waiting = patient.submit("job", { late: true }, { queue: "limited" });
-    waiting.catch(() => {});
-    assert.equal(await settlesWithin(waiting, 300), false, "the queue is full");
-    await client.cancel(queued[0].id);
-    const admitted = await waiting;
-    assert.deepEqual(admitted.payload, { late: true });
-    assert.equal((await client.list({ queue: "limited", status: "queued" })).length, 3);
-  });
-
-  test("retention with a short interval purges finished tasks and keeps live ones", async (t) => {
-    const { dsn } = await createDatabase(t);
-    const setup = openPgClient(t, dsn);
-    const live = await setup.submit("live");
-    const finished = [];
-    for (let i = 0; i < 3; i++) finished.push(await submitAndSucceed(setup, "done", { i }));
-    finished.push(await submitAndFail(setup, "broken"));
-    const errors = [];
-    const swept = openPgClient(t, dsn, { retention: { olderThanMs: 0, intervalMs: 50, onError: (e) => errors.push(e) } });
-    await waitFor(async () => (await setup.list()).length === 1, { timeoutMs: 20_000, message: "retention never purged" });
-    assert.deepEqual((await setup.list()).map((x) => x.id), [live.id]);
-    for (const task of finished) assert.equal(await setup.get(task.id), null);
-    // It keeps sweeping: a task finished later goes too.
-    const later = await submitAndSucceed(setup, "done", { later: true });
-    await waitFor(async () => (await setup.get(later.id)) === null, { timeoutMs: 20_000 });
-    assert.equal((await setup.get(live.id)).status, "queued");
-    assert.deepEqual(errors, []);
-    await swept.close();
   });
 });

@@ -163,33 +163,6 @@ export function makePgWorker(t, dsn, opts = {}) {
   return manageWorker(t, worker);
 }
 
-/** Resolve once the task is in one of `statuses`; returns the row. */
-export async function waitForStatus(client, taskId, statuses, { timeoutMs = 30_000 } = {}) {
-  const wanted = Array.isArray(statuses) ? statuses : [statuses];
-  let last = null;
-  try {
-    return await waitFor(
-      async () => {
-        last = await client.get(taskId);
-        return last && wanted.includes(last.status) ? last : null;
-      },
-      { timeoutMs, intervalMs: 20 },
-    );
-  } catch (err) {
-    err.message = `task ${taskId} did not reach ${wanted.join("/")} within ${timeoutMs}ms; last row: ${JSON.stringify(last)}`;
-    throw err;
-  }
-}
-
-/** Total rows per status over all queues, e.g. {succeeded: 5, queued: 0, …}. */
-export async function statusTotals(client) {
-  const totals = { queued: 0, running: 0, succeeded: 0, failed: 0, canceled: 0 };
-  for (const counts of Object.values(await client.stats())) {
-    for (const [status, n] of Object.entries(counts)) totals[status] += n;
-  }
-  return totals;
-}
-
 /** A TCP port on 127.0.0.1 that nothing listens on right now. */
 export function freePort() {
   return new Promise((resolve, reject) => {

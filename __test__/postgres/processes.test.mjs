@@ -9,7 +9,8 @@ import assert from "node:assert/strict";
 import path from "node:path";
 
 import { CairnQ } from "../../index.mjs";
-import { defer, waitFor } from "../helpers.mjs";
+import { defer, statusTotals, waitFor } from "../helpers.mjs";
+import { waitForStatus } from "../worker-helpers.mjs";
 import {
   PG_SKIP,
   createDatabase,
@@ -18,9 +19,7 @@ import {
   readJsonLines,
   serverBinDir,
   spawnPgFixture,
-  statusTotals,
   tempDir,
-  waitForStatus,
 } from "./pg-helpers.mjs";
 
 // A hung test must fail, not hold CI: generous for a loaded machine.

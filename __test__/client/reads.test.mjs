@@ -1,0 +1,109 @@
+// Reads (API.md §6): get, getByKey and list with its filters, order and paging
+// — on every dialect.
+
+import assert from "node:assert/strict";
+
+import {
+  TASK_COLUMNS,
+  assertPlainError,
+  claimTask,
+  newestFirst,
+  rejectionOf,
+  waitUntilPast,
+} from "../helpers.mjs";
+import { forEachDialect, test } from "../dialects.mjs";
+
+// ---------------------------------------------------------------------------
+forEachDialect("get, getByKey and list", (dialect) => {
+  test("get and getByKey return null for what does not exist", async (t) => {
+    const { client } = await dialect.open(t);
+    assert.equal(await client.get("task_01HZZZZZZZZZZZZZZZZZZZZZZZ"), null);
+    assert.equal(await client.getByKey("never-used"), null);
+  });
+
+  test("getByKey follows the key to the task it currently points at", async (t) => {
+    const { client } = await dialect.open(t);
+    const first = await client.submit("job", {}, { key: "k" });
+    assert.equal((await client.getByKey("k")).id, first.id);
+    const second = await client.submit("job", {}, { key: "k", conflict: "replace" });
+    assert.deepEqual(await client.getByKey("k"), second);
+  });
+
+  test("each filter narrows by equality and null means no filter", async (t) => {
+    const { client } = await dialect.open(t);
+    const a = await client.submit("alpha", {}, { queue: "q1", correlationId: "c1" });
+    const b = await client.submit("beta", {}, { queue: "q2", correlationId: "c1", rootId: a.id, parentId: a.id });
+    const c = await client.submit("alpha", {}, { queue: "q2" });
+    await claimTask(client.store, c);
+    const ids = async (input) => (await client.list(input)).map((x) => x.id).sort();
+
+    assert.deepEqual(await ids({ status: "running" }), [c.id]);
+    assert.deepEqual(await ids({ status: "queued" }), [a.id, b.id].sort());
+    assert.deepEqual(await ids({ status: "failed" }), []);
+    assert.deepEqual(await ids({ queue: "q2" }), [b.id, c.id].sort());
+    assert.deepEqual(await ids({ name: "alpha" }), [a.id, c.id].sort());
+    assert.deepEqual(await ids({ rootId: a.id }), [a.id, b.id].sort());
+    assert.deepEqual(await ids({ correlationId: "c1" }), [a.id, b.id].sort());
+    assert.deepEqual(await ids({ name: "alpha", queue: "q2" }), [c.id]);
+    assert.deepEqual(await ids({ name: "alpha", status: "queued", queue: "q2" }), []);
+    assert.deepEqual(
+      await ids({ status: null, queue: null, name: null, rootId: null, correlationId: null }),
+      [a.id, b.id, c.id].sort(),
+    );
+    assert.deepEqual(await ids(), [a.id, b.id, c.id].sort());
+  });
+
+  test("order is newest first with the id as tie-break, and limit/offset page through it", async (t) => {
+    const { client } = await dialect.open(t);
+    // Concurrent submits share milliseconds, which exercises the id tie-break.
+    const created = [];
+    for (let round = 0; round < 3; round++) {
+      created.push(...(await Promise.all(Array.from({ length: 10 }, (_, i) => client.submit("job", { round, i })))));
+      const newest = Math.max(...created.map((x) => x.created_at_ms));
+      await waitUntilPast(newest);
+    }
+    const expected = newestFirst(created).map((x) => x.id);
+    const listed = (await client.list()).map((x) => x.id);
+    assert.deepEqual(listed, expected);
+    assert.deepEqual((await client.list({ limit: 7 })).map((x) => x.id), expected.slice(0, 7));
+    assert.deepEqual((await client.list({ limit: 7, offset: 5 })).map((x) => x.id), expected.slice(5, 12));
+    assert.deepEqual((await client.list({ offset: 28 })).map((x) => x.id), expected.slice(28));
+    assert.deepEqual(await client.list({ offset: 30 }), []);
+    assert.deepEqual(await client.list({ limit: 0 }), []);
+  });
+
+  test("the default limit is 100", async (t) => {
+    const { client } = await dialect.open(t);
+    await Promise.all(Array.from({ length: 105 }, () => client.submit("job")));
+    assert.equal((await client.list()).length, 100);
+    assert.equal((await client.list({ limit: 200 })).length, 105);
+  });
+
+  test("rows come back with the 23 columns in table order", async (t) => {
+    const { client } = await dialect.open(t);
+    await client.submit("job");
+    const [row] = await client.list();
+    assert.deepEqual(Object.keys(row), TASK_COLUMNS);
+  });
+
+  test("an unknown status filter is a plain Error", async (t) => {
+    const { client } = await dialect.open(t);
+    assertPlainError(await rejectionOf(client.list({ status: "done" })), "unknown status filter: done");
+  });
+
+  test("negative limit or offset is a plain Error echoing the raw inputs", async (t) => {
+    const { client } = await dialect.open(t);
+    assertPlainError(
+      await rejectionOf(client.list({ limit: -1 })),
+      "limit/offset must be >= 0, got limit=-1 offset=undefined",
+    );
+    assertPlainError(
+      await rejectionOf(client.list({ offset: -2 })),
+      "limit/offset must be >= 0, got limit=undefined offset=-2",
+    );
+    assertPlainError(
+      await rejectionOf(client.list({ limit: 5, offset: -1 })),
+      "limit/offset must be >= 0, got limit=5 offset=-1",
+    );
+  });
+});
