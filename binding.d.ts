@@ -103,11 +103,12 @@ export declare class NativeWorker {
    */
   settle(id: number, outcome: OutcomeArg): string | null
   /**
-   * Handlers of single-task calls that returned, gathered over a tick:
-   * call ids and their results' JSON (`null` for no result). Returns the
-   * calls to start now, like `settle`.
+   * Handlers that returned, gathered over a tick: call ids, how many
+   * tasks each call has, and their results' JSON (`null` for no result),
+   * each call's tasks in order. Returns the calls to start now, like
+   * `settle`.
    */
-  settleReturned(ids: Array<number>, results: Array<string | undefined | null>): string | null
+  settleReturned(ids: Array<number>, counts: Array<number>, results: Array<string | undefined | null>): string | null
   /**
    * The native half of task `index` of call `call`; `null` once the call's
    * settlement is written.

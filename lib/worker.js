@@ -65,10 +65,12 @@ class Worker {
      */
     this._running = new Map();
     /**
-     * Single-task calls that returned this tick: ids and result JSON.
+     * Calls that returned this tick: ids, result counts and result JSON.
      * @type {number[]}
      */
     this._returnedIds = [];
+    /** @type {number[]} how many results each of those calls has */
+    this._returnedCounts = [];
     /** @type {(string | null)[]} */
     this._returnedResults = [];
     const onError = opts.onError;
@@ -276,28 +278,32 @@ class Worker {
   }
 
   /**
-   * A handler returned. Plain single-task results are gathered over the tick
-   * and handed to Rust in one call; anything else settles on its own.
+   * A handler returned. Results that encode are gathered over the tick and
+   * handed to Rust in one call (each call's tasks' results in order); a call
+   * with a result that does not encode settles on its own.
    * @param {Call} call
    * @param {unknown} value
    */
   _returned(call, value) {
     const results = resultsOf(value, call.tasks, call.batch);
-    if (call.batch || results[0].unserializable !== undefined) {
+    if (results.some((r) => r.unserializable !== undefined)) {
       this._settle(call, { kind: "returned", results });
       return;
     }
     this._running.delete(call.id);
     if (this._returnedIds.push(call.id) === 1) process.nextTick(() => this._flushReturned());
-    this._returnedResults.push(results[0].json ?? null);
+    this._returnedCounts.push(results.length);
+    for (const result of results) this._returnedResults.push(result.json ?? null);
   }
 
   _flushReturned() {
     const ids = this._returnedIds;
+    const counts = this._returnedCounts;
     const results = this._returnedResults;
     this._returnedIds = [];
+    this._returnedCounts = [];
     this._returnedResults = [];
-    this._startNext(this._native.settleReturned(ids, results));
+    this._startNext(this._native.settleReturned(ids, counts, results));
   }
 
   /**
@@ -368,12 +374,15 @@ function resultsOf(value, rows, batch) {
   return rows.map((row) => encodeResult(byId[row.id]));
 }
 
+/** @type {ResultArg} */
+const NO_RESULT = Object.freeze({});
+
 /**
  * @param {unknown} value
  * @returns {ResultArg}
  */
 function encodeResult(value) {
-  if (value == null) return {};
+  if (value == null) return NO_RESULT;
   try {
     return { json: dumpJson(value) };
   } catch (err) {

@@ -280,14 +280,25 @@ impl NativeWorker {
         self.ready()
     }
 
-    /// Handlers of single-task calls that returned, gathered over a tick:
-    /// call ids and their results' JSON (`null` for no result). Returns the
-    /// calls to start now, like `settle`.
+    /// Handlers that returned, gathered over a tick: call ids, how many
+    /// tasks each call has, and their results' JSON (`null` for no result),
+    /// each call's tasks in order. Returns the calls to start now, like
+    /// `settle`.
     #[napi]
-    pub fn settle_returned(&self, ids: Vec<f64>, results: Vec<Option<String>>) -> Option<String> {
-        for (id, json) in ids.into_iter().zip(results) {
-            let outcome = CallOutcome::Returned(vec![TaskResult::Value(json)]);
-            self.worker.settle(id as u64, outcome);
+    pub fn settle_returned(
+        &self,
+        ids: Vec<f64>,
+        counts: Vec<u32>,
+        results: Vec<Option<String>>,
+    ) -> Option<String> {
+        let mut results = results.into_iter();
+        for (id, count) in ids.into_iter().zip(counts) {
+            let values = results
+                .by_ref()
+                .take(count as usize)
+                .map(TaskResult::Value)
+                .collect();
+            self.worker.settle(id as u64, CallOutcome::Returned(values));
         }
         self.ready()
     }
