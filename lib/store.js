@@ -53,6 +53,8 @@ class TaskStore {
      * @type {PendingWrite[]}
      */
     this._tick = [];
+    /** Whether a lone write may be tried on this thread first. */
+    this._inlineWrites = true;
   }
 
   /**
@@ -75,7 +77,7 @@ class TaskStore {
     this._tick = [];
     // One JSON text crosses to Rust, and one comes back.
     const text = `[${writes.map((w) => encodeWrite(w.args)).join(",")}]`;
-    if (writes.length === 1) {
+    if (writes.length === 1 && this._inlineWrites) {
       let now;
       try {
         now = this._native.writeNow(text);
@@ -462,6 +464,8 @@ class PostgresStore extends TaskStore {
    */
   constructor(dsn, opts = {}) {
     super(nativeSync(() => NativeStore.postgres(dsn, opts.max ?? undefined)));
+    // Every Postgres write crosses the network: none can run inline.
+    this._inlineWrites = false;
   }
 
   /**
