@@ -1,9 +1,10 @@
-// Public types of cairnq 0.7.0 (API.md §1–§12). One declaration file serves
+// Public types of cairnq 0.7.0 (docs/api.md). One declaration file serves
 // both entry points: `import` (index.mjs) and `require` (index.js) load the
 // very same objects, so `instanceof` and these types agree across the two.
 
 // ---------------------------------------------------------------------------
-// §2 Data model and plain types
+// Data model and plain types (docs/api.md, "Tasks and statuses", "Values and
+// JSON")
 // ---------------------------------------------------------------------------
 
 /** The five task statuses, in protocol order. */
@@ -187,7 +188,7 @@ type RetryOptions = { resetAttempt?: boolean };
 type RunOptions = { concurrency?: number };
 
 // ---------------------------------------------------------------------------
-// §4 Errors
+// Errors (docs/api.md, "Errors")
 // ---------------------------------------------------------------------------
 
 /** Base class of every cairnq error. */
@@ -288,7 +289,7 @@ export declare class SerializationError extends CairnQError {
 }
 
 // ---------------------------------------------------------------------------
-// §7 Stores
+// Stores (docs/api.md, "Stores")
 // ---------------------------------------------------------------------------
 
 /** `draw(names, limit)`: one claim statement inside a claim session. */
@@ -378,7 +379,7 @@ export declare class PostgresStore extends TaskStore {
 }
 
 // ---------------------------------------------------------------------------
-// §5–§6 Client
+// Client (docs/api.md, "CairnQ", "Waits and call")
 // ---------------------------------------------------------------------------
 
 /** The API-side handle: submit, inspect, wait, call. */
@@ -417,7 +418,7 @@ export declare class CairnQ {
 }
 
 // ---------------------------------------------------------------------------
-// §8–§9 Backpressure and retention
+// Backpressure and retention (docs/api.md, "Backpressure", "Retention")
 // ---------------------------------------------------------------------------
 
 export declare class QueueDepthGate {
@@ -439,7 +440,7 @@ export declare class RetentionSweeper {
 }
 
 // ---------------------------------------------------------------------------
-// §10–§11 Worker
+// Worker (docs/api.md, "Worker options" to "Heartbeat and blocked loops")
 // ---------------------------------------------------------------------------
 
 export type WorkerOptions = TaskContextOptions &
@@ -503,7 +504,7 @@ export declare class Worker {
 }
 
 // ---------------------------------------------------------------------------
-// §12 TaskContext
+// TaskContext (docs/api.md, "TaskContext")
 // ---------------------------------------------------------------------------
 
 /** What a handler holds for one task. */

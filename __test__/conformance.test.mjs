@@ -1,7 +1,7 @@
-// The language-neutral conformance scenarios (CONFORMANCE.md) run through the
-// public JavaScript API: every scenario on a fresh SQLite file, and on Postgres
-// when CAIRNQ_TEST_PG_DSN names a server. Scenario files are read at test time
-// from the repository's conformance/scenarios (vendored; see
+// The language-neutral conformance scenarios (conformance/README.md) run
+// through the public JavaScript API: every scenario on a fresh SQLite file, and
+// on Postgres when CAIRNQ_TEST_PG_DSN names a server. Scenario files are read
+// at test time from the repository's conformance/scenarios (vendored; see
 // conformance/README.md), or from CAIRNQ_CONFORMANCE_DIR.
 //
 // The reference resolver, the equality and the assertion keys mean exactly
@@ -362,8 +362,9 @@ class Runner {
 }
 
 /**
- * CONFORMANCE §7: the renewed map as `{id, cancel_requested}` rows in the
- * order the ids were asked for, leaving out ids that were not renewed.
+ * conformance/README.md ("What a runner has to know", `heartbeat_batch`): the
+ * renewed map as `{id, cancel_requested}` rows in the order the ids were asked
+ * for, leaving out ids that were not renewed.
  */
 function flattenHeartbeats(ids, renewed) {
   return ids
@@ -435,7 +436,8 @@ for (const dialect of [sqlite, postgres(process.env[PG_DSN_ENV])]) {
   });
 }
 
-// CONFORMANCE §9: checks that accompany the scenarios.
+// Checks that accompany the scenarios (conformance/README.md, "What a runner
+// has to know").
 
 test("the scenario directory is not empty", () => {
   assert.ok(scenarios.length > 0, `no scenarios in ${SCENARIO_DIR}`);

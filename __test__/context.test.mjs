@@ -1,7 +1,8 @@
-// TaskContext built by hand (API.md §12): `new TaskContext(store, task,
-// workerId, leaseMs, opts)` over a task claimed with `store.claim`, without a
-// Worker. Covers the read-only members, the write methods, every FailReason
-// form (§4.1), the write gate (§12.2) and the backoff options (§13).
+// TaskContext built by hand (docs/api.md, "TaskContext"): `new
+// TaskContext(store, task, workerId, leaseMs, opts)` over a task claimed with
+// `store.claim`, without a Worker. Covers the read-only members, the write
+// methods, every FailReason form, the write gate and the backoff options
+// (docs/api.md, "Errors", "TaskContext", "Retry backoff").
 import { describe, test as nodeTest } from "node:test";
 import assert from "node:assert/strict";
 
@@ -173,7 +174,7 @@ describe("writes", () => {
 });
 
 // ---------------------------------------------------------------------------
-describe("fail: every FailReason form (API.md §4.1)", () => {
+describe("fail: every FailReason form (docs/api.md, 'Envelopes')", () => {
   // With backoff disabled, a retryable failure re-queues with run_at = now.
   const noBackoff = { retryBackoffMs: 0 };
 
@@ -260,7 +261,7 @@ describe("fail: every FailReason form (API.md §4.1)", () => {
 });
 
 // ---------------------------------------------------------------------------
-describe("write gate (API.md §12.2)", () => {
+describe("write gate (docs/api.md, 'TaskContext')", () => {
   test("after settling, writes reject LostLease without touching the store and without setting lostLease", async (t) => {
     const { client, task, ctx } = await claimed(t);
     await ctx.succeed("done");

@@ -14,7 +14,7 @@ import { CairnQ, CairnQError } from "../index.mjs";
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const PYTHON = process.env.CAIRNQ_PYTHON ?? "python3";
 
-/** The 23 columns of `cairnq_tasks` in table order (PROTOCOL §3.1). */
+/** The 23 columns of `cairnq_tasks` in table order (docs/protocol.md, "Schema"). */
 export const TASK_COLUMNS = [
   "id",
   "name",
@@ -44,7 +44,7 @@ export const TASK_COLUMNS = [
 /** A task id: "task_" + a 26-character ULID. */
 export const TASK_ID = /^task_[0-7][0-9ABCDEFGHJKMNPQRSTVWXYZ]{25}$/;
 
-/** A complete error envelope (API.md §4.1), as a worker would record it. */
+/** A complete error envelope (docs/api.md, "Errors"), as a worker would record it. */
 export const ENVELOPE = {
   type: "ValidationError",
   code: "bad_input",

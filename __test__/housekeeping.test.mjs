@@ -1,7 +1,7 @@
-// Backpressure (API.md §8, ClientOptions.maxQueueDepth) and retention (API.md §9,
-// ClientOptions.retention): gating submits on queue depth, QueueFull, the gate
-// class itself, scheduled purges, the sweeper class, and process lifetime — on
-// every dialect (dialects.mjs).
+// Backpressure (docs/api.md, "Backpressure"; ClientOptions.maxQueueDepth) and
+// retention (docs/api.md, "Retention"; ClientOptions.retention): gating submits
+// on queue depth, QueueFull, the gate class itself, scheduled purges, the
+// sweeper class, and process lifetime — on every dialect (dialects.mjs).
 import assert from "node:assert/strict";
 
 import { CairnQ, CairnQError, QueueDepthGate, QueueFull, RetentionSweeper } from "../index.mjs";

@@ -1,6 +1,6 @@
-// The JSON boundary (API.md §3, PROTOCOL §2.3): what may cross into a JSON
-// column, the exact errors for what may not, and that a refused value leaves
-// the database untouched.
+// The JSON boundary (docs/api.md, "Values and JSON"; docs/protocol.md, "JSON
+// columns"): what may cross into a JSON column, the exact errors for what may
+// not, and that a refused value leaves the database untouched.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 

@@ -1,5 +1,6 @@
-// Worker-side store methods (API.md §7.3, PROTOCOL §6.11–§6.20) driven directly,
-// plus the SQLiteStore specifics of §7.4: protocolVersion, in-memory stores,
+// Worker-side store methods (docs/api.md, "Stores"; docs/protocol.md, "Claim"
+// through "Complete / succeed / fail") driven directly, plus the SQLiteStore
+// specifics (docs/api.md, "Stores"): protocolVersion, in-memory stores,
 // busyTimeoutMs and waiting for another connection's write lock.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";

@@ -14,7 +14,7 @@ export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), 
 /** `call` options for a handler that runs in this process: a hang fails, bounded. */
 export const CALL = { waitTimeoutMs: 20_000 };
 
-/** An error envelope (API.md §4.1) with its keys in column order. */
+/** An error envelope (docs/api.md, "Errors") with its keys in column order. */
 export function envelope(type, code, message, retryable, details = {}) {
   return { type, code, message, retryable, details };
 }

@@ -1,5 +1,5 @@
-// Worker processes (API.md §10.4, §11.8, §14.2): what only real processes can
-// show. Leases survive handlers that block the event loop (the reason this
+// Worker processes (docs/api.md, "Worker construction and lifecycle",
+// "Heartbeat and blocked loops"): what only real processes can show. Leases survive handlers that block the event loop (the reason this
 // package exists), a SIGKILLed worker's task is recovered after lease expiry,
 // and the lifecycle methods leave nothing behind that would keep a process
 // alive or a signal listener installed.
@@ -145,7 +145,8 @@ describe("crash recovery", () => {
 describe("robustness", () => {
   test("NaN for an unvalidated timing option does not abort the process", async (t) => {
     const { dbPath } = openClient(t);
-    // maxRunMs is validated only as "≤ 0", which NaN is not (API.md §10.1).
+    // maxRunMs is validated only as "≤ 0", which NaN is not (docs/api.md,
+    // "Worker construction and lifecycle").
     const options = ["pollIntervalMs", "heartbeatIntervalMs", "maxRunMs"];
     const proc = spawnFixture(t, "nan-options.mjs", { db: dbPath, options });
     const exit = await proc.waitExit(30_000);

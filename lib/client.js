@@ -1,5 +1,6 @@
 "use strict";
-// CairnQ, the API-side handle (API.md §5–§6): a thin face over a store.
+// CairnQ, the API-side handle (docs/api.md, "CairnQ", "Waits and call"): a thin
+// face over a store.
 
 const { TaskCanceled, TaskFailed } = require("./errors.js");
 const { RetentionSweeper } = require("./housekeeping.js");

@@ -1,7 +1,8 @@
 "use strict";
-// TaskContext (API.md §12): what a handler holds for one task. Lease state,
-// cancellation and settlement live in Rust, shared with the worker, so the
-// heartbeat and the maxRunMs timer see exactly what the handler did.
+// TaskContext (docs/api.md, "TaskContext"): what a handler holds for one task.
+// Lease state, cancellation and settlement live in Rust, shared with the
+// worker, so the heartbeat and the maxRunMs timer see exactly what the handler
+// did.
 
 const { NativeContext } = require("./native.js");
 const { LostLease, asEnvelope, fromNative } = require("./errors.js");

@@ -1,6 +1,6 @@
 "use strict";
-// Error classes (API.md §4) and the envelopes failures are recorded with.
-// Errors raised in Rust arrive as a JSON reason (`{"cairnq": <class>,
+// Error classes (docs/api.md, "Errors") and the envelopes failures are recorded
+// with. Errors raised in Rust arrive as a JSON reason (`{"cairnq": <class>,
 // "message", fields…}`) that `fromReason` maps back onto these classes, so
 // `instanceof` and `name` work the same either way. The Rust core words the
 // messages (crates/core/src/error.rs); an error decoded from a reason takes its
@@ -235,7 +235,7 @@ function exceptionEnvelope(err, retryable = true) {
 }
 
 /**
- * A `ctx.fail` reason as [envelope, retryable] (API.md §4.1).
+ * A `ctx.fail` reason as [envelope, retryable] (docs/api.md, "Errors").
  * @param {unknown} reason
  * @param {boolean} retryable
  * @returns {[Record<string, any>, boolean]}

@@ -1,6 +1,7 @@
 "use strict";
-// Backpressure (API.md §8) and retention (API.md §9): both run in Rust; these
-// classes validate through it and expose the same members as cairnq 0.7.0.
+// Backpressure and retention (docs/api.md, "Backpressure", "Retention"): both
+// run in Rust; these classes validate through it and expose the same members as
+// cairnq 0.7.0.
 
 const { NativeGate, NativeRetention } = require("./native.js");
 const { fromNative } = require("./errors.js");

@@ -1,6 +1,7 @@
 "use strict";
-// The JSON boundary (API.md §3): exactly what JSON.stringify writes, except
-// that values JSON has no faithful form for are refused instead of coerced.
+// The JSON boundary (docs/api.md, "Values and JSON"): exactly what
+// JSON.stringify writes, except that values JSON has no faithful form for are
+// refused instead of coerced.
 
 const { SerializationError } = require("./errors.js");
 

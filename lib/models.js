@@ -1,5 +1,6 @@
 "use strict";
-// Statuses and the predicates over a task row (API.md §2.2–§2.3).
+// Statuses and the predicates over a task row (docs/api.md, "Tasks and
+// statuses").
 
 /**
  * @typedef {import("../index.js").Task} Task

@@ -1,8 +1,8 @@
 "use strict";
-// Stores (API.md §7): JS faces over the Rust store. Every method encodes its
-// JSON values here (JSON.stringify semantics belong to JS), then hands off to
-// Rust, which runs the statement off the event loop and returns the row as
-// JSON text.
+// Stores (docs/api.md, "Stores"): JS faces over the Rust store. Every method
+// encodes its JSON values here (JSON.stringify semantics belong to JS), then
+// hands off to Rust, which runs the statement off the event loop and returns
+// the row as JSON text.
 
 const { NativeStore } = require("./native.js");
 const { fromNative } = require("./errors.js");
@@ -146,8 +146,8 @@ class TaskStore {
       name: input.name,
       payload: dumpJson(input.payload ?? {}),
       metadata: dumpJson(input.metadata ?? {}),
-      // null means "use the default" like undefined (API.md §2.4); the native
-      // layer only accepts undefined for an absent value.
+      // null means "use the default" like undefined (docs/api.md, "Values and
+      // JSON"); the native layer only accepts undefined for an absent value.
       queue: input.queue ?? undefined,
       key: input.key ?? undefined,
       conflict: input.conflict ?? undefined,
@@ -196,7 +196,7 @@ class TaskStore {
    * @returns {Promise<Task[]>}
    */
   async list(input = {}) {
-    // null filters mean "no filter" (API.md §2.4).
+    // null filters mean "no filter" (docs/api.md, "Values and JSON").
     const args = {
       status: input.status ?? undefined,
       queue: input.queue ?? undefined,
@@ -386,7 +386,8 @@ class TaskStore {
   }
 
   /**
-   * @internal Poll until terminal (API.md §6); used by CairnQ.wait/call.
+   * @internal Poll until terminal (docs/api.md, "Waits and call"); used by
+   * CairnQ.wait/call.
    * @param {string} taskId
    * @param {number} [timeoutMs]
    * @param {number} [pollMs]

@@ -1,7 +1,7 @@
 "use strict";
-// Worker (API.md §10–§11): registrations and lifecycle in JS, everything that
-// must keep running while a handler blocks the event loop — claims, lease
-// heartbeats, maxRunMs, retries, settlement — in Rust.
+// Worker (docs/api.md, "Registrations" to "TaskContext"): registrations and
+// lifecycle in JS, everything that must keep running while a handler blocks the
+// event loop — claims, lease heartbeats, maxRunMs, retries, settlement — in Rust.
 
 const { NativeWorker } = require("./native.js");
 const { LostLease, TaskError, errorEnvelope, exceptionEnvelope, fromNative } = require("./errors.js");
@@ -151,8 +151,9 @@ class Worker {
       opts = optsOrFn ?? {};
       fn = maybeFn;
     }
-    // API.md §10.3: any value that is not an integer >= 1 gets the message,
-    // not only numbers (a string would otherwise fail the native conversion).
+    // docs/api.md, "Registrations": any value that is not an integer >= 1 gets
+    // the message, not only numbers (a string would otherwise fail the native
+    // conversion).
     for (const option of ["batch", "concurrency"]) {
       /** @type {any} whatever the caller passed */
       const value = opts[option];
@@ -391,7 +392,7 @@ function encodeResult(value) {
 }
 
 /**
- * API.md §4.1, "classifying a thrown value".
+ * docs/api.md, "Errors": classifying a thrown value.
  * @param {unknown} thrown
  * @returns {Outcome}
  */

@@ -159,20 +159,9 @@ impl From<OutcomeArg> for CallOutcome {
 #[async_trait]
 impl Invoker for JsInvoker {
     fn start(&self, calls: &[Arc<Call>]) -> std::result::Result<(), Error> {
-        let calls: Vec<CallJson> = calls
-            .iter()
-            .map(|call| CallJson {
-                id: call.id,
-                name: &call.name,
-                batch: call.batch,
-                tasks: RawValue::from_string(tasks_to_json(call.contexts.iter().map(|c| c.task())))
-                    .expect("rows encode as JSON"),
-            })
-            .collect();
-        let text = serde_json::to_string(&calls).expect("calls encode as JSON");
         match self
             .dispatch
-            .call(text, ThreadsafeFunctionCallMode::NonBlocking)
+            .call(calls_json(calls), ThreadsafeFunctionCallMode::NonBlocking)
         {
             Status::Ok => Ok(()),
             status => Err(Error::Connection(format!(

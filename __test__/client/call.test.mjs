@@ -1,5 +1,6 @@
-// call (API.md §4): submit and wait for the result, TaskFailed, TaskCanceled,
-// TaskTimeout — on every dialect. The worker side is driven by hand.
+// call (docs/api.md, "Waits and call"): submit and wait for the result,
+// TaskFailed, TaskCanceled, TaskTimeout — on every dialect. The worker side is
+// driven by hand.
 
 import assert from "node:assert/strict";
 

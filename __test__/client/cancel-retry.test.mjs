@@ -1,4 +1,5 @@
-// cancel/cancelByKey and retry/retryByKey (API.md §7.1) — on every dialect.
+// cancel/cancelByKey and retry/retryByKey (docs/protocol.md, "Cancel", "Retry")
+// — on every dialect.
 
 import assert from "node:assert/strict";
 

@@ -1,5 +1,6 @@
-// CairnQ construction and connection (API.md §2, §5): lazy connect, an injected
-// store, close and reuse — on every dialect; SQLite files and options on SQLite.
+// CairnQ construction and connection (docs/api.md, "CairnQ"): lazy connect, an
+// injected store, close and reuse — on every dialect; SQLite files and options
+// on SQLite.
 
 import assert from "node:assert/strict";
 import fs from "node:fs";

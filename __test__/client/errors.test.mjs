@@ -1,5 +1,6 @@
-// The error classes and the public entry (API.md §4, §14.3): fields, messages,
-// inheritance, the CommonJS entry and the status predicates. No database.
+// The error classes and the public entry (docs/api.md, "Errors", "Exports"):
+// fields, messages, inheritance, the CommonJS entry and the status predicates.
+// No database.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -111,7 +112,7 @@ describe("error classes", () => {
     assert.equal(new SerializationError("nope").message, "nope");
   });
 
-  test("TaskTimeout messages and fields per §4.2", () => {
+  test("TaskTimeout messages and fields (docs/api.md, 'Errors')", () => {
     const none = new TaskTimeout("t1", { timeoutMs: 5, task: null });
     assert.equal(none.message, "task t1 did not finish within 5ms: task not found — wrong database file, or already purged?");
     assert.equal(none.taskId, "t1");

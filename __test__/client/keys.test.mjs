@@ -1,5 +1,6 @@
-// Keyed submits (API.md §5.2): the reuse, reuse-succeeded, reject and replace
-// strategies and concurrent submits on one key — on every dialect.
+// Keyed submits (docs/protocol.md, "Keyed submit"): the reuse, reuse-succeeded,
+// reject and replace strategies and concurrent submits on one key — on every
+// dialect.
 
 import assert from "node:assert/strict";
 

@@ -1,4 +1,5 @@
-// purge, stats and queueDepth (API.md §7.2) — on every dialect.
+// purge, stats and queueDepth (docs/api.md, "Stores"; docs/protocol.md,
+// "Purge") — on every dialect.
 
 import assert from "node:assert/strict";
 

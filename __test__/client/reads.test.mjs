@@ -1,5 +1,5 @@
-// Reads (API.md §6): get, getByKey and list with its filters, order and paging
-// — on every dialect.
+// Reads (docs/api.md, "Stores"): get, getByKey and list with its filters, order
+// and paging — on every dialect.
 
 import assert from "node:assert/strict";
 

@@ -1,5 +1,6 @@
-// SQLite files cairnq must not touch (API.md §2.2, PROTOCOL §9): a non-database
-// file and foreign protocol versions are refused, their bytes left alone.
+// SQLite files cairnq must not touch (docs/protocol.md, "Connection setup
+// (SQLite)", "Protocol version"): a non-database file and foreign protocol
+// versions are refused, their bytes left alone.
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";

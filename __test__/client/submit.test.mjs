@@ -1,5 +1,6 @@
-// CairnQ.submit and its options (API.md §5): the row it writes, defaults, TaskDefs,
-// and validation that writes nothing — on every dialect.
+// CairnQ.submit and its options (docs/api.md, "Values and JSON", "Stores"): the
+// row it writes, defaults, TaskDefs, and validation that writes nothing — on
+// every dialect.
 
 import { describe } from "node:test";
 import assert from "node:assert/strict";

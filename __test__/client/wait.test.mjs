@@ -1,5 +1,5 @@
-// The wait family (API.md §4.2, §6): wait and waitByKey, their timeouts and the
-// TaskTimeout they describe the task with — on every dialect.
+// The wait family (docs/api.md, "Waits and call"): wait and waitByKey, their
+// timeouts and the TaskTimeout they describe the task with — on every dialect.
 
 import assert from "node:assert/strict";
 

@@ -436,7 +436,8 @@ for (const backend of backends) {
       assert.deepEqual(failedRow.error, BAD_INPUT_ENVELOPE);
 
       // A generic exception: code/retryable/message/details cross; `type` is
-      // the language's class name (PROTOCOL §12), so only its presence is checked.
+      // the language's class name (docs/protocol.md, "Differences between
+      // SDKs"), so only its presence is checked.
       const generic = await rejectionOf(
         ours.call("fail_generic", {}, { maxAttempts: 1, waitTimeoutMs: OUR_CALL_WAIT_MS }),
       );

@@ -1,4 +1,5 @@
-// CairnQ on Postgres (PROTOCOL §5.2, §6, §9): what only Postgres has — lazy
+// CairnQ on Postgres (docs/protocol.md, "Connection setup (Postgres)",
+// "Statements", "Wakes (LISTEN/NOTIFY)"): what only Postgres has — lazy
 // migrations run against a real server, jsonb columns and numeric types, the
 // advisory key lock shared with other SDKs, and LISTEN/NOTIFY wakeups. The
 // client behaviours both dialects share run on Postgres from the shared suites

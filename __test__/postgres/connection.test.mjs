@@ -1,4 +1,5 @@
-// Postgres connections (API.md §7.5, PROTOCOL §5.2, §9): failures to connect
+// Postgres connections (docs/api.md, "Stores"; docs/protocol.md,
+// "Connection setup (Postgres)", "Wakes (LISTEN/NOTIFY)"): failures to connect
 // are clear and never show the password; a failed connect is retried by the
 // next call; close() ends every connection, the LISTEN one included; and
 // LISTEN is only an accelerator — a store whose listener cannot connect keeps

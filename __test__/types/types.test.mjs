@@ -3,8 +3,9 @@
 //  * usage.ts / usage-esm.mts / usage-cjs.cts must compile (tsc -p tsconfig.json);
 //  * every misuse/*.ts must FAIL to compile, with its errors on the line
 //    marked `// @expect-error-here` and nowhere else;
-//  * the declared exports are exactly API.md §1's list, and the runtime
-//    entries (require and import) export exactly the declared values.
+//  * the declared exports are exactly the list in docs/api.md, "Exports",
+//    and the runtime entries (require and import) export exactly the declared
+//    values.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -21,7 +22,7 @@ const baseConfig = join(here, "tsconfig.json");
 const misuseDir = join(here, "misuse");
 const MARK = "// @expect-error-here";
 
-// API.md §1.
+// docs/api.md, "Exports".
 const VALUE_EXPORTS = [
   "CairnQ", "QueueDepthGate", "RetentionSweeper", "Worker", "TaskContext", "defineTask",
   "SQLiteStore", "PostgresStore", "TaskStore", "STATUSES",
@@ -96,7 +97,7 @@ test("misuse files each fail to compile, on the marked line only", { concurrency
   await Promise.all(files.map((name) => t.test(name, () => check(name))));
 });
 
-test("index.d.ts declares exactly API.md §1's exports", async () => {
+test("index.d.ts declares exactly the exports of docs/api.md, 'Exports'", async () => {
   const require = createRequire(import.meta.url);
   const ts = require("typescript");
   const entry = join(root, "index.d.ts");

@@ -1,5 +1,6 @@
-// Batch handlers (API.md §10.3): the id → result map, other return values,
-// ctx.succeed/ctx.fail inside a batch, and batches that throw.
+// Batch handlers (docs/api.md, "Registrations", "Dispatch and settlement"): the
+// id → result map, other return values, ctx.succeed/ctx.fail inside a batch,
+// and batches that throw.
 
 import assert from "node:assert/strict";
 

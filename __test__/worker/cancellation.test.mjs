@@ -1,5 +1,6 @@
-// Cooperative cancellation and lease loss while a handler runs (API.md §11.6,
-// §12): canceled(), the abort signal, a stolen task, and the heartbeat.
+// Cooperative cancellation and lease loss while a handler runs (docs/api.md,
+// "Dispatch and settlement", "Heartbeat and blocked loops", "TaskContext"):
+// canceled(), the abort signal, a stolen task, and the heartbeat.
 
 import assert from "node:assert/strict";
 

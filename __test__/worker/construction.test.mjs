@@ -1,5 +1,5 @@
-// Worker construction (API.md §10.1): option validation, the worker id, and the
-// queues a worker polls.
+// Worker construction (docs/api.md, "Worker construction and lifecycle"):
+// option validation, the worker id, and the queues a worker polls.
 
 import assert from "node:assert/strict";
 

@@ -1,5 +1,6 @@
-// Delivery (API.md §10–§11): every task reaches a handler exactly once with its
-// context, one call at a time or in batches of at most `batch`.
+// Delivery (docs/api.md, "Registrations", "Dispatch and settlement"): every
+// task reaches a handler exactly once with its context, one call at a time or
+// in batches of at most `batch`.
 
 import assert from "node:assert/strict";
 

@@ -1,5 +1,5 @@
-// The TaskContext a handler receives (API.md §12): read-only members, writes,
-// child tasks, ctx.call, and backpressure on ctx.submit.
+// The TaskContext a handler receives (docs/api.md, "TaskContext"): read-only
+// members, writes, child tasks, ctx.call, and backpressure on ctx.submit.
 
 import assert from "node:assert/strict";
 

@@ -1,5 +1,5 @@
-// Worker lifecycle (API.md §10.4): stop, run, registering during a run,
-// serve() and background().
+// Worker lifecycle (docs/api.md, "Worker construction and lifecycle"): stop,
+// run, registering during a run, serve() and background().
 
 import assert from "node:assert/strict";
 import fs from "node:fs";

@@ -1,5 +1,6 @@
-// WorkerOptions.maxRunMs (API.md §11.5): abandoning a call that does not settle,
-// for single and batch handlers, also while the event loop is blocked.
+// WorkerOptions.maxRunMs (docs/api.md, "Dispatch and settlement"): abandoning a
+// call that does not settle, for single and batch handlers, also while the
+// event loop is blocked.
 
 import assert from "node:assert/strict";
 

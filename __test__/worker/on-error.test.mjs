@@ -1,6 +1,6 @@
-// WorkerOptions.onError (API.md §11.7): what is reported, with which phase, and
-// that the worker carries on. Failed claims and settlement writes use SQLite's
-// write lock, so those run on SQLite.
+// WorkerOptions.onError (docs/api.md, "Worker options"): what is reported, with
+// which phase, and that the worker carries on. Failed claims and settlement
+// writes use SQLite's write lock, so those run on SQLite.
 
 import assert from "node:assert/strict";
 

@@ -1,5 +1,6 @@
-// Worker.task() (API.md §10.2): the registration forms — a named function, a
-// string name, a TaskDef, options — and the exact validation messages.
+// Worker.task() (docs/api.md, "Registrations"): the registration forms — a
+// named function, a string name, a TaskDef, options — and the exact validation
+// messages.
 
 import assert from "node:assert/strict";
 

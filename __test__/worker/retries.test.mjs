@@ -1,5 +1,5 @@
-// Retries (API.md §13): the backoff window per attempt, backoff switched off,
-// and max_attempts.
+// Retries (docs/api.md, "Retry backoff"): the backoff window per attempt,
+// backoff switched off, and max_attempts.
 
 import assert from "node:assert/strict";
 

@@ -1,5 +1,6 @@
-// Scheduling (API.md §11.2): concurrency, per-name limits, resources, claimBatch,
-// batch chunking, the in-flight byte budget and rotation between names.
+// Scheduling (docs/api.md, "Poll loop"): concurrency, per-name limits,
+// resources, claimBatch, batch chunking, the in-flight byte budget and rotation
+// between names.
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";

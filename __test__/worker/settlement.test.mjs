@@ -1,5 +1,6 @@
-// How a handler call ends (API.md §4.1, §11.3): a returned value, a thrown Error,
-// a TaskError, thrown non-Errors, LostLease, and results that are not JSON.
+// How a handler call ends (docs/api.md, "Errors", "Dispatch and settlement"): a
+// returned value, a thrown Error, a TaskError, thrown non-Errors, LostLease,
+// and results that are not JSON.
 
 import assert from "node:assert/strict";
 
@@ -127,7 +128,7 @@ forEachDialect("settlement", (dialect) => {
     assert.ok(row.run_at_ms - row.updated_at_ms >= 30_000);
   });
 
-  test("thrown non-Error values never crash the worker and are recorded per API.md §4.1", async (t) => {
+  test("thrown non-Error values never crash the worker and are recorded as docs/api.md, 'Envelopes' says", async (t) => {
     const reports = [];
     const { client, handle, worker } = await setupWorker(t, dialect, { onError: (err, info) => reports.push([err, info]) });
     const throwers = {

@@ -1,4 +1,5 @@
-//! Retry backoff (API.md §13): exponential windows with equal jitter.
+//! Retry backoff (docs/api.md, "Retry backoff"): exponential windows with equal
+//! jitter.
 //!
 //! The window doubles per attempt up to a ceiling and the delay lands in its
 //! upper half, so a fleet whose tasks failed together does not retry in

@@ -1,5 +1,6 @@
 //! Every failure the core reports. The bindings map each variant onto the JS
-//! error class of the same name (API.md §4); `Invalid` becomes a plain `Error`.
+//! error class of the same name (docs/api.md, "Errors"); `Invalid` becomes a
+//! plain `Error`.
 //!
 //! The messages are written here, once: the bindings send this `Display` text
 //! with the fields, and the JS classes take it as given. The JS constructors
@@ -12,7 +13,8 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum Error {
-    /// Argument validation; the message is the one API.md prescribes.
+    /// Argument validation; the message is the one the API prescribes
+    /// (docs/api.md).
     #[error("{0}")]
     Invalid(String),
     #[error("lost lease on task {task_id}")]

@@ -1,5 +1,6 @@
 //! Task and worker identifiers: a prefix and a 26-character Crockford ULID
-//! (PROTOCOL §2.2), and the SDK wall clock that SQLite statements bind.
+//! (docs/protocol.md, "Identifiers"), and the SDK wall clock that SQLite
+//! statements bind.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -1,5 +1,6 @@
-//! Retention (API.md §9): delete finished tasks past a cutoff on a schedule,
-//! in bounded batches, for as long as the handle that owns it is open.
+//! Retention (docs/api.md, "Retention"): delete finished tasks past a cutoff on
+//! a schedule, in bounded batches, for as long as the handle that owns it is
+//! open.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

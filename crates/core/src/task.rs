@@ -1,4 +1,4 @@
-//! The task row (PROTOCOL §3.1) and its JSON form for the bindings.
+//! The task row (docs/protocol.md, "Schema") and its JSON form for the bindings.
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,5 +1,5 @@
-//! The language-neutral conformance scenarios (CONFORMANCE.md) run against
-//! the core store: every scenario on a fresh SQLite file, and on Postgres when
+//! The language-neutral conformance scenarios (conformance/README.md) run
+//! against the core store: every scenario on a fresh SQLite file, and on Postgres when
 //! `CAIRNQ_TEST_PG_DSN` names a server. The scenario files are read at test
 //! time from the repository's `conformance/scenarios` (vendored; see
 //! `conformance/README.md`), or from `CAIRNQ_CONFORMANCE_DIR`.
@@ -595,8 +595,9 @@ fn stats_value(stats: &cairnq_core::store::Stats) -> Value {
     Value::Object(queues.collect())
 }
 
-/// CONFORMANCE §7: the renewed map as `{id, cancel_requested}` rows in the
-/// order the ids were asked for, leaving out ids that were not renewed.
+/// conformance/README.md ("What a runner has to know", `heartbeat_batch`):
+/// the renewed map as `{id, cancel_requested}` rows in the order the ids were
+/// asked for, leaving out ids that were not renewed.
 fn flatten_heartbeats(ids: &[String], renewed: &HashMap<String, bool>) -> Value {
     ids.iter()
         .filter_map(|id| {
@@ -763,7 +764,7 @@ async fn scenarios_on_postgres() {
 }
 
 // ---------------------------------------------------------------------------
-// CONFORMANCE §9: checks that accompany the scenarios
+// Checks that accompany the scenarios (conformance/README.md)
 // ---------------------------------------------------------------------------
 
 #[test]

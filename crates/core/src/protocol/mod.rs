@@ -1,6 +1,7 @@
 //! The storage protocol's SQL, per dialect: migrations in ledger order and one
-//! statement per file (PROTOCOL.md §4, §6). The files live under
-//! `crates/core/protocol/<dialect>/` and are compiled into the binary.
+//! statement per file (docs/protocol.md, "Migration ledger", "Statements"). The
+//! files live under `crates/core/protocol/<dialect>/` and are compiled into the
+//! binary.
 
 /// Protocol major this SDK speaks (`cairnq_meta.protocol_version`).
 pub const PROTOCOL_VERSION: i64 = 1;
@@ -10,8 +11,9 @@ pub fn stored_version(stored: Option<&str>) -> i64 {
     stored.and_then(|v| v.trim().parse().ok()).unwrap_or(0)
 }
 
-/// PROTOCOL §4.3: refuse a database stamped with another major. Before
-/// migrating, a database without the row yet (`missing_is_error` false) passes.
+/// docs/protocol.md, "Protocol version": refuse a database stamped with another
+/// major. Before migrating, a database without the row yet (`missing_is_error`
+/// false) passes.
 pub fn check_version(stored: Option<String>, missing_is_error: bool) -> crate::Result<()> {
     match stored {
         None if !missing_is_error => Ok(()),
@@ -111,8 +113,8 @@ pub const POSTGRES: Statements = load_statements!("postgres");
 pub const SQLITE_CLAIMABLE_PROBE: &str =
     include_str!("../../protocol/sqlite/statements/claimable_probe.sql");
 
-/// Which of the four claim statements a draw uses (PROTOCOL §6.13): equality
-/// forms let the planner walk an index in claim order.
+/// Which of the four claim statements a draw uses (docs/protocol.md, "Claim"):
+/// equality forms let the planner walk an index in claim order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClaimShape {
     Lists,

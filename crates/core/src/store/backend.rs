@@ -1,8 +1,8 @@
 //! The seam between the dialect-neutral store and one database dialect.
 //!
-//! A backend runs the statements of PROTOCOL.md §6 on already validated,
-//! normalized inputs and owns its connections. Everything shared by both
-//! dialects (ids, defaults, validation, backpressure) lives in `Store`.
+//! A backend runs the statements of docs/protocol.md ("Statements") on already
+//! validated, normalized inputs and owns its connections. Everything shared by
+//! both dialects (ids, defaults, validation, backpressure) lives in `Store`.
 
 use std::any::Any;
 use std::time::Duration;
@@ -28,7 +28,7 @@ pub struct NewTask {
     pub correlation_id: Option<String>,
 }
 
-/// Keyed-submit strategy (PROTOCOL §6.3).
+/// Keyed-submit strategy (docs/protocol.md, "Keyed submit").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Conflict {
     Reuse,
@@ -63,8 +63,9 @@ pub enum KeyDecision {
 }
 
 impl Conflict {
-    /// PROTOCOL §6.3's decision table; `existing` is the pointed task's status,
-    /// `None` when there is no pointer or its task vanished.
+    /// The keyed-submit decision table (docs/protocol.md, "Keyed submit");
+    /// `existing` is the pointed task's status, `None` when there is no pointer
+    /// or its task vanished.
     pub fn decide(self, existing: Option<Status>) -> KeyDecision {
         let Some(status) = existing else {
             return KeyDecision::Insert;
@@ -110,11 +111,14 @@ pub struct Owned {
 /// How a worker finalizes a task it owns.
 #[derive(Clone, Debug)]
 pub enum Outcome {
-    /// Raw success: ignores a pending cancel (PROTOCOL §6.18).
+    /// Raw success: ignores a pending cancel (docs/protocol.md, "Complete /
+    /// succeed / fail").
     Succeed { result: Option<String> },
-    /// Normal success: a pending cancel wins (§6.19).
+    /// Normal success: a pending cancel wins (docs/protocol.md, "Complete /
+    /// succeed / fail").
     Complete { result: Option<String> },
-    /// §6.20: canceled, re-queued after `delay_ms`, or failed.
+    /// Canceled, re-queued after `delay_ms`, or failed (docs/protocol.md,
+    /// "Complete / succeed / fail").
     Fail {
         error: String,
         retryable: bool,
@@ -145,7 +149,7 @@ pub struct StatusCount {
     pub count: i64,
 }
 
-/// The caller side of a claim session (PROTOCOL §6.14).
+/// The caller side of a claim session (docs/protocol.md, "Claim").
 #[derive(Clone, Debug)]
 pub struct ClaimRequest {
     pub queues: Vec<String>,

@@ -1,6 +1,6 @@
-//! Backpressure: `QueueDepthGate` (API.md §8) holds submits while a queue is
-//! at its depth limit. Probes are shared and their headroom is handed out as
-//! grants, so a burst of producers costs one read per 64 submits.
+//! Backpressure: `QueueDepthGate` (docs/api.md, "Backpressure") holds submits
+//! while a queue is at its depth limit. Probes are shared and their headroom is
+//! handed out as grants, so a burst of producers costs one read per 64 submits.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,6 @@
 //! The dialect-neutral store: ids, defaults, validation and backpressure in
-//! front of a `Backend` that speaks one dialect (PROTOCOL §6, API.md §7).
+//! front of a `Backend` that speaks one dialect (docs/protocol.md,
+//! "Statements"; docs/api.md, "Stores").
 
 mod backend;
 pub mod backpressure;
@@ -66,7 +67,8 @@ pub enum Write {
     Heartbeat(Owned, i64),
 }
 
-/// `submit`'s checks and defaults (API.md §5.1): a task ready to insert.
+/// `submit`'s checks and defaults (docs/api.md, "Values and JSON", "Stores"): a
+/// task ready to insert.
 fn new_task(input: SubmitInput) -> Result<WriteOp> {
     let id = new_task_id();
     let conflict_name = input.conflict.as_deref().unwrap_or("reuse");
@@ -308,7 +310,8 @@ impl Store {
         Ok(headroom.max(0))
     }
 
-    /// A claim session (PROTOCOL §6.14); `None` when the probe found nothing.
+    /// A claim session (docs/protocol.md, "Claim"); `None` when the probe found
+    /// nothing.
     pub async fn claim_session<P: ClaimPlan>(
         &self,
         request: ClaimRequest,

@@ -1,5 +1,5 @@
-//! One handler call (API.md §11.6–§11.9): how it ended, and what the worker
-//! writes for the tasks its handler left unsettled.
+//! One handler call (docs/api.md, "Dispatch and settlement"): how it ended, and
+//! what the worker writes for the tasks its handler left unsettled.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
@@ -56,7 +56,8 @@ pub enum CallOutcome {
     /// has mapped a single value or a batch's id → result map onto tasks).
     /// Missing trailing entries count as null results.
     Returned(Vec<TaskResult>),
-    /// The handler threw; the thrown value is already classified (API.md §4.1).
+    /// The handler threw; the thrown value is already classified (docs/api.md,
+    /// "Errors").
     Threw {
         envelope_json: String,
         retryable: bool,
@@ -83,7 +84,8 @@ pub(crate) enum Ending {
     Handler(CallOutcome),
     /// `maxRunMs` passed first: the handler is abandoned.
     TimedOut(MaxRun),
-    /// No registration for the name (API.md §11.9): failed for good.
+    /// No registration for the name (docs/api.md, "Dispatch and settlement"):
+    /// failed for good.
     NoHandler,
 }
 
@@ -100,7 +102,8 @@ pub(crate) struct MaxRun {
     pub shown: String,
 }
 
-/// A stored error envelope, keys in protocol order (PROTOCOL §2.5).
+/// A stored error envelope, keys in protocol order (docs/protocol.md, "Error
+/// envelope").
 #[derive(Serialize)]
 struct Envelope<'a> {
     #[serde(rename = "type")]

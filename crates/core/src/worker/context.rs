@@ -1,5 +1,5 @@
-//! The Rust half of a handler's `TaskContext` (API.md §12): the flags the
-//! worker and the bindings share, the write gate, and early settlement.
+//! The Rust half of a handler's `TaskContext` (docs/api.md, "TaskContext"): the
+//! flags the worker and the bindings share, the write gate, and early settlement.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
@@ -186,7 +186,8 @@ impl TaskContext {
     }
 
     /// `ctx.fail(reason, {retryable})` with the reason already normalized to an
-    /// envelope (API.md §4.1). The retry delay follows the worker's backoff.
+    /// envelope (docs/api.md, "Errors"). The retry delay follows the worker's
+    /// backoff.
     pub async fn fail(&self, envelope_json: String, retryable: bool) -> Result<Option<Task>> {
         if self.settled() {
             return Ok(None);
@@ -205,7 +206,7 @@ impl TaskContext {
         }
     }
 
-    /// The write gate of API.md §12.2.
+    /// The write gate of docs/api.md, "TaskContext".
     async fn gated(
         &self,
         settles: bool,

@@ -1,8 +1,8 @@
-//! The worker's heartbeat (API.md §11.8), one loop per running worker: every
-//! interval, one `heartbeat_batch` renews every live task of every call in
-//! flight. It runs on the runtime's threads, so a busy handler thread cannot
-//! delay it; instead, the loop pings that thread and reports a late answer
-//! as `EventLoopBlocked`.
+//! The worker's heartbeat (docs/api.md, "Heartbeat and blocked loops"), one
+//! loop per running worker: every interval, one `heartbeat_batch` renews every
+//! live task of every call in flight. It runs on the runtime's threads, so a
+//! busy handler thread cannot delay it; instead, the loop pings that thread and
+//! reports a late answer as `EventLoopBlocked`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,7 +1,8 @@
-//! The worker runtime (API.md §10–§13): the claim loop, the heartbeat, the
-//! `maxRunMs` ceiling, retry backoff and every settlement write run here, on
-//! the async runtime, never waiting on the thread that runs handlers. Handlers
-//! are reached through an [`Invoker`] the bindings provide.
+//! The worker runtime (docs/api.md, "Worker options" through "TaskContext"):
+//! the claim loop, the heartbeat, the `maxRunMs` ceiling, retry backoff and
+//! every settlement write run here, on the async runtime, never waiting on the
+//! thread that runs handlers. Handlers are reached through an [`Invoker`] the
+//! bindings provide.
 
 mod call;
 mod context;
@@ -59,7 +60,8 @@ pub struct Worker {
 }
 
 impl Worker {
-    /// Validates `options` (API.md §10.1 order) and installs backpressure.
+    /// Validates `options` (docs/api.md, "Worker construction and lifecycle",
+    /// in order) and installs backpressure.
     pub fn new(store: Arc<Store>, queues: Vec<String>, options: WorkerOptions) -> Result<Worker> {
         let settings = Settings::resolve(&options)?;
         if let Some(backpressure) = options.backpressure {
@@ -178,9 +180,10 @@ impl Shared {
         self.run.lock().expect("run slot").upgrade()
     }
 
-    /// The poll loop of API.md §11.1. Each poll writes the completions that
-    /// queued since the last one and claims for the free slots, in one
-    /// transaction; right after a poll that claimed, the next skips the probe.
+    /// The poll loop of docs/api.md, "Poll loop". Each poll writes the
+    /// completions that queued since the last one and claims for the free
+    /// slots, in one transaction; right after a poll that claimed, the next
+    /// skips the probe.
     ///
     /// While the queue has a backlog (the last poll got every call it asked
     /// for), handlers are short (recent calls took under `SHORT_CALL` on
@@ -324,9 +327,10 @@ impl Shared {
         )
     }
 
-    /// Takes the claimed calls (API.md §11.5): a call without a handler
-    /// fails at once; the others wait in order for a slot, where each is
-    /// charged its slot, bytes, name and resource until its handler ends.
+    /// Takes the claimed calls (docs/api.md, "Dispatch and settlement"): a call
+    /// without a handler fails at once; the others wait in order for a slot,
+    /// where each is charged its slot, bytes, name and resource until its
+    /// handler ends.
     fn dispatch(self: &Arc<Self>, run: &Arc<RunState>, schedule: &Schedule, calls: Vec<Vec<Task>>) {
         let listener = Arc::downgrade(&run.lease_lost);
         for tasks in calls {

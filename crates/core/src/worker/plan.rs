@@ -1,5 +1,6 @@
-//! The draws of one poll (API.md §11.3) and how their rows become calls
-//! (§11.5). Runs inside the claim transaction, so it only computes.
+//! The draws of one poll (docs/api.md, "Poll loop") and how their rows become
+//! calls (docs/api.md, "Dispatch and settlement"). Runs inside the claim
+//! transaction, so it only computes.
 
 use std::any::Any;
 use std::collections::HashMap;

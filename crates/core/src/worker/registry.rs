@@ -1,5 +1,5 @@
-//! Handler registrations and the claim sources they produce (API.md §10.3,
-//! §11.2).
+//! Handler registrations and the claim sources they produce (docs/api.md,
+//! "Registrations").
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,8 +36,8 @@ fn positive_integer(what: &str, value: Option<f64>) -> Result<Option<i64>> {
     value.map(|v| integer_at_least_one(what, v)).transpose()
 }
 
-/// Checks `options` against API.md §10.3; `resources` are the worker's
-/// declared resource names.
+/// Checks `options` against docs/api.md, "Registrations"; `resources` are the
+/// worker's declared resource names.
 pub(crate) fn validate(
     name: &str,
     options: Registration,

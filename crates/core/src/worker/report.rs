@@ -1,5 +1,5 @@
-//! Errors the worker survives, handed to `onError` (API.md §10.2) with the
-//! phase they happened in.
+//! Errors the worker survives, handed to `onError` (docs/api.md, "Worker
+//! options") with the phase they happened in.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;

@@ -1,5 +1,5 @@
-//! `WorkerOptions` (API.md §10.2) as JS passes them, checked and resolved to
-//! the units the worker uses.
+//! `WorkerOptions` (docs/api.md, "Worker options") as JS passes them, checked
+//! and resolved to the units the worker uses.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,7 +15,8 @@ use crate::store::DEFAULT_LEASE_MS;
 
 const DEFAULT_POLL_INTERVAL_MS: f64 = 500.0;
 
-/// `WorkerOptions` (API.md §10.2) as JS numbers; `None` = absent.
+/// `WorkerOptions` (docs/api.md, "Worker options") as JS numbers; `None` =
+/// absent.
 #[derive(Clone, Default)]
 pub struct WorkerOptions {
     pub concurrency: Option<f64>,

@@ -1,5 +1,6 @@
--- Push wakeups (PROTOCOL §3.6, §9): every writer, whatever its SDK, wakes the
--- listeners because the trigger lives in the database. Leaves schema_version alone.
+-- Push wakeups (docs/protocol.md, "Wakes (LISTEN/NOTIFY)"): every writer,
+-- whatever its SDK, wakes the listeners because the trigger lives in the
+-- database. Leaves schema_version alone.
 create or replace function cairnq_notify() returns trigger
 language plpgsql as $$
 begin

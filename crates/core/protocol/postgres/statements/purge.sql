@@ -1,11 +1,8 @@
 -- The only delete: finished rows past the cutoff, oldest completion first. Key rows
 -- cascade. Candidates are locked SKIP LOCKED so a concurrent retry is never deleted
--- out from under its new life. A semi-join on the locked ids: the planner deletes
--- straight off the id index (a CTE joined with USING took about a fifth longer
--- on 20,000 finished rows).
+-- out from under its new life.
 -- $1 older_than_ms, $2 limit.
-delete from cairnq_tasks
-where id in (
+with doomed as (
     select id from cairnq_tasks
     where status in ('succeeded', 'failed', 'canceled')
       and completed_at_ms is not null
@@ -14,4 +11,7 @@ where id in (
     limit $2::bigint
     for update skip locked
 )
-returning id
+delete from cairnq_tasks as task
+using doomed
+where task.id = doomed.id
+returning task.id

@@ -1,5 +1,6 @@
-//! Postgres connections the protocol's way (PROTOCOL §4, §5.2): the DSN and
-//! what may be shown of it, error mapping, migrations, and reading rows.
+//! Postgres connections the protocol's way (docs/protocol.md, "Migration
+//! ledger", "Connection setup (Postgres)"): the DSN and what may be shown of
+//! it, error mapping, migrations, and reading rows.
 
 use std::fmt::Display;
 use std::str::FromStr;
@@ -352,7 +353,7 @@ pub async fn check_protocol_version<C: GenericClient>(
 
 /// Apply every migration the ledger lacks, each in its own transaction that
 /// first locks the ledger, so concurrent cold starts apply it exactly once
-/// (PROTOCOL §4.2).
+/// (docs/protocol.md, "Migration ledger").
 pub async fn migrate(client: &mut Client) -> Result<()> {
     create_ledger(client).await?;
     for migration in POSTGRES_MIGRATIONS {

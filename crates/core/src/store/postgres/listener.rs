@@ -1,6 +1,7 @@
-//! Push wakeups (PROTOCOL §9): one dedicated connection LISTENs on the
-//! trigger's channels and ends sleeps early. Purely an accelerator: every
-//! sleep still ends by its timeout, and polling stays the source of truth.
+//! Push wakeups (docs/protocol.md, "Wakes (LISTEN/NOTIFY)"): one dedicated
+//! connection LISTENs on the trigger's channels and ends sleeps early. Purely
+//! an accelerator: every sleep still ends by its timeout, and polling stays the
+//! source of truth.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,7 @@
 //! The Postgres backend: many hosts share one database; time comes from the
 //! database clock, claims skip rows other claimers hold, and keyed work
-//! serializes on a transaction-scoped advisory lock (PROTOCOL §5.2).
+//! serializes on a transaction-scoped advisory lock (docs/protocol.md,
+//! "Connection setup (Postgres)").
 
 mod conn;
 mod listener;

@@ -1,5 +1,6 @@
-//! Opening SQLite connections the protocol's way (PROTOCOL §4, §5.1), binding
-//! named parameters and reading rows.
+//! Opening SQLite connections the protocol's way (docs/protocol.md, "Migration
+//! ledger", "Connection setup (SQLite)"), binding named
+//! parameters and reading rows.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -114,7 +115,8 @@ fn not_a_database(path: &str, e: rusqlite::Error) -> Error {
 }
 
 /// `journal_mode = WAL` ignores the busy handler, so retry it while another
-/// connection holds the file (PROTOCOL §5.1 step 3).
+/// connection holds the file (docs/protocol.md, "Connection setup (SQLite)",
+/// step 3).
 fn switch_to_wal(conn: &Connection) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
@@ -183,7 +185,8 @@ fn value_text(v: rusqlite::types::Value) -> String {
 }
 
 /// Apply every migration the ledger lacks, each in its own `BEGIN IMMEDIATE`
-/// so concurrent cold starts apply it exactly once (PROTOCOL §4.2).
+/// so concurrent cold starts apply it exactly once (docs/protocol.md,
+/// "Migration ledger").
 pub fn migrate(conn: &Connection) -> Result<()> {
     conn.execute_batch(
         "create table if not exists cairnq_migrations (name text primary key, applied_at_ms integer not null)",

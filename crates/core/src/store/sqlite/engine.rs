@@ -30,7 +30,8 @@ const MAX_GROUP: usize = 256;
 /// How long a busy combiner waits for a group to fill (0/50/100/200 µs
 /// compared with bench/client.mjs-style 64-in-flight submits: 100 µs best).
 const GATHER_FOR: Duration = Duration::from_micros(100);
-/// How often the writer refreshes planner statistics (PROTOCOL §5.1).
+/// How often the writer refreshes planner statistics (docs/protocol.md,
+/// "Connection setup (SQLite)").
 const STATS_EVERY: Duration = Duration::from_secs(60);
 /// WAL size (pages) past which the checkpointer copies the log back into the
 /// database: SQLite's own automatic threshold, moved off the committing thread.
