@@ -69,6 +69,15 @@ pub(crate) struct Ledger {
 }
 
 impl Ledger {
+    /// A new call, built by `make` with the next id, known to the heartbeat.
+    fn add(&mut self, make: impl FnOnce(u64) -> Call) -> Arc<Call> {
+        let id = self.next_call;
+        self.next_call += 1;
+        let call = Arc::new(make(id));
+        self.calls.insert(id, call.clone());
+        call
+    }
+
     /// A call starts: it takes a slot and its bytes, name and resource.
     pub(crate) fn charge(&mut self, id: u64, mut charge: Charge) {
         charge.started = Some(Instant::now());
@@ -153,11 +162,8 @@ impl RunState {
     /// Charges a new call, built by `make` with its id.
     pub(crate) fn admit(&self, charge: Charge, make: impl FnOnce(u64) -> Call) -> Arc<Call> {
         let mut ledger = self.ledger();
-        let id = ledger.next_call;
-        ledger.next_call += 1;
-        let call = Arc::new(make(id));
-        ledger.calls.insert(id, call.clone());
-        ledger.charge(id, charge);
+        let call = ledger.add(make);
+        ledger.charge(call.id, charge);
         call
     }
 
@@ -165,10 +171,7 @@ impl RunState {
     /// heartbeated meanwhile.
     pub(crate) fn hold(&self, charge: Charge, make: impl FnOnce(u64) -> Call) {
         let mut ledger = self.ledger();
-        let id = ledger.next_call;
-        ledger.next_call += 1;
-        let call = Arc::new(make(id));
-        ledger.calls.insert(id, call.clone());
+        let call = ledger.add(make);
         ledger.held.push_back((call, charge));
     }
 

@@ -196,7 +196,9 @@ impl Engine {
         self.submit_write(work, true).await
     }
 
-    async fn submit_write<T, F>(self: &Arc<Self>, work: F, transactional: bool) -> Result<T>
+    /// Queue a write, several statements of which must commit together when
+    /// `transactional`, and hear back after its commit.
+    pub async fn submit_write<T, F>(self: &Arc<Self>, work: F, transactional: bool) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,

@@ -352,10 +352,10 @@ impl SqliteBackend {
 
     async fn write_op(&self, op: WriteOp) -> WriteAnswer {
         let transactional = spans_statements(&op);
-        let engine = self.engine().await?;
-        let answer = engine.enqueue(move |conn| run_op(conn, &op), transactional);
-        engine.drain();
-        answer.await.map_err(|_| engine::closed())?
+        self.engine()
+            .await?
+            .submit_write(move |conn| run_op(conn, &op), transactional)
+            .await
     }
 }
 
