@@ -28,6 +28,38 @@ pub struct NewTask {
     pub correlation_id: Option<String>,
 }
 
+impl NewTask {
+    /// The row `insert_task` writes at `now` (every other column takes its
+    /// schema default), so a dialect can answer without reading it back.
+    pub fn inserted_row(&self, now: i64) -> Task {
+        Task {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            queue: self.queue.clone(),
+            status: Status::Queued,
+            payload: self.payload.clone(),
+            result: None,
+            error: None,
+            metadata: self.metadata.clone(),
+            progress: None,
+            message: None,
+            attempt: 0,
+            max_attempts: self.max_attempts,
+            priority: self.priority,
+            worker_id: None,
+            lease_until_ms: None,
+            run_at_ms: now + self.delay_ms,
+            cancel_requested_at_ms: None,
+            parent_id: self.parent_id.clone(),
+            root_id: self.root_id.clone(),
+            correlation_id: self.correlation_id.clone(),
+            created_at_ms: now,
+            updated_at_ms: now,
+            completed_at_ms: None,
+        }
+    }
+}
+
 /// Keyed-submit strategy (docs/protocol.md, "Keyed submit").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Conflict {

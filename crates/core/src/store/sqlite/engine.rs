@@ -118,6 +118,11 @@ pub struct Engine {
     inline: Option<std::sync::Mutex<Connection>>,
     /// Told after every commit (wakes this process's waiters).
     on_commit: OnCommit,
+    /// Set by the checkpointer once it has copied the bulk of the log: the
+    /// next group first copies the rest on the writer's connection, where no
+    /// commit of ours can slip in between, so the log can start over. Never
+    /// on the JS thread: an inline write declines while it is set.
+    catch_up: Arc<AtomicBool>,
 }
 
 /// A hook run after each commit of the writer.
@@ -135,6 +140,7 @@ impl Engine {
         on_commit: OnCommit,
     ) -> Engine {
         let file_backed = checkpointer.is_some();
+        let catch_up = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
         let reader_count = readers.len();
         if let Some(conn) = checkpointer {
@@ -148,8 +154,9 @@ impl Engine {
                 Ok(())
             }));
             if hooked.is_ok() {
+                let catch_up = catch_up.clone();
                 threads.push(spawn("cairnq-sqlite-checkpoint", move || {
-                    checkpoint_loop(conn, wakes)
+                    checkpoint_loop(conn, wakes, catch_up)
                 }));
             }
         }
@@ -175,6 +182,7 @@ impl Engine {
             reader_count,
             inline: inline.map(std::sync::Mutex::new),
             on_commit,
+            catch_up,
         }
     }
 
@@ -241,6 +249,7 @@ impl Engine {
         work: impl FnOnce(&Connection) -> Result<T>,
     ) -> Option<Result<T>> {
         if !self.queue.lock().expect("write queue").is_empty()
+            || self.catch_up.load(SeqCst)
             || self
                 .combining
                 .compare_exchange(false, true, SeqCst, SeqCst)
@@ -401,6 +410,9 @@ impl Engine {
             if group.is_empty() {
                 return Turn::Drained;
             }
+            if self.catch_up.swap(false, SeqCst) {
+                checkpoint(conn);
+            }
             if stats_refreshed.elapsed() >= STATS_EVERY {
                 *stats_refreshed = Instant::now();
                 refresh_planner_stats(conn);
@@ -481,12 +493,25 @@ fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 }
 
 /// Copies the WAL back into the database whenever the writer's hook says it
-/// has grown past `CHECKPOINT_PAGES`. PASSIVE: never waits for readers or
-/// writers, and the log restarts from its beginning once fully copied.
-fn checkpoint_loop(conn: Connection, wakes: Receiver<()>) {
+/// has grown past `CHECKPOINT_PAGES`. PASSIVE copies without waiting for
+/// anyone, but under a steady stream of commits it never copies the whole log,
+/// and the log only starts over from its beginning once copied whole: alone,
+/// it would let the file grow without bound (and every commit extend it, which
+/// costs the kernel fresh zeroed pages). So it then asks the writer to copy
+/// the few frames committed meanwhile itself (`catch_up`).
+fn checkpoint_loop(conn: Connection, wakes: Receiver<()>, catch_up: Arc<AtomicBool>) {
     while wakes.recv().is_ok() {
-        let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        // Until the writer has had its turn, another pass would only hold the
+        // checkpoint lock against it.
+        if !catch_up.load(SeqCst) {
+            checkpoint(&conn);
+            catch_up.store(true, SeqCst);
+        }
     }
+}
+
+fn checkpoint(conn: &Connection) {
+    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
 }
 
 fn reader_loop(conn: Connection, jobs: Receiver<ReaderMsg>) {

@@ -170,10 +170,8 @@ fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
         (":correlation_id", &task.correlation_id),
         (":now", &now),
     ];
-    query_task(conn, SQL.insert_task, params)?.ok_or_else(|| Error::Database {
-        code: "SQLITE_ERROR".into(),
-        message: "insert returned no row".into(),
-    })
+    query(conn, SQL.insert_task, params, |_| Ok(()))?;
+    Ok(task.inserted_row(now))
 }
 
 fn cancel_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
