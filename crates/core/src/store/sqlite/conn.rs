@@ -14,6 +14,8 @@ use crate::ids::now_ms;
 use crate::protocol::{self, SQLITE, SQLITE_MIGRATIONS};
 use crate::task::{Status, Task, COLUMNS};
 
+use super::wal_writes;
+
 pub fn is_in_memory(path: &str) -> bool {
     path == ":memory:" || path.contains("mode=memory")
 }
@@ -73,7 +75,11 @@ pub fn open(path: &str, busy_timeout: Duration) -> Result<Connection> {
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)
+    let opened = match wal_writes::vfs_name().filter(|_| !memory) {
+        Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs),
+        None => Connection::open_with_flags(path, flags),
+    };
+    let conn = opened
         .map_err(|e| Error::Connection(format!("cannot open {path}: {}", sqlite_error(e))))?;
     conn.busy_timeout(busy_timeout).map_err(sqlite_error)?;
     conn.query_row("select count(*) from sqlite_master", [], |_| Ok(()))

@@ -4,6 +4,7 @@
 mod conn;
 mod engine;
 mod wal_watch;
+mod wal_writes;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
