@@ -105,7 +105,8 @@ function createDashboard(options) {
    */
   async function handle(request) {
     const url = new URL(request.url);
-    if (allowedHosts && !allowedHosts.includes((request.headers.get("host") ?? "").toLowerCase())) {
+    // The Host header where the server passes it on, else the URL's host.
+    if (allowedHosts && !allowedHosts.includes((request.headers.get("host") ?? url.host).toLowerCase())) {
       return text(421, "this dashboard does not answer for that host name");
     }
     if (token !== null) {

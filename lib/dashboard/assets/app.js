@@ -273,7 +273,7 @@
     main.replaceChildren(h("h1", {}, "Task ", h("span", { class: "mono" }, id)), content);
     refresh(async () => {
       const { task, spawned } = await api(`api/tasks/${encodeURIComponent(id)}`);
-      content.replaceChildren(...renderTask(task, spawned));
+      content.replaceChildren(...renderTask(task, spawned).filter(Boolean));
     });
   }
 
