@@ -1,7 +1,7 @@
 // The dashboard's declarations as an embedding application uses them: the
 // fetch-style handler (Bun.serve, Hono, …) and the Node http / Express
 // adapter. It must compile (tsc -p __test__/types/tsconfig.json); never run.
-import http from "node:http";
+import * as http from "node:http";
 
 import { CairnQ, createDashboard, toNodeHandler } from "cairnq";
 import type { DashboardHandler, DashboardOptions, NodeRequestHandler } from "cairnq";

@@ -7,6 +7,7 @@ const crypto = require("node:crypto");
 const http = require("node:http");
 
 const { createDashboard, toNodeHandler } = require("./handler.js");
+const { redact } = require("../cli/top.js");
 
 /** @typedef {import("../client.js").CairnQ} CairnQ */
 
@@ -41,7 +42,7 @@ async function serve(client, opts) {
   if (opts.json) {
     opts.out.write(`${JSON.stringify({ url, openUrl, token: token ?? null, readOnly: opts.readOnly })}\n`);
   } else {
-    opts.out.write(`cairnq dashboard for ${opts.db}${opts.readOnly ? " (read-only)" : ""}\n`);
+    opts.out.write(`cairnq dashboard for ${redact(opts.db)}${opts.readOnly ? " (read-only)" : ""}\n`);
     opts.out.write(`open ${openUrl}\n`);
     if (token && !opts.token) opts.out.write(`token (generated): ${token}\n`);
     opts.out.write("Ctrl-C to stop\n");
