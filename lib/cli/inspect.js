@@ -92,7 +92,8 @@ function classify(err) {
     return new InspectError(message, EXIT.NO_DATABASE);
   }
   if (e.name === "AlreadyExists") return new InspectError(message, EXIT.REFUSED);
-  if (e.name === "Error" && /must be|unknown (status|conflict)|got /.test(message)) {
+  // The store's argument checks: plain Errors without a driver code.
+  if (e.name === "Error" && e.code === undefined && /must be|unknown (status|conflict)|got /.test(message)) {
     return new InspectError(message, EXIT.USAGE);
   }
   return new InspectError(message, EXIT.ERROR);
