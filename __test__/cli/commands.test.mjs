@@ -11,7 +11,7 @@ import { test as nodeTest } from "node:test";
 
 import { TEST_TIMEOUT_MS, forEachDialect, postgres, sqlite, test } from "../dialects.mjs";
 import { psql } from "../postgres/pg-helpers.mjs";
-import { assertFailure, cli, cliJson, cliOk, spawnCli } from "./cli-helpers.mjs";
+import { assertFailure, cli, cliJson, cliOk, spawnCli, uiUrl } from "./cli-helpers.mjs";
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[`);
 /** Whether this build's store filters purge (issue 9 brings them with getStatus). */
@@ -280,6 +280,21 @@ forEachDialect("cli", (dialect) => {
     const { code } = await top.exited;
     assert.equal(code, 0);
     assert.equal(top.errors(), "");
+  });
+
+  test("ui: serves the dashboard on 127.0.0.1 until Ctrl-C", async (t) => {
+    const db = await dialect.createDatabase(t);
+    const client = clientOn(t, dialect, db);
+    await client.submit("job", {}, { queue: "served" });
+    const ui = spawnCli(t, ["ui", db, "--port", "0", "--read-only"]);
+    const url = await uiUrl(ui);
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+    assert.match(ui.output(), /^cairnq dashboard for .* \(read-only\)$/m);
+    assert.doesNotMatch(ui.output(), /postgres:postgres@/, "the password was printed");
+    const overview = await (await fetch(`${url}api/overview`)).json();
+    assert.deepEqual(overview.queues.map((q) => [q.queue, q.counts.queued]), [["served", 1]]);
+    ui.child.kill("SIGINT");
+    assert.equal((await ui.exited).code, 0);
   });
 
   if (dialect === sqlite) {

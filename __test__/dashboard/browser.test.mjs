@@ -207,6 +207,35 @@ describe("dashboard in Chromium", { skip: SKIP }, () => {
     assert.equal(await page.evaluate(() => globalThis.__pwned), undefined);
   });
 
+  test("task list: filter by queue and name, page through older tasks", { timeout: TIMEOUT_MS }, async (t) => {
+    const db = makeDbPath(t);
+    const c = client(t, db);
+    for (let i = 0; i < 30; i++) await c.submit(i % 3 ? "pdf.render" : "pdf.merge", { i }, { queue: "docs" });
+    await c.submit("other", {}, { queue: "elsewhere" });
+    const { url } = await startUi(t, db);
+    const { page } = await openPage(t, `${url}#/tasks`);
+    await page.waitForSelector("#filters", UI);
+    await page.fill('#filters input[name="queue"]', "docs");
+    await page.fill('#filters input[name="name"]', "pdf.render");
+    await page.click('#filters button[type="submit"]');
+    await page.waitForURL(/#\/tasks\?queue=docs&name=pdf\.render$/, UI);
+    // Newest first, as the store lists them (ties within a millisecond by id).
+    const rendered = (await c.list({ queue: "docs", name: "pdf.render" })).map((x) => x.id);
+    assert.equal(rendered.length, 20);
+    await waitFor(async () => (await page.locator("tr[data-task-id]").count()) === 20, { timeoutMs: 30_000 });
+    assert.deepEqual(await page.locator("tr[data-task-id]").evaluateAll((rows) => rows.map((r) => r.dataset.taskId)), rendered);
+    assert.equal(await page.locator("#next").isDisabled(), true);
+
+    await page.goto(`${url}#/tasks?queue=docs`);
+    await waitFor(async () => (await page.locator("tr[data-task-id]").count()) === 25, { timeoutMs: 30_000 });
+    assert.equal(await page.locator("#prev").isDisabled(), true);
+    await page.click("#next");
+    await waitFor(async () => (await page.locator("tr[data-task-id]").count()) === 5, { timeoutMs: 30_000 });
+    const older = (await c.list({ queue: "docs", offset: 25 })).map((x) => x.id);
+    assert.equal(older.length, 5);
+    assert.deepEqual(await page.locator("tr[data-task-id]").evaluateAll((rows) => rows.map((r) => r.dataset.taskId)), older);
+  });
+
   test("--read-only: actions are disabled, and refused when sent anyway", { timeout: TIMEOUT_MS }, async (t) => {
     const db = makeDbPath(t);
     const c = client(t, db);
