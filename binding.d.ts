@@ -52,8 +52,12 @@ export declare class NativeRetention {
 }
 
 export declare class NativeStore {
-  static sqlite(path: string, busyTimeoutMs?: number | undefined | null): NativeStore
-  static postgres(dsn: string, max?: number | undefined | null): NativeStore
+  /**
+   * `existing`: open only an existing cairnq database, never creating or
+   * migrating one (`OpenMode::Existing`, for the command line and dashboard).
+   */
+  static sqlite(path: string, busyTimeoutMs?: number | undefined | null, existing?: boolean | undefined | null): NativeStore
+  static postgres(dsn: string, max?: number | undefined | null, existing?: boolean | undefined | null): NativeStore
   /** Resolves when work may be claimable on `queues`, after `timeoutMs` at the latest. */
   claimWake(queues: Array<string>, timeoutMs: number): Promise<void>
   /** Resolves when the task may have finished, after `timeoutMs` at the latest. */

@@ -32,6 +32,11 @@ export default [
     languageOptions: { sourceType: "module", globals: { ...globals.nodeBuiltin } },
   },
   {
+    // The dashboard page: a classic browser script served by the package.
+    files: ["lib/dashboard/assets/**/*.js"],
+    languageOptions: { sourceType: "script", globals: { ...globals.browser } },
+  },
+  {
     // Test, benchmark and example code: a bare `catch {}` (best-effort cleanup,
     // skipping lines that are not JSON) is the idiom there. lib/ keeps the
     // rule whole: a swallowed error says why.

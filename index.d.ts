@@ -560,5 +560,51 @@ export declare class TaskContext {
   call(task: string, payload?: unknown, opts?: CallOptions): Promise<unknown>;
 }
 
+// ---------------------------------------------------------------------------
+// The web dashboard for embedding (an addition over 0.7.0; README, "Dashboard").
+
+/** Options of `createDashboard`. Give `client` or `db`. */
+export interface DashboardOptions {
+  /** A client on the database to show; the dashboard never closes it. */
+  client?: CairnQ;
+  /**
+   * A SQLite path or `postgres://` DSN, opened for the dashboard without ever
+   * creating or migrating it; `close()` closes it.
+   */
+  db?: string;
+  /** The path the handler is mounted under (default `/`). */
+  basePath?: string;
+  /** No retry, cancel or purge (default false). */
+  readOnly?: boolean;
+  /**
+   * Required on every request when set: `?token=` (traded for a cookie),
+   * the cookie, or `Authorization: Bearer <token>`.
+   */
+  token?: string;
+  /** `Host` header values to answer (e.g. `["127.0.0.1:4680"]`); any when absent. */
+  allowedHosts?: string[];
+  /** How often pages refresh, in ms (default 2000). */
+  refreshMs?: number;
+}
+
+/** The dashboard as a fetch-style handler (Bun.serve, Hono, Deno, …). */
+export interface DashboardHandler {
+  (request: Request): Promise<Response>;
+  /** Closes the database the dashboard opened from `db` (nothing for `client`). */
+  close(): Promise<void>;
+}
+
+/** Node's `http` / Express shape: `(req, res, next?)`. */
+export type NodeRequestHandler = (
+  req: import("node:http").IncomingMessage,
+  res: import("node:http").ServerResponse,
+  next?: (err?: unknown) => void,
+) => void;
+
+/** The dashboard's `Request → Response` handler. */
+export declare function createDashboard(options: DashboardOptions): DashboardHandler;
+/** `handler` for Node's http server or Express (mount it at its `basePath`). */
+export declare function toNodeHandler(handler: DashboardHandler): NodeRequestHandler;
+
 // Only the declarations marked `export` above are part of the package.
 export {};

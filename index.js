@@ -9,6 +9,16 @@ const { TaskStore, SQLiteStore, PostgresStore } = require("./lib/store.js");
 const models = require("./lib/models.js");
 const errors = require("./lib/errors.js");
 
+// The dashboard loads on first use: importing the package stays as cheap as before.
+/** @param {import("./index.js").DashboardOptions} options */
+function createDashboard(options) {
+  return require("./lib/dashboard/handler.js").createDashboard(options);
+}
+/** @param {import("./index.js").DashboardHandler} handler */
+function toNodeHandler(handler) {
+  return require("./lib/dashboard/handler.js").toNodeHandler(handler);
+}
+
 module.exports = {
   CairnQ,
   QueueDepthGate,
@@ -38,4 +48,6 @@ module.exports = {
   EventLoopBlocked: errors.EventLoopBlocked,
   ProtocolVersionMismatch: errors.ProtocolVersionMismatch,
   SerializationError: errors.SerializationError,
+  createDashboard,
+  toNodeHandler,
 };

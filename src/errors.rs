@@ -79,7 +79,9 @@ pub fn reason(err: &Error) -> String {
             reason.interval_ms = Some(*interval_ms);
             reason.lease_ms = Some(*lease_ms);
         }
-        Error::Database { code, .. } => reason.code = Some(code),
+        Error::Database { code, .. } | Error::NoCairnqDatabase { code, .. } => {
+            reason.code = Some(code)
+        }
         Error::Invalid(_)
         | Error::ProtocolVersionMismatch { .. }
         | Error::Serialization(_)
@@ -226,6 +228,10 @@ mod tests {
                 },
             ],
             Connection(_) => [Error::Connection("unable to open database file: /nonexistent/q.db".into())],
+            NoCairnqDatabase { .. } => [
+                Error::no_database("no cairnq database at missing.db: the file does not exist (nothing was created)".into()),
+                Error::not_cairnq("notes.db is not a cairnq database: it has no cairnq_meta, cairnq_migrations and cairnq_tasks tables (the file was left untouched)".into()),
+            ],
             EventLoopBlocked { .. } => [Error::EventLoopBlocked {
                 late_ms: 700,
                 interval_ms: 100,
@@ -242,7 +248,9 @@ mod tests {
     fn expectation<'a>(variant: &'a str, err: &Error) -> Expectation<'a> {
         let (fields, args, code) = match err {
             Error::Invalid(_) | Error::Connection(_) => (json!({}), Value::Null, Value::Null),
-            Error::Database { code, .. } => (json!({}), Value::Null, json!(code)),
+            Error::Database { code, .. } | Error::NoCairnqDatabase { code, .. } => {
+                (json!({}), Value::Null, json!(code))
+            }
             Error::LostLease { task_id } => {
                 (json!({ "taskId": task_id }), json!([task_id]), Value::Null)
             }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use cairnq_core::input::timer_ms;
 use cairnq_core::store::backpressure::{BackpressureOptions, QueueDepthLimit};
 use cairnq_core::store::{
-    ClaimRequest, ClaimSession, Draw, ListInput, Outcome, Owned, Stats, SubmitInput, Target, Write,
-    WriteAnswer, DEFAULT_LEASE_MS,
+    ClaimRequest, ClaimSession, Draw, ListInput, OpenMode, Outcome, Owned, Stats, SubmitInput,
+    Target, Write, WriteAnswer, DEFAULT_LEASE_MS,
 };
 use cairnq_core::task::{tasks_to_json, Status};
 use cairnq_core::{wait, Store, Task};
@@ -100,6 +100,14 @@ fn spelled_number<'de, D: serde::Deserializer<'de>>(
             "-Infinity" => Ok(Some(f64::NEG_INFINITY)),
             other => Err(serde::de::Error::custom(format!("not a number: {other}"))),
         },
+    }
+}
+
+fn open_mode(existing: Option<bool>) -> OpenMode {
+    if existing == Some(true) {
+        OpenMode::Existing
+    } else {
+        OpenMode::Migrate
     }
 }
 
@@ -294,16 +302,22 @@ pub struct NativeStore {
 
 #[napi]
 impl NativeStore {
+    /// `existing`: open only an existing cairnq database, never creating or
+    /// migrating one (`OpenMode::Existing`, for the command line and dashboard).
     #[napi(factory)]
-    pub fn sqlite(path: String, busy_timeout_ms: Option<f64>) -> NativeStore {
+    pub fn sqlite(
+        path: String,
+        busy_timeout_ms: Option<f64>,
+        existing: Option<bool>,
+    ) -> NativeStore {
         NativeStore {
-            inner: Store::sqlite(&path, busy_timeout_ms),
+            inner: Store::sqlite_with(&path, busy_timeout_ms, open_mode(existing)),
         }
     }
 
     #[napi(factory)]
-    pub fn postgres(dsn: String, max: Option<f64>) -> Result<NativeStore> {
-        Store::postgres(&dsn, max)
+    pub fn postgres(dsn: String, max: Option<f64>, existing: Option<bool>) -> Result<NativeStore> {
+        Store::postgres_with(&dsn, max, open_mode(existing))
             .map(|inner| NativeStore { inner })
             .js()
     }

@@ -29,11 +29,14 @@ const VALUE_EXPORTS = [
   "isTerminal", "cancelRequested", "isQueued", "isRunning", "isSucceeded", "isFailed", "isCanceled",
   "CairnQError", "AlreadyExists", "QueueFull", "TaskTimeout", "TaskFailed", "TaskCanceled", "TaskError",
   "LostLease", "EventLoopBlocked", "ProtocolVersionMismatch", "SerializationError",
+  // Additions over 0.7.0: the dashboard for embedding (README, "Dashboard").
+  "createDashboard", "toNodeHandler",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions", "ClientOptions", "SubmitOptions", "BackpressureOptions", "QueueDepthLimit",
   "RetentionOptions", "BatchHandler", "Handler", "TypedHandler", "WorkerOptions", "TaskContextOptions",
   "TaskDef", "ListInput", "PurgeInput", "SubmitInput", "Conflict", "Task", "TaskStatus", "FailReason",
+  "DashboardOptions", "DashboardHandler", "NodeRequestHandler",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */

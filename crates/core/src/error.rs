@@ -51,6 +51,12 @@ pub enum Error {
     /// not a database). Passwords never appear in the message.
     #[error("{0}")]
     Connection(String),
+    /// A store opened with `OpenMode::Existing` found no cairnq database to
+    /// open: `code` is `NO_DATABASE_CODE` (nothing there) or
+    /// `NOT_CAIRNQ_CODE` (a file or database that is not cairnq's). Nothing
+    /// was created or changed.
+    #[error("{message}")]
+    NoCairnqDatabase { code: String, message: String },
     /// The thread that runs handlers answered a worker's ping `late_ms` late.
     /// Only reported through `onError`; the native heartbeat kept the leases.
     #[error(
@@ -74,12 +80,36 @@ impl Error {
             Error::ProtocolVersionMismatch { .. } => "ProtocolVersionMismatch",
             Error::Serialization(_) => "SerializationError",
             Error::EventLoopBlocked { .. } => "EventLoopBlocked",
-            Error::Invalid(_) | Error::Database { .. } | Error::Connection(_) => "Error",
+            Error::Invalid(_)
+            | Error::Database { .. }
+            | Error::Connection(_)
+            | Error::NoCairnqDatabase { .. } => "Error",
         }
     }
 
     pub fn is_busy(&self) -> bool {
         matches!(self, Error::Database { code, .. } if code.starts_with("SQLITE_BUSY"))
+    }
+}
+
+/// `Error::NoCairnqDatabase`'s code when there is no database at all.
+pub const NO_DATABASE_CODE: &str = "CAIRNQ_NO_DATABASE";
+/// `Error::NoCairnqDatabase`'s code for a database that is not cairnq's.
+pub const NOT_CAIRNQ_CODE: &str = "CAIRNQ_NOT_CAIRNQ";
+
+impl Error {
+    pub fn no_database(message: String) -> Error {
+        Error::NoCairnqDatabase {
+            code: NO_DATABASE_CODE.into(),
+            message,
+        }
+    }
+
+    pub fn not_cairnq(message: String) -> Error {
+        Error::NoCairnqDatabase {
+            code: NOT_CAIRNQ_CODE.into(),
+            message,
+        }
     }
 }
 

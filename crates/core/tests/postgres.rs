@@ -1156,3 +1156,71 @@ async fn sslmode_follows_libpq() {
         other => panic!("a self-signed certificate passed verify-full: {other:?}"),
     }
 }
+
+/// `OpenMode::Existing`: an empty database (no cairnq tables) is refused with
+/// a typed error and nothing is created in it; a cairnq database opens and
+/// reads without a migration being applied.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn existing_mode_refuses_a_foreign_database_and_never_migrates() {
+    use cairnq_core::error::NOT_CAIRNQ_CODE;
+    use cairnq_core::store::OpenMode;
+    let db = test_db!();
+    let tables = |client: Client| async move {
+        client
+            .query_one(
+                "select count(*) from pg_tables where schemaname not in ('pg_catalog', 'information_schema')",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get::<_, i64>(0)
+    };
+    let store = Store::postgres_with(&db.dsn, Some(1.0), OpenMode::Existing).unwrap();
+    match store.stats().await {
+        Err(Error::NoCairnqDatabase { code, message }) => {
+            assert_eq!(code, NOT_CAIRNQ_CODE);
+            assert!(message.contains("is not a cairnq database"), "{message}");
+            assert!(!message.contains("postgres:postgres"), "{message}");
+        }
+        other => panic!("expected NoCairnqDatabase, got {other:?}"),
+    }
+    store.close().await.unwrap();
+    assert_eq!(
+        tables(db.sql().await).await,
+        0,
+        "the refused open created tables"
+    );
+
+    let made = db.store();
+    let task = submit(&made, "greet", "default").await;
+    made.close().await.unwrap();
+    let client = db.sql().await;
+    let last: String = client
+        .query_one(
+            "select name from cairnq_migrations order by name desc limit 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    client
+        .execute("delete from cairnq_migrations where name = $1", &[&last])
+        .await
+        .unwrap();
+    let store = Store::postgres_with(&db.dsn, Some(1.0), OpenMode::Existing).unwrap();
+    let listed = store.list(ListInput::default()).await.unwrap();
+    assert_eq!(
+        listed.iter().map(|t| t.id.clone()).collect::<Vec<_>>(),
+        [task.id]
+    );
+    store.close().await.unwrap();
+    let reapplied: bool = client
+        .query_one(
+            "select exists (select 1 from cairnq_migrations where name = $1)",
+            &[&last],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!reapplied, "an Existing open applied {last}");
+}

@@ -12,6 +12,20 @@ use async_trait::async_trait;
 use crate::error::Result;
 use crate::task::{Status, Task};
 
+/// How a store opens its database (docs/protocol.md, "Migration ledger").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OpenMode {
+    /// The SDK's way: create the database if missing, apply the migrations
+    /// its ledger lacks, then check the protocol version.
+    #[default]
+    Migrate,
+    /// For tools that inspect a database someone else made (the `cairnq`
+    /// command line and dashboard): open it only if it exists and is a
+    /// cairnq database of this protocol version; never create, migrate or
+    /// otherwise write anything while deciding (`Error::NoCairnqDatabase`).
+    Existing,
+}
+
 /// A task ready to insert: id generated, JSON encoded, defaults applied.
 #[derive(Clone, Debug)]
 pub struct NewTask {

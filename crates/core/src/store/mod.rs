@@ -119,19 +119,31 @@ impl Store {
     }
 
     pub fn sqlite(path: &str, busy_timeout_ms: Option<f64>) -> Arc<Store> {
+        Store::sqlite_with(path, busy_timeout_ms, OpenMode::Migrate)
+    }
+
+    /// A SQLite store that opens its file the `mode` way.
+    pub fn sqlite_with(path: &str, busy_timeout_ms: Option<f64>, mode: OpenMode) -> Arc<Store> {
         let busy = Duration::from_millis(busy_timeout_ms.unwrap_or(5_000.0).max(0.0) as u64);
-        Store::new(Arc::new(sqlite::SqliteBackend::new(path, busy)))
+        Store::new(Arc::new(
+            sqlite::SqliteBackend::new(path, busy).with_mode(mode),
+        ))
     }
 
     /// A Postgres store; `max` is the pool size (node-postgres's 10 when absent).
     pub fn postgres(dsn: &str, max: Option<f64>) -> Result<Arc<Store>> {
+        Store::postgres_with(dsn, max, OpenMode::Migrate)
+    }
+
+    /// A Postgres store that opens its database the `mode` way.
+    pub fn postgres_with(dsn: &str, max: Option<f64>, mode: OpenMode) -> Result<Arc<Store>> {
         if let Some(v) = max {
             integer_at_least_one("max", v)?;
         }
         let pool_size = max.map(|v| v.min(u32::MAX as f64) as usize);
-        Ok(Store::new(Arc::new(postgres::PostgresBackend::new(
-            dsn, pool_size,
-        )?)))
+        Ok(Store::new(Arc::new(
+            postgres::PostgresBackend::new(dsn, pool_size)?.with_mode(mode),
+        )))
     }
 
     pub fn backend(&self) -> &Arc<dyn Backend> {

@@ -351,6 +351,31 @@ pub async fn check_protocol_version<C: GenericClient>(
     protocol::check_version(found, missing_is_error)
 }
 
+/// `OpenMode::Existing`'s check, by reads only: the database must hold
+/// cairnq's tables (on the connection's search path).
+pub async fn check_existing<C: GenericClient>(client: &C, dsn: &Dsn) -> Result<()> {
+    let found: bool = column(
+        &client
+            .query_one(
+                "select to_regclass('cairnq_meta') is not null \
+                 and to_regclass('cairnq_migrations') is not null \
+                 and to_regclass('cairnq_tasks') is not null",
+                &[],
+            )
+            .await
+            .map_err(db_error)?,
+        0,
+    )?;
+    if found {
+        Ok(())
+    } else {
+        Err(Error::not_cairnq(format!(
+            "the Postgres database at {} is not a cairnq database: it has no cairnq_meta, cairnq_migrations and cairnq_tasks tables (nothing was changed)",
+            dsn.target
+        )))
+    }
+}
+
 /// Apply every migration the ledger lacks, each in its own transaction that
 /// first locks the ledger, so concurrent cold starts apply it exactly once
 /// (docs/protocol.md, "Migration ledger").

@@ -17,8 +17,8 @@ use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Object, Pool, Rec
 use self::conn::{db_error, execute, int, rows, task, tasks, Dsn, Params};
 use self::listener::PushWakes;
 use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned,
-    Polled, StatusCount, Target,
+    Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, OpenMode,
+    Outcome, Owned, Polled, StatusCount, Target,
 };
 use crate::error::{Error, Result};
 use crate::protocol::{self, ClaimShape, POSTGRES as SQL};
@@ -30,6 +30,7 @@ pub const DEFAULT_POOL_SIZE: usize = 10;
 pub struct PostgresBackend {
     dsn: Dsn,
     pool_size: usize,
+    mode: OpenMode,
     pool: RwLock<Option<Pool>>,
     /// Serializes connect/close.
     lifecycle: tokio::sync::Mutex<()>,
@@ -45,12 +46,19 @@ impl PostgresBackend {
         Ok(PostgresBackend {
             dsn: Dsn::parse(dsn)?,
             pool_size: pool_size.unwrap_or(DEFAULT_POOL_SIZE),
+            mode: OpenMode::Migrate,
             pool: RwLock::new(None),
             lifecycle: tokio::sync::Mutex::new(()),
             attempts: AtomicU64::new(0),
             last_failure: Mutex::new(None),
             wakes: PushWakes::default(),
         })
+    }
+
+    /// Open the database the `mode` way (`OpenMode::Migrate` by default).
+    pub fn with_mode(mut self, mode: OpenMode) -> PostgresBackend {
+        self.mode = mode;
+        self
     }
 
     /// Whether push wakeups are live (the LISTEN connection is subscribed).
@@ -109,8 +117,13 @@ impl PostgresBackend {
             .map_err(|e| self.dsn.connection_error(e))?;
         let prepared = async {
             let mut client = pool.get().await.map_err(|e| self.dsn.pool_error(e))?;
-            conn::check_protocol_version(&client, false).await?;
-            conn::migrate(&mut client).await?;
+            match self.mode {
+                OpenMode::Migrate => {
+                    conn::check_protocol_version(&client, false).await?;
+                    conn::migrate(&mut client).await?;
+                }
+                OpenMode::Existing => conn::check_existing(&client, &self.dsn).await?,
+            }
             conn::check_protocol_version(&client, true).await
         }
         .await;

@@ -120,6 +120,64 @@ fn not_a_database(path: &str, e: rusqlite::Error) -> Error {
     }
 }
 
+/// `OpenMode::Existing`'s check, before `open` may change anything: `path`
+/// must name an existing SQLite file holding cairnq's tables with this
+/// protocol version. Opened without the create flag and `query_only`, so a
+/// missing or foreign file is left exactly as it was.
+pub fn check_existing(path: &str, busy_timeout: Duration) -> Result<()> {
+    let missing = || {
+        Error::no_database(format!(
+            "no cairnq database at {path}: the file does not exist (nothing was created)"
+        ))
+    };
+    if is_in_memory(path) {
+        return Err(Error::no_database(format!(
+            "no cairnq database at {path}: an in-memory database never exists before it is opened"
+        )));
+    }
+    if !path.starts_with("file:") && !Path::new(path).is_file() {
+        return Err(if Path::new(path).exists() {
+            Error::not_cairnq(format!("{path} is not a cairnq database: it is not a file"))
+        } else {
+            missing()
+        });
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| match sqlite_error(e) {
+        Error::Database { code, .. } if code == "SQLITE_CANTOPEN" => missing(),
+        err => Error::Connection(format!("cannot open {path}: {err}")),
+    })?;
+    conn.busy_timeout(busy_timeout).map_err(sqlite_error)?;
+    conn.execute_batch("PRAGMA query_only = ON")
+        .map_err(sqlite_error)?;
+    let tables: Vec<String> = (|| -> rusqlite::Result<Vec<String>> {
+        let mut stmt = conn.prepare(
+            "select name from sqlite_master where type = 'table' \
+             and name in ('cairnq_meta', 'cairnq_tasks', 'cairnq_migrations') order by name",
+        )?;
+        let names = stmt.query_map([], |row| row.get(0))?;
+        names.collect()
+    })()
+    .map_err(|e| match sqlite_error(e) {
+        Error::Database { code, message }
+            if code == "SQLITE_NOTADB" || code == "SQLITE_CORRUPT" =>
+        {
+            Error::not_cairnq(format!(
+                "{path} is not a cairnq database: {message} (the file was left untouched)"
+            ))
+        }
+        err => err,
+    })?;
+    if tables.len() < 3 {
+        return Err(Error::not_cairnq(format!(
+            "{path} is not a cairnq database: it has no cairnq_meta, cairnq_migrations and cairnq_tasks tables (the file was left untouched)"
+        )));
+    }
+    check_protocol_version(&conn, true)
+}
+
 /// `journal_mode = WAL` ignores the busy handler, so retry it while another
 /// connection holds the file (docs/protocol.md, "Connection setup (SQLite)",
 /// step 3).

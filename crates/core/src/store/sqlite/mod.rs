@@ -16,8 +16,8 @@ use self::conn::{is_in_memory, query, query_task, query_tasks, Params};
 use self::engine::{Engine, OnCommit};
 use self::wal_watch::WalWatch;
 use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, Outcome, Owned,
-    Polled, StatusCount, Target, WriteAnswer, WriteOp,
+    Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, OpenMode,
+    Outcome, Owned, Polled, StatusCount, Target, WriteAnswer, WriteOp,
 };
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
@@ -30,6 +30,7 @@ const READERS: usize = 2;
 pub struct SqliteBackend {
     path: String,
     busy_timeout: Duration,
+    mode: OpenMode,
     engine: RwLock<Option<Arc<Engine>>>,
     /// Serializes connect/close so concurrent first calls share one open.
     lifecycle: tokio::sync::Mutex<()>,
@@ -42,10 +43,17 @@ impl SqliteBackend {
         SqliteBackend {
             path: path.to_string(),
             busy_timeout,
+            mode: OpenMode::Migrate,
             engine: RwLock::new(None),
             lifecycle: tokio::sync::Mutex::new(()),
             wakes: WalWatch::new(path),
         }
+    }
+
+    /// Open the file the `mode` way (`OpenMode::Migrate` by default).
+    pub fn with_mode(mut self, mode: OpenMode) -> SqliteBackend {
+        self.mode = mode;
+        self
     }
 
     fn current(&self) -> Option<Arc<Engine>> {
@@ -60,12 +68,12 @@ impl SqliteBackend {
         if let Some(engine) = self.current() {
             return Ok(engine);
         }
-        let (path, busy) = (self.path.clone(), self.busy_timeout);
+        let (path, busy, mode) = (self.path.clone(), self.busy_timeout, self.mode);
         let on_commit: OnCommit = self
             .wakes
             .clone()
             .map(|wakes| Box::new(move || wakes.committed()) as Box<dyn Fn() + Send + Sync>);
-        let engine = tokio::task::spawn_blocking(move || open_engine(&path, busy, on_commit))
+        let engine = tokio::task::spawn_blocking(move || open_engine(&path, busy, mode, on_commit))
             .await
             .map_err(|e| Error::Connection(format!("opening {}: {e}", self.path)))??;
         let engine = Arc::new(engine);
@@ -102,12 +110,23 @@ impl SqliteBackend {
     }
 }
 
-/// Open the writer (which migrates and checks the version), then the readers.
-fn open_engine(path: &str, busy: Duration, on_commit: OnCommit) -> Result<Engine> {
-    let writer = conn::open(path, busy)?;
-    conn::check_protocol_version(&writer, false)?;
-    conn::migrate(&writer)?;
-    conn::refresh_planner_stats(&writer);
+/// Open the writer (which migrates and checks the version, or with
+/// `OpenMode::Existing` first makes sure there is a cairnq database to open),
+/// then the readers.
+fn open_engine(path: &str, busy: Duration, mode: OpenMode, on_commit: OnCommit) -> Result<Engine> {
+    let writer = match mode {
+        OpenMode::Migrate => {
+            let writer = conn::open(path, busy)?;
+            conn::check_protocol_version(&writer, false)?;
+            conn::migrate(&writer)?;
+            conn::refresh_planner_stats(&writer);
+            writer
+        }
+        OpenMode::Existing => {
+            conn::check_existing(path, busy)?;
+            conn::open(path, busy)?
+        }
+    };
     conn::check_protocol_version(&writer, true)?;
     let file_backed = !is_in_memory(path);
     let open_reader = |busy: Duration| -> Result<Connection> {

@@ -1,0 +1,87 @@
+// Helpers for the command line tests: run `bin/cairnq.js` as a process (the
+// way `npx cairnq` runs it), and spawn long-running commands (top, ui) whose
+// output can be awaited.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import path from "node:path";
+
+import { REPO_ROOT, runProcess, waitFor } from "../helpers.mjs";
+
+export const CLI = path.join(REPO_ROOT, "bin", "cairnq.js");
+
+/** Environment without colour hints, so output is what a pipe gets. */
+function plainEnv(extra = {}) {
+  const env = { ...process.env };
+  delete env.FORCE_COLOR;
+  delete env.NO_COLOR;
+  return { ...env, ...extra };
+}
+
+/**
+ * Run `cairnq ...args` to completion: `{code, stdout, stderr}`.
+ * @param {string[]} args
+ * @param {{ env?: Record<string, string>, timeoutMs?: number }} [opts]
+ */
+export async function cli(args, opts = {}) {
+  const out = await runProcess(process.execPath, [CLI, ...args], { timeoutMs: opts.timeoutMs ?? 60_000, env: plainEnv(opts.env) });
+  return out;
+}
+
+/** `cli(args)` that must exit 0; resolves with stdout. */
+export async function cliOk(args, opts) {
+  const out = await cli(args, opts);
+  assert.equal(out.code, 0, `cairnq ${args.join(" ")} exited ${out.code}: ${out.stderr}`);
+  return out.stdout;
+}
+
+/** `cli([...args, "--json"])` that must exit 0; resolves with the parsed document. */
+export async function cliJson(args, opts) {
+  return JSON.parse(await cliOk([...args, "--json"], opts));
+}
+
+/**
+ * Assert a failure: the exit code, one line on stderr matching `pattern`,
+ * nothing on stdout, and no stack trace.
+ */
+export function assertFailure(out, code, pattern) {
+  assert.equal(out.code, code, `expected exit ${code}, got ${out.code}; stderr: ${out.stderr}`);
+  const lines = out.stderr.trimEnd().split("\n");
+  assert.equal(lines.length, 1, `expected one line on stderr, got: ${out.stderr}`);
+  assert.match(lines[0], pattern);
+  assert.doesNotMatch(out.stderr, /^\s+at /m, "a stack trace reached the user");
+  assert.equal(out.stdout, "");
+}
+
+/**
+ * Spawn `cairnq ...args` and keep it running: `{child, output(), exited}`;
+ * killed (by its pid) when the test ends.
+ */
+export function spawnCli(t, args, opts = {}) {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: plainEnv(opts.env), stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  t.after(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  });
+  return {
+    child,
+    output: () => stdout,
+    errors: () => stderr,
+    exited,
+    /** Resolves with stdout once `predicate(stdout)` holds. */
+    async until(predicate, what, timeoutMs = 30_000) {
+      await waitFor(() => predicate(stdout) || child.exitCode !== null, { timeoutMs, intervalMs: 25, message: `${what} (stdout: ${stdout}; stderr: ${stderr})` });
+      assert.ok(predicate(stdout), `cairnq exited (${child.exitCode}) before ${what}; stderr: ${stderr}`);
+      return stdout;
+    },
+  };
+}
+
+/** The `http://…` URL `cairnq ui` prints. */
+export async function uiUrl(proc) {
+  const out = await proc.until((s) => /open http:\/\/\S+/.test(s), "the dashboard URL");
+  return /open (http:\/\/\S+)/.exec(out)[1];
+}

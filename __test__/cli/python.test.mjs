@@ -1,0 +1,57 @@
+// The command line on databases the Python SDK (PyPI cairnq 0.7.0) made and
+// wrote: it reads them as they are and acts on them, and Python sees the
+// result. Skips like the other interop tests without CAIRNQ_PYTHON's SDK (in
+// CI it is always there).
+import assert from "node:assert/strict";
+import { execFile, spawnSync } from "node:child_process";
+import path from "node:path";
+import { describe, test } from "node:test";
+import { promisify } from "node:util";
+
+import { REPO_ROOT, makeDbPath } from "../helpers.mjs";
+import { cliJson, cliOk } from "./cli-helpers.mjs";
+
+const execFileAsync = promisify(execFile);
+const python = process.env.CAIRNQ_PYTHON ?? "python3";
+const helper = path.join(REPO_ROOT, "__test__", "interop", "py", "cairnq_cli.py");
+const probe = spawnSync(python, ["-c", "import cairnq"], { encoding: "utf8", timeout: 60_000 });
+const SKIP =
+  probe.status === 0
+    ? false
+    : process.env.CI
+      ? false
+      : `Python cairnq SDK unavailable; set CAIRNQ_PYTHON to a Python with "cairnq[postgres]==0.7.0"`;
+
+/** One step of the Python helper (interop/py/cairnq_cli.py); its JSON output. */
+async function py(command, db, ...args) {
+  const { stdout } = await execFileAsync(python, [helper, command, "--db", db, ...args], {
+    env: { ...process.env, PYTHONUTF8: "1" },
+    timeout: 60_000,
+  });
+  return JSON.parse(stdout);
+}
+
+describe("cli on a database of the Python SDK", { skip: SKIP }, () => {
+  test("stats, list, get --key and retry read and act on what Python wrote", { timeout: 180_000 }, async (t) => {
+    const db = makeDbPath(t);
+    await py("create-db", db);
+    const { task: keyed } = await py("submit", db, "--name", "py.job", "--key", "py-key", "--payload", '{"text":"Grüße 🌲"}', "--queue", "py");
+    await py("submit", db, "--name", "py.other", "--queue", "default");
+    const failed = await py("claim-fail", db, "--worker-id", "py-worker", "--queue", "default", "--error", JSON.stringify({ type: "TaskError", code: "py_boom", message: "from python", retryable: false, details: {} }));
+    assert.equal(failed.failed.status, "failed");
+
+    assert.deepEqual(await cliJson(["stats", db]), {
+      default: { queued: 0, running: 0, succeeded: 0, failed: 1, canceled: 0 },
+      py: { queued: 1, running: 0, succeeded: 0, failed: 0, canceled: 0 },
+    });
+    const got = await cliJson(["get", db, "--key", "py-key"]);
+    assert.equal(got.id, keyed.id);
+    assert.deepEqual(got.payload, { text: "Grüße 🌲" });
+    assert.match(await cliOk(["list", db, "--status", "failed"]), /py\.other\s+default\s+failed/);
+
+    const retried = await cliJson(["retry", db, failed.failed.id]);
+    assert.equal(retried.status, "queued");
+    const seen = await py("get", db, failed.failed.id);
+    assert.equal(seen.task.status, "queued", "Python does not see the CLI's retry");
+  });
+});

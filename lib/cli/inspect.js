@@ -1,0 +1,333 @@
+"use strict";
+// What the command line and the dashboard do with a database, in one place:
+// open it (never creating or migrating it, except for `submit`), read it
+// through the client's own API, act on tasks, and classify what went wrong.
+// Both front ends format the answers; neither runs SQL of its own.
+
+const { CairnQ } = require("../client.js");
+const { SQLiteStore, PostgresStore } = require("../store.js");
+const { STATUSES } = require("../models.js");
+
+/**
+ * @typedef {import("../../index.js").Task} Task
+ * @typedef {import("../../index.js").TaskStatus} TaskStatus
+ * @typedef {Record<string, Record<TaskStatus, number>>} Stats
+ */
+
+const TERMINAL = /** @type {TaskStatus[]} */ (["succeeded", "failed", "canceled"]);
+
+/** Exit codes of the command line (README, "Command line"). */
+const EXIT = Object.freeze({
+  OK: 0,
+  /** `wait`: the task failed. */
+  FAILED: 1,
+  /** Bad usage: unknown command or flag, a bad value. */
+  USAGE: 2,
+  /** No cairnq database there (missing, foreign, other protocol) or unreachable. */
+  NO_DATABASE: 3,
+  /** No task with that id or key. */
+  NOT_FOUND: 4,
+  /** `wait`: the task did not finish in time. */
+  TIMEOUT: 5,
+  /** `wait`: the task was canceled. */
+  CANCELED: 6,
+  /** The task's state does not allow the action, or a keyed submit was rejected. */
+  REFUSED: 7,
+  /** Any other failure (a database error). */
+  ERROR: 10,
+});
+
+/** A failure the front ends report as one line with an exit code (or HTTP status). */
+class InspectError extends Error {
+  /**
+   * @param {string} message
+   * @param {number} exitCode one of EXIT
+   */
+  constructor(message, exitCode) {
+    super(message);
+    this.name = "InspectError";
+    this.exitCode = exitCode;
+  }
+}
+
+/** @param {string} db */
+function isPostgres(db) {
+  return /^postgres(ql)?:\/\//i.test(db);
+}
+
+/**
+ * A client on `db` (a SQLite path or a postgres:// DSN). Unless `create` is
+ * set, the store only opens an existing cairnq database: it never creates a
+ * file, migrates or writes anything while deciding (the core's
+ * `OpenMode::Existing`).
+ * @param {string} db
+ * @param {{ create?: boolean }} [opts]
+ * @returns {CairnQ}
+ */
+function openClient(db, opts = {}) {
+  const existing = !opts.create;
+  if (typeof db !== "string" || db === "") throw new InspectError("no database given", EXIT.USAGE);
+  try {
+    const store = isPostgres(db) ? new PostgresStore(db, { max: 4, existing }) : new SQLiteStore(db, { existing });
+    return new CairnQ(store);
+  } catch (err) {
+    throw classify(err);
+  }
+}
+
+/**
+ * The InspectError a failure of the store maps to.
+ * @param {unknown} err
+ * @returns {InspectError}
+ */
+function classify(err) {
+  if (err instanceof InspectError) return err;
+  const e = /** @type {Error & { code?: string }} */ (err instanceof Error ? err : new Error(String(err)));
+  const message = e.message.split("\n")[0];
+  if (e.code === "CAIRNQ_NO_DATABASE" || e.code === "CAIRNQ_NOT_CAIRNQ") return new InspectError(message, EXIT.NO_DATABASE);
+  if (e.name === "ProtocolVersionMismatch") {
+    return new InspectError(`${message}: this database belongs to another cairnq protocol version`, EXIT.NO_DATABASE);
+  }
+  if (/^(cannot connect to Postgres|cannot open |invalid (Postgres )?(DSN|connection string))/i.test(message)) {
+    return new InspectError(message, EXIT.NO_DATABASE);
+  }
+  if (e.name === "AlreadyExists") return new InspectError(message, EXIT.REFUSED);
+  // The store's argument checks: plain Errors without a driver code.
+  if (e.name === "Error" && e.code === undefined && /must be|unknown (status|conflict)|got /.test(message)) {
+    return new InspectError(message, EXIT.USAGE);
+  }
+  return new InspectError(message, EXIT.ERROR);
+}
+
+/**
+ * Every queue's counts, or one queue's (zero-filled when it has no tasks).
+ * `stats(queue)` is the store's filtered form (docs: UPGRADE §3.2); the pick
+ * below keeps the answer the same on a store that still counts every queue.
+ * @param {CairnQ} client
+ * @param {string} [queue]
+ * @returns {Promise<Stats>}
+ */
+async function stats(client, queue) {
+  const all = /** @type {Stats} */ (await /** @type {any} */ (client).stats(queue));
+  if (queue === undefined) return all;
+  return { [queue]: all[queue] ?? zeroCounts() };
+}
+
+/** @returns {Record<TaskStatus, number>} */
+function zeroCounts() {
+  return /** @type {Record<TaskStatus, number>} */ (Object.fromEntries(STATUSES.map((s) => [s, 0])));
+}
+
+/**
+ * A task by id or by key, or an InspectError (NOT_FOUND).
+ * @param {CairnQ} client
+ * @param {{ id?: string, key?: string }} ref
+ * @returns {Promise<Task>}
+ */
+async function getTask(client, ref) {
+  const task = ref.key !== undefined ? await client.getByKey(ref.key) : await client.get(/** @type {string} */ (ref.id));
+  if (!task) throw new InspectError(`no task ${describeRef(ref)}`, EXIT.NOT_FOUND);
+  return task;
+}
+
+/** @param {{ id?: string, key?: string }} ref */
+function describeRef(ref) {
+  return ref.key !== undefined ? `with key ${JSON.stringify(ref.key)}` : String(ref.id);
+}
+
+/**
+ * Retry a failed or canceled task. A missing task is NOT_FOUND; a task in
+ * another state is REFUSED, with its state named.
+ * @param {CairnQ} client
+ * @param {{ id?: string, key?: string }} ref
+ * @param {{ resetAttempt?: boolean }} [opts]
+ * @returns {Promise<Task>}
+ */
+async function retryTask(client, ref, opts = {}) {
+  const done = ref.key !== undefined ? await client.retryByKey(ref.key, opts) : await client.retry(/** @type {string} */ (ref.id), opts);
+  if (done) return done;
+  const task = await getTask(client, ref);
+  throw new InspectError(`task ${task.id} is ${task.status}: only failed or canceled tasks can be retried`, EXIT.REFUSED);
+}
+
+/**
+ * Cancel a queued task, or request the cancel of a running one.
+ * @param {CairnQ} client
+ * @param {{ id?: string, key?: string }} ref
+ * @returns {Promise<Task>}
+ */
+async function cancelTask(client, ref) {
+  const done = ref.key !== undefined ? await client.cancelByKey(ref.key) : await client.cancel(/** @type {string} */ (ref.id));
+  if (done) return done;
+  const task = await getTask(client, ref);
+  throw new InspectError(`task ${task.id} is ${task.status}: only queued or running tasks can be canceled`, EXIT.REFUSED);
+}
+
+/**
+ * @typedef {{ olderThanMs?: number, status?: TaskStatus, queue?: string, name?: string, limit?: number }} PurgeFilter
+ */
+
+/**
+ * Whether this build's store filters `purge` by queue, status and name
+ * (UPGRADE §2.5/§3.6; they arrive with `getStatus` in the same change). A
+ * store without them would ignore the filters and delete more than asked,
+ * so filtered purges are refused until then.
+ * @param {CairnQ} client
+ */
+function purgeFilters(client) {
+  return typeof (/** @type {any} */ (client).getStatus) === "function";
+}
+
+/**
+ * Purge terminal tasks; with `dryRun`, count what would go instead (through
+ * `list`, in bounded pages, stopping at `limit`).
+ * @param {CairnQ} client
+ * @param {PurgeFilter & { dryRun?: boolean }} filter
+ * @returns {Promise<{ dryRun: boolean, count: number, ids: string[] }>}
+ */
+async function purge(client, filter) {
+  const { dryRun = false, ...input } = filter;
+  if (input.status !== undefined && !TERMINAL.includes(input.status)) {
+    throw new InspectError(`status must be terminal, got ${input.status}`, EXIT.USAGE);
+  }
+  if (dryRun) {
+    const ids = await purgeCandidates(client, input);
+    return { dryRun: true, count: ids.length, ids };
+  }
+  const filtered = input.status !== undefined || input.queue !== undefined || input.name !== undefined;
+  if (filtered && !purgeFilters(client)) {
+    throw new InspectError(
+      "this cairnq build cannot purge by --status, --queue or --name yet (its store has no purge filters); nothing was purged",
+      EXIT.USAGE,
+    );
+  }
+  const ids = await client.purge(/** @type {any} */ (input));
+  return { dryRun: false, count: ids.length, ids };
+}
+
+const PAGE = 500;
+
+/**
+ * The ids `purge(input)` would delete now: terminal, completed before the
+ * cutoff, matching the filters; at most `limit` (1000 by default).
+ * @param {CairnQ} client
+ * @param {PurgeFilter} input
+ * @returns {Promise<string[]>}
+ */
+async function purgeCandidates(client, input) {
+  const limit = input.limit ?? 1000;
+  const cutoff = Date.now() - (input.olderThanMs ?? 0);
+  /** @type {{ id: string, at: number }[]} */
+  const found = [];
+  for (const status of input.status ? [input.status] : TERMINAL) {
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await client.list({ status, queue: input.queue, name: input.name, limit: PAGE, offset });
+      for (const task of page) {
+        const at = task.completed_at_ms;
+        if (at != null && at < cutoff) found.push({ id: task.id, at });
+      }
+      if (page.length < PAGE) break;
+    }
+  }
+  // Oldest completion first, as purge takes them.
+  found.sort((a, b) => a.at - b.at);
+  return found.slice(0, limit).map((f) => f.id);
+}
+
+/**
+ * The tasks `task` submitted (its children): tasks of its tree whose parent
+ * it is. One bounded read of the tree.
+ * @param {CairnQ} client
+ * @param {Task} task
+ * @param {number} [limit]
+ * @returns {Promise<Task[]>}
+ */
+async function spawned(client, task, limit = 200) {
+  const root = task.root_id ?? task.id;
+  const tree = await client.list({ rootId: root, limit });
+  return tree.filter((t) => t.parent_id === task.id);
+}
+
+/**
+ * Throughput from successive `stats` snapshots: tasks finished per second
+ * between two samples (a purge in between never reads as negative).
+ */
+class Throughput {
+  /** @param {number} [keep] samples kept */
+  constructor(keep = 60) {
+    this.keep = keep;
+    /** @type {{ at: number, done: Record<string, number> }[]} */
+    this.samples = [];
+  }
+
+  /**
+   * @param {Stats} snapshot
+   * @param {number} [at]
+   */
+  add(snapshot, at = Date.now()) {
+    /** @type {Record<string, number>} */
+    const done = {};
+    for (const [queue, counts] of Object.entries(snapshot)) {
+      done[queue] = counts.succeeded + counts.failed + counts.canceled;
+    }
+    this.samples.push({ at, done });
+    if (this.samples.length > this.keep + 1) this.samples.shift();
+  }
+
+  /**
+   * Finished per second between consecutive samples, oldest first; one queue
+   * or all of them.
+   * @param {string} [queue]
+   * @returns {number[]}
+   */
+  series(queue) {
+    const out = [];
+    for (let i = 1; i < this.samples.length; i++) {
+      const a = this.samples[i - 1];
+      const b = this.samples[i];
+      const seconds = Math.max(0.001, (b.at - a.at) / 1000);
+      const delta = queue === undefined ? sum(b.done) - sum(a.done) : (b.done[queue] ?? 0) - (a.done[queue] ?? 0);
+      out.push(Math.max(0, delta) / seconds);
+    }
+    return out;
+  }
+}
+
+/** @param {Record<string, number>} counts */
+function sum(counts) {
+  return Object.values(counts).reduce((a, b) => a + b, 0);
+}
+
+/**
+ * How long the oldest queued task of `queue` has waited, or null when none
+ * is queued. `list` is newest first, so the oldest is the last of `queued`.
+ * @param {CairnQ} client
+ * @param {string} queue
+ * @param {number} queued
+ * @returns {Promise<number | null>}
+ */
+async function oldestQueuedAgeMs(client, queue, queued) {
+  if (queued <= 0) return null;
+  const [oldest] = await client.list({ queue, status: "queued", limit: 1, offset: queued - 1 });
+  return oldest ? Math.max(0, Date.now() - oldest.created_at_ms) : null;
+}
+
+module.exports = {
+  EXIT,
+  InspectError,
+  TERMINAL,
+  Throughput,
+  cancelTask,
+  classify,
+  getTask,
+  isPostgres,
+  oldestQueuedAgeMs,
+  openClient,
+  purge,
+  purgeCandidates,
+  purgeFilters,
+  retryTask,
+  spawned,
+  stats,
+  zeroCounts,
+};

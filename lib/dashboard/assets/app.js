@@ -1,0 +1,392 @@
+// The cairnq dashboard page. Plain browser script, served by the package
+// (lib/dashboard/handler.js); it talks only to its own origin. Every value
+// from the database reaches the page as a text node or an attribute set
+// through the DOM, never as HTML.
+"use strict";
+
+(() => {
+  const STATUSES = ["queued", "running", "succeeded", "failed", "canceled"];
+  const TERMINAL = ["succeeded", "failed", "canceled"];
+  const main = document.getElementById("main");
+  const flashBox = document.getElementById("flash");
+  const live = document.getElementById("live");
+  let config = { csrf: "", readOnly: true, refreshMs: 2000 };
+  let timer = null;
+  let generation = 0;
+
+  // --- DOM helpers: text only -------------------------------------------------
+
+  function h(tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else if (k === "class") el.className = v;
+      else el.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const c of children.flat(Infinity)) {
+      if (c === null || c === undefined || c === false) continue;
+      el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return el;
+  }
+
+  function svg(tag, attrs) {
+    const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+    return el;
+  }
+
+  function flash(message, isError = false) {
+    flashBox.textContent = message;
+    flashBox.className = isError ? "error" : "";
+  }
+
+  function statusBadge(status) {
+    return h("span", { class: `status status-${STATUSES.includes(status) ? status : "canceled"}` }, status);
+  }
+
+  function taskLink(id) {
+    return h("a", { href: `#/task/${encodeURIComponent(id)}`, class: "mono" }, id);
+  }
+
+  function listLink(params, label) {
+    return h("a", { href: `#/tasks?${new URLSearchParams(params)}` }, label);
+  }
+
+  function rel(at) {
+    if (at === null || at === undefined) return "-";
+    const delta = at - Date.now();
+    const abs = Math.abs(delta);
+    if (abs < 1000) return "now";
+    const s = Math.floor(abs / 1000);
+    const text = s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m ${s % 60}s` : s < 86400 ? `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m` : `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+    return delta < 0 ? `${text} ago` : `in ${text}`;
+  }
+
+  function when(at) {
+    if (at === null || at === undefined) return "-";
+    return h("span", { title: new Date(at).toISOString() }, `${new Date(at).toISOString().replace("T", " ").replace("Z", " UTC")} (${rel(at)})`);
+  }
+
+  function sparkline(values) {
+    const width = 160;
+    const height = 28;
+    const el = svg("svg", { class: "spark", viewBox: `0 0 ${width} ${height}`, "aria-hidden": "true" });
+    el.append(svg("line", { x1: 0, y1: height - 1, x2: width, y2: height - 1 }));
+    const shown = values.slice(-40);
+    if (shown.length > 1) {
+      const max = Math.max(...shown, 0.0001);
+      const points = shown.map((v, i) => `${((i / (shown.length - 1)) * width).toFixed(1)},${(height - 2 - (v / max) * (height - 4)).toFixed(1)}`);
+      el.append(svg("polyline", { points: points.join(" ") }));
+    }
+    return el;
+  }
+
+  // --- the API -------------------------------------------------------------------
+
+  async function api(path, options = {}) {
+    const init = { credentials: "same-origin", headers: {} };
+    if (options.body !== undefined) {
+      init.method = "POST";
+      init.headers = { "content-type": "application/json", "x-csrf-token": config.csrf };
+      init.body = JSON.stringify(options.body);
+    }
+    const res = await fetch(path, init);
+    const type = res.headers.get("content-type") || "";
+    const body = type.includes("application/json") ? await res.json() : { error: (await res.text()).trim() };
+    if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
+    live.classList.remove("stale");
+    return body;
+  }
+
+  // --- routing -------------------------------------------------------------------
+
+  function route() {
+    const hash = location.hash.replace(/^#/, "") || "/";
+    const [pathPart, query = ""] = hash.split("?");
+    const params = new URLSearchParams(query);
+    clearTimeout(timer);
+    const mine = ++generation;
+    const refresh = (fn) => {
+      const tick = async () => {
+        if (mine !== generation) return;
+        try {
+          await fn();
+        } catch (err) {
+          live.classList.add("stale");
+          flash(err.message, true);
+        }
+        if (mine === generation) timer = setTimeout(tick, config.refreshMs);
+      };
+      tick();
+    };
+    if (pathPart.startsWith("/task/")) return showTask(decodeURIComponent(pathPart.slice("/task/".length)), refresh);
+    if (pathPart === "/tasks") return showTasks(params, refresh);
+    return showOverview(refresh);
+  }
+
+  // --- overview --------------------------------------------------------------------
+
+  function showOverview(refresh) {
+    const body = h("tbody");
+    const totalSpark = h("span");
+    const table = h(
+      "table",
+      { id: "queues" },
+      h("thead", {}, h("tr", {}, h("th", {}, "queue"), STATUSES.map((s) => h("th", { class: "num" }, s)), h("th", { class: "num" }, "done/s"), h("th", {}, "throughput"))),
+      body,
+    );
+    main.replaceChildren(
+      h("h1", {}, "Queues"),
+      h("div", { class: "card" }, table, h("p", { class: "muted" }, "All queues, tasks finished per second: ", totalSpark)),
+      purgeCard(),
+    );
+    refresh(async () => {
+      const data = await api("api/overview");
+      const rows = data.queues.map((q) =>
+        h(
+          "tr",
+          { "data-queue": q.queue },
+          h("td", {}, listLink({ queue: q.queue }, q.queue)),
+          STATUSES.map((s) =>
+            h("td", { class: `num${q.counts[s] === 0 ? " zero" : ""}`, "data-status": s }, q.counts[s] === 0 ? "0" : listLink({ queue: q.queue, status: s }, String(q.counts[s]))),
+          ),
+          h("td", { class: "num" }, (q.perSecond.at(-1) || 0).toFixed(1)),
+          h("td", {}, sparkline(q.perSecond)),
+        ),
+      );
+      if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks yet.")));
+      body.replaceChildren(...rows);
+      totalSpark.replaceChildren(sparkline(data.perSecond), ` ${(data.perSecond.at(-1) || 0).toFixed(1)}/s`);
+    });
+  }
+
+  function purgeCard() {
+    const older = h("input", { id: "purge-older", name: "olderThan", value: "7d", size: 6, "aria-label": "older than" });
+    const status = h("select", { id: "purge-status", name: "status" }, h("option", { value: "" }, "any finished"), TERMINAL.map((s) => h("option", { value: s }, s)));
+    const queue = h("input", { id: "purge-queue", name: "queue", placeholder: "any queue", size: 12 });
+    const button = h("button", { id: "purge-button", class: "danger", type: "submit", disabled: config.readOnly, title: config.readOnly ? "read-only dashboard" : null }, "Purge…");
+    const form = h(
+      "form",
+      {
+        class: "purge",
+        onsubmit: async (event) => {
+          event.preventDefault();
+          const filter = { olderThan: older.value.trim() || "0" };
+          if (status.value) filter.status = status.value;
+          if (queue.value.trim()) filter.queue = queue.value.trim();
+          try {
+            const preview = await api(`api/purge-preview?${new URLSearchParams(filter)}`);
+            if (preview.count === 0) return flash("Nothing to purge with these filters.");
+            if (!confirm(`Delete ${preview.count} finished task(s) completed more than ${filter.olderThan} ago? This cannot be undone.`)) return;
+            const done = await api("api/purge", { body: filter });
+            flash(`Purged ${done.count} task(s).`);
+          } catch (err) {
+            flash(err.message, true);
+          }
+        },
+      },
+      h("label", {}, "completed more than", older, ""),
+      h("label", {}, "status", status),
+      h("label", {}, "queue", queue),
+      button,
+    );
+    return h("div", { class: "card" }, h("h2", {}, "Purge finished tasks"), form, config.readOnly ? h("p", { class: "muted" }, "Read-only: actions are disabled.") : null);
+  }
+
+  // --- task list ---------------------------------------------------------------------
+
+  function showTasks(params, refresh) {
+    const field = (name, attrs) => h("input", { name, value: params.get(name) || "", ...attrs });
+    const status = h("select", { name: "status" }, h("option", { value: "" }, "any"), STATUSES.map((s) => h("option", { value: s, selected: params.get("status") === s }, s)));
+    const filters = h(
+      "form",
+      {
+        class: "filters",
+        id: "filters",
+        onsubmit: (event) => {
+          event.preventDefault();
+          const next = new URLSearchParams();
+          for (const [k, v] of new FormData(event.target)) if (String(v).trim()) next.set(k, String(v).trim());
+          location.hash = `#/tasks?${next}`;
+        },
+      },
+      h("label", {}, "queue", field("queue", { size: 12 })),
+      h("label", {}, "status", status),
+      h("label", {}, "name", field("name", { size: 18 })),
+      params.get("root") ? h("label", {}, "root", field("root", { size: 30 })) : null,
+      params.get("correlation") ? h("label", {}, "correlation", field("correlation", { size: 24 })) : null,
+      h("button", { type: "submit", class: "primary" }, "Filter"),
+    );
+    const body = h("tbody");
+    const pager = h("div", { class: "pager" });
+    main.replaceChildren(
+      h("h1", {}, "Tasks"),
+      h("div", { class: "card" }, filters),
+      h(
+        "div",
+        { class: "card" },
+        h("table", { id: "tasks" }, h("thead", {}, h("tr", {}, ["id", "name", "queue", "status", "attempt", "progress", "created", "updated"].map((c) => h("th", {}, c)))), body),
+        pager,
+      ),
+    );
+    const offset = Number(params.get("offset") || 0);
+    refresh(async () => {
+      const query = new URLSearchParams(params);
+      query.set("limit", "25");
+      const data = await api(`api/tasks?${query}`);
+      const rows = data.tasks.map((t) =>
+        h(
+          "tr",
+          { "data-task-id": t.id },
+          h("td", {}, taskLink(t.id)),
+          h("td", {}, t.name),
+          h("td", {}, t.queue),
+          h("td", {}, statusBadge(t.status)),
+          h("td", {}, `${t.attempt}/${t.max_attempts}`),
+          h("td", {}, t.progress === null ? "-" : `${Math.round(t.progress * 100)}%`),
+          h("td", { title: new Date(t.created_at_ms).toISOString() }, rel(t.created_at_ms)),
+          h("td", { title: new Date(t.updated_at_ms).toISOString() }, rel(t.updated_at_ms)),
+        ),
+      );
+      if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks match.")));
+      body.replaceChildren(...rows);
+      const page = (to) => {
+        const next = new URLSearchParams(params);
+        if (to > 0) next.set("offset", String(to));
+        else next.delete("offset");
+        return `#/tasks?${next}`;
+      };
+      pager.replaceChildren(
+        h("button", { id: "prev", disabled: offset === 0, onclick: () => (location.hash = page(Math.max(0, offset - 25))) }, "← Newer"),
+        h("span", { class: "muted" }, data.tasks.length ? `${offset + 1}–${offset + data.tasks.length}` : ""),
+        h("button", { id: "next", disabled: !data.hasMore, onclick: () => (location.hash = page(offset + 25)) }, "Older →"),
+      );
+    });
+  }
+
+  // --- task page ---------------------------------------------------------------------
+
+  function showTask(id, refresh) {
+    const content = h("div");
+    main.replaceChildren(h("h1", {}, "Task ", h("span", { class: "mono" }, id)), content);
+    refresh(async () => {
+      const { task, spawned } = await api(`api/tasks/${encodeURIComponent(id)}`);
+      content.replaceChildren(...renderTask(task, spawned).filter(Boolean));
+    });
+  }
+
+  function renderTask(t, spawned) {
+    const now = Date.now();
+    const lease =
+      t.lease_until_ms === null ? "-" : `${t.worker_id || "?"} · ${t.lease_until_ms > now ? `expires ${rel(t.lease_until_ms)}` : `expired ${rel(t.lease_until_ms)}`}`;
+    const canRetry = t.status === "failed" || t.status === "canceled";
+    const canCancel = t.status === "queued" || t.status === "running";
+    const act = (name, label, cls, enabled, question) =>
+      h(
+        "button",
+        {
+          id: name,
+          class: cls,
+          disabled: config.readOnly || !enabled,
+          title: config.readOnly ? "read-only dashboard" : null,
+          onclick: async () => {
+            if (!confirm(question)) return;
+            try {
+              const done = await api(`api/tasks/${encodeURIComponent(t.id)}/${name}`, { body: {} });
+              flash(`${label}: task is ${done.task.status} now.`);
+              route();
+            } catch (err) {
+              flash(err.message, true);
+            }
+          },
+        },
+        label,
+      );
+    const field = (label, value, attrs = {}) => [h("dt", {}, label), h("dd", attrs, value)];
+    const lineage = (label, value, param) =>
+      field(label, value ? [taskLink(value), " ", param ? listLink({ [param]: value }, "(tree)") : null] : "-");
+    const fields = h(
+      "dl",
+      { class: "fields" },
+      field("name", t.name),
+      field("queue", listLink({ queue: t.queue }, t.queue)),
+      field("status", [statusBadge(t.status), t.cancel_requested_at_ms !== null ? " cancel requested" : ""], { id: "task-status", "data-status": t.status }),
+      field("attempt", `${t.attempt} of ${t.max_attempts}`, { id: "task-attempt" }),
+      field("priority", String(t.priority)),
+      field(
+        "progress",
+        t.progress === null ? "-" : [h("span", { class: "progress" }, h("span")), `${Math.round(t.progress * 100)}%`],
+      ),
+      field("message", t.message ?? "-"),
+      field("lease", lease),
+      field("run at", when(t.run_at_ms)),
+      field("created", when(t.created_at_ms)),
+      field("updated", when(t.updated_at_ms)),
+      field("completed", when(t.completed_at_ms)),
+      lineage("parent", t.parent_id),
+      lineage("root", t.root_id, "root"),
+      field("correlation", t.correlation_id ? listLink({ correlation: t.correlation_id }, t.correlation_id) : "-"),
+    );
+    // The bar's width is a CSSOM property, not an inline style attribute (CSP).
+    const bar = fields.querySelector(".progress > span");
+    if (bar) bar.style.width = `${Math.round(Math.max(0, Math.min(1, t.progress)) * 100)}%`;
+    const json = (title, value, id) => h("div", { class: "card" }, h("h2", {}, title), h("pre", { id }, JSON.stringify(value, null, 2)));
+    return [
+      h(
+        "div",
+        { class: "actions" },
+        act("retry", "Retry", "primary", canRetry, `Retry task ${t.id}? It goes back to its queue.`),
+        act("cancel", "Cancel", "danger", canCancel, `Cancel task ${t.id}?`),
+      ),
+      h("div", { class: "card" }, fields),
+      h(
+        "div",
+        { class: "grid2" },
+        json("Payload", t.payload, "payload"),
+        t.error !== null ? json("Error", t.error, "error") : json("Result", t.result, "result"),
+      ),
+      t.metadata && Object.keys(t.metadata).length ? json("Metadata", t.metadata, "metadata") : null,
+      h(
+        "div",
+        { class: "card" },
+        h("h2", {}, `Spawned tasks (${spawned.length})`),
+        spawned.length
+          ? h("table", { id: "spawned" }, h("tbody", {}, spawned.map((c) => h("tr", {}, h("td", {}, taskLink(c.id)), h("td", {}, c.name), h("td", {}, statusBadge(c.status))))))
+          : h("p", { class: "muted" }, "None."),
+      ),
+    ];
+  }
+
+  // --- search and start ------------------------------------------------------------------
+
+  document.getElementById("search-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const q = document.getElementById("search").value.trim();
+    if (!q) return;
+    try {
+      const found = await api(`api/search?${new URLSearchParams({ q })}`);
+      if (found.task) location.hash = `#/task/${encodeURIComponent(found.task.id)}`;
+      else flash(`No task with id or key ${JSON.stringify(q)}.`, true);
+    } catch (err) {
+      flash(err.message, true);
+    }
+  });
+
+  window.addEventListener("hashchange", () => {
+    flash("");
+    route();
+  });
+
+  api("api/config").then(
+    (c) => {
+      config = c;
+      document.getElementById("mode").textContent = config.readOnly ? "read-only" : "";
+      route();
+    },
+    (err) => {
+      main.replaceChildren(h("p", {}, `Could not load the dashboard: ${err.message}`));
+    },
+  );
+})();
