@@ -13,6 +13,7 @@ export const {
   STATUSES,
   defineTask,
   isTerminal,
+  isTerminalStatus,
   cancelRequested,
   isQueued,
   isRunning,
@@ -30,4 +31,8 @@ export const {
   EventLoopBlocked,
   ProtocolVersionMismatch,
   SerializationError,
+  SchemaMismatch,
+  UnsupportedBackend,
+  ListenUnavailable,
+  DEFAULT_WATCH_POLL_MS,
 } = cairnq;
