@@ -29,11 +29,13 @@ const VALUE_EXPORTS = [
   "isTerminal", "cancelRequested", "isQueued", "isRunning", "isSucceeded", "isFailed", "isCanceled",
   "CairnQError", "AlreadyExists", "QueueFull", "TaskTimeout", "TaskFailed", "TaskCanceled", "TaskError",
   "LostLease", "EventLoopBlocked", "ProtocolVersionMismatch", "SerializationError",
+  "SchemaMismatch", "UnsupportedBackend", "ListenUnavailable", "isTerminalStatus", "DEFAULT_WATCH_POLL_MS",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions", "ClientOptions", "SubmitOptions", "BackpressureOptions", "QueueDepthLimit",
   "RetentionOptions", "BatchHandler", "Handler", "TypedHandler", "WorkerOptions", "TaskContextOptions",
   "TaskDef", "ListInput", "PurgeInput", "SubmitInput", "Conflict", "Task", "TaskStatus", "FailReason",
+  "TaskRef", "TerminalStatus", "WaitOptions", "RetentionCutoffs", "RetentionRule", "WatchOptions", "WatchSignal",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */

@@ -605,6 +605,14 @@ async fn concurrent_claimers_never_share_a_task() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_follow_priority_then_due_time() {
+    let db = test_db!();
+    let store = db.store();
+    common::claims_follow_priority_then_due_time(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claims_follow_priority_then_age_and_filter_by_name() {
     let db = test_db!();
     let store = db.store();

@@ -19,6 +19,14 @@ async fn complete_batch_follows_complete() {
     store.close().await.unwrap();
 }
 
+#[tokio::test]
+async fn claims_follow_priority_then_due_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None);
+    common::claims_follow_priority_then_due_time(store.clone()).await;
+    store.close().await.unwrap();
+}
+
 // ---------------------------------------------------------------------------
 // Schema text and migrations (docs/protocol.md, "Migration ledger", "Schema text")
 // ---------------------------------------------------------------------------
