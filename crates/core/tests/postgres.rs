@@ -1257,6 +1257,12 @@ async fn every_statement_reaches_its_index() {
             &["cairnq_tasks_claim", "cairnq_tasks_lease_idx"],
         ),
         (
+            "claimable_probe names",
+            specialize(SQL.claimable_probe, &["$2::text[]"]),
+            vec![&queues, &names],
+            &["cairnq_tasks_claim", "cairnq_tasks_lease_idx"],
+        ),
+        (
             "recover_leases",
             SQL.recover_leases,
             vec![],

@@ -374,6 +374,13 @@ async fn every_statement_reaches_its_index() {
             "cairnq_tasks_lease_idx",
             false,
         ),
+        // With names the queued arm seeks them: a backlog of other names costs nothing.
+        (
+            "claimable_probe names",
+            specialize(SQL.claimable_probe, &[":names"]),
+            "cairnq_tasks_claim_name_idx",
+            false,
+        ),
         (
             "recover_leases",
             SQL.recover_leases,

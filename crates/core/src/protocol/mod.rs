@@ -124,11 +124,11 @@ pub const SQLITE: Statements = load_statements!("sqlite");
 pub const POSTGRES: Statements = load_statements!("postgres");
 
 /// docs/protocol.md, "Optional filters": `statement` with every term
-/// `(P is null or column = P)` whose parameter `P` is listed in `set` rewritten
-/// to `column = P`, so the planner (which plans before any value is bound) can
-/// use the column's index. Unset terms stay, so the parameters bound never
-/// change. Each (statement, set) pair is built once and kept for the process:
-/// there are at most 2^filters texts per statement.
+/// `(P is null or <condition>)` whose parameter `P` is listed in `set`
+/// rewritten to `<condition>`, so the planner (which plans before any value is
+/// bound) can use the condition's index. Unset terms stay, so the parameters
+/// bound never change. Each (statement, set) pair is built once and kept for
+/// the process: there are at most 2^filters texts per statement.
 pub fn specialize(statement: &'static str, set: &[&str]) -> &'static str {
     /// (statement address, parameters set) → its specialized text.
     type Texts = HashMap<(usize, Vec<String>), &'static str>;
@@ -144,29 +144,37 @@ pub fn specialize(statement: &'static str, set: &[&str]) -> &'static str {
     texts.entry(key).or_insert_with(|| {
         let text = set
             .iter()
-            .fold(statement.to_string(), |text, param| equality(&text, param));
+            .fold(statement.to_string(), |text, param| required(&text, param));
         Box::leak(text.into_boxed_str())
     })
 }
 
-/// `text` with its `(param is null or column = param)` terms made `column = param`.
-fn equality(text: &str, param: &str) -> String {
+/// `text` with each `(param is null or <condition>)` term made `<condition>`.
+fn required(text: &str, param: &str) -> String {
     let open = format!("({param} is null or ");
-    let close = format!(" = {param})");
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     let mut found = false;
     while let Some(start) = rest.find(&open) {
         found = true;
-        let term = &rest[start + open.len()..];
-        let end = term
-            .find(&close)
+        let condition = &rest[start + open.len()..];
+        // The term ends at the parenthesis that closes the one it opened with.
+        let mut depth = 1;
+        let end = condition
+            .char_indices()
+            .find(|&(_, c)| {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            })
+            .map(|(at, _)| at)
             .unwrap_or_else(|| panic!("an optional term on {param} is closed"));
         out.push_str(&rest[..start]);
-        out.push_str(&term[..end]);
-        out.push_str(" = ");
-        out.push_str(param);
-        rest = &term[end + close.len()..];
+        out.push_str(&condition[..end]);
+        rest = &condition[end + 1..];
     }
     assert!(found, "the statement has no optional term on {param}");
     out.push_str(rest);
@@ -270,6 +278,9 @@ mod tests {
         let purge = specialize(POSTGRES.purge, &["$3::text"]);
         assert!(purge.contains("and status = $3::text\n"));
         assert!(purge.contains("($2::text is null or queue = $2::text)"));
+        // A condition with parentheses of its own is kept whole.
+        let probe = specialize(SQLITE.claimable_probe, &[":names"]);
+        assert!(probe.contains("and name in (select value from json_each(:names))\n"));
         // Every filter of every filtered statement can be specialized.
         for (sql, params) in [
             (
@@ -284,6 +295,8 @@ mod tests {
             ),
             (POSTGRES.purge, &["$2::text", "$3::text", "$4::text"]),
             (POSTGRES.stats, &["$1::text"]),
+            (SQLITE.claimable_probe, &[":names"]),
+            (POSTGRES.claimable_probe, &["$2::text[]"]),
         ] {
             assert!(!specialize(sql, params).contains("is null or"));
         }

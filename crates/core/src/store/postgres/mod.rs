@@ -415,12 +415,11 @@ impl Backend for PostgresBackend {
         if probe && completions.is_empty() {
             // An idle poll is this one read (docs/protocol.md, "Claim").
             self.wakes.watch_queues(&request.queues);
-            let found = rows(
-                &client,
+            let sql = specialize(
                 SQL.claimable_probe,
-                &[&request.queues, &request.names],
-            )
-            .await?;
+                &set_filters(&[("$2::text[]", request.names.is_some())]),
+            );
+            let found = rows(&client, sql, &[&request.queues, &request.names]).await?;
             let has_work = found
                 .first()
                 .map(|row| row.try_get::<_, bool>(0).map_err(db_error))

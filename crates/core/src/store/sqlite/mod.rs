@@ -106,7 +106,7 @@ fn open_engine(path: &str, busy: Duration, on_commit: OnCommit) -> Result<Engine
     let writer = conn::open(path, busy)?;
     conn::check_protocol_version(&writer, false)?;
     conn::migrate(&writer)?;
-    conn::refresh_planner_stats(&writer);
+    conn::analyze_if_never_analyzed(&writer);
     conn::check_protocol_version(&writer, true)?;
     let file_backed = !is_in_memory(path);
     let open_reader = |busy: Duration| -> Result<Connection> {
@@ -343,10 +343,17 @@ impl SqliteBackend {
     async fn claimable(&self, request: &ClaimRequest) -> Result<bool> {
         let queues = json_list(&request.queues);
         let names = request.names.as_deref().map(json_list);
+        // A name list reaches cairnq_tasks_claim_name_idx only once its term
+        // is required: otherwise the probe walks every queued row of the
+        // queues, however many other names they hold.
+        let sql = specialize(
+            SQL.claimable_probe,
+            &set_filters(&[(":names", names.is_some())]),
+        );
         self.read(move |conn| {
             let hit = query(
                 conn,
-                SQL.claimable_probe,
+                sql,
                 &[
                     (":queues", &queues),
                     (":names", &names),
