@@ -58,7 +58,7 @@ pub struct ListInput {
     pub offset: Option<f64>,
 }
 
-/// `purge`'s input as the API receives it (docs/api.md, "Purge").
+/// `purge`'s input as the API receives it (docs/api.md, "Stores").
 #[derive(Clone, Debug, Default)]
 pub struct PurgeInput {
     pub older_than_ms: Option<f64>,

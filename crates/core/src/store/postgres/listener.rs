@@ -41,7 +41,7 @@ struct State {
     waiters: HashMap<u64, Waiter>,
     /// Queues some claim wake or claim session has waited on: only their
     /// notifications are remembered for a later claim wake, so the memory is
-    /// bounded by what this process claims from (docs/protocol.md, "Wakes").
+    /// bounded by what this process claims from (docs/protocol.md, "Wakes (LISTEN/NOTIFY)").
     watched_queues: HashSet<String>,
     /// Notifications for watched queues that arrived while nobody waited.
     missed_queues: HashSet<String>,
