@@ -85,16 +85,24 @@ export declare class NativeStore {
   get(taskId: string): Promise<string | null>
   getByKey(key: string): Promise<string | null>
   list(args: ListArgs): Promise<string>
-  purge(olderThanMs?: number | undefined | null, limit?: number | undefined | null): Promise<Array<string>>
-  stats(): Promise<string>
+  purge(args: PurgeArgs): Promise<Array<string>>
+  stats(queue?: string | undefined | null): Promise<string>
+  getStatus(taskId: string): Promise<TaskRefObject | null>
+  getStatusByKey(key: string): Promise<TaskRefObject | null>
   queueDepth(queue: string, maxDepth: number): Promise<number>
   /** Resolves with the terminal row, or rejects with TaskTimeout. */
-  wait(taskId: string, timeoutMs?: number | undefined | null, pollMs?: number | undefined | null): Promise<string>
-  waitByKey(key: string, timeoutMs?: number | undefined | null, pollMs?: number | undefined | null): Promise<string>
+  wait(taskId: string, opts: WaitArgs): Promise<string>
+  waitByKey(key: string, opts: WaitArgs): Promise<string>
   claim(args: ClaimArgs): Promise<string>
   /** `[[id, cancelRequested], …]` for the tasks still owned. */
   heartbeatBatch(taskIds: Array<string>, workerId: string, leaseMs?: number | undefined | null): Promise<Array<[string, boolean]>>
   openClaimSession(args: ClaimArgs): NativeClaimSession
+}
+
+export declare class NativeWatch {
+  constructor(store: NativeStore, queues: Array<string> | undefined | null, pollMs: number | undefined | null, onSignal: SignalCallback)
+  /** Ends delivery: the timer stops and the push subscription is dropped. */
+  stop(): void
 }
 
 export declare class NativeWorker {
@@ -146,6 +154,9 @@ export interface ContextArg {
   index: number
 }
 
+/** `watch`'s poll period when `pollMs` is not given (exported as is). */
+export declare const DEFAULT_WATCH_POLL_MS: number
+
 export interface ErrorArg {
   reason: string
   phase: string
@@ -179,6 +190,14 @@ export declare const enum OutcomeKind {
   LostLease = 'lostLease',
 }
 
+export interface PurgeArgs {
+  olderThanMs?: number
+  queue?: string
+  status?: string
+  name?: string
+  limit?: number
+}
+
 export interface RegistrationArgs {
   batch?: number
   concurrency?: number
@@ -191,10 +210,41 @@ export interface ResultArg {
   unserializable?: string
 }
 
+/**
+ * `lib/housekeeping.js` sends the numeric form as `olderThanMs` and the map
+ * and list forms as `rules` (the map's entries in key order).
+ */
 export interface RetentionArgs {
-  olderThanMs: number
+  olderThanMs?: number
+  rules?: Array<RuleArgs>
   intervalMs?: number
   limit?: number
+}
+
+export interface RuleArgs {
+  olderThanMs?: number
+  queue?: string
+  status?: string
+  name?: string
+}
+
+/** `{id, status}` as `getStatus` returns it. */
+export interface TaskRefObject {
+  id: string
+  status: string
+}
+
+export interface WaitArgs {
+  timeoutMs?: number
+  pollMs?: number
+  maxPollMs?: number
+}
+
+/** `{reason, queue?, taskId?}` as `WatchSignal` has it. */
+export interface WatchSignalObject {
+  reason: string
+  queue?: string
+  taskId?: string
 }
 
 export interface WorkerArgs {

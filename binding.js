@@ -840,5 +840,7 @@ module.exports.NativeContext = nativeBinding.NativeContext
 module.exports.NativeGate = nativeBinding.NativeGate
 module.exports.NativeRetention = nativeBinding.NativeRetention
 module.exports.NativeStore = nativeBinding.NativeStore
+module.exports.NativeWatch = nativeBinding.NativeWatch
 module.exports.NativeWorker = nativeBinding.NativeWorker
+module.exports.DEFAULT_WATCH_POLL_MS = nativeBinding.DEFAULT_WATCH_POLL_MS
 module.exports.OutcomeKind = nativeBinding.OutcomeKind

@@ -12,6 +12,7 @@ export default [
       "target/",
       "npm/",
       ".venv/",
+      ".venv-015/",
       ".pg/",
       ".tools/",
       "bench/results/",

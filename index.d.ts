@@ -51,8 +51,16 @@ export type Task = {
   completed_at_ms: number | null;
 };
 
+/** A status a task never leaves on its own: `succeeded`, `failed` or `canceled`. */
+export type TerminalStatus = "succeeded" | "failed" | "canceled";
+
+/** What the status probes return: a task's id and status, nothing else. */
+export type TaskRef = { id: string; status: TaskStatus };
+
 /** True when the status is `succeeded`, `failed` or `canceled`. */
-export declare function isTerminal(task: Task): boolean;
+export declare function isTerminal(task: { status: TaskStatus }): boolean;
+/** True when `status` is terminal; narrows it to {@link TerminalStatus}. */
+export declare function isTerminalStatus(status: TaskStatus): status is TerminalStatus;
 /** True when a cooperative cancel was requested (`cancel_requested_at_ms != null`). */
 export declare function cancelRequested(task: Task): boolean;
 export declare function isQueued(task: Task): boolean;
@@ -96,8 +104,20 @@ export type SubmitOptions = Omit<SubmitInput, "name" | "payload">;
 export type CallOptions = SubmitOptions & {
   /** Default 30 000. */
   waitTimeoutMs?: number;
-  /** First poll interval, default 100 (grows ×1.5 up to 500). */
+  /** First poll interval, default 100 (grows ×1.5 up to `maxPollMs`). */
   pollMs?: number;
+  /** Poll interval ceiling, default 500. Not passed on to submit. */
+  maxPollMs?: number;
+};
+
+/** How `wait`/`waitByKey` poll. */
+export type WaitOptions = {
+  /** Default 30 000 (also when `undefined`). */
+  timeoutMs?: number;
+  /** First poll interval, default 100 (grows ×1.5, at least +1). */
+  pollMs?: number;
+  /** Poll interval ceiling, default 500. */
+  maxPollMs?: number;
 };
 
 /** `list` filters; `null`/absent means "no filter". */
@@ -113,12 +133,36 @@ export type ListInput = {
   offset?: number;
 };
 
+/** `purge` input: finished tasks completed more than `olderThanMs` ago; each filter is an equality, absent = off. */
 export type PurgeInput = {
-  /** Default 0. */
+  /** Default 0; finite and >= 0. */
   olderThanMs?: number;
-  /** Default 1000. */
+  queue?: string;
+  /** A terminal status. */
+  status?: TaskStatus;
+  name?: string;
+  /** Default 1000; >= 1. */
   limit?: number;
 };
+
+/** Per-status cutoffs; a terminal status left out is never swept. */
+export type RetentionCutoffs = Partial<Record<TerminalStatus, number>>;
+
+/** One retention rule: the finished tasks it matches, and their cutoff. */
+export type RetentionRule = { queue?: string; status?: TerminalStatus; name?: string; olderThanMs: number };
+
+/** `watch` options: which queues' "queued" signals to deliver (default all), and the poll period. */
+export type WatchOptions = {
+  queues?: string[];
+  /** Default {@link DEFAULT_WATCH_POLL_MS}; at least 1. */
+  pollMs?: number;
+};
+
+/** "Read again now": why, and for push signals which queue or task. */
+export type WatchSignal = { reason: "queued" | "done" | "poll"; queue?: string; taskId?: string };
+
+/** `watch`'s default poll period (2000 ms). */
+export declare const DEFAULT_WATCH_POLL_MS: number;
 
 /** A single limit for every queue, or per-queue limits (unlisted queues are ungated). */
 export type QueueDepthLimit = number | Record<string, number>;
@@ -132,8 +176,11 @@ export type BackpressureOptions = {
 };
 
 export type RetentionOptions = {
-  /** Purge terminal tasks completed more than this long ago. */
-  olderThanMs: number;
+  /**
+   * One cutoff for every finished task, per-status cutoffs, or rules swept in
+   * order (each with the sweeper's `limit`).
+   */
+  olderThanMs: number | RetentionCutoffs | RetentionRule[];
   /** Default 3 600 000. */
   intervalMs?: number;
   /** Default 1000. */
@@ -183,7 +230,6 @@ export declare function defineTask<P = unknown, R = unknown>(name: string): Task
 // works with every TypeScript version a consumer may have).
 type FromDef<T> = [T][T extends any ? 0 : never];
 
-type WaitOptions = { timeoutMs?: number; pollMs?: number };
 type RetryOptions = { resetAttempt?: boolean };
 type RunOptions = { concurrency?: number };
 
@@ -288,6 +334,21 @@ export declare class SerializationError extends CairnQError {
   constructor(message: string);
 }
 
+/** A Postgres connection resolves to another schema than the installation's. */
+export declare class SchemaMismatch extends CairnQError {
+  constructor(message: string);
+}
+
+/** The store's dialect cannot do this (e.g. share a transaction on SQLite). */
+export declare class UnsupportedBackend extends CairnQError {
+  constructor(message: string);
+}
+
+/** LISTEN can never work on a connection. Extends `Error`, not `CairnQError`. */
+export declare class ListenUnavailable extends Error {
+  constructor(message?: string);
+}
+
 // ---------------------------------------------------------------------------
 // Stores (docs/api.md, "Stores")
 // ---------------------------------------------------------------------------
@@ -319,7 +380,14 @@ export declare abstract class TaskStore {
   retry(taskId: string, opts?: RetryOptions): Promise<Task | null>;
   retryByKey(key: string, opts?: RetryOptions): Promise<Task | null>;
   purge(input?: PurgeInput): Promise<string[]>;
-  stats(): Promise<Record<string, Record<TaskStatus, number>>>;
+  /** Every queue's counts; with `queue`, only that queue (present even with no rows). */
+  stats(queue?: string | null): Promise<Record<string, Record<TaskStatus, number>>>;
+  /** The task's id and status only (a cheap probe), or `null`. */
+  getStatus(taskId: string): Promise<TaskRef | null>;
+  /** The id and status of the task `key` points at now, or `null`. */
+  getStatusByKey(key: string): Promise<TaskRef | null>;
+  /** Signals meaning "read again now"; returns the unsubscribe function. */
+  watch(opts: WatchOptions, onSignal: (signal: WatchSignal) => void): () => void;
   /** Headroom: `max(0, maxDepth − queued tasks of queue)`. */
   queueDepth(queue: string, maxDepth: number): Promise<number>;
 
@@ -405,7 +473,14 @@ export declare class CairnQ {
   retry(taskId: string, opts?: RetryOptions): Promise<Task | null>;
   retryByKey(key: string, opts?: RetryOptions): Promise<Task | null>;
   purge(input?: PurgeInput): Promise<string[]>;
-  stats(): Promise<Record<string, Record<TaskStatus, number>>>;
+  /** Every queue's counts; with `queue`, only that queue (present even with no rows). */
+  stats(queue?: string | null): Promise<Record<string, Record<TaskStatus, number>>>;
+  /** The task's id and status only (a cheap probe), or `null`. */
+  getStatus(taskId: string): Promise<TaskRef | null>;
+  /** The id and status of the task `key` points at now, or `null`. */
+  getStatusByKey(key: string): Promise<TaskRef | null>;
+  /** Signals meaning "read again now"; returns the unsubscribe function. */
+  watch(opts: WatchOptions, onSignal: (signal: WatchSignal) => void): () => void;
 
   /** Resolves with the terminal task, whatever its status; rejects `TaskTimeout`. */
   wait(taskId: string, opts?: WaitOptions): Promise<Task>;
@@ -435,7 +510,7 @@ export declare class RetentionSweeper {
   start(): void;
   /** Interrupts the sleep and waits for an in-flight sweep. */
   stop(): Promise<void>;
-  /** Purge until a batch comes back short; resolves with the total deleted. */
+  /** Each rule in order, purging until a batch comes back short; resolves with the total deleted. */
   sweep(): Promise<number>;
 }
 
@@ -479,6 +554,9 @@ export declare class Worker {
   static postgres(dsn: string, opts?: WorkerOptions & { queues?: string[]; max?: number }): Worker;
 
   /** `worker_` + 26-char ULID. */
+  /** This worker's id (the `worker_id` of the tasks it holds). */
+  get workerId(): string;
+  /** 0.7.0's name for {@link Worker.workerId}. */
   get id(): string;
 
   /** Register a named function under its own name (`fn.name`). */
@@ -511,7 +589,8 @@ export declare class Worker {
 export declare class TaskContext {
   constructor(store: TaskStore, task: Task, workerId: string, leaseMs: number, opts?: TaskContextOptions);
 
-  readonly workerId: string;
+  /** The worker holding the lease; read-only (assigning throws). */
+  get workerId(): string;
   get taskId(): string;
   get name(): string;
   get queue(): string;
@@ -549,7 +628,7 @@ export declare class TaskContext {
   submit<P>(task: TaskDef<P, any>, payload?: FromDef<P>, opts?: SubmitOptions): Promise<Task>;
   submit(task: string, payload?: unknown, opts?: SubmitOptions): Promise<Task>;
 
-  wait(taskId: string, opts?: WaitOptions): Promise<Task>;
+  wait(taskId: string, opts?: { timeoutMs?: number; pollMs?: number }): Promise<Task>;
 
   /**
    * Submit a child task (wired as `submit` does) and wait for its result, as

@@ -5,7 +5,7 @@ const { CairnQ } = require("./lib/client.js");
 const { TaskContext } = require("./lib/context.js");
 const { Worker } = require("./lib/worker.js");
 const { QueueDepthGate, RetentionSweeper } = require("./lib/housekeeping.js");
-const { TaskStore, SQLiteStore, PostgresStore } = require("./lib/store.js");
+const { TaskStore, SQLiteStore, PostgresStore, DEFAULT_WATCH_POLL_MS } = require("./lib/store.js");
 const models = require("./lib/models.js");
 const errors = require("./lib/errors.js");
 
@@ -31,6 +31,7 @@ module.exports = {
   STATUSES: models.STATUSES,
   defineTask: models.defineTask,
   isTerminal: models.isTerminal,
+  isTerminalStatus: models.isTerminalStatus,
   cancelRequested: models.cancelRequested,
   isQueued: models.isQueued,
   isRunning: models.isRunning,
@@ -50,4 +51,8 @@ module.exports = {
   SerializationError: errors.SerializationError,
   createDashboard,
   toNodeHandler,
+  SchemaMismatch: errors.SchemaMismatch,
+  UnsupportedBackend: errors.UnsupportedBackend,
+  ListenUnavailable: errors.ListenUnavailable,
+  DEFAULT_WATCH_POLL_MS,
 };

@@ -13,6 +13,7 @@ export const {
   STATUSES,
   defineTask,
   isTerminal,
+  isTerminalStatus,
   cancelRequested,
   isQueued,
   isRunning,
@@ -32,4 +33,8 @@ export const {
   SerializationError,
   createDashboard,
   toNodeHandler,
+  SchemaMismatch,
+  UnsupportedBackend,
+  ListenUnavailable,
+  DEFAULT_WATCH_POLL_MS,
 } = cairnq;

@@ -160,9 +160,9 @@ class Runner {
     } catch (err) {
       if (err instanceof BrokenScenario) throw err;
       const name = err?.name ?? err?.constructor?.name;
-      if (expectedError === undefined) throw new Error(`unexpected ${name}: ${err?.message}`);
+      if (expectedError === undefined) throw new Error(`unexpected ${name}: ${err?.message}`, { cause: err });
       if (name !== expectedError) {
-        throw new Error(`expected error ${expectedError}, got ${name}: ${err?.message}`);
+        throw new Error(`expected error ${expectedError}, got ${name}: ${err?.message}`, { cause: err });
       }
       if (step.save !== undefined) {
         this.saved.set(step.save, { task_id: err.taskId ?? null, type: name });
@@ -222,9 +222,21 @@ class Runner {
       case "retry_by_key":
         return client.retryByKey(args.key, given({ resetAttempt: args.reset_attempt }));
       case "purge":
-        return client.purge(given({ olderThanMs: args.older_than_ms, limit: args.limit }));
+        return client.purge(
+          given({
+            olderThanMs: args.older_than_ms,
+            queue: args.queue,
+            status: args.status,
+            name: args.name,
+            limit: args.limit,
+          }),
+        );
       case "stats":
-        return client.stats();
+        return client.stats(args.queue);
+      case "get_status":
+        return client.getStatus(args.id);
+      case "get_status_by_key":
+        return client.getStatusByKey(args.key);
       case "queue_depth":
         return client.queueDepth(args.queue, args.max_depth);
       case "claim":
@@ -450,7 +462,7 @@ test("the scenario directory is not empty", () => {
 function migrationStatuses() {
   const path = join(REPO_ROOT, "crates/core/protocol/sqlite/migrations/0001_init.sql");
   const sql = readFileSync(path, "utf8").split(/\s+/).join(" ");
-  const match = /check \(status in \(([^)]*)\)/.exec(sql);
+  const match = /check \(\s*status in \(([^)]*)\)/.exec(sql);
   assert.ok(match, `no status CHECK constraint in ${path}`);
   return match[1].split(",").map((item) => item.trim().replace(/^'|'$/g, ""));
 }

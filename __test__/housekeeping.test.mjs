@@ -3,8 +3,9 @@
 // on queue depth, QueueFull, the gate class itself, scheduled purges, the
 // sweeper class, and process lifetime — on every dialect (dialects.mjs).
 import assert from "node:assert/strict";
+import path from "node:path";
 
-import { CairnQ, CairnQError, QueueDepthGate, QueueFull, RetentionSweeper } from "../index.mjs";
+import { CairnQ, CairnQError, PostgresStore, QueueDepthGate, QueueFull, RetentionSweeper, SQLiteStore } from "../index.mjs";
 import {
   REPO_ROOT,
   claimTask,
@@ -378,22 +379,59 @@ forEachDialect("RetentionSweeper", (dialect) => {
     assert.equal((await client.list()).length, 3);
   });
 
-  test("the constructor validates; limit is validated by purge at sweep time", async (t) => {
+  test("the constructor validates everything, 0.7.0's numeric form with 0.7.0's messages and order", async (t) => {
     const { client } = await dialect.open(t);
-    assertPlainError(
-      () => new RetentionSweeper(client.store, { olderThanMs: -5 }),
-      "retention.olderThanMs must be >= 0, got -5",
-    );
-    assertPlainError(
-      () => new RetentionSweeper(client.store, { olderThanMs: 0, intervalMs: -1 }),
-      "retention.intervalMs must be >= 1, got -1",
-    );
-    const sweeper = new RetentionSweeper(client.store, { olderThanMs: 0, limit: 0 });
-    const err = await rejectionOf(sweeper.sweep());
-    assert.equal(err.message, "limit must be >= 1, got 0");
-    assert.equal(err instanceof CairnQError, false);
+    const refuses = (opts, message) => assertPlainError(() => new RetentionSweeper(client.store, opts), message);
+    refuses({ olderThanMs: -5 }, "retention.olderThanMs must be >= 0, got -5");
+    refuses({ olderThanMs: -5, intervalMs: -1 }, "retention.olderThanMs must be >= 0, got -5");
+    refuses({}, "retention.olderThanMs must be >= 0, got undefined");
+    refuses({ olderThanMs: 0, intervalMs: -1 }, "retention.intervalMs must be >= 1, got -1");
+    // limit is checked up front now, not by the first sweep's purge.
+    refuses({ olderThanMs: 0, limit: 0 }, "limit must be >= 1, got 0");
+    // The map and rule forms: intervalMs first, then at least one rule, then each rule as purge checks it.
+    refuses({ olderThanMs: { failed: -1 }, intervalMs: 0 }, "retention.intervalMs must be >= 1, got 0");
+    refuses({ olderThanMs: {} }, "retention.olderThanMs must name at least one rule");
+    refuses({ olderThanMs: [] }, "retention.olderThanMs must name at least one rule");
+    refuses({ olderThanMs: { failed: -1 } }, "olderThanMs must be >= 0, got -1");
+    refuses({ olderThanMs: { running: 10 } }, "status must be terminal, got running");
+    refuses({ olderThanMs: [{ queue: "q", olderThanMs: NaN }] }, "olderThanMs must be >= 0, got NaN");
+    refuses({ olderThanMs: [{ status: "done", olderThanMs: 1 }] }, "status must be terminal, got done");
+    refuses({ olderThanMs: [{ olderThanMs: 1 }], limit: 0.5 }, "limit must be >= 1, got 0.5");
+    assert.throws(() => new RetentionSweeper(client.store, { olderThanMs: "1d" }), TypeError);
   });
 
+  test("per-status cutoffs sweep only the statuses they name", async (t) => {
+    const { client } = await dialect.open(t);
+    const ok = await submitAndSucceed(client, "job");
+    const broken = await submitAndFail(client, "job");
+    await waitUntilPast(Math.max(ok.completed_at_ms, broken.completed_at_ms));
+    const failedOnly = new RetentionSweeper(client.store, { olderThanMs: { failed: 0 } });
+    assert.equal(await failedOnly.sweep(), 1);
+    assert.equal(await client.get(broken.id), null);
+    assert.equal((await client.get(ok.id)).status, "succeeded", "a status the map leaves out is never swept");
+    const hourOld = new RetentionSweeper(client.store, { olderThanMs: { succeeded: 3_600_000, failed: 0 } });
+    assert.equal(await hourOld.sweep(), 0);
+  });
+
+  test("rules run in order with their own filters and the sweeper's limit; a row no rule matches stays", async (t) => {
+    const { client } = await dialect.open(t);
+    const inA = [];
+    for (let i = 0; i < 3; i++) inA.push(await submitAndSucceed(client, "job", {}, { queue: "a" }));
+    const inB = await submitAndSucceed(client, "job", {}, { queue: "b" });
+    const other = await submitAndSucceed(client, "other", {}, { queue: "c" });
+    await waitUntilPast(Math.max(...[...inA, inB, other].map((x) => x.completed_at_ms)));
+    const sweeper = new RetentionSweeper(client.store, {
+      olderThanMs: [
+        { queue: "a", olderThanMs: 0, limit: 1000 },
+        { queue: "b", status: "succeeded", name: "job", olderThanMs: 0 },
+        { queue: "c", name: "job", olderThanMs: 0 },
+      ],
+      limit: 1,
+    });
+    assert.equal(await sweeper.sweep(), 4);
+    for (const gone of [...inA, inB]) assert.equal(await client.get(gone.id), null);
+    assert.equal((await client.get(other.id)).status, "succeeded");
+  });
   test("start() sweeps after the first interval, not at start; stop() then start() resumes", async (t) => {
     const { client } = await dialect.open(t);
     const [done] = await finishMany(client, 1);
@@ -418,12 +456,15 @@ forEachDialect("RetentionSweeper", (dialect) => {
   });
 
   test("a failing sweep goes to onError and the schedule continues, even if onError throws", async (t) => {
-    const { client } = await dialect.open(t);
+    // A store that can never open: every sweep fails.
+    const unreachable =
+      dialect.name === "sqlite"
+        ? new SQLiteStore(path.join(REPO_ROOT, "package.json", "not-a-directory", "q.db"))
+        : new PostgresStore("postgres://cairnq@127.0.0.1:1/nowhere?connect_timeout=2");
     const errors = [];
-    const sweeper = new RetentionSweeper(client.store, {
+    const sweeper = new RetentionSweeper(unreachable, {
       olderThanMs: 0,
       intervalMs: 20,
-      limit: 0,
       onError: (err) => {
         errors.push(err);
         throw new Error("onError exploding must not stop the schedule");
@@ -434,6 +475,6 @@ forEachDialect("RetentionSweeper", (dialect) => {
     await waitFor(() => errors.length >= 3, { timeoutMs: 10_000, message: "onError was not called repeatedly" });
     await sweeper.stop();
     assert.ok(errors[0] instanceof Error);
-    assert.equal(errors[0].message, "limit must be >= 1, got 0");
+    assert.match(errors[0].message, dialect.name === "sqlite" ? /q\.db/ : /cannot connect to Postgres/);
   });
 });

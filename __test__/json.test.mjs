@@ -189,8 +189,8 @@ describe("values that encode to nothing", () => {
 
   test("a hole in a sparse array counts as undefined inside an array", async (t) => {
     const { client } = openClient(t);
-    // eslint-disable-next-line no-sparse-arrays
     await assertSerializationError(
+      // eslint-disable-next-line no-sparse-arrays
       client.submit("job", { xs: [1, , 3] }),
       "undefined inside an array is not JSON-serializable",
     );

@@ -1,6 +1,6 @@
 // Worker figures: drains of no-op tasks (concurrency 1, 8, 64, batched, from a
-// deep backlog), the event-loop lag during the concurrency-64 drain, and
-// call() latency with the worker in another process.
+// deep backlog, and behind backlogs of 2k/20k/200k), the event-loop lag during
+// the concurrency-64 drain, and call() latency with the worker in another process.
 // Standalone: node bench/worker.mjs [--entry=index.mjs] [--reps=3] [--only=drain-64,…]
 //   [--n=N | --drain-n= --backlog= --backlog-n=] [--calls=300] [--pg=postgres://…]
 import { fork } from "node:child_process";
@@ -21,51 +21,95 @@ import {
 
 /**
  * Queue `queued` noop tasks, then time a worker (poll 50 ms) from `run()` until
- * `stats()` shows `measured` of them succeeded; resolves tasks/s and the
+ * `measured` of them succeeded; resolves tasks/s and the
  * event loop's max delay (ms) over that time.
  */
 function drain(ctx, { queued, measured = queued, concurrency, batch }) {
   return withClient(ctx, "drain", async (client, location) => {
     await seed(client, queued, "noop");
-    const errors = [];
-    const worker = openWorker(ctx.pkg, location, { pollIntervalMs: 50, onError: (err) => errors.push(err) });
-    let handled = 0;
-    let reached;
-    const allHandled = new Promise((resolve) => (reached = resolve));
-    const count = (k) => {
-      handled += k;
-      if (handled >= measured) reached();
-    };
-    if (batch) worker.task("noop", { batch }, (items) => void count(items.length));
-    else worker.task("noop", () => void count(1));
-    const histogram = monitorEventLoopDelay({ resolution: 1 });
-    histogram.enable();
-    // Its timer only measures from its first tick on: let it tick before the clock starts.
-    await sleep(10);
-    const started = process.hrtime.bigint();
-    const running = worker.run({ concurrency });
-    try {
-      const early = running.then(() => {
-        throw new Error("worker.run() settled before the drain finished");
-      });
-      await Promise.race([allHandled, early]);
-      // The last settlements commit after the handlers return: wait for them too.
-      await until("stats() showing every task succeeded", async () => {
-        return ((await client.stats()).default?.succeeded ?? 0) >= measured;
-      });
-      const rate = measured / seconds(started);
-      // A loop blocked until now is only recorded at the timer's next tick.
-      await sleep(5);
-      histogram.disable();
-      if (errors.length) console.error(`worker reported ${errors.length} errors, first: ${errors[0]?.stack ?? errors[0]}`);
-      return { rate, lagMs: histogram.max / 1e6, errors: errors.length };
-    } finally {
-      histogram.disable();
-      worker.stop();
-      await running.catch(() => {});
-      await worker.close();
-    }
+    return timedDrain(ctx.pkg, client, location, { name: "noop", measured, concurrency, batch });
   });
+}
+
+/**
+ * Time a worker (poll 50 ms) that handles only `name`, from `run()` until
+ * `measured` tasks of that name succeeded (read with `list`, which reaches an
+ * index, so the check costs the same however deep the queue); resolves
+ * tasks/s, the seconds it took and the event loop's max delay (ms) over that time.
+ */
+async function timedDrain(pkg, client, location, { name, measured, concurrency, batch }) {
+  const errors = [];
+  const worker = openWorker(pkg, location, { pollIntervalMs: 50, onError: (err) => errors.push(err) });
+  let handled = 0;
+  let reached;
+  const allHandled = new Promise((resolve) => (reached = resolve));
+  const count = (k) => {
+    handled += k;
+    if (handled >= measured) reached();
+  };
+  if (batch) worker.task(name, { batch }, (items) => void count(items.length));
+  else worker.task(name, () => void count(1));
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  histogram.enable();
+  // Its timer only measures from its first tick on: let it tick before the clock starts.
+  await sleep(10);
+  const started = process.hrtime.bigint();
+  const running = worker.run({ concurrency });
+  try {
+    const early = running.then(() => {
+      throw new Error("worker.run() settled before the drain finished");
+    });
+    await Promise.race([allHandled, early]);
+    // The last settlements commit after the handlers return: wait for them too.
+    await until("every task succeeded", async () => {
+      const succeeded = await client.list({ status: "succeeded", name, limit: measured });
+      return succeeded.length >= measured;
+    });
+    const took = seconds(started);
+    const rate = measured / took;
+    // A loop blocked until now is only recorded at the timer's next tick.
+    await sleep(5);
+    histogram.disable();
+    if (errors.length) console.error(`worker reported ${errors.length} errors, first: ${errors[0]?.stack ?? errors[0]}`);
+    return { rate, seconds: took, lagMs: histogram.max / 1e6, errors: errors.length };
+  } finally {
+    histogram.disable();
+    worker.stop();
+    await running.catch(() => {});
+    await worker.close();
+  }
+}
+
+/** The backlog sizes of the `backlog-scale` figure. */
+const SCALE_BACKLOGS = [2_000, 20_000, 200_000];
+const OTHER_NAME_TASKS = 200;
+const SCALE_MEASURED = 2_000;
+
+/**
+ * Claim cost against backlog depth, per size in SCALE_BACKLOGS on a fresh
+ * database: `n` queued tasks of one name, then 200 of another, time a
+ * concurrency-8 worker that handles only the other name until its 200
+ * succeeded (ms); then a worker for the backlog's name draining its first
+ * 2 000 (tasks/s). Flat rows mean a claim costs the same however deep the
+ * queue; the 2 000 row is the drain from an otherwise empty queue.
+ */
+async function backlogScale(ctx) {
+  const values = [];
+  for (const n of SCALE_BACKLOGS) {
+    const { otherMs, firstRate } = await withClient(ctx, `backlog-${n}`, async (client, location) => {
+      await seed(client, n, "backlog");
+      await seed(client, OTHER_NAME_TASKS, "other");
+      const other = await timedDrain(ctx.pkg, client, location, { name: "other", measured: OTHER_NAME_TASKS, concurrency: 8 });
+      const first = await timedDrain(ctx.pkg, client, location, {
+        name: "backlog",
+        measured: Math.min(SCALE_MEASURED, n),
+        concurrency: 8,
+      });
+      return { otherMs: other.seconds * 1000, firstRate: first.rate };
+    });
+    values.push(otherMs, firstRate);
+  }
+  return { values };
 }
 
 const drainFigure = (name, opts) =>
@@ -136,6 +180,15 @@ export const figures = {
     const { backlog, backlogMeasured } = ctx.sizes;
     return (await drain(ctx, { queued: backlog, measured: backlogMeasured, concurrency: 8 })).rate;
   }),
+  "backlog-scale": {
+    // Seeding 222 000 tasks dominates; generous for a loaded 2-core box.
+    budgetMs: () => 900_000,
+    rows: SCALE_BACKLOGS.flatMap((n) => [
+      { name: `${OTHER_NAME_TASKS} of another name behind ${n.toLocaleString("en-US")} queued, c=8 (ms, lower is better)`, lower: true },
+      { name: `first ${SCALE_MEASURED.toLocaleString("en-US")} of ${n.toLocaleString("en-US")} queued, c=8 (tasks/s)`, lower: false },
+    ]),
+    run: backlogScale,
+  },
   "call-500": callFigure(500),
   "call-10": callFigure(10),
 };

@@ -18,7 +18,10 @@ const { SQLiteStore, PostgresStore } = require("./store.js");
  * @typedef {import("../index.js").ListInput} ListInput
  * @typedef {import("../index.js").PurgeInput} PurgeInput
  * @typedef {import("./store.js").TaskStore} TaskStore
- * @typedef {{ timeoutMs?: number, pollMs?: number }} WaitOptions
+ * @typedef {import("../index.js").WaitOptions} WaitOptions
+ * @typedef {import("../index.js").TaskRef} TaskRef
+ * @typedef {import("../index.js").WatchOptions} WatchOptions
+ * @typedef {import("../index.js").WatchSignal} WatchSignal
  * @typedef {{ resetAttempt?: boolean }} RetryOptions
  */
 
@@ -140,8 +143,34 @@ class CairnQ {
     return this._store.purge(input);
   }
 
-  stats() {
-    return this._store.stats();
+  /** @param {string | null} [queue] */
+  stats(queue) {
+    return this._store.stats(queue);
+  }
+
+  /**
+   * @param {string} taskId
+   * @returns {Promise<TaskRef | null>}
+   */
+  getStatus(taskId) {
+    return this._store.getStatus(taskId);
+  }
+
+  /**
+   * @param {string} key
+   * @returns {Promise<TaskRef | null>}
+   */
+  getStatusByKey(key) {
+    return this._store.getStatusByKey(key);
+  }
+
+  /**
+   * @param {WatchOptions} opts
+   * @param {(signal: WatchSignal) => void} onSignal
+   * @returns {() => void} unsubscribe
+   */
+  watch(opts, onSignal) {
+    return this._store.watch(opts, onSignal);
   }
 
   /**
@@ -151,7 +180,7 @@ class CairnQ {
    * @returns {Promise<Task>}
    */
   wait(taskId, opts = {}) {
-    return this._store._wait(taskId, opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, opts.pollMs);
+    return this._store._wait(taskId, { ...opts, timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS });
   }
 
   /**
@@ -161,7 +190,7 @@ class CairnQ {
    * @returns {Promise<Task>}
    */
   waitByKey(key, opts = {}) {
-    return this._store._waitByKey(key, opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, opts.pollMs);
+    return this._store._waitByKey(key, { ...opts, timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS });
   }
 
   /**
@@ -186,9 +215,9 @@ class CairnQ {
  * @returns {Promise<unknown>}
  */
 async function callThrough(via, task, payload, opts) {
-  const { waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS, pollMs, ...submitOpts } = opts;
+  const { waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS, pollMs, maxPollMs, ...submitOpts } = opts;
   const submitted = await via.submit(task, payload, submitOpts);
-  const done = await via.wait(submitted.id, { timeoutMs: waitTimeoutMs, pollMs });
+  const done = await via.wait(submitted.id, { timeoutMs: waitTimeoutMs, pollMs, maxPollMs });
   if (done.status === "succeeded") return done.result ?? null;
   if (done.status === "failed") throw new TaskFailed(done.error);
   throw new TaskCanceled(done.id);

@@ -60,7 +60,7 @@ class TaskContext {
    * @param {TaskContextOptions & { [NATIVE]?: () => NativeHalf | null }} [opts]
    */
   constructor(store, task, workerId, leaseMs, opts = {}) {
-    this.workerId = workerId;
+    this._workerId = workerId;
     this._store = store;
     this._task = task;
     // A worker hands over a getter: the native half is only fetched when the
@@ -231,13 +231,19 @@ class TaskContext {
     });
   }
 
+  /** The worker holding this task's lease (read-only). */
+  get workerId() {
+    return this._workerId;
+  }
+
   /**
+   * Waits as `CairnQ.wait` does; a context's wait has no `maxPollMs`.
    * @param {string} taskId
    * @param {{ timeoutMs?: number, pollMs?: number }} [opts]
    * @returns {Promise<Task>}
    */
   wait(taskId, opts = {}) {
-    return this._store._wait(taskId, opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, opts.pollMs);
+    return this._store._wait(taskId, { timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, pollMs: opts.pollMs });
   }
 
   /**

@@ -151,9 +151,9 @@ class EventLoopBlocked extends CairnQError {
   constructor(lateMs, intervalMs, leaseMs) {
     super(
       `heartbeat beat was ${lateMs}ms late (interval ${intervalMs}ms, lease ${leaseMs}ms): ` +
-        "the event loop was blocked long enough to miss a beat. Leases stay renewed natively, " +
-        "but a blocked loop stalls every other handler and timer: move long synchronous work " +
-        "to a worker thread or child process.",
+        "the event loop was blocked long enough to miss a beat, so this worker's leases are at risk. " +
+        "Usually synchronous work in a handler (move it off the loop); otherwise the worker is " +
+        "oversubscribed for its leaseMs.",
     );
     this.name = "EventLoopBlocked";
     this.lateMs = lateMs;
@@ -184,6 +184,33 @@ class SerializationError extends CairnQError {
   constructor(message) {
     super(message);
     this.name = "SerializationError";
+  }
+}
+
+/** A Postgres connection that resolves to another schema than the installation's. */
+class SchemaMismatch extends CairnQError {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "SchemaMismatch";
+  }
+}
+
+/** An operation this store's dialect cannot perform (e.g. `completeIn` on SQLite). */
+class UnsupportedBackend extends CairnQError {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = "UnsupportedBackend";
+  }
+}
+
+/** LISTEN can never work on a connection (e.g. behind a transaction pooler). Not a CairnQError. */
+class ListenUnavailable extends Error {
+  /** @param {string} [message] */
+  constructor(message = "LISTEN is not available on this connection") {
+    super(message);
+    this.name = "ListenUnavailable";
   }
 }
 
@@ -309,6 +336,9 @@ module.exports = {
   EventLoopBlocked,
   ProtocolVersionMismatch,
   SerializationError,
+  SchemaMismatch,
+  UnsupportedBackend,
+  ListenUnavailable,
   errorEnvelope,
   exceptionEnvelope,
   asEnvelope,

@@ -57,7 +57,7 @@ class RetentionSweeper {
           }
         }
       : undefined;
-    const args = { olderThanMs: opts.olderThanMs, intervalMs: opts.intervalMs, limit: opts.limit };
+    const args = { ...retentionCutoffs(opts.olderThanMs), intervalMs: opts.intervalMs, limit: opts.limit };
     this._native = nativeSync(() => new NativeRetention(store._native, args, report));
   }
 
@@ -74,6 +74,30 @@ class RetentionSweeper {
   sweep() {
     return this._native.sweep().catch(raise);
   }
+}
+
+/**
+ * `olderThanMs` as the native sweeper takes it: a number (or nothing) as is,
+ * a per-status map as one `{status, olderThanMs}` rule per entry in key order,
+ * a rule list as given. The checks are the core's.
+ * @param {RetentionOptions["olderThanMs"] | undefined} olderThanMs
+ * @returns {{ olderThanMs?: number, rules?: import("../binding.js").RuleArgs[] }}
+ */
+function retentionCutoffs(olderThanMs) {
+  if (olderThanMs == null || typeof olderThanMs === "number") return { olderThanMs: olderThanMs ?? undefined };
+  if (typeof olderThanMs !== "object") throw new TypeError(`retention.olderThanMs must be a number, a map or a list of rules, got ${typeof olderThanMs}`);
+  /** @type {Array<{ olderThanMs?: number, queue?: string, status?: string, name?: string }>} */
+  const rules = Array.isArray(olderThanMs)
+    ? olderThanMs
+    : Object.entries(olderThanMs).map(([status, cutoff]) => ({ status, olderThanMs: cutoff }));
+  return {
+    rules: rules.map((rule) => ({
+      olderThanMs: rule.olderThanMs ?? undefined,
+      queue: rule.queue ?? undefined,
+      status: rule.status == null ? undefined : String(rule.status),
+      name: rule.name ?? undefined,
+    })),
+  };
 }
 
 module.exports = { QueueDepthGate, RetentionSweeper };

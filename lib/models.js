@@ -10,7 +10,12 @@
 const STATUSES = Object.freeze(["queued", "running", "succeeded", "failed", "canceled"]);
 const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
 
-/** @param {Task} t */
+/**
+ * @param {string} status
+ * @returns {boolean}
+ */
+const isTerminalStatus = (status) => TERMINAL.has(status);
+/** @param {{ status: string }} t anything with a status: a task, a TaskRef */
 const isTerminal = (t) => TERMINAL.has(t.status);
 /** @param {Task} t */
 const cancelRequested = (t) => t.cancel_requested_at_ms != null;
@@ -46,6 +51,7 @@ function taskName(task) {
 module.exports = {
   STATUSES,
   isTerminal,
+  isTerminalStatus,
   cancelRequested,
   isQueued,
   isRunning,

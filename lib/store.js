@@ -4,7 +4,7 @@
 // hands off to Rust, which runs the statement off the event loop and returns
 // the row as JSON text.
 
-const { NativeStore } = require("./native.js");
+const { NativeStore, NativeWatch, DEFAULT_WATCH_POLL_MS } = require("./native.js");
 const { fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
@@ -15,6 +15,10 @@ const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json
  * @typedef {import("../index.js").SubmitInput} SubmitInput
  * @typedef {import("../index.js").ListInput} ListInput
  * @typedef {import("../index.js").PurgeInput} PurgeInput
+ * @typedef {import("../index.js").TaskRef} TaskRef
+ * @typedef {import("../index.js").WaitOptions} WaitOptions
+ * @typedef {import("../index.js").WatchOptions} WatchOptions
+ * @typedef {import("../index.js").WatchSignal} WatchSignal
  * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
  * @typedef {{ resetAttempt?: boolean }} RetryOptions
  * @typedef {(names: string[] | null | undefined, limit: number) => Promise<Task[]>} Draw
@@ -248,12 +252,72 @@ class TaskStore {
    * @returns {Promise<string[]>}
    */
   purge(input = {}) {
-    return this._native.purge(input.olderThanMs, input.limit).catch(raise);
+    const { olderThanMs, queue, status, name, limit } = input;
+    const args = {
+      olderThanMs: olderThanMs ?? undefined,
+      queue: queue ?? undefined,
+      // Any non-null status reaches the core's check, which words the refusal.
+      status: status == null ? undefined : String(status),
+      name: name ?? undefined,
+      limit: limit ?? undefined,
+    };
+    return this._native.purge(args).catch(raise);
   }
 
-  /** @returns {Promise<Record<string, Record<TaskStatus, number>>>} */
-  stats() {
-    return this._native.stats().then(parseRows, raise);
+  /**
+   * Every queue's counts, or only `queue`'s (present even with no rows).
+   * @param {string | null} [queue]
+   * @returns {Promise<Record<string, Record<TaskStatus, number>>>}
+   */
+  stats(queue) {
+    return this._native.stats(queue ?? undefined).then(parseRows, raise);
+  }
+
+  /**
+   * The task's id and status only, or null: a cheap probe.
+   * @param {string} taskId
+   * @returns {Promise<TaskRef | null>}
+   */
+  getStatus(taskId) {
+    return /** @type {Promise<TaskRef | null>} */ (this._native.getStatus(taskId).catch(raise));
+  }
+
+  /**
+   * The id and status of the task `key` points at now, or null.
+   * @param {string} key
+   * @returns {Promise<TaskRef | null>}
+   */
+  getStatusByKey(key) {
+    return /** @type {Promise<TaskRef | null>} */ (this._native.getStatusByKey(key).catch(raise));
+  }
+
+  /**
+   * Signals meaning "read again now": a poll every `pollMs` (default
+   * DEFAULT_WATCH_POLL_MS), and on Postgres one per notification. A throwing
+   * consumer never stops the signals. Returns the unsubscribe function.
+   * @param {WatchOptions} opts
+   * @param {(signal: WatchSignal) => void} onSignal
+   * @returns {() => void}
+   */
+  watch(opts, onSignal) {
+    let active = true;
+    const deliver = (/** @type {import("../binding.js").WatchSignalObject} */ native) => {
+      if (!active) return;
+      /** @type {WatchSignal} */
+      const signal = { reason: /** @type {WatchSignal["reason"]} */ (native.reason) };
+      if (native.queue != null) signal.queue = native.queue;
+      if (native.taskId != null) signal.taskId = native.taskId;
+      try {
+        onSignal(signal);
+      } catch {
+        // a consumer's throw is its own: the other subscribers keep their signals
+      }
+    };
+    const watch = new NativeWatch(this._native, opts?.queues ?? undefined, opts?.pollMs ?? undefined, deliver);
+    return () => {
+      active = false;
+      watch.stop();
+    };
   }
 
   /**
@@ -389,25 +453,35 @@ class TaskStore {
    * @internal Poll until terminal (docs/api.md, "Waits and call"); used by
    * CairnQ.wait/call.
    * @param {string} taskId
-   * @param {number} [timeoutMs]
-   * @param {number} [pollMs]
+   * @param {WaitOptions} opts
    * @returns {Promise<Task>}
    */
-  _wait(taskId, timeoutMs, pollMs) {
+  _wait(taskId, opts) {
     // The native wait resolves with a row (never "no row") or rejects.
-    return /** @type {Promise<Task>} */ (this._native.wait(taskId, timeoutMs, pollMs).then(parseRow, raise));
+    return /** @type {Promise<Task>} */ (this._native.wait(taskId, waitArgs(opts)).then(parseRow, raise));
   }
 
   /**
    * @internal
    * @param {string} key
-   * @param {number} [timeoutMs]
-   * @param {number} [pollMs]
+   * @param {WaitOptions} opts
    * @returns {Promise<Task>}
    */
-  _waitByKey(key, timeoutMs, pollMs) {
-    return /** @type {Promise<Task>} */ (this._native.waitByKey(key, timeoutMs, pollMs).then(parseRow, raise));
+  _waitByKey(key, opts) {
+    return /** @type {Promise<Task>} */ (this._native.waitByKey(key, waitArgs(opts)).then(parseRow, raise));
   }
+}
+
+/**
+ * @param {WaitOptions} opts
+ * @returns {import("../binding.js").WaitArgs}
+ */
+function waitArgs(opts) {
+  return {
+    timeoutMs: opts.timeoutMs ?? undefined,
+    pollMs: opts.pollMs ?? undefined,
+    maxPollMs: opts.maxPollMs ?? undefined,
+  };
 }
 
 /**
@@ -493,4 +567,4 @@ class PostgresStore extends TaskStore {
   }
 }
 
-module.exports = { TaskStore, SQLiteStore, PostgresStore, backpressureArgs };
+module.exports = { TaskStore, SQLiteStore, PostgresStore, backpressureArgs, DEFAULT_WATCH_POLL_MS };

@@ -117,6 +117,12 @@ class Worker {
     return owned(new Worker(new PostgresStore(dsn, { max }), queues, rest));
   }
 
+  /** This worker's id, the `worker_id` on the tasks it holds. */
+  get workerId() {
+    return this._id;
+  }
+
+  /** 0.7.0's name for `workerId`, kept so 0.7.0 code runs unchanged. */
   get id() {
     return this._id;
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, in order, stopping at the first failure (`npm test`).
 # Postgres and Python interop tests run when CAIRNQ_TEST_PG_DSN and
-# CAIRNQ_PYTHON are set (.ci/run and .github/workflows/ci.yml set both);
+# CAIRNQ_PYTHON / CAIRNQ_PYTHON_015 (the Python SDKs 0.7.0 and 0.15.1) are set
+# (.ci/run and .github/workflows/ci.yml set them);
 # without them those parts skip. CAIRNQ_TEST_PREBUILT=1 tests the addon already
 # in the repository (in GitHub CI, the build job's artifact) instead of
 # building it first.

@@ -9,9 +9,11 @@ mod backpressure;
 mod errors;
 mod retention;
 mod store;
+mod watch;
 mod worker;
 
 pub use backpressure::NativeGate;
 pub use retention::NativeRetention;
 pub use store::NativeStore;
+pub use watch::{NativeWatch, DEFAULT_WATCH_POLL_MS};
 pub use worker::{NativeContext, NativeWorker};

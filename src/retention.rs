@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use cairnq_core::retention::{RetentionOptions, RetentionSweeper};
+use cairnq_core::retention::{Cutoffs, RetentionOptions, RetentionSweeper};
+use cairnq_core::store::PurgeInput;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
@@ -11,11 +12,22 @@ use crate::errors::{reason, IntoJs};
 use crate::store::NativeStore;
 use napi::Result;
 
+/// `lib/housekeeping.js` sends the numeric form as `olderThanMs` and the map
+/// and list forms as `rules` (the map's entries in key order).
 #[napi(object)]
 pub struct RetentionArgs {
-    pub older_than_ms: f64,
+    pub older_than_ms: Option<f64>,
+    pub rules: Option<Vec<RuleArgs>>,
     pub interval_ms: Option<f64>,
     pub limit: Option<f64>,
+}
+
+#[napi(object)]
+pub struct RuleArgs {
+    pub older_than_ms: Option<f64>,
+    pub queue: Option<String>,
+    pub status: Option<String>,
+    pub name: Option<String>,
 }
 
 /// `onError(reason)`: the reason is the encoded error `lib/errors.js` decodes.
@@ -40,8 +52,23 @@ impl NativeRetention {
                 callback.call(reason(&err), ThreadsafeFunctionCallMode::NonBlocking);
             }) as Arc<dyn Fn(cairnq_core::Error) + Send + Sync>
         });
+        let cutoffs = match opts.rules {
+            None => Cutoffs::Uniform(opts.older_than_ms),
+            Some(rules) => Cutoffs::Rules(
+                rules
+                    .into_iter()
+                    .map(|rule| PurgeInput {
+                        older_than_ms: rule.older_than_ms,
+                        queue: rule.queue,
+                        status: rule.status,
+                        name: rule.name,
+                        limit: None,
+                    })
+                    .collect(),
+            ),
+        };
         let options = RetentionOptions {
-            older_than_ms: opts.older_than_ms,
+            older_than_ms: cutoffs,
             interval_ms: opts.interval_ms,
             limit: opts.limit,
         };

@@ -7,11 +7,12 @@ use std::sync::Arc;
 use cairnq_core::input::timer_ms;
 use cairnq_core::store::backpressure::{BackpressureOptions, QueueDepthLimit};
 use cairnq_core::store::{
-    ClaimRequest, ClaimSession, Draw, ListInput, OpenMode, Outcome, Owned, Stats, SubmitInput,
-    Target, Write, WriteAnswer, DEFAULT_LEASE_MS,
+    ClaimRequest, ClaimSession, Draw, ListInput, OpenMode, Outcome, Owned, PurgeInput, Stats,
+    SubmitInput, Target, TaskRef, Write, WriteAnswer, DEFAULT_LEASE_MS,
 };
 use cairnq_core::task::{tasks_to_json, Status};
-use cairnq_core::{wait, Store, Task};
+use cairnq_core::wait::{self, WaitOptions};
+use cairnq_core::{Store, Task};
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 use serde::Deserialize;
@@ -235,6 +236,58 @@ pub struct ListArgs {
 }
 
 #[napi(object)]
+pub struct PurgeArgs {
+    pub older_than_ms: Option<f64>,
+    pub queue: Option<String>,
+    pub status: Option<String>,
+    pub name: Option<String>,
+    pub limit: Option<f64>,
+}
+
+impl From<PurgeArgs> for PurgeInput {
+    fn from(args: PurgeArgs) -> Self {
+        PurgeInput {
+            older_than_ms: args.older_than_ms,
+            queue: args.queue,
+            status: args.status,
+            name: args.name,
+            limit: args.limit,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct WaitArgs {
+    pub timeout_ms: Option<f64>,
+    pub poll_ms: Option<f64>,
+    pub max_poll_ms: Option<f64>,
+}
+
+impl From<WaitArgs> for WaitOptions {
+    fn from(args: WaitArgs) -> Self {
+        WaitOptions {
+            timeout_ms: args.timeout_ms,
+            poll_ms: args.poll_ms,
+            max_poll_ms: args.max_poll_ms,
+        }
+    }
+}
+
+/// `{id, status}` as `getStatus` returns it.
+#[napi(object)]
+pub struct TaskRefObject {
+    pub id: String,
+    pub status: String,
+}
+
+fn task_ref(found: Option<TaskRef>) -> Option<TaskRefObject> {
+    found.map(|found| TaskRefObject {
+        id: found.id,
+        status: found.status.as_str().to_string(),
+    })
+}
+
+#[napi(object)]
 pub struct ClaimArgs {
     pub queues: Vec<String>,
     pub worker_id: String,
@@ -427,17 +480,31 @@ impl NativeStore {
     }
 
     #[napi]
-    pub async fn purge(
-        &self,
-        older_than_ms: Option<f64>,
-        limit: Option<f64>,
-    ) -> Result<Vec<String>> {
-        self.inner.purge(older_than_ms, limit).await.js()
+    pub async fn purge(&self, args: PurgeArgs) -> Result<Vec<String>> {
+        self.inner.purge(args.into()).await.js()
     }
 
     #[napi]
-    pub async fn stats(&self) -> Result<String> {
-        self.inner.stats().await.map(|s| stats_json(&s)).js()
+    pub async fn stats(&self, queue: Option<String>) -> Result<String> {
+        self.inner.stats(queue).await.map(|s| stats_json(&s)).js()
+    }
+
+    #[napi]
+    pub async fn get_status(&self, task_id: String) -> Result<Option<TaskRefObject>> {
+        self.inner
+            .get_status(Target::Id(task_id))
+            .await
+            .map(task_ref)
+            .js()
+    }
+
+    #[napi]
+    pub async fn get_status_by_key(&self, key: String) -> Result<Option<TaskRefObject>> {
+        self.inner
+            .get_status(Target::Key(key))
+            .await
+            .map(task_ref)
+            .js()
     }
 
     #[napi]
@@ -447,26 +514,16 @@ impl NativeStore {
 
     /// Resolves with the terminal row, or rejects with TaskTimeout.
     #[napi]
-    pub async fn wait(
-        &self,
-        task_id: String,
-        timeout_ms: Option<f64>,
-        poll_ms: Option<f64>,
-    ) -> Result<String> {
-        wait::wait(&self.inner, Target::Id(task_id), timeout_ms, poll_ms)
+    pub async fn wait(&self, task_id: String, opts: WaitArgs) -> Result<String> {
+        wait::wait(&self.inner, Target::Id(task_id), opts.into())
             .await
             .map(row)
             .js()
     }
 
     #[napi]
-    pub async fn wait_by_key(
-        &self,
-        key: String,
-        timeout_ms: Option<f64>,
-        poll_ms: Option<f64>,
-    ) -> Result<String> {
-        wait::wait(&self.inner, Target::Key(key), timeout_ms, poll_ms)
+    pub async fn wait_by_key(&self, key: String, opts: WaitArgs) -> Result<String> {
+        wait::wait(&self.inner, Target::Key(key), opts.into())
             .await
             .map(row)
             .js()

@@ -5,18 +5,13 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 
-import { CairnQ } from "../../index.mjs";
 import { claimTask, defer, submitAndFail, submitAndSucceed, waitUntilPast } from "../helpers.mjs";
-import { test as nodeTest } from "node:test";
 
-import { TEST_TIMEOUT_MS, forEachDialect, postgres, sqlite, test } from "../dialects.mjs";
+import { forEachDialect, postgres, sqlite, test } from "../dialects.mjs";
 import { psql } from "../postgres/pg-helpers.mjs";
 import { assertFailure, cli, cliJson, cliOk, spawnCli, uiUrl } from "./cli-helpers.mjs";
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[`);
-/** Whether this build's store filters purge (issue 9 brings them with getStatus). */
-const PURGE_FILTERS = typeof CairnQ.prototype.getStatus === "function";
-const NEEDS_ISSUE_9 = "needs purge({queue, status, name}) in the store (issue 9, UPGRADE §2.5/§3.6)";
 
 /** A client on `db` the test owns. */
 function clientOn(t, dialect, db) {
@@ -198,10 +193,7 @@ forEachDialect("cli", (dialect) => {
     assert.deepEqual((await client.list()).map((x) => x.id), [live.id]);
   });
 
-  // Needs the store's purge filters (issue 9: UPGRADE §2.5/§3.6, arriving
-  // with getStatus): skipped, with the reason, until they land; meanwhile the
-  // CLI refuses a filtered purge rather than purge more than asked.
-  nodeTest("purge --status/--queue/--name deletes only the matching tasks", { timeout: TEST_TIMEOUT_MS, skip: PURGE_FILTERS ? false : NEEDS_ISSUE_9 }, async (t) => {
+  test("purge --status/--queue/--name deletes only the matching tasks", async (t) => {
     const db = await dialect.createDatabase(t);
     const client = clientOn(t, dialect, db);
     const ok = await submitAndSucceed(client, "ok");
@@ -212,16 +204,6 @@ forEachDialect("cli", (dialect) => {
     assert.deepEqual(await cliJson(["purge", db, "--status", "failed", "--queue", "default"]), { dryRun: false, count: 1, ids: [bad.id] });
     assert.deepEqual(await cliJson(["purge", db, "--name", "bad"]), { dryRun: false, count: 1, ids: [other.id] });
     assert.deepEqual((await client.list()).map((x) => x.id), [ok.id]);
-  });
-
-  nodeTest("without the store's purge filters a filtered purge is refused and deletes nothing", { timeout: TEST_TIMEOUT_MS, skip: PURGE_FILTERS ? "the store has purge filters" : false }, async (t) => {
-    const db = await dialect.createDatabase(t);
-    const client = clientOn(t, dialect, db);
-    const ok = await submitAndSucceed(client, "ok");
-    const bad = await submitAndFail(client, "bad");
-    await waitUntilPast(Math.max(ok.completed_at_ms, bad.completed_at_ms) + dialect.clockSlackMs);
-    assertFailure(await cli(["purge", db, "--status", "failed"]), 2, /cannot purge by --status, --queue or --name yet.*nothing was purged/);
-    assert.equal((await client.list()).length, 2);
   });
 
   test("wait: exit 0 on success, 1 on failure, 6 on cancel, 5 on timeout, 4 when unknown", async (t) => {

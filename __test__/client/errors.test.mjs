@@ -11,10 +11,12 @@ import {
   AlreadyExists,
   CairnQError,
   EventLoopBlocked,
+  ListenUnavailable,
   LostLease,
   ProtocolVersionMismatch,
   QueueFull,
   STATUSES,
+  SchemaMismatch,
   SerializationError,
   TaskCanceled,
   TaskError,
@@ -37,6 +39,8 @@ describe("error classes", () => {
     EventLoopBlocked,
     ProtocolVersionMismatch,
     SerializationError,
+    SchemaMismatch: esm.SchemaMismatch,
+    UnsupportedBackend: esm.UnsupportedBackend,
   };
 
   test("every class is exported, extends CairnQError and Error, and names itself", () => {
@@ -59,6 +63,8 @@ describe("error classes", () => {
       EventLoopBlocked: new EventLoopBlocked(1, 2, 3),
       ProtocolVersionMismatch: new ProtocolVersionMismatch("m"),
       SerializationError: new SerializationError("m"),
+      SchemaMismatch: new SchemaMismatch("m"),
+      UnsupportedBackend: new esm.UnsupportedBackend("m"),
     };
     for (const [name, err] of Object.entries(samples)) {
       assert.equal(err.name, name);
@@ -98,12 +104,16 @@ describe("error classes", () => {
     assert.equal(blocked.lateMs, 700);
     assert.equal(blocked.intervalMs, 100);
     assert.equal(blocked.leaseMs, 300);
-    assert.ok(
-      blocked.message.startsWith(
-        "heartbeat beat was 700ms late (interval 100ms, lease 300ms): the event loop was blocked long enough to miss a beat.",
-      ),
+    assert.equal(
+      blocked.message,
+      "heartbeat beat was 700ms late (interval 100ms, lease 300ms): the event loop was blocked long enough to miss a beat, " +
+        "so this worker's leases are at risk. Usually synchronous work in a handler (move it off the loop); otherwise " +
+        "the worker is oversubscribed for its leaseMs.",
     );
-    assert.ok(blocked.message.length > 110, "one more advisory sentence follows");
+    assert.match(blocked.message, /event loop was blocked/);
+
+    assert.equal(new SchemaMismatch("other schema").message, "other schema");
+    assert.equal(new esm.UnsupportedBackend("no tx").message, "no tx");
 
     assert.equal(
       new ProtocolVersionMismatch("storage protocol_version=9, SDK supports 1").message,
@@ -165,6 +175,16 @@ describe("error classes", () => {
     assert.equal(withTask.task, base);
     assert.equal(withTask.key, "kk");
     assert.ok(withTask.message.startsWith("key kk did not finish within 1ms: never claimed"));
+  });
+
+  test("ListenUnavailable is a plain Error with a default message, not a CairnQError", () => {
+    const refused = new ListenUnavailable();
+    assert.equal(refused.name, "ListenUnavailable");
+    assert.equal(refused.message, "LISTEN is not available on this connection");
+    assert.equal(new ListenUnavailable("pooler said no").message, "pooler said no");
+    assert.ok(refused instanceof Error);
+    assert.equal(refused instanceof CairnQError, false);
+    assert.equal(esm.ListenUnavailable, ListenUnavailable);
   });
 
   test("TaskFailed derives its fields from the envelope, with defaults for missing ones", () => {
@@ -232,6 +252,9 @@ describe("error classes", () => {
       "STATUSES",
       "defineTask",
       "isTerminal",
+      "isTerminalStatus",
+      "DEFAULT_WATCH_POLL_MS",
+      "ListenUnavailable",
       "cancelRequested",
       "isQueued",
       "isRunning",
@@ -253,6 +276,12 @@ describe("error classes", () => {
     assert.equal(esm.isTerminal(row("canceled")), true);
     assert.equal(esm.isTerminal(row("queued")), false);
     assert.equal(esm.isTerminal(row("running")), false);
+    assert.equal(esm.isTerminal({ id: "task_x", status: "failed" }), true, "a TaskRef will do");
+    assert.deepEqual(
+      STATUSES.map((status) => esm.isTerminalStatus(status)),
+      [false, false, true, true, true],
+    );
+    assert.equal(esm.DEFAULT_WATCH_POLL_MS, 2000);
     assert.equal(esm.cancelRequested(row("running", 5)), true);
     assert.equal(esm.cancelRequested(row("running", null)), false);
     assert.equal(esm.cancelRequested({ status: "running" }), false);

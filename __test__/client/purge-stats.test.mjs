@@ -24,6 +24,33 @@ forEachDialect("purge", (dialect) => {
     assertPlainError(await rejectionOf(client.purge({ olderThanMs: -1 })), "olderThanMs must be >= 0, got -1");
     assertPlainError(await rejectionOf(client.purge({ limit: 0 })), "limit must be >= 1, got 0");
     assertPlainError(await rejectionOf(client.purge({ limit: -5 })), "limit must be >= 1, got -5");
+    // Checked in this order, before anything is deleted.
+    assertPlainError(await rejectionOf(client.purge({ olderThanMs: NaN, limit: 0 })), "olderThanMs must be >= 0, got NaN");
+    assertPlainError(await rejectionOf(client.purge({ olderThanMs: Infinity })), "olderThanMs must be >= 0, got Infinity");
+    assertPlainError(await rejectionOf(client.purge({ limit: 0, status: "queued" })), "limit must be >= 1, got 0");
+    assertPlainError(await rejectionOf(client.purge({ status: "running" })), "status must be terminal, got running");
+    assertPlainError(await rejectionOf(client.purge({ status: "finished" })), "status must be terminal, got finished");
+  });
+
+  test("queue, status and name each narrow the purge; together they all apply; \"\" is a real filter", async (t) => {
+    const { client } = await dialect.open(t);
+    const aOk = await submitAndSucceed(client, "alpha", {}, { queue: "a" });
+    const aBad = await submitAndFail(client, "alpha", { queue: "a" });
+    const bOk = await submitAndSucceed(client, "beta", {}, { queue: "b" });
+    const bBeta = await submitAndSucceed(client, "gamma", {}, { queue: "b" });
+    const blank = await submitAndSucceed(client, "", {}, { queue: "" });
+    const live = await client.submit("alpha", {}, { queue: "a" });
+    await waitUntilPast(Math.max(aOk.completed_at_ms, aBad.completed_at_ms, bOk.completed_at_ms, bBeta.completed_at_ms, blank.completed_at_ms));
+
+    assert.deepEqual(await client.purge({ queue: "nowhere" }), []);
+    assert.deepEqual(await client.purge({ queue: "a", status: "succeeded", name: "beta" }), []);
+    assert.deepEqual(await client.purge({ queue: "a", status: "failed" }), [aBad.id]);
+    assert.deepEqual(await client.purge({ status: "succeeded", name: "beta" }), [bOk.id]);
+    assert.deepEqual(await client.purge({ queue: "" }), [blank.id]);
+    assert.deepEqual(await client.purge({ queue: "a" }), [aOk.id]);
+    assert.deepEqual(await client.purge({ name: "gamma", olderThanMs: 3_600_000 }), [], "the cutoff still applies");
+    assert.deepEqual(await client.purge({ name: "gamma" }), [bBeta.id]);
+    assert.equal((await client.get(live.id)).status, "queued");
   });
 
   test("with defaults it deletes every finished task and keeps live ones", async (t) => {
@@ -119,6 +146,19 @@ forEachDialect("purge", (dialect) => {
 
 // ---------------------------------------------------------------------------
 forEachDialect("stats", (dialect) => {
+  test("stats(queue) reports that queue alone, zero-filled when it has no rows; null means every queue", async (t) => {
+    const { client } = await dialect.open(t);
+    await client.submit("job", {}, { queue: "one" });
+    await submitAndSucceed(client, "job", {}, { queue: "two" });
+    const zeros = Object.fromEntries(STATUSES.map((status) => [status, 0]));
+    assert.deepEqual(await client.stats("one"), { one: { ...zeros, queued: 1 } });
+    assert.deepEqual(await client.stats("two"), { two: { ...zeros, succeeded: 1 } });
+    assert.deepEqual(await client.stats("nosuch"), { nosuch: zeros });
+    assert.deepEqual(await client.stats(""), { "": zeros });
+    assert.deepEqual(Object.keys(await client.stats(null)), ["one", "two"]);
+    assert.deepEqual(await client.stats(undefined), await client.stats());
+  });
+
   test("an empty database gives {}", async (t) => {
     const { client } = await dialect.open(t);
     assert.deepEqual(await client.stats(), {});

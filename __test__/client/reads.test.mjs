@@ -2,6 +2,7 @@
 // and paging — on every dialect.
 
 import assert from "node:assert/strict";
+import { isTerminal } from "../../index.mjs";
 
 import {
   TASK_COLUMNS,
@@ -15,6 +16,22 @@ import { forEachDialect, test } from "../dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("get, getByKey and list", (dialect) => {
+  test("getStatus and getStatusByKey: {id, status} only, following the key; null for what does not exist", async (t) => {
+    const { client } = await dialect.open(t);
+    assert.equal(await client.getStatus("task_00000000000000000000000000"), null);
+    assert.equal(await client.getStatusByKey("no-such-key"), null);
+    const first = await client.submit("job", { big: "x".repeat(1000) }, { key: "k" });
+    const ref = await client.getStatus(first.id);
+    assert.deepEqual(Object.keys(ref), ["id", "status"]);
+    assert.deepEqual(ref, { id: first.id, status: "queued" });
+    assert.deepEqual(await client.getStatusByKey("k"), ref);
+    const second = await client.submit("job", {}, { key: "k", conflict: "replace" });
+    assert.deepEqual(await client.getStatusByKey("k"), { id: second.id, status: "queued" });
+    assert.deepEqual(await client.getStatus(first.id), { id: first.id, status: "canceled" });
+    assert.equal(isTerminal(await client.getStatus(first.id)), true);
+    assert.deepEqual(await client.store.getStatus(second.id), { id: second.id, status: "queued" });
+  });
+
   test("get and getByKey return null for what does not exist", async (t) => {
     const { client } = await dialect.open(t);
     assert.equal(await client.get("task_01HZZZZZZZZZZZZZZZZZZZZZZZ"), null);

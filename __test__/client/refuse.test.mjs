@@ -56,7 +56,7 @@ describe("databases cairnq must refuse on sqlite", () => {
     const before = JSON.parse(await runPython(dump, [dbPath]));
     assert.deepEqual(before.meta, [
       ["protocol_version", "2"],
-      ["schema_version", "6"],
+      ["schema_version", "10"],
     ]);
 
     const client = CairnQ.sqlite(dbPath);
@@ -103,6 +103,6 @@ describe("databases cairnq must refuse on sqlite", () => {
       ].join("\n"),
       [dbPath],
     );
-    assert.equal(meta, "[('schema_version', '6')]");
+    assert.equal(meta, "[('schema_version', '10')]");
   });
 });

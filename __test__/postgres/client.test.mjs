@@ -114,7 +114,12 @@ describe("Postgres: connecting and submitting", { skip: PG_SKIP, timeout: SUITE_
       "0004_lease_index.sql",
       "0005_clear_terminal_lease.sql",
       "0006_claim_name_index.sql",
+      "0007_purge_status_index.sql",
+      "0008_claim_due_index.sql",
+      "0009_purge_queue_index.sql",
+      "0010_drop_status_index.sql",
     ]);
+    assert.equal(await psql(dsn, "select value from cairnq_meta where key = 'schema_version'"), "10");
     assert.equal(await psql(dsn, "select value from cairnq_meta where key = 'protocol_version'"), "1");
     assert.equal(await client.store.protocolVersion(), 1);
   });
@@ -123,7 +128,7 @@ describe("Postgres: connecting and submitting", { skip: PG_SKIP, timeout: SUITE_
     const { dsn } = await createDatabase(t);
     const clients = Array.from({ length: 4 }, () => openPgClient(t, dsn));
     await Promise.all(clients.flatMap((c) => [c.connect(), c.connect(), c.stats()]));
-    assert.equal(await psql(dsn, "select count(*) from cairnq_migrations"), "6");
+    assert.equal(await psql(dsn, "select count(*) from cairnq_migrations"), "10");
     const task = await clients[0].submit("job", { n: 1 });
     assert.equal((await clients[3].get(task.id)).id, task.id);
   });

@@ -136,7 +136,7 @@ describe("Postgres: close() ends every connection", { skip: PG_SKIP, timeout: SU
     });
   });
 
-  test("a closed store reconnects lazily for polling only — its LISTEN connection stays closed", async (t) => {
+  test("a closed store reconnects lazily, and its LISTEN connection comes back with it", async (t) => {
     const { dsn, database, adminDsn } = await createDatabase(t);
     const client = openPgClient(t, dsn);
     const task = await client.submit("job");
@@ -147,12 +147,19 @@ describe("Postgres: close() ends every connection", { skip: PG_SKIP, timeout: SU
     await waitFor(async () => (await connectionCount(adminDsn, database)) === 0, { timeoutMs: 20_000 });
 
     assert.equal((await client.get(task.id)).id, task.id, "a later operation reconnects");
-    assert.ok((await connectionCount(adminDsn, database)) >= 1);
-    // The pool is back; the listener would have connected by now if it were.
-    for (let i = 0; i < 10; i++) {
-      await client.stats();
-      assert.equal((await backendQueries(adminDsn, database)).filter(isListen).length, 0, "no LISTEN after close()");
-    }
+    // Every connect arms push again (a store reused after close() is not left polling only).
+    await waitFor(async () => (await backendQueries(adminDsn, database)).some(isListen), {
+      timeoutMs: 20_000,
+      message: "the LISTEN connection did not come back after the reconnect",
+    });
+    const signals = [];
+    const stop = client.watch({ pollMs: 60_000 }, (signal) => signals.push(signal));
+    t.after(stop);
+    await client.submit("job", {}, { queue: "after-close" });
+    await waitFor(() => signals.some((s) => s.reason === "queued" && s.queue === "after-close"), {
+      timeoutMs: 20_000,
+      message: "no push after the reconnect",
+    });
     await client.close();
     await waitFor(async () => (await connectionCount(adminDsn, database)) === 0, { timeoutMs: 20_000 });
   });

@@ -63,7 +63,7 @@ export async function psql(dsn, sql, { timeoutMs = 60_000 } = {}) {
     });
     return stdout.trim();
   } catch (err) {
-    throw new Error(`psql failed for ${JSON.stringify(sql)}: ${err.stderr || err.message}`);
+    throw new Error(`psql failed for ${JSON.stringify(sql)}: ${err.stderr || err.message}`, { cause: err });
   }
 }
 
@@ -204,7 +204,7 @@ async function postgresSh(args, timeoutMs = 180_000) {
     const { stdout } = await execFileAsync("bash", [POSTGRES_SH, ...args], { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
     return stdout.trim();
   } catch (err) {
-    throw new Error(`scripts/postgres.sh ${args.join(" ")} failed: ${err.stderr || err.message}`);
+    throw new Error(`scripts/postgres.sh ${args.join(" ")} failed: ${err.stderr || err.message}`, { cause: err });
   }
 }
 

@@ -31,12 +31,15 @@ const VALUE_EXPORTS = [
   "LostLease", "EventLoopBlocked", "ProtocolVersionMismatch", "SerializationError",
   // Additions over 0.7.0: the dashboard for embedding (README, "Dashboard").
   "createDashboard", "toNodeHandler",
+  // Additions of the 0.8–0.12 API (docs/api.md).
+  "SchemaMismatch", "UnsupportedBackend", "ListenUnavailable", "isTerminalStatus", "DEFAULT_WATCH_POLL_MS",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions", "ClientOptions", "SubmitOptions", "BackpressureOptions", "QueueDepthLimit",
   "RetentionOptions", "BatchHandler", "Handler", "TypedHandler", "WorkerOptions", "TaskContextOptions",
   "TaskDef", "ListInput", "PurgeInput", "SubmitInput", "Conflict", "Task", "TaskStatus", "FailReason",
   "DashboardOptions", "DashboardHandler", "NodeRequestHandler",
+  "TaskRef", "TerminalStatus", "WaitOptions", "RetentionCutoffs", "RetentionRule", "WatchOptions", "WatchSignal",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */

@@ -33,8 +33,20 @@ import {
   isRunning,
   isSucceeded,
   isTerminal,
+  isTerminalStatus,
+  DEFAULT_WATCH_POLL_MS,
+  ListenUnavailable,
+  SchemaMismatch,
+  UnsupportedBackend,
 } from "cairnq";
 import type {
+  RetentionCutoffs,
+  RetentionRule,
+  TaskRef,
+  TerminalStatus,
+  WaitOptions,
+  WatchOptions,
+  WatchSignal,
   BackpressureOptions,
   BatchHandler,
   CallOptions,
@@ -182,12 +194,31 @@ async function client(path: string): Promise<void> {
   const purgeInput: PurgeInput = { olderThanMs: 86_400_000, limit: 100 };
   const purged: string[] = await cq.purge(purgeInput);
   await cq.purge();
+  const filtered: string[] = await cq.purge({ queue: "images", status: "failed", name: "image.resize", limit: 10 });
   const stats = await cq.stats();
+  const oneQueue = await cq.stats("images");
+  const allQueues = await cq.stats(null);
+  const ref: TaskRef | null = await cq.getStatus(t1.id);
+  const refByKey: TaskRef | null = await cq.getStatusByKey("resize:42");
+  if (ref !== null && isTerminal(ref) && isTerminalStatus(ref.status)) {
+    const terminal: TerminalStatus = ref.status;
+    console.log(terminal);
+  }
+  const watchOptions: WatchOptions = { queues: ["images"], pollMs: DEFAULT_WATCH_POLL_MS };
+  const unsubscribe: () => void = cq.watch(watchOptions, (signal: WatchSignal) => {
+    const why: "queued" | "done" | "poll" = signal.reason;
+    console.log(why, signal.queue, signal.taskId);
+  });
+  unsubscribe();
+  const storeRef: TaskRef | null = await cq.store.getStatus(t1.id);
+  console.log(filtered, oneQueue, allQueues, refByKey, storeRef);
   const queuedDefault: number | undefined = stats["default"]?.queued;
   const headroom: number = await cq.queueDepth("images", 100);
 
   // waits
-  const done: Task = await cq.wait(t4.id, { timeoutMs: 5_000, pollMs: 20 });
+  const waitOptions: WaitOptions = { timeoutMs: 5_000, pollMs: 20, maxPollMs: 200 };
+  const done: Task = await cq.wait(t4.id, waitOptions);
+  await cq.call("image.resize", {}, { waitTimeoutMs: 1_000, pollMs: 10, maxPollMs: 100 });
   const doneByKey: Task = await cq.waitByKey("resize:42");
   await cq.wait(t5.id);
 
@@ -293,6 +324,8 @@ async function worker(path: string): Promise<void> {
   const injected = new Worker(new SQLiteStore(path), ["default"], { concurrency: 2 });
   const plain = new Worker(new SQLiteStore(path), ["default"]);
   const id: string = w.id;
+  const workerId: string = w.workerId;
+  console.log(workerId);
 
   const chained: Worker = w
     // task(fn): registered under the function's name
@@ -403,6 +436,12 @@ async function lowLevel(store: TaskStore): Promise<void> {
   const limit: number | null = gate.limitFor("default");
   await gate.acquire("default");
 
+  const cutoffs: RetentionCutoffs = { failed: 86_400_000, canceled: 0 };
+  const rules: RetentionRule[] = [{ queue: "images", status: "succeeded", olderThanMs: 3_600_000 }, { olderThanMs: 604_800_000 }];
+  new RetentionSweeper(store, { olderThanMs: cutoffs, limit: 500 });
+  new RetentionSweeper(store, { olderThanMs: rules });
+  const newErrors: Error[] = [new SchemaMismatch("m"), new UnsupportedBackend("m"), new ListenUnavailable()];
+  console.log(newErrors);
   const sweeper = new RetentionSweeper(store, { olderThanMs: 0 });
   sweeper.start();
   const swept: number = await sweeper.sweep();

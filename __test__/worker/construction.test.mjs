@@ -38,7 +38,8 @@ forEachDialect("construction", (dialect) => {
   test('the id is "worker_" + a 26-character ULID, fixed per worker, distinct between workers', async (t) => {
     const { db, worker } = await setupWorker(t, dialect);
     const other = dialect.makeWorker(t, db).worker;
-    assert.match(worker.id, /^worker_[0-9A-HJKMNP-TV-Z]{26}$/);
+    assert.match(worker.workerId, /^worker_[0-9A-HJKMNP-TV-Z]{26}$/);
+    assert.equal(worker.id, worker.workerId, "0.7.0's name stays beside workerId");
     assert.equal(worker.id, worker.id);
     assert.notEqual(worker.id, other.id);
   });

@@ -27,6 +27,14 @@ forEachDialect("TaskContext in a handler", (dialect) => {
         payload: ctx.payload,
         payloadArg: payload,
         workerId: ctx.workerId,
+        workerIdAssignment: (() => {
+          try {
+            ctx.workerId = "someone-else";
+            return "assigned";
+          } catch (err) {
+            return err.constructor.name;
+          }
+        })(),
         settledBefore: ctx.settled,
         lostLease: ctx.lostLease,
         aborted: ctx.signal.aborted,
@@ -68,7 +76,8 @@ forEachDialect("TaskContext in a handler", (dialect) => {
     assert.equal(s.correlationId, "corr-1");
     assert.deepEqual(s.payload, { p: [1, 2] });
     assert.deepEqual(s.payloadArg, { p: [1, 2] });
-    assert.equal(s.workerId, worker.id);
+    assert.equal(s.workerId, worker.workerId);
+    assert.equal(s.workerIdAssignment, "TypeError", "ctx.workerId is read-only");
     assert.equal(s.settledBefore, false);
     assert.equal(s.lostLease, false);
     assert.equal(s.aborted, false);

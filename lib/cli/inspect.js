@@ -168,17 +168,6 @@ async function cancelTask(client, ref) {
  */
 
 /**
- * Whether this build's store filters `purge` by queue, status and name
- * (UPGRADE §2.5/§3.6; they arrive with `getStatus` in the same change). A
- * store without them would ignore the filters and delete more than asked,
- * so filtered purges are refused until then.
- * @param {CairnQ} client
- */
-function purgeFilters(client) {
-  return typeof (/** @type {any} */ (client).getStatus) === "function";
-}
-
-/**
  * Purge terminal tasks; with `dryRun`, count what would go instead (through
  * `list`, in bounded pages, stopping at `limit`).
  * @param {CairnQ} client
@@ -193,13 +182,6 @@ async function purge(client, filter) {
   if (dryRun) {
     const ids = await purgeCandidates(client, input);
     return { dryRun: true, count: ids.length, ids };
-  }
-  const filtered = input.status !== undefined || input.queue !== undefined || input.name !== undefined;
-  if (filtered && !purgeFilters(client)) {
-    throw new InspectError(
-      "this cairnq build cannot purge by --status, --queue or --name yet (its store has no purge filters); nothing was purged",
-      EXIT.USAGE,
-    );
   }
   const ids = await client.purge(/** @type {any} */ (input));
   return { dryRun: false, count: ids.length, ids };
@@ -325,7 +307,6 @@ module.exports = {
   openClient,
   purge,
   purgeCandidates,
-  purgeFilters,
   retryTask,
   spawned,
   stats,

@@ -1,4 +1,4 @@
-"""Drive the Python cairnq SDK (PyPI cairnq 0.7.0) from the command line.
+"""Drive the Python cairnq SDK (PyPI cairnq 0.7.0 or 0.15.1) from the command line.
 
 The Node interop tests spawn this script so that the Python side of every
 exchange runs through the real Python SDK. Every subcommand prints exactly one
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import inspect
 import json
 import os
 import sqlite3
@@ -74,8 +75,10 @@ async def cmd_create_db(args: argparse.Namespace) -> Any:
 
 
 async def read_ledger(target: str) -> dict[str, Any]:
-    """The migration ledger and the meta rows, read without the SDK so that
-    reading can never migrate anything."""
+    """The migration ledger, the meta rows and the schema objects, read without
+    the SDK so that reading can never migrate anything. `schema` maps
+    "<type> <name>" to the stored text (SQLite) or the index definition
+    (Postgres, which keeps only the parsed form)."""
     if is_postgres(target):
         import asyncpg
 
@@ -85,6 +88,10 @@ async def read_ledger(target: str) -> dict[str, Any]:
                 "select name, applied_at_ms from cairnq_migrations order by name"
             )
             meta = await conn.fetch("select key, value from cairnq_meta order by key")
+            schema = await conn.fetch(
+                "select 'index ' || indexname, indexdef from pg_indexes"
+                " where tablename like 'cairnq%' order by indexname"
+            )
         finally:
             await conn.close()
     else:
@@ -96,11 +103,16 @@ async def read_ledger(target: str) -> dict[str, Any]:
                 "select name, applied_at_ms from cairnq_migrations order by name"
             ).fetchall()
             meta = conn.execute("select key, value from cairnq_meta order by key").fetchall()
+            schema = conn.execute(
+                "select type || ' ' || name, sql from sqlite_master"
+                " where name like 'cairnq%' and sql is not null order by type, name"
+            ).fetchall()
         finally:
             conn.close()
     return {
         "migrations": [{"name": name, "applied_at_ms": at} for name, at in migrations],
         "meta": {key: value for key, value in meta},
+        "schema": {name: sql for name, sql in schema},
     }
 
 
@@ -181,7 +193,10 @@ async def cmd_call(args: argparse.Namespace) -> Any:
     """The API side of a worker exchange: `--count` concurrent `CairnQ.call`s
     (submit + wait) of one name. Each outcome is {"result": ...} or, for the
     errors call raises, {"error": {...}} with the exception's fields."""
-    options: dict[str, Any] = {"queue": args.queue, "wait_timeout_ms": args.wait_timeout_ms}
+    # 0.7.0 names the wait's timeout wait_timeout_ms, 0.15 timeout_ms.
+    call_parameters = inspect.signature(CairnQ.call).parameters
+    timeout_keyword = "wait_timeout_ms" if "wait_timeout_ms" in call_parameters else "timeout_ms"
+    options: dict[str, Any] = {"queue": args.queue, timeout_keyword: args.wait_timeout_ms}
     if args.max_attempts is not None:
         options["max_attempts"] = args.max_attempts
     payload = parse_json_arg(args.payload)
@@ -219,6 +234,41 @@ async def cmd_list(args: argparse.Namespace) -> Any:
             status=args.status, queue=args.queue, name=args.name, limit=args.limit
         )
         return {"tasks": [task_json(t) for t in tasks]}
+
+    return await with_client(args.db, action)
+
+
+async def cmd_status(args: argparse.Namespace) -> Any:
+    """The status probe (0.15 API): by id, or by key with --key."""
+
+    async def action(client: CairnQ) -> Any:
+        if args.key is not None:
+            ref = await client.get_status_by_key(args.key)
+        else:
+            ref = await client.get_status(args.task_id)
+        return {"ref": None if ref is None else {"id": ref.id, "status": ref.status}}
+
+    return await with_client(args.db, action)
+
+
+async def cmd_purge(args: argparse.Namespace) -> Any:
+    """purge with the 0.15 filters; only the given ones are passed."""
+    options: dict[str, Any] = {"older_than_ms": args.older_than_ms}
+    for field in ("queue", "status", "name"):
+        if getattr(args, field) is not None:
+            options[field] = getattr(args, field)
+
+    async def action(client: CairnQ) -> Any:
+        return {"ids": await client.purge(**options)}
+
+    return await with_client(args.db, action)
+
+
+async def cmd_stats(args: argparse.Namespace) -> Any:
+    async def action(client: CairnQ) -> Any:
+        if args.queue is None:
+            return {"stats": await client.stats()}
+        return {"stats": await client.stats(args.queue)}
 
     return await with_client(args.db, action)
 
@@ -331,6 +381,19 @@ def build_parser() -> argparse.ArgumentParser:
     list_.add_argument("--status")
     list_.add_argument("--queue")
     list_.add_argument("--limit", type=int, default=1000)
+
+    status = command("status", cmd_status, "get_status / get_status_by_key (0.15 API)")
+    status.add_argument("task_id", nargs="?")
+    status.add_argument("--key")
+
+    purge = command("purge", cmd_purge, "purge finished tasks (filters: 0.15 API)")
+    purge.add_argument("--older-than-ms", type=int, default=0)
+    purge.add_argument("--queue")
+    purge.add_argument("--status")
+    purge.add_argument("--name")
+
+    stats = command("stats", cmd_stats, "counts per queue and status (--queue: 0.15 API)")
+    stats.add_argument("--queue")
 
     submit_many = command("submit-many", cmd_submit_many, "submit several tasks in order")
     submit_many.add_argument("--tasks", required=True, help='JSON [{"name", "payload"?}]')

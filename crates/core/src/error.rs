@@ -60,7 +60,7 @@ pub enum Error {
     /// The thread that runs handlers answered a worker's ping `late_ms` late.
     /// Only reported through `onError`; the native heartbeat kept the leases.
     #[error(
-        "heartbeat beat was {late_ms}ms late (interval {interval_ms}ms, lease {lease_ms}ms): the event loop was blocked long enough to miss a beat. Leases stay renewed natively, but a blocked loop stalls every other handler and timer: move long synchronous work to a worker thread or child process."
+        "heartbeat beat was {late_ms}ms late (interval {interval_ms}ms, lease {lease_ms}ms): the event loop was blocked long enough to miss a beat, so this worker's leases are at risk. Usually synchronous work in a handler (move it off the loop); otherwise the worker is oversubscribed for its leaseMs."
     )]
     EventLoopBlocked {
         late_ms: i64,

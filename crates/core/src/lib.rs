@@ -11,6 +11,7 @@ pub mod retention;
 pub mod store;
 pub mod task;
 pub mod wait;
+pub mod watch;
 pub mod worker;
 
 pub use error::{Error, Result};

@@ -1,6 +1,6 @@
-//! Retention (docs/api.md, "Retention"): delete finished tasks past a cutoff on
-//! a schedule, in bounded batches, for as long as the handle that owns it is
-//! open.
+//! Retention (docs/api.md, "Retention"): delete finished tasks past their
+//! rule's cutoff on a schedule, rule by rule in bounded batches, for as long as
+//! the handle that owns it is open.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -11,16 +11,79 @@ use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::input::{duration_ms, finite_at_least};
-use crate::store::{Store, DEFAULT_PURGE_LIMIT};
+use crate::store::{PurgeFilter, PurgeInput, Store, DEFAULT_PURGE_LIMIT};
 
 /// Hourly: a day of retention then never carries more than an hour of extra rows.
 pub const DEFAULT_INTERVAL_MS: f64 = 3_600_000.0;
 
+/// `olderThanMs` in its three forms, the per-status map already turned into
+/// rules (in key order) by the JS side.
+#[derive(Clone, Debug)]
+pub enum Cutoffs {
+    /// One cutoff for every finished task (0.7.0's form); `None` when absent.
+    Uniform(Option<f64>),
+    /// Each rule is one purge input (its `limit` is the sweeper's).
+    Rules(Vec<PurgeInput>),
+}
+
 #[derive(Clone, Debug)]
 pub struct RetentionOptions {
-    pub older_than_ms: f64,
+    pub older_than_ms: Cutoffs,
     pub interval_ms: Option<f64>,
     pub limit: Option<f64>,
+}
+
+/// The rules to sweep, checked in the API's order: the uniform form keeps
+/// 0.7.0's messages and checks `olderThanMs` before `intervalMs`; the rule
+/// forms check `intervalMs` first, then that there is a rule, then each rule
+/// as `purge` would, all before anything runs.
+fn rules(opts: &RetentionOptions) -> Result<(Vec<PurgeFilter>, f64)> {
+    let interval = || {
+        finite_at_least(
+            "retention.intervalMs",
+            opts.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS),
+            1.0,
+        )
+    };
+    let limit = Some(opts.limit.unwrap_or(DEFAULT_PURGE_LIMIT as f64));
+    match &opts.older_than_ms {
+        Cutoffs::Uniform(older_than_ms) => {
+            let older_than_ms = match older_than_ms {
+                Some(v) => finite_at_least("retention.olderThanMs", *v, 0.0)?,
+                None => {
+                    return Err(Error::Invalid(
+                        "retention.olderThanMs must be >= 0, got undefined".into(),
+                    ))
+                }
+            };
+            let interval_ms = interval()?;
+            let rule = PurgeInput {
+                older_than_ms: Some(older_than_ms),
+                limit,
+                ..PurgeInput::default()
+            };
+            Ok((vec![rule.validate()?], interval_ms))
+        }
+        Cutoffs::Rules(given) => {
+            let interval_ms = interval()?;
+            if given.is_empty() {
+                return Err(Error::Invalid(
+                    "retention.olderThanMs must name at least one rule".into(),
+                ));
+            }
+            let rules = given
+                .iter()
+                .map(|rule| {
+                    PurgeInput {
+                        limit,
+                        ..rule.clone()
+                    }
+                    .validate()
+                })
+                .collect::<Result<_>>()?;
+            Ok((rules, interval_ms))
+        }
+    }
 }
 
 pub type ErrorHook = Arc<dyn Fn(Error) + Send + Sync>;
@@ -32,9 +95,8 @@ pub struct RetentionSweeper {
 
 struct Inner {
     store: Arc<Store>,
-    older_than_ms: f64,
+    rules: Vec<PurgeFilter>,
     interval: Duration,
-    limit: f64,
     on_error: Option<ErrorHook>,
     stopping: AtomicBool,
     wake: Notify,
@@ -46,18 +108,12 @@ impl RetentionSweeper {
         opts: RetentionOptions,
         on_error: Option<ErrorHook>,
     ) -> Result<RetentionSweeper> {
-        finite_at_least("retention.olderThanMs", opts.older_than_ms, 0.0)?;
-        let interval_ms = finite_at_least(
-            "retention.intervalMs",
-            opts.interval_ms.unwrap_or(DEFAULT_INTERVAL_MS),
-            1.0,
-        )?;
+        let (rules, interval_ms) = rules(&opts)?;
         Ok(RetentionSweeper {
             inner: Arc::new(Inner {
                 store,
-                older_than_ms: opts.older_than_ms,
+                rules,
                 interval: duration_ms(interval_ms),
-                limit: opts.limit.unwrap_or(DEFAULT_PURGE_LIMIT as f64),
                 on_error,
                 stopping: AtomicBool::new(false),
                 wake: Notify::new(),
@@ -103,7 +159,8 @@ impl RetentionSweeper {
         }
     }
 
-    /// Purge everything past the cutoff now, batch by batch; returns the count.
+    /// Purge what each rule matches now, rule by rule and batch by batch;
+    /// returns the count. A stop ends it after the batch in flight.
     pub async fn sweep(&self) -> Result<usize> {
         self.inner.sweep().await
     }
@@ -112,17 +169,20 @@ impl RetentionSweeper {
 impl Inner {
     async fn sweep(&self) -> Result<usize> {
         let mut deleted = 0;
-        loop {
-            let ids = self
-                .store
-                .purge(Some(self.older_than_ms), Some(self.limit))
-                .await?;
-            deleted += ids.len();
-            if (ids.len() as f64) < self.limit || self.stopping.load(Ordering::SeqCst) {
-                return Ok(deleted);
+        for rule in &self.rules {
+            loop {
+                let ids = self.store.purge_filtered(rule.clone()).await?;
+                deleted += ids.len();
+                if self.stopping.load(Ordering::SeqCst) {
+                    return Ok(deleted);
+                }
+                if (ids.len() as i64) < rule.limit {
+                    break;
+                }
+                // Between batches, let the rest of the process (and other writers) in.
+                tokio::task::yield_now().await;
             }
-            // Between batches, let the rest of the process (and other writers) in.
-            tokio::task::yield_now().await;
         }
+        Ok(deleted)
     }
 }

@@ -10,59 +10,78 @@ use crate::store::{Store, Target};
 use crate::task::Task;
 
 pub const DEFAULT_POLL_MS: f64 = 100.0;
-pub const MAX_POLL_MS: f64 = 500.0;
+/// The interval ceiling when `maxPollMs` is not given.
+pub const DEFAULT_MAX_POLL_MS: f64 = 500.0;
 pub const DEFAULT_TIMEOUT_MS: f64 = 30_000.0;
 
-/// The interval after `current`: ×1.5, at least +1, at most 500 ms.
-pub fn next_poll_ms(current: f64) -> f64 {
-    MAX_POLL_MS.min((current + 1.0).max((current * 1.5).floor()))
+/// How a wait polls: `timeoutMs`, `pollMs`, `maxPollMs` as the API receives them.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WaitOptions {
+    pub timeout_ms: Option<f64>,
+    pub poll_ms: Option<f64>,
+    pub max_poll_ms: Option<f64>,
+}
+
+/// The interval after `current`: ×1.5, at least +1, at most `ceiling`.
+pub fn next_poll_ms(current: f64, ceiling: f64) -> f64 {
+    ceiling.min((current + 1.0).max((current * 1.5).floor()))
 }
 
 /// Resolve with the task once it is terminal (whatever the terminal status),
-/// or fail with `TaskTimeout` carrying the last snapshot. A key is resolved
-/// again on every poll, so a `replace` mid-wait moves the wait to the new task.
-pub async fn wait(
-    store: &Store,
-    target: Target,
-    timeout_ms: Option<f64>,
-    poll_ms: Option<f64>,
-) -> Result<Task> {
-    let timeout_ms = timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+/// or fail with `TaskTimeout` carrying the last snapshot. Each poll is the
+/// status probe; the row (payload and all) is read only once the probe sees a
+/// terminal status, or at the deadline for the timeout's snapshot. A key is
+/// resolved again on every probe, so a `replace` mid-wait moves the wait to
+/// the new task.
+pub async fn wait(store: &Store, target: Target, opts: WaitOptions) -> Result<Task> {
+    let timeout_ms = opts.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+    let ceiling = opts.max_poll_ms.unwrap_or(DEFAULT_MAX_POLL_MS);
     // An infinite timeout waits for as long as it takes.
     let deadline = timeout_ms
         .is_finite()
         .then(|| Instant::now() + duration_ms(timeout_ms));
-    let mut interval = poll_ms.unwrap_or(DEFAULT_POLL_MS);
+    let mut interval = opts.poll_ms.unwrap_or(DEFAULT_POLL_MS);
     loop {
         let ticket = store.wake_ticket();
-        let snapshot = store.get(target.clone()).await?;
-        if let Some(task) = &snapshot {
-            if task.status.is_terminal() {
-                return Ok(snapshot.expect("checked above"));
-            }
-        }
+        let probed = store.get_status(target.clone()).await?;
         let remaining = deadline.map_or(Duration::MAX, |d| {
             d.saturating_duration_since(Instant::now())
         });
+        let mut snapshot = None;
+        if let Some(found) = &probed {
+            if found.status.is_terminal() || remaining.is_zero() {
+                snapshot = store.get(target.clone()).await?;
+                if let Some(task) = snapshot.take_if(|task| task.status.is_terminal()) {
+                    return Ok(task);
+                }
+            }
+        }
         if remaining.is_zero() {
-            return Err(timeout(target, snapshot, timeout_ms));
+            return Err(timeout(target, probed.map(|r| r.id), snapshot, timeout_ms));
         }
         let sleep = remaining.min(duration_ms(interval));
-        match &snapshot {
-            Some(task) => store.task_done_wake(&task.id, ticket, sleep).await,
+        match &probed {
+            Some(found) => store.task_done_wake(&found.id, ticket, sleep).await,
             None => tokio::time::sleep(sleep).await,
         }
-        interval = next_poll_ms(interval);
+        interval = next_poll_ms(interval, ceiling);
     }
 }
 
-fn timeout(target: Target, snapshot: Option<Task>, timeout_ms: f64) -> Error {
+/// `TaskTimeout` naming the probed task (else what was waited on), with the
+/// snapshot read at the deadline.
+fn timeout(
+    target: Target,
+    probed_id: Option<String>,
+    snapshot: Option<Task>,
+    timeout_ms: f64,
+) -> Error {
     let (waited, key) = match target {
         Target::Id(id) => (id, None),
         Target::Key(key) => (key.clone(), Some(key)),
     };
     Error::TaskTimeout {
-        task_id: snapshot.as_ref().map_or(waited, |t| t.id.clone()),
+        task_id: probed_id.unwrap_or(waited),
         key,
         task: snapshot.map(Box::new),
         timeout_ms,
@@ -75,10 +94,12 @@ mod tests {
 
     #[test]
     fn poll_intervals_grow_to_the_ceiling() {
-        assert_eq!(next_poll_ms(100.0), 150.0);
-        assert_eq!(next_poll_ms(1.0), 2.0);
-        assert_eq!(next_poll_ms(400.0), 500.0);
-        assert_eq!(next_poll_ms(2_000.0), 500.0);
+        assert_eq!(next_poll_ms(100.0, DEFAULT_MAX_POLL_MS), 150.0);
+        assert_eq!(next_poll_ms(1.0, DEFAULT_MAX_POLL_MS), 2.0);
+        assert_eq!(next_poll_ms(400.0, DEFAULT_MAX_POLL_MS), 500.0);
+        assert_eq!(next_poll_ms(2_000.0, DEFAULT_MAX_POLL_MS), 500.0);
+        // A ceiling below pollMs applies from the second sleep on.
+        assert_eq!(next_poll_ms(100.0, 20.0), 20.0);
     }
 
     #[test]

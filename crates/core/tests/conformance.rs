@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairnq_core::store::{
-    ClaimRequest, ListInput, Outcome, Owned, SubmitInput, Target, DEFAULT_LEASE_MS,
+    ClaimRequest, ListInput, Outcome, Owned, PurgeInput, SubmitInput, Target, TaskRef,
+    DEFAULT_LEASE_MS,
 };
 use cairnq_core::{Error, Status, Store, Task};
 use serde_json::{Map, Value};
@@ -145,6 +146,14 @@ fn tasks_value(tasks: &[Task]) -> Value {
 
 fn optional_task_value(task: Option<Task>) -> Value {
     task.as_ref().map_or(Value::Null, task_value)
+}
+
+/// `{id, status}`, or null when the probe found no task.
+fn task_ref_value(found: Option<TaskRef>) -> Value {
+    found.map_or(
+        Value::Null,
+        |found| serde_json::json!({"id": found.id, "status": found.status.as_str()}),
+    )
 }
 
 // ---------------------------------------------------------------------------
@@ -389,12 +398,18 @@ impl Runner<'_> {
                 optional_task_value(store.retry(key_target(args)?, reset).await?)
             }
             "purge" => {
-                let ids = store
-                    .purge(args.number("older_than_ms")?, args.number("limit")?)
-                    .await?;
-                Value::from(ids)
+                let input = PurgeInput {
+                    older_than_ms: args.number("older_than_ms")?,
+                    queue: args.string("queue")?,
+                    status: args.string("status")?,
+                    name: args.string("name")?,
+                    limit: args.number("limit")?,
+                };
+                Value::from(store.purge(input).await?)
             }
-            "stats" => stats_value(&store.stats().await?),
+            "stats" => stats_value(&store.stats(args.string("queue")?).await?),
+            "get_status" => task_ref_value(store.get_status(id_target(args)?).await?),
+            "get_status_by_key" => task_ref_value(store.get_status(key_target(args)?).await?),
             "queue_depth" => {
                 let queue = args.required_string("queue")?;
                 let max_depth = args.required_number("max_depth")?;
@@ -791,10 +806,11 @@ fn migration_statuses() -> Vec<String> {
     let sql = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let normalized = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+    let opening = "check ( status in (";
     let start = normalized
-        .find("check (status in (")
+        .find(opening)
         .expect("the status CHECK constraint")
-        + "check (status in (".len();
+        + opening.len();
     let end = start
         + normalized[start..]
             .find(')')

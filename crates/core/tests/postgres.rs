@@ -16,7 +16,9 @@ use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use cairnq_core::store::postgres::PostgresBackend;
-use cairnq_core::store::{ClaimRequest, ListInput, Outcome, Owned, SubmitInput, Target};
+use cairnq_core::store::{
+    ClaimRequest, ListInput, Outcome, Owned, PurgeInput, SubmitInput, Target,
+};
 use cairnq_core::{Error, Status, Store, Task};
 use serde_json::{json, Value};
 use tokio_postgres::config::Host;
@@ -285,7 +287,11 @@ async fn migrations_build_the_protocol_schema_once() {
             "0003_notify.sql",
             "0004_lease_index.sql",
             "0005_clear_terminal_lease.sql",
-            "0006_claim_name_index.sql"
+            "0006_claim_name_index.sql",
+            "0007_purge_status_index.sql",
+            "0008_claim_due_index.sql",
+            "0009_purge_queue_index.sql",
+            "0010_drop_status_index.sql"
         ]
     );
     assert_eq!(
@@ -294,7 +300,7 @@ async fn migrations_build_the_protocol_schema_once() {
             "select key || '=' || value from cairnq_meta order by key"
         )
         .await,
-        ["protocol_version=1", "schema_version=6"]
+        ["protocol_version=1", "schema_version=10"]
     );
     assert_eq!(
         strings(
@@ -313,25 +319,29 @@ async fn migrations_build_the_protocol_schema_once() {
         .await,
         ["cairnq_notify"]
     );
-    let indexes: HashSet<String> = strings(
+    // docs/protocol.md, "Schema": the secondary indexes at schema_version 10,
+    // as Postgres renders them (keys, DESC on priority, partial predicates).
+    let indexes = strings(
         &sql,
-        "select indexname::text from pg_indexes where tablename = 'cairnq_tasks'",
+        "select indexdef from pg_indexes where tablename = 'cairnq_tasks' \
+         and indexname <> 'cairnq_tasks_pkey' order by indexname",
     )
-    .await
-    .into_iter()
-    .collect();
-    for index in [
-        "cairnq_tasks_claim_idx",
-        "cairnq_tasks_status_idx",
-        "cairnq_tasks_name_idx",
-        "cairnq_tasks_root_idx",
-        "cairnq_tasks_correlation_idx",
-        "cairnq_tasks_completed_idx",
-        "cairnq_tasks_lease_idx",
-        "cairnq_tasks_claim_name_idx",
-    ] {
-        assert!(indexes.contains(index), "missing {index} in {indexes:?}");
-    }
+    .await;
+    let on = "ON public.cairnq_tasks USING btree";
+    assert_eq!(
+        indexes,
+        [
+            format!("CREATE INDEX cairnq_tasks_claim_idx {on} (queue, status, priority DESC, run_at_ms, id)"),
+            format!("CREATE INDEX cairnq_tasks_claim_name_idx {on} (queue, status, name, priority DESC, run_at_ms, id)"),
+            format!("CREATE INDEX cairnq_tasks_completed_idx {on} (completed_at_ms)"),
+            format!("CREATE INDEX cairnq_tasks_correlation_idx {on} (correlation_id)"),
+            format!("CREATE INDEX cairnq_tasks_lease_idx {on} (lease_until_ms) WHERE ((status = 'running'::text) AND (lease_until_ms IS NOT NULL))"),
+            format!("CREATE INDEX cairnq_tasks_name_idx {on} (name)"),
+            format!("CREATE INDEX cairnq_tasks_queue_completed_idx {on} (queue, completed_at_ms) WHERE (status = ANY (ARRAY['succeeded'::text, 'failed'::text, 'canceled'::text]))"),
+            format!("CREATE INDEX cairnq_tasks_root_idx {on} (root_id)"),
+            format!("CREATE INDEX cairnq_tasks_status_completed_idx {on} (status, completed_at_ms)"),
+        ]
+    );
     assert_eq!(
         strings(
             &sql,
@@ -368,7 +378,7 @@ async fn concurrent_cold_starts_apply_each_migration_once() {
     for connected in connects.collect::<Vec<_>>() {
         connected.await.unwrap().unwrap();
     }
-    assert_eq!(ledger(&db.sql().await).await.len(), 6);
+    assert_eq!(ledger(&db.sql().await).await.len(), 10);
     for store in stores {
         store.close().await.unwrap();
     }
@@ -422,7 +432,7 @@ async fn a_migrated_database_restamped_by_a_newer_sdk_is_refused() {
         again.connect().await,
         Err(Error::ProtocolVersionMismatch { found }) if found == "2"
     ));
-    assert_eq!(ledger(&sql).await.len(), 6);
+    assert_eq!(ledger(&sql).await.len(), 10);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -588,9 +598,17 @@ async fn concurrent_claimers_never_share_a_task() {
         }
     }
     assert_eq!(claimed, submitted);
-    let stats = store.stats().await.unwrap();
+    let stats = store.stats(None).await.unwrap();
     assert_eq!(stats["a"][Status::Running as usize], 120);
     assert_eq!(stats["b"][Status::Running as usize], 120);
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_follow_priority_then_due_time() {
+    let db = test_db!();
+    let store = db.store();
+    common::claims_follow_priority_then_due_time(store.clone()).await;
     store.close().await.unwrap();
 }
 
@@ -911,7 +929,7 @@ async fn client_reads_and_purge() {
 
     store.cancel(Target::Id(b.id.clone())).await.unwrap();
     store.cancel(Target::Id(keyed.id.clone())).await.unwrap();
-    let stats = store.stats().await.unwrap();
+    let stats = store.stats(None).await.unwrap();
     assert_eq!(stats["q1"], [1, 0, 0, 0, 1]);
     assert_eq!(stats["q2"], [1, 0, 0, 0, 0]);
     assert_eq!(stats["default"], [0, 0, 0, 0, 1]);
@@ -919,11 +937,14 @@ async fn client_reads_and_purge() {
     // Nothing finished an hour ago; with no age limit both canceled rows go,
     // and the key goes with its task.
     assert!(store
-        .purge(Some(3_600_000.0), None)
+        .purge(PurgeInput {
+            older_than_ms: Some(3_600_000.0),
+            ..PurgeInput::default()
+        })
         .await
         .unwrap()
         .is_empty());
-    let mut purged = store.purge(None, None).await.unwrap();
+    let mut purged = store.purge(PurgeInput::default()).await.unwrap();
     purged.sort();
     let mut expected = vec![b.id.clone(), keyed.id.clone()];
     expected.sort();
@@ -1176,7 +1197,7 @@ async fn existing_mode_refuses_a_foreign_database_and_never_migrates() {
             .get::<_, i64>(0)
     };
     let store = Store::postgres_with(&db.dsn, Some(1.0), OpenMode::Existing).unwrap();
-    match store.stats().await {
+    match store.stats(None).await {
         Err(Error::NoCairnqDatabase { code, message }) => {
             assert_eq!(code, NOT_CAIRNQ_CODE);
             assert!(message.contains("is not a cairnq database"), "{message}");
@@ -1223,4 +1244,195 @@ async fn existing_mode_refuses_a_foreign_database_and_never_migrates() {
         .unwrap()
         .get(0);
     assert!(!reapplied, "an Existing open applied {last}");
+}
+
+/// docs/protocol.md, "Statements": each statement can reach the index it is
+/// written for. Sequential scans are priced out so that a small table shows
+/// which index the predicates make usable, and no filtered call needs the table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_statement_reaches_its_index() {
+    use cairnq_core::protocol::{specialize, POSTGRES as SQL};
+    use tokio_postgres::types::ToSql;
+
+    let db = test_db!();
+    let store = db.store();
+    store.connect().await.unwrap();
+    store.close().await.unwrap();
+    let sql = db.sql().await;
+    sql.batch_execute(
+        "insert into cairnq_tasks (id, name, queue, status, payload, run_at_ms, created_at_ms,
+                                   updated_at_ms, completed_at_ms, lease_until_ms, root_id, correlation_id)
+         select format('task_%s', lpad(i::text, 5, '0')), 'name' || (i % 20), 'q' || (i % 8),
+                (array['queued', 'running', 'succeeded', 'failed', 'canceled'])[i % 5 + 1],
+                '{}', i, i, i,
+                case when i % 5 >= 2 then i end,
+                case when i % 5 = 1 then i end,
+                format('task_%s', lpad((i / 4)::text, 5, '0')), 'c' || (i % 100)
+         from generate_series(0, 3999) as i;
+         analyze cairnq_tasks;
+         set enable_seqscan = off;",
+    )
+    .await
+    .unwrap();
+
+    let queues = vec!["q1".to_string(), "q2".to_string()];
+    let names = Some(vec!["name1".to_string(), "name2".to_string()]);
+    let no_names: Option<Vec<String>> = None;
+    let (queue, name, worker) = ("q1".to_string(), "name1".to_string(), "w".to_string());
+    let (lease, limit, older) = (30_000_i64, 10_i64, 0_i64);
+    let none: Option<String> = None;
+    let (some_queue, some_status, some_name) = (
+        Some(queue.clone()),
+        Some("failed".to_string()),
+        Some(name.clone()),
+    );
+    let list = |set: &[&str]| specialize(SQL.list, set);
+    let purge = |set: &[&str]| specialize(SQL.purge, set);
+    // Filtered purges walk one of the completion indexes; which one is the
+    // planner's cost call on Postgres (the SQLite test pins the choice).
+    const COMPLETION: &str = "cairnq_tasks_completed_idx|cairnq_tasks_status_completed_idx|cairnq_tasks_queue_completed_idx";
+    // Each entry names an index the plan must use; `a|b` accepts either.
+    type Check<'a> = (&'a str, &'a str, Vec<&'a (dyn ToSql + Sync)>, &'a [&'a str]);
+    let checks: Vec<Check<'_>> = vec![
+        (
+            "claim_one_queue",
+            SQL.claim_one_queue,
+            vec![&queue, &no_names, &worker, &lease, &limit],
+            &["cairnq_tasks_claim_idx"],
+        ),
+        (
+            "claim_one_queue_one_name",
+            SQL.claim_one_queue_one_name,
+            vec![&queue, &name, &worker, &lease, &limit],
+            &["cairnq_tasks_claim_name_idx"],
+        ),
+        (
+            "claim_one_name",
+            SQL.claim_one_name,
+            vec![&queues, &name, &worker, &lease, &limit],
+            &["cairnq_tasks_claim_name_idx"],
+        ),
+        (
+            "claim",
+            SQL.claim,
+            vec![&queues, &names, &worker, &lease, &limit],
+            &["cairnq_tasks_claim"],
+        ),
+        (
+            "claimable_probe",
+            SQL.claimable_probe,
+            vec![&queues, &no_names],
+            &["cairnq_tasks_claim", "cairnq_tasks_lease_idx"],
+        ),
+        (
+            "claimable_probe names",
+            specialize(SQL.claimable_probe, &["$2::text[]"]),
+            vec![&queues, &names],
+            &["cairnq_tasks_claim", "cairnq_tasks_lease_idx"],
+        ),
+        (
+            "recover_leases",
+            SQL.recover_leases,
+            vec![],
+            &["cairnq_tasks_lease_idx"],
+        ),
+        (
+            "get_status",
+            SQL.get_status,
+            vec![&name],
+            &["cairnq_tasks_pkey"],
+        ),
+        (
+            "get_status_by_key",
+            SQL.get_status_by_key,
+            vec![&name],
+            &["cairnq_task_keys_pkey", "cairnq_tasks_pkey"],
+        ),
+        (
+            "queue_depth",
+            SQL.queue_depth,
+            vec![&queue, &limit],
+            &["cairnq_tasks_claim"],
+        ),
+        (
+            "purge",
+            SQL.purge,
+            vec![&older, &none, &none, &none, &limit],
+            &["cairnq_tasks_completed_idx"],
+        ),
+        (
+            "purge status",
+            purge(&["$3::text"]),
+            vec![&older, &none, &some_status, &none, &limit],
+            &[COMPLETION],
+        ),
+        (
+            "purge queue",
+            purge(&["$2::text"]),
+            vec![&older, &some_queue, &none, &none, &limit],
+            &[COMPLETION],
+        ),
+        (
+            "purge queue+status",
+            purge(&["$2::text", "$3::text"]),
+            vec![&older, &some_queue, &some_status, &none, &limit],
+            &[COMPLETION],
+        ),
+        (
+            "stats queue",
+            specialize(SQL.stats, &["$1::text"]),
+            vec![&some_queue],
+            &["cairnq_tasks_claim"],
+        ),
+        (
+            "list queue",
+            list(&["$2::text"]),
+            vec![&none, &some_queue, &none, &none, &none, &limit, &older],
+            &["cairnq_tasks_claim"],
+        ),
+        (
+            "list status",
+            list(&["$1::text"]),
+            vec![&some_status, &none, &none, &none, &none, &limit, &older],
+            &["cairnq_tasks_status_completed_idx"],
+        ),
+        (
+            "list name",
+            list(&["$3::text"]),
+            vec![&none, &none, &some_name, &none, &none, &limit, &older],
+            &["cairnq_tasks_name_idx"],
+        ),
+        (
+            "list root_id",
+            list(&["$4::text"]),
+            vec![&none, &none, &none, &some_name, &none, &limit, &older],
+            &["cairnq_tasks_root_idx"],
+        ),
+        (
+            "list correlation_id",
+            list(&["$5::text"]),
+            vec![&none, &none, &none, &none, &some_name, &limit, &older],
+            &["cairnq_tasks_correlation_idx"],
+        ),
+    ];
+    for (label, statement, params, indexes) in checks {
+        let plan: Vec<String> = sql
+            .query(&format!("explain (costs off) {statement}"), &params)
+            .await
+            .unwrap_or_else(|e| panic!("{label}: {e}"))
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        let plan = plan.join("\n");
+        for index in indexes {
+            assert!(
+                index.split('|').any(|one| plan.contains(one)),
+                "{label} does not reach {index}:\n{plan}"
+            );
+        }
+        assert!(
+            !plan.contains("Seq Scan on cairnq_tasks"),
+            "{label} scans the table:\n{plan}"
+        );
+    }
 }

@@ -2,8 +2,14 @@
 
 mod common;
 
-use cairnq_core::store::{SubmitInput, Target, Write};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use cairnq_core::protocol::{specialize, SQLITE as SQL, SQLITE_MIGRATIONS};
+use cairnq_core::store::{ClaimRequest, SubmitInput, Target, Write};
 use cairnq_core::Store;
+use rusqlite::Connection;
 
 #[tokio::test]
 async fn complete_batch_follows_complete() {
@@ -90,7 +96,7 @@ async fn a_large_commit_reaches_the_wal_whole() {
         .collect();
     let answers = store.write_group(writes).await;
     assert!(answers.iter().all(Result::is_ok));
-    assert_eq!(store.stats().await.unwrap()["default"][0], 256);
+    assert_eq!(store.stats(None).await.unwrap()["default"][0], 256);
     let plain = rusqlite::Connection::open(&path).unwrap();
     let check: String = plain
         .query_row("pragma integrity_check", [], |row| row.get(0))
@@ -147,7 +153,7 @@ mod existing {
         assert!(err.to_string().contains("does not exist"), "{err}");
         assert_eq!(code_of(err), NO_DATABASE_CODE);
         // A read fails the same way, and still creates nothing.
-        let err = store.stats().await.unwrap_err();
+        let err = store.stats(None).await.unwrap_err();
         assert_eq!(code_of(err), NO_DATABASE_CODE);
         assert!(listing(dir.path()).is_empty());
     }
@@ -259,4 +265,476 @@ mod existing {
             "{err:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn claims_follow_priority_then_due_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None);
+    common::claims_follow_priority_then_due_time(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Schema text and migrations (docs/protocol.md, "Migration ledger", "Schema text")
+// ---------------------------------------------------------------------------
+
+/// What `sqlite_master` stores for each object at schema_version 10: the
+/// protocol's text from the object name on, byte for byte (the Python SDK
+/// 0.15.1 stores the same; `__test__/interop/python.test.mjs` compares the two).
+const TASKS_TABLE: &str = "CREATE TABLE cairnq_tasks (
+    id text primary key,
+
+    name text not null,
+    queue text not null default 'default',
+
+    status text not null check (
+        status in ('queued', 'running', 'succeeded', 'failed', 'canceled')
+    ),
+
+    payload text not null check (json_valid(payload)),
+    result text check (result is null or json_valid(result)),
+    error text check (error is null or json_valid(error)),
+    metadata text not null default '{}' check (json_valid(metadata)),
+
+    progress real,
+    message text,
+
+    attempt integer not null default 0,
+    max_attempts integer not null default 3,
+
+    priority integer not null default 0,
+
+    worker_id text,
+    lease_until_ms integer,
+
+    run_at_ms integer not null,
+
+    cancel_requested_at_ms integer,
+
+    parent_id text,
+    root_id text,
+    correlation_id text,
+
+    created_at_ms integer not null,
+    updated_at_ms integer not null,
+    completed_at_ms integer
+)";
+
+const SCHEMA_V10: &[(&str, &str, &str)] = &[
+    ("table", "cairnq_meta", "CREATE TABLE cairnq_meta (\n    key text primary key,\n    value text not null\n)"),
+    ("table", "cairnq_migrations", "CREATE TABLE cairnq_migrations (name text primary key, applied_at_ms integer not null)"),
+    ("table", "cairnq_task_keys", "CREATE TABLE cairnq_task_keys (\n    key text primary key,\n    task_id text not null references cairnq_tasks(id) on delete cascade,\n    created_at_ms integer not null,\n    updated_at_ms integer not null\n)"),
+    ("table", "cairnq_tasks", TASKS_TABLE),
+    ("index", "cairnq_tasks_claim_idx", "CREATE INDEX cairnq_tasks_claim_idx\n    on cairnq_tasks (queue, status, priority desc, run_at_ms, id)"),
+    ("index", "cairnq_tasks_claim_name_idx", "CREATE INDEX cairnq_tasks_claim_name_idx\n    on cairnq_tasks (queue, status, name, priority desc, run_at_ms, id)"),
+    ("index", "cairnq_tasks_completed_idx", "CREATE INDEX cairnq_tasks_completed_idx\n    on cairnq_tasks (completed_at_ms)"),
+    ("index", "cairnq_tasks_correlation_idx", "CREATE INDEX cairnq_tasks_correlation_idx on cairnq_tasks (correlation_id)"),
+    ("index", "cairnq_tasks_lease_idx", "CREATE INDEX cairnq_tasks_lease_idx\n    on cairnq_tasks (lease_until_ms)\n    where status = 'running' and lease_until_ms is not null"),
+    ("index", "cairnq_tasks_name_idx", "CREATE INDEX cairnq_tasks_name_idx on cairnq_tasks (name)"),
+    ("index", "cairnq_tasks_queue_completed_idx", "CREATE INDEX cairnq_tasks_queue_completed_idx\n    on cairnq_tasks (queue, completed_at_ms)\n    where status in ('succeeded', 'failed', 'canceled')"),
+    ("index", "cairnq_tasks_root_idx", "CREATE INDEX cairnq_tasks_root_idx on cairnq_tasks (root_id)"),
+    ("index", "cairnq_tasks_status_completed_idx", "CREATE INDEX cairnq_tasks_status_completed_idx\n    on cairnq_tasks (status, completed_at_ms)"),
+];
+
+const LEDGER_V10: [&str; 9] = [
+    "0001_init.sql",
+    "0002_purge_index.sql",
+    "0004_lease_index.sql",
+    "0005_clear_terminal_lease.sql",
+    "0006_claim_name_index.sql",
+    "0007_purge_status_index.sql",
+    "0008_claim_due_index.sql",
+    "0009_purge_queue_index.sql",
+    "0010_drop_status_index.sql",
+];
+
+/// `(type, name) → sql` of the cairnq objects (autoindexes and SQLite's own left out).
+fn schema(conn: &Connection) -> BTreeMap<(String, String), String> {
+    let mut stmt = conn
+        .prepare("select type, name, sql from sqlite_master where sql is not null and name like 'cairnq%'")
+        .unwrap();
+    let rows = stmt
+        .query_map([], |row| Ok(((row.get(0)?, row.get(1)?), row.get(2)?)))
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+fn ledger(conn: &Connection) -> Vec<(String, i64)> {
+    let mut stmt = conn
+        .prepare("select name, applied_at_ms from cairnq_migrations order by name")
+        .unwrap();
+    let rows = stmt
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+fn meta(conn: &Connection) -> Vec<(String, String)> {
+    let mut stmt = conn
+        .prepare("select key, value from cairnq_meta order by key")
+        .unwrap();
+    let rows = stmt
+        .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))
+        .unwrap();
+    rows.map(Result::unwrap).collect()
+}
+
+fn v10_meta() -> Vec<(String, String)> {
+    vec![
+        ("protocol_version".into(), "1".into()),
+        ("schema_version".into(), "10".into()),
+    ]
+}
+
+async fn opened(path: &Path) -> Arc<Store> {
+    let store = Store::sqlite(path.to_str().unwrap(), None);
+    store.connect().await.unwrap();
+    store
+}
+
+#[tokio::test]
+async fn a_new_database_has_the_protocols_schema_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.db");
+    let store = opened(&path).await;
+    store.close().await.unwrap();
+    let conn = Connection::open(&path).unwrap();
+    let expected: BTreeMap<(String, String), String> = SCHEMA_V10
+        .iter()
+        .map(|(kind, name, sql)| ((kind.to_string(), name.to_string()), sql.to_string()))
+        .collect();
+    assert_eq!(schema(&conn), expected);
+    let names: Vec<String> = ledger(&conn).into_iter().map(|(name, _)| name).collect();
+    assert_eq!(names, LEDGER_V10);
+    assert_eq!(meta(&conn), v10_meta());
+}
+
+/// A database as the 0.7.0-era SDKs leave it: migrations 0001–0006 applied
+/// through the ledger, with a queued and a finished task in it.
+fn v6_database(path: &Path) -> Vec<(String, i64)> {
+    let conn = Connection::open(path).unwrap();
+    conn.execute_batch(
+        "create table cairnq_migrations (name text primary key, applied_at_ms integer not null)",
+    )
+    .unwrap();
+    for (applied_at, migration) in SQLITE_MIGRATIONS.iter().take(5).enumerate() {
+        conn.execute_batch(migration.sql).unwrap();
+        conn.execute(
+            "insert into cairnq_migrations (name, applied_at_ms) values (?1, ?2)",
+            rusqlite::params![migration.name, applied_at as i64 + 1],
+        )
+        .unwrap();
+    }
+    conn.execute_batch(
+        "insert into cairnq_tasks (id, name, status, payload, run_at_ms, created_at_ms, updated_at_ms, completed_at_ms)
+         values ('task_old_done', 'job', 'succeeded', '{}', 1, 1, 1, 1),
+                ('task_old_queued', 'job', 'queued', '{\"n\":1}', 2, 2, 2, null)",
+    )
+    .unwrap();
+    assert_eq!(
+        meta(&conn),
+        [
+            ("protocol_version".to_string(), "1".to_string()),
+            ("schema_version".to_string(), "6".to_string())
+        ]
+    );
+    ledger(&conn)
+}
+
+#[tokio::test]
+async fn a_v6_database_is_brought_to_v10_through_the_ledger_on_first_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.db");
+    let before = v6_database(&path);
+
+    let store = opened(&path).await;
+    let queued = store
+        .get(Target::Id("task_old_queued".into()))
+        .await
+        .unwrap()
+        .expect("rows survive the migrations");
+    assert_eq!(queued.payload, r#"{"n":1}"#);
+    let claimed = store
+        .claim(
+            ClaimRequest {
+                queues: vec!["default".into()],
+                worker_id: "w".into(),
+                lease_ms: 30_000,
+                names: None,
+            },
+            5,
+        )
+        .await
+        .unwrap();
+    assert_eq!(claimed.len(), 1);
+    store.close().await.unwrap();
+
+    let conn = Connection::open(&path).unwrap();
+    let after = ledger(&conn);
+    assert_eq!(
+        &after[..5],
+        &before[..],
+        "applied migrations are not redone"
+    );
+    let names: Vec<&str> = after.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, LEDGER_V10);
+    assert_eq!(meta(&conn), v10_meta());
+    let objects = schema(&conn);
+    for (kind, name, sql) in SCHEMA_V10.iter().filter(|(kind, ..)| *kind == "index") {
+        assert_eq!(
+            objects
+                .get(&(kind.to_string(), name.to_string()))
+                .map(String::as_str),
+            Some(*sql),
+            "{name}"
+        );
+    }
+    assert!(!objects.contains_key(&("index".into(), "cairnq_tasks_status_idx".into())));
+}
+
+#[tokio::test]
+async fn ledger_names_from_newer_runners_are_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("q.db");
+    opened(&path).await.close().await.unwrap();
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "insert into cairnq_migrations values ('0011_from_the_future.sql', 7);
+         update cairnq_meta set value = '11' where key = 'schema_version'",
+    )
+    .unwrap();
+    let before = ledger(&conn);
+
+    let store = opened(&path).await;
+    store.stats(None).await.unwrap();
+    store.close().await.unwrap();
+    assert_eq!(ledger(&conn), before);
+    assert_eq!(
+        meta(&conn)[1],
+        ("schema_version".to_string(), "11".to_string())
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Plans (docs/protocol.md, "Statements"): each statement reaches its index
+// ---------------------------------------------------------------------------
+
+/// A migrated file with a few thousand rows spread over queues, names and
+/// statuses, analyzed as every SDK analyzes on open; the connection plans as
+/// the store's do (planner stability guarantee on).
+async fn analyzed_database(dir: &Path) -> Connection {
+    let path = dir.join("plans.db");
+    opened(&path).await.close().await.unwrap();
+    let conn = Connection::open(&path).unwrap();
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )
+    .unwrap();
+    conn.execute_batch(
+        "with recursive n(i) as (select 0 union all select i + 1 from n where i < 3999)
+         insert into cairnq_tasks (id, name, queue, status, payload, run_at_ms, created_at_ms,
+                                   updated_at_ms, completed_at_ms, lease_until_ms, root_id, correlation_id)
+         select printf('task_%05d', i), 'name' || (i % 20), 'q' || (i % 8),
+                case i % 5 when 0 then 'queued' when 1 then 'running' when 2 then 'succeeded'
+                           when 3 then 'failed' else 'canceled' end,
+                '{}', i, i, i,
+                case when i % 5 >= 2 then i end,
+                case when i % 5 = 1 then i end,
+                printf('task_%05d', i / 4), 'c' || (i % 100)
+         from n;
+         analyze;",
+    )
+    .unwrap();
+    conn
+}
+
+fn plan(conn: &Connection, sql: &str) -> Vec<String> {
+    // Planned before any value is bound, as the store's statements are.
+    let mut stmt = conn.prepare(&format!("explain query plan {sql}")).unwrap();
+    let mut rows = stmt.raw_query();
+    let mut lines = Vec::new();
+    while let Some(row) = rows.next().unwrap() {
+        lines.push(row.get::<_, String>(3).unwrap());
+    }
+    lines
+}
+
+/// `sql` reads `index` (named in the plan), never scans the whole table and,
+/// with `in_order`, needs no sort step.
+fn assert_reaches(conn: &Connection, label: &str, sql: &str, index: &str, in_order: bool) {
+    let lines = plan(conn, sql);
+    let uses = |line: &String| {
+        line.contains(&format!("INDEX {index} ")) || line.ends_with(&format!("INDEX {index}"))
+    };
+    assert!(
+        lines.iter().any(uses),
+        "{label} does not reach {index}: {lines:#?}"
+    );
+    assert!(
+        !lines.iter().any(|line| line == "SCAN cairnq_tasks"),
+        "{label} scans the table: {lines:#?}"
+    );
+    if in_order {
+        assert!(
+            !lines.iter().any(|line| line.contains("TEMP B-TREE")),
+            "{label} sorts: {lines:#?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_statement_reaches_its_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = analyzed_database(dir.path()).await;
+    let list = |set: &[&str]| specialize(SQL.list, set);
+    let purge = |set: &[&str]| specialize(SQL.purge, set);
+    let checks: &[(&str, &str, &str, bool)] = &[
+        (
+            "claim_one_queue",
+            SQL.claim_one_queue,
+            "cairnq_tasks_claim_idx",
+            true,
+        ),
+        (
+            "claim_one_queue_one_name",
+            SQL.claim_one_queue_one_name,
+            "cairnq_tasks_claim_name_idx",
+            true,
+        ),
+        (
+            "claim_one_name",
+            SQL.claim_one_name,
+            "cairnq_tasks_claim_name_idx",
+            false,
+        ),
+        ("claim", SQL.claim, "cairnq_tasks_claim", false),
+        (
+            "claimable_probe (queued arm)",
+            SQL.claimable_probe,
+            "cairnq_tasks_claim",
+            false,
+        ),
+        (
+            "claimable_probe (lease arm)",
+            SQL.claimable_probe,
+            "cairnq_tasks_lease_idx",
+            false,
+        ),
+        // With names the queued arm seeks them: a backlog of other names costs nothing.
+        (
+            "claimable_probe names",
+            specialize(SQL.claimable_probe, &[":names"]),
+            "cairnq_tasks_claim_name_idx",
+            false,
+        ),
+        (
+            "recover_leases",
+            SQL.recover_leases,
+            "cairnq_tasks_lease_idx",
+            false,
+        ),
+        (
+            "get_status",
+            SQL.get_status,
+            "sqlite_autoindex_cairnq_tasks_1",
+            false,
+        ),
+        (
+            "get_status_by_key",
+            SQL.get_status_by_key,
+            "sqlite_autoindex_cairnq_task_keys_1",
+            false,
+        ),
+        ("queue_depth", SQL.queue_depth, "cairnq_tasks_claim", false),
+        ("purge", SQL.purge, "cairnq_tasks_completed_idx", true),
+        (
+            "purge status",
+            purge(&[":status"]),
+            "cairnq_tasks_status_completed_idx",
+            true,
+        ),
+        (
+            "purge queue",
+            purge(&[":queue"]),
+            "cairnq_tasks_queue_completed_idx",
+            true,
+        ),
+        (
+            "purge queue+status",
+            purge(&[":queue", ":status"]),
+            "cairnq_tasks_queue_completed_idx",
+            false,
+        ),
+        (
+            "purge queue+name",
+            purge(&[":queue", ":name"]),
+            "cairnq_tasks_queue_completed_idx",
+            false,
+        ),
+        (
+            "purge status+name",
+            purge(&[":status", ":name"]),
+            "cairnq_tasks_status_completed_idx",
+            false,
+        ),
+        (
+            "stats queue",
+            specialize(SQL.stats, &[":queue"]),
+            "cairnq_tasks_claim",
+            false,
+        ),
+        ("list queue", list(&[":queue"]), "cairnq_tasks_claim", false),
+        (
+            "list status",
+            list(&[":status"]),
+            "cairnq_tasks_status_completed_idx",
+            false,
+        ),
+        (
+            "list name",
+            list(&[":name"]),
+            "cairnq_tasks_name_idx",
+            false,
+        ),
+        (
+            "list root_id",
+            list(&[":root_id"]),
+            "cairnq_tasks_root_idx",
+            false,
+        ),
+        (
+            "list correlation_id",
+            list(&[":correlation_id"]),
+            "cairnq_tasks_correlation_idx",
+            false,
+        ),
+    ];
+    for (label, sql, index, in_order) in checks {
+        if index.ends_with("_claim") {
+            // Either claim index serves the (queue, status) prefix (as ranges
+            // for the list forms).
+            let lines = plan(&conn, sql);
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.contains("INDEX cairnq_tasks_claim_idx")
+                        || l.contains("INDEX cairnq_tasks_claim_name_idx")),
+                "{label} does not reach a claim index: {lines:#?}"
+            );
+            assert!(
+                !lines.iter().any(|l| l == "SCAN cairnq_tasks"),
+                "{label}: {lines:#?}"
+            );
+        } else {
+            assert_reaches(&conn, label, sql, index, *in_order);
+        }
+    }
+    // A name-only purge has no index of its own; it still never reads the whole table.
+    let by_name = plan(&conn, purge(&[":name"]));
+    assert!(
+        !by_name.iter().any(|l| l == "SCAN cairnq_tasks"),
+        "{by_name:#?}"
+    );
 }

@@ -3,6 +3,9 @@
 //! files live under `crates/core/protocol/<dialect>/` and are compiled into the
 //! binary.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 /// Protocol major this SDK speaks (`cairnq_meta.protocol_version`).
 pub const PROTOCOL_VERSION: i64 = 1;
 
@@ -46,6 +49,10 @@ pub const SQLITE_MIGRATIONS: &[Migration] = migrations!("sqlite":
     "0004_lease_index.sql",
     "0005_clear_terminal_lease.sql",
     "0006_claim_name_index.sql",
+    "0007_purge_status_index.sql",
+    "0008_claim_due_index.sql",
+    "0009_purge_queue_index.sql",
+    "0010_drop_status_index.sql",
 );
 
 /// Postgres has 0003 (the notify trigger) and the same numbering otherwise.
@@ -56,6 +63,10 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = migrations!("postgres":
     "0004_lease_index.sql",
     "0005_clear_terminal_lease.sql",
     "0006_claim_name_index.sql",
+    "0007_purge_status_index.sql",
+    "0008_claim_due_index.sql",
+    "0009_purge_queue_index.sql",
+    "0010_drop_status_index.sql",
 );
 
 macro_rules! statements {
@@ -85,6 +96,8 @@ statements!(
     upsert_key,
     get,
     get_by_key,
+    get_status,
+    get_status_by_key,
     list,
     stats,
     queue_depth,
@@ -93,6 +106,7 @@ statements!(
     retry,
     purge,
     recover_leases,
+    claimable_probe,
     claim,
     claim_one_queue,
     claim_one_name,
@@ -109,9 +123,63 @@ statements!(
 pub const SQLITE: Statements = load_statements!("sqlite");
 pub const POSTGRES: Statements = load_statements!("postgres");
 
-/// SQLite's read-only pre-check before a claim opens a write transaction.
-pub const SQLITE_CLAIMABLE_PROBE: &str =
-    include_str!("../../protocol/sqlite/statements/claimable_probe.sql");
+/// docs/protocol.md, "Optional filters": `statement` with every term
+/// `(P is null or <condition>)` whose parameter `P` is listed in `set`
+/// rewritten to `<condition>`, so the planner (which plans before any value is
+/// bound) can use the condition's index. Unset terms stay, so the parameters
+/// bound never change. Each (statement, set) pair is built once and kept for
+/// the process: there are at most 2^filters texts per statement.
+pub fn specialize(statement: &'static str, set: &[&str]) -> &'static str {
+    /// (statement address, parameters set) → its specialized text.
+    type Texts = HashMap<(usize, Vec<String>), &'static str>;
+    static TEXTS: OnceLock<Mutex<Texts>> = OnceLock::new();
+    if set.is_empty() {
+        return statement;
+    }
+    let key = (
+        statement.as_ptr() as usize,
+        set.iter().map(|p| p.to_string()).collect(),
+    );
+    let mut texts = TEXTS.get_or_init(Default::default).lock().expect("texts");
+    texts.entry(key).or_insert_with(|| {
+        let text = set
+            .iter()
+            .fold(statement.to_string(), |text, param| required(&text, param));
+        Box::leak(text.into_boxed_str())
+    })
+}
+
+/// `text` with each `(param is null or <condition>)` term made `<condition>`.
+fn required(text: &str, param: &str) -> String {
+    let open = format!("({param} is null or ");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut found = false;
+    while let Some(start) = rest.find(&open) {
+        found = true;
+        let condition = &rest[start + open.len()..];
+        // The term ends at the parenthesis that closes the one it opened with.
+        let mut depth = 1;
+        let end = condition
+            .char_indices()
+            .find(|&(_, c)| {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            })
+            .map(|(at, _)| at)
+            .unwrap_or_else(|| panic!("an optional term on {param} is closed"));
+        out.push_str(&rest[..start]);
+        out.push_str(&condition[..end]);
+        rest = &condition[end + 1..];
+    }
+    assert!(found, "the statement has no optional term on {param}");
+    out.push_str(rest);
+    out
+}
 
 /// Which of the four claim statements a draw uses (docs/protocol.md, "Claim"):
 /// equality forms let the planner walk an index in claim order.
@@ -159,7 +227,11 @@ mod tests {
                 "0002_purge_index.sql",
                 "0004_lease_index.sql",
                 "0005_clear_terminal_lease.sql",
-                "0006_claim_name_index.sql"
+                "0006_claim_name_index.sql",
+                "0007_purge_status_index.sql",
+                "0008_claim_due_index.sql",
+                "0009_purge_queue_index.sql",
+                "0010_drop_status_index.sql"
             ]
         );
         let postgres: Vec<_> = POSTGRES_MIGRATIONS.iter().map(|m| m.name).collect();
@@ -171,7 +243,11 @@ mod tests {
                 "0003_notify.sql",
                 "0004_lease_index.sql",
                 "0005_clear_terminal_lease.sql",
-                "0006_claim_name_index.sql"
+                "0006_claim_name_index.sql",
+                "0007_purge_status_index.sql",
+                "0008_claim_due_index.sql",
+                "0009_purge_queue_index.sql",
+                "0010_drop_status_index.sql"
             ]
         );
     }
@@ -186,6 +262,44 @@ mod tests {
         ));
         assert!(check_version(Some("2".into()), false).is_err());
         assert_eq!(stored_version(Some("x")), 0);
+    }
+
+    #[test]
+    fn set_filters_become_equalities() {
+        let list = specialize(SQLITE.list, &[":queue", ":name"]);
+        assert!(list.contains("and queue = :queue\n"));
+        assert!(list.contains("and name = :name\n"));
+        assert!(list.contains("(:status is null or status = :status)"));
+        assert!(std::ptr::eq(
+            list,
+            specialize(SQLITE.list, &[":queue", ":name"])
+        ));
+        assert!(std::ptr::eq(SQLITE.list, specialize(SQLITE.list, &[])));
+        let purge = specialize(POSTGRES.purge, &["$3::text"]);
+        assert!(purge.contains("and status = $3::text\n"));
+        assert!(purge.contains("($2::text is null or queue = $2::text)"));
+        // A condition with parentheses of its own is kept whole.
+        let probe = specialize(SQLITE.claimable_probe, &[":names"]);
+        assert!(probe.contains("and name in (select value from json_each(:names))\n"));
+        // Every filter of every filtered statement can be specialized.
+        for (sql, params) in [
+            (
+                SQLITE.list,
+                &[":status", ":queue", ":name", ":root_id", ":correlation_id"][..],
+            ),
+            (SQLITE.purge, &[":queue", ":status", ":name"]),
+            (SQLITE.stats, &[":queue"]),
+            (
+                POSTGRES.list,
+                &["$1::text", "$2::text", "$3::text", "$4::text", "$5::text"],
+            ),
+            (POSTGRES.purge, &["$2::text", "$3::text", "$4::text"]),
+            (POSTGRES.stats, &["$1::text"]),
+            (SQLITE.claimable_probe, &[":names"]),
+            (POSTGRES.claimable_probe, &["$2::text[]"]),
+        ] {
+            assert!(!specialize(sql, params).contains("is null or"));
+        }
     }
 
     #[test]

@@ -140,6 +140,38 @@ pub struct ListFilter {
     pub offset: i64,
 }
 
+/// `purge`'s validated input (docs/protocol.md, "Purge"): finished rows
+/// completed more than `older_than_ms` ago, optionally only those of one
+/// queue, terminal status or name; at most `limit` of them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PurgeFilter {
+    pub older_than_ms: i64,
+    pub queue: Option<String>,
+    pub status: Option<Status>,
+    pub name: Option<String>,
+    pub limit: i64,
+}
+
+/// A task's id and status: the wait loop's probe (docs/protocol.md, "Status probes").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaskRef {
+    pub id: String,
+    pub status: Status,
+}
+
+/// One push notification (docs/protocol.md, "Wakes (LISTEN/NOTIFY)").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Push<'a> {
+    /// Work became claimable on this queue.
+    Queued(&'a str),
+    /// This task reached a terminal status.
+    Done(&'a str),
+}
+
+/// Receives each push notification; called on a runtime thread, so it must
+/// not block.
+pub type PushSubscriber = std::sync::Arc<dyn Fn(Push<'_>) + Send + Sync>;
+
 /// A task addressed by id, or by the key that currently points at it.
 #[derive(Clone, Debug)]
 pub enum Target {
@@ -285,13 +317,16 @@ pub trait Backend: Send + Sync + 'static {
         None
     }
     async fn list(&self, filter: ListFilter) -> Result<Vec<Task>>;
-    async fn stats(&self) -> Result<Vec<StatusCount>>;
+    /// `id` and `status` only, of the task or of the key's current task.
+    async fn get_status(&self, target: Target) -> Result<Option<TaskRef>>;
+    /// Counts of every queue, or of `queue` only.
+    async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>>;
     async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64>;
     async fn cancel(&self, target: Target) -> Result<Option<Task>>;
     async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>>;
-    async fn purge(&self, older_than_ms: i64, limit: i64) -> Result<Vec<String>>;
+    async fn purge(&self, filter: PurgeFilter) -> Result<Vec<String>>;
 
-    /// Probe (SQLite), recover leases, run the plan's draws, commit. Returns the
+    /// Probe, recover leases, run the plan's draws, commit. Returns the
     /// plan after its draws, or `None` when the probe found nothing to do.
     async fn claim_session(
         &self,
@@ -349,6 +384,12 @@ pub trait Backend: Send + Sync + 'static {
     async fn claim_wake(&self, _queues: &[String], _since: u64, timeout: Duration) {
         tokio::time::sleep(timeout).await
     }
+    /// Hand every push notification to `subscriber` until `unsubscribe_push`;
+    /// `None` when this backend has no push (polling only).
+    fn subscribe_push(&self, _subscriber: PushSubscriber) -> Option<u64> {
+        None
+    }
+    fn unsubscribe_push(&self, _id: u64) {}
     /// Resolves early when `task_id` may have finished; after `timeout` at the latest.
     async fn task_done_wake(&self, _task_id: &str, _since: u64, timeout: Duration) {
         tokio::time::sleep(timeout).await

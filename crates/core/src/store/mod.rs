@@ -18,7 +18,9 @@ pub use session::ClaimSession;
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
 use crate::error::{js_number, Error, Result};
 use crate::ids::new_task_id;
-use crate::input::{at_least, integer_at_least_one, non_negative_integer, saturating_i64};
+use crate::input::{
+    at_least, finite_at_least, integer_at_least_one, non_negative_integer, saturating_i64,
+};
 use crate::task::{Status, Task};
 
 pub const DEFAULT_QUEUE: &str = "default";
@@ -54,6 +56,47 @@ pub struct ListInput {
     pub correlation_id: Option<String>,
     pub limit: Option<f64>,
     pub offset: Option<f64>,
+}
+
+/// `purge`'s input as the API receives it (docs/api.md, "Stores").
+#[derive(Clone, Debug, Default)]
+pub struct PurgeInput {
+    pub older_than_ms: Option<f64>,
+    pub queue: Option<String>,
+    pub status: Option<String>,
+    pub name: Option<String>,
+    pub limit: Option<f64>,
+}
+
+impl PurgeInput {
+    /// The checks, in the API's order: a finite `olderThanMs >= 0`, `limit >= 1`,
+    /// a terminal `status`. `queue` and `name` are taken as given (`""` too).
+    pub fn validate(self) -> Result<PurgeFilter> {
+        if let Some(v) = self.older_than_ms {
+            finite_at_least("olderThanMs", v, 0.0)?;
+        }
+        if let Some(v) = self.limit {
+            at_least("limit", v, 1.0)?;
+        }
+        let status = match self.status {
+            None => None,
+            Some(text) => match text.parse::<Status>() {
+                Ok(status) if status.is_terminal() => Some(status),
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "status must be terminal, got {text}"
+                    )))
+                }
+            },
+        };
+        Ok(PurgeFilter {
+            older_than_ms: self.older_than_ms.map_or(0, saturating_i64),
+            queue: self.queue,
+            status,
+            name: self.name,
+            limit: self.limit.map_or(DEFAULT_PURGE_LIMIT, saturating_i64),
+        })
+    }
 }
 
 /// A client write as the API receives it (see `Store::write_group`).
@@ -288,25 +331,28 @@ impl Store {
         self.backend.retry(target, reset_attempt).await
     }
 
-    pub async fn purge(
-        &self,
-        older_than_ms: Option<f64>,
-        limit: Option<f64>,
-    ) -> Result<Vec<String>> {
-        if let Some(v) = older_than_ms {
-            at_least("olderThanMs", v, 0.0)?;
-        }
-        if let Some(v) = limit {
-            at_least("limit", v, 1.0)?;
-        }
-        let older = older_than_ms.map_or(0, saturating_i64);
-        let limit = limit.map_or(DEFAULT_PURGE_LIMIT, saturating_i64);
-        self.backend.purge(older, limit).await
+    pub async fn purge(&self, input: PurgeInput) -> Result<Vec<String>> {
+        self.purge_filtered(input.validate()?).await
     }
 
-    pub async fn stats(&self) -> Result<Stats> {
+    /// `purge` of an input `PurgeInput::validate` already checked.
+    pub async fn purge_filtered(&self, filter: PurgeFilter) -> Result<Vec<String>> {
+        self.backend.purge(filter).await
+    }
+
+    /// `get_status`/`get_status_by_key` (docs/protocol.md, "Status probes").
+    pub async fn get_status(&self, target: Target) -> Result<Option<TaskRef>> {
+        self.backend.get_status(target).await
+    }
+
+    /// Every queue's counts, or only `queue`'s: then that queue is always
+    /// present, all zeros when it has no rows.
+    pub async fn stats(&self, queue: Option<String>) -> Result<Stats> {
         let mut stats = Stats::new();
-        for row in self.backend.stats().await? {
+        if let Some(queue) = &queue {
+            stats.insert(queue.clone(), [0; 5]);
+        }
+        for row in self.backend.stats(queue).await? {
             let counts = stats.entry(row.queue).or_insert([0; 5]);
             counts[row.status as usize] += row.count;
         }

@@ -66,3 +66,77 @@ pub async fn complete_batch_follows_complete(store: Arc<Store>) {
     };
     store.heartbeat(owned, 30_000).await.unwrap();
 }
+
+/// docs/protocol.md, "Claim": claims take `priority DESC, run_at_ms, id`. A
+/// task not yet due is never claimed; once due, a delayed task competes by the
+/// time it became due, so it does not jump ahead of work queued meanwhile,
+/// while a higher priority still goes first. Every draw shape is exercised.
+pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
+    let submit = |name: &str, delay_ms: f64, priority: f64| {
+        let store = store.clone();
+        let input = SubmitInput {
+            name: name.into(),
+            run_at_delay_ms: Some(delay_ms),
+            priority: Some(priority),
+            ..SubmitInput::default()
+        };
+        async move { store.submit(input).await.unwrap() }
+    };
+    let claim_one = |names: Option<&[&str]>, queues: &[&str]| {
+        let store = store.clone();
+        let request = ClaimRequest {
+            queues: queues.iter().map(|q| q.to_string()).collect(),
+            worker_id: "w1".into(),
+            lease_ms: 30_000,
+            names: names.map(|n| n.iter().map(|n| n.to_string()).collect()),
+        };
+        async move {
+            let rows = store.claim(request, 1).await.unwrap();
+            rows.into_iter().map(|t| t.name).collect::<Vec<_>>()
+        }
+    };
+    let default = &["default"][..];
+    let lists = &["default", "elsewhere"][..];
+    for names in [None, Some(&["late", "meanwhile", "urgent"][..])] {
+        for queues in [default, lists] {
+            let late = submit("late", 300.0, 0.0).await;
+            assert_eq!(
+                claim_one(names, queues).await,
+                Vec::<String>::new(),
+                "not due yet"
+            );
+            let meanwhile = submit("meanwhile", 0.0, 0.0).await;
+            assert!(meanwhile.run_at_ms < late.run_at_ms);
+            // Wait until `late` is due by the store's clock.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while cairnq_core::ids::now_ms() <= late.run_at_ms + 5 {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the clock never passed run_at_ms"
+                );
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            submit("urgent", 0.0, 1.0).await;
+            assert_eq!(claim_one(names, queues).await, ["urgent"]);
+            assert_eq!(claim_one(names, queues).await, ["meanwhile"]);
+            assert_eq!(claim_one(names, queues).await, ["late"]);
+        }
+    }
+    for name in ["late", "meanwhile"] {
+        let one = &[name][..];
+        let late = submit(name, 300.0, 0.0).await;
+        assert!(
+            claim_one(Some(one), default).await.is_empty(),
+            "{name} not due yet"
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while cairnq_core::ids::now_ms() <= late.run_at_ms + 5 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the clock never passed run_at_ms"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        assert_eq!(claim_one(Some(one), lists).await, [name]);
+    }
+}

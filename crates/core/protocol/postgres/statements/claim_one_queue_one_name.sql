@@ -10,7 +10,7 @@ with clock as (
       and queue = $1::text
       and name = $2::text
       and run_at_ms <= (select ms from clock)
-    order by priority desc, created_at_ms asc, id asc
+    order by priority desc, run_at_ms asc, id asc
     limit $5::bigint
     for update skip locked
 )

@@ -1,14 +1,19 @@
 -- The only delete: finished rows past the cutoff, oldest completion first. Key rows
 -- cascade. Candidates are locked SKIP LOCKED so a concurrent retry is never deleted
--- out from under its new life.
--- $1 older_than_ms, $2 limit.
+-- out from under its new life. queue/status/name are optional equalities (null = off),
+-- specialized by the store when set; the status list matches the partial
+-- cairnq_tasks_queue_completed_idx predicate.
+-- $1 older_than_ms, $2 queue, $3 status, $4 name, $5 limit.
 with doomed as (
     select id from cairnq_tasks
     where status in ('succeeded', 'failed', 'canceled')
       and completed_at_ms is not null
       and completed_at_ms < (extract(epoch from now()) * 1000)::bigint - $1::bigint
+      and ($2::text is null or queue = $2::text)
+      and ($3::text is null or status = $3::text)
+      and ($4::text is null or name = $4::text)
     order by completed_at_ms
-    limit $2::bigint
+    limit $5::bigint
     for update skip locked
 )
 delete from cairnq_tasks as task

@@ -1,29 +1,43 @@
 -- Protocol v1 base schema: the task table, its key pointers and the meta rows.
+-- SQLite stores each object's text from its name on, so this text is kept byte
+-- for byte as the protocol writes it (docs/protocol.md, "Schema text").
 create table if not exists cairnq_tasks (
-    id                     text primary key,
-    name                   text not null,
-    queue                  text not null default 'default',
-    status                 text not null
-        check (status in ('queued', 'running', 'succeeded', 'failed', 'canceled')),
-    payload                text not null check (json_valid(payload)),
-    result                 text check (result is null or json_valid(result)),
-    error                  text check (error is null or json_valid(error)),
-    metadata               text not null default '{}' check (json_valid(metadata)),
-    progress               real,
-    message                text,
-    attempt                integer not null default 0,
-    max_attempts           integer not null default 3,
-    priority               integer not null default 0,
-    worker_id              text,
-    lease_until_ms         integer,
-    run_at_ms              integer not null,
+    id text primary key,
+
+    name text not null,
+    queue text not null default 'default',
+
+    status text not null check (
+        status in ('queued', 'running', 'succeeded', 'failed', 'canceled')
+    ),
+
+    payload text not null check (json_valid(payload)),
+    result text check (result is null or json_valid(result)),
+    error text check (error is null or json_valid(error)),
+    metadata text not null default '{}' check (json_valid(metadata)),
+
+    progress real,
+    message text,
+
+    attempt integer not null default 0,
+    max_attempts integer not null default 3,
+
+    priority integer not null default 0,
+
+    worker_id text,
+    lease_until_ms integer,
+
+    run_at_ms integer not null,
+
     cancel_requested_at_ms integer,
-    parent_id              text,
-    root_id                text,
-    correlation_id         text,
-    created_at_ms          integer not null,
-    updated_at_ms          integer not null,
-    completed_at_ms        integer
+
+    parent_id text,
+    root_id text,
+    correlation_id text,
+
+    created_at_ms integer not null,
+    updated_at_ms integer not null,
+    completed_at_ms integer
 );
 
 create index if not exists cairnq_tasks_claim_idx
@@ -34,14 +48,14 @@ create index if not exists cairnq_tasks_root_idx on cairnq_tasks (root_id);
 create index if not exists cairnq_tasks_correlation_idx on cairnq_tasks (correlation_id);
 
 create table if not exists cairnq_task_keys (
-    key           text primary key,
-    task_id       text not null references cairnq_tasks (id) on delete cascade,
+    key text primary key,
+    task_id text not null references cairnq_tasks(id) on delete cascade,
     created_at_ms integer not null,
     updated_at_ms integer not null
 );
 
 create table if not exists cairnq_meta (
-    key   text primary key,
+    key text primary key,
     value text not null
 );
 

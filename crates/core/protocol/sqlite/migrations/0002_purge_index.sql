@@ -1,3 +1,4 @@
 -- Purge walks terminal rows oldest completion first.
-create index if not exists cairnq_tasks_completed_idx on cairnq_tasks (completed_at_ms);
+create index if not exists cairnq_tasks_completed_idx
+    on cairnq_tasks (completed_at_ms);
 update cairnq_meta set value = '2' where key = 'schema_version';

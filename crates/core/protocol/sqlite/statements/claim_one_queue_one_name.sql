@@ -11,7 +11,7 @@ where id in (
       and queue = :queue
       and name = :name
       and run_at_ms <= :now
-    order by priority desc, created_at_ms asc, id asc
+    order by priority desc, run_at_ms asc, id asc
     limit :limit
 )
 returning *

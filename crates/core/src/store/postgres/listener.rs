@@ -13,14 +13,12 @@ use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Connection};
 
 use super::conn::Dsn;
+use crate::store::backend::{Push, PushSubscriber};
 
 const QUEUED_CHANNEL: &str = "cairnq_queued";
 const DONE_CHANNEL: &str = "cairnq_done";
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 const LAST_RETRY: Duration = Duration::from_secs(30);
-/// Queues remembered for a later claim wake; beyond this, misses are dropped
-/// (a missed wake costs one poll interval at most).
-const MAX_MISSED_QUEUES: usize = 1024;
 
 /// The listener of one store and the sleeps it can end.
 #[derive(Default)]
@@ -41,8 +39,13 @@ struct State {
     disabled: bool,
     next_id: u64,
     waiters: HashMap<u64, Waiter>,
-    /// Queues named by notifications that arrived while nobody waited on them.
+    /// Queues some claim wake or claim session has waited on: only their
+    /// notifications are remembered for a later claim wake, so the memory is
+    /// bounded by what this process claims from (docs/protocol.md, "Wakes (LISTEN/NOTIFY)").
+    watched_queues: HashSet<String>,
+    /// Notifications for watched queues that arrived while nobody waited.
     missed_queues: HashSet<String>,
+    subscribers: HashMap<u64, PushSubscriber>,
 }
 
 struct Waiter {
@@ -56,12 +59,14 @@ enum Interest {
 }
 
 impl PushWakes {
-    /// Start listening in the background, once; a no-op after `shutdown`.
+    /// Start listening in the background, once per connect. A connect after
+    /// `shutdown` (a store reused after close) arms push again.
     pub fn start(&self, dsn: &Dsn) {
         let mut task = self.task.lock().expect("listener task");
-        if task.is_some() || self.shared.state().disabled {
+        if task.is_some() {
             return;
         }
+        self.shared.state().disabled = false;
         *task = Some(tokio::spawn(listen_forever(
             self.shared.clone(),
             dsn.clone(),
@@ -82,7 +87,31 @@ impl PushWakes {
         self.shared.listening.load(Ordering::SeqCst)
     }
 
+    /// Remember notifications for `queues` that arrive while nobody sleeps on them.
+    pub fn watch_queues(&self, queues: &[String]) {
+        let mut state = self.shared.state();
+        for queue in queues {
+            if !state.watched_queues.contains(queue) {
+                state.watched_queues.insert(queue.clone());
+            }
+        }
+    }
+
+    /// Deliver every notification to `subscriber` until `unsubscribe(id)`.
+    pub fn subscribe(&self, subscriber: PushSubscriber) -> u64 {
+        let mut state = self.shared.state();
+        let id = state.next_id;
+        state.next_id += 1;
+        state.subscribers.insert(id, subscriber);
+        id
+    }
+
+    pub fn unsubscribe(&self, id: u64) {
+        self.shared.state().subscribers.remove(&id);
+    }
+
     pub async fn claim_wake(&self, queues: &[String], timeout: Duration) {
+        self.watch_queues(queues);
         if let Some(registration) = self.shared.register(Interest::Queues(queues.to_vec())) {
             registration.sleep(timeout).await
         }
@@ -134,6 +163,15 @@ impl Shared {
     }
 
     fn dispatch(&self, channel: &str, payload: &str) {
+        let push = match channel {
+            QUEUED_CHANNEL => Push::Queued(payload),
+            DONE_CHANNEL => Push::Done(payload),
+            _ => return,
+        };
+        let subscribers: Vec<PushSubscriber> = self.state().subscribers.values().cloned().collect();
+        for subscriber in subscribers {
+            subscriber(push);
+        }
         let mut state = self.state();
         let mut woke = false;
         for waiter in state.waiters.values() {
@@ -147,7 +185,7 @@ impl Shared {
                 woke = true;
             }
         }
-        if channel == QUEUED_CHANNEL && !woke && state.missed_queues.len() < MAX_MISSED_QUEUES {
+        if channel == QUEUED_CHANNEL && !woke && state.watched_queues.contains(payload) {
             state.missed_queues.insert(payload.to_string());
         }
     }

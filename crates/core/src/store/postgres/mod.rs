@@ -18,10 +18,10 @@ use self::conn::{db_error, execute, int, rows, task, tasks, Dsn, Params};
 use self::listener::PushWakes;
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, OpenMode,
-    Outcome, Owned, Polled, StatusCount, Target,
+    Outcome, Owned, Polled, PurgeFilter, PushSubscriber, StatusCount, Target, TaskRef,
 };
 use crate::error::{Error, Result};
-use crate::protocol::{self, ClaimShape, POSTGRES as SQL};
+use crate::protocol::{self, specialize, ClaimShape, POSTGRES as SQL};
 use crate::task::{Status, Task};
 
 /// Pool size when none is given: what node-postgres, the reference's driver, uses.
@@ -140,6 +140,15 @@ impl PostgresBackend {
         let pool = self.pool().await?;
         pool.get().await.map_err(|e| self.dsn.pool_error(e))
     }
+}
+
+/// The parameters of `filters` that are set, for `protocol::specialize`.
+fn set_filters<'a>(filters: &[(&'a str, bool)]) -> Vec<&'a str> {
+    filters
+        .iter()
+        .filter(|(_, set)| *set)
+        .map(|(param, _)| *param)
+        .collect()
 }
 
 async fn get_by_id<C: GenericClient>(client: &C, id: &str) -> Result<Option<Task>> {
@@ -285,9 +294,19 @@ impl Backend for PostgresBackend {
 
     async fn list(&self, f: ListFilter) -> Result<Vec<Task>> {
         let status = f.status.map(Status::as_str);
+        let sql = specialize(
+            SQL.list,
+            &set_filters(&[
+                ("$1::text", status.is_some()),
+                ("$2::text", f.queue.is_some()),
+                ("$3::text", f.name.is_some()),
+                ("$4::text", f.root_id.is_some()),
+                ("$5::text", f.correlation_id.is_some()),
+            ]),
+        );
         tasks(
             &self.client().await?,
-            SQL.list,
+            sql,
             &[
                 &status,
                 &f.queue,
@@ -301,8 +320,27 @@ impl Backend for PostgresBackend {
         .await
     }
 
-    async fn stats(&self) -> Result<Vec<StatusCount>> {
-        rows(&self.client().await?, SQL.stats, &[])
+    async fn get_status(&self, target: Target) -> Result<Option<TaskRef>> {
+        let (sql, value) = match &target {
+            Target::Id(id) => (SQL.get_status, id),
+            Target::Key(key) => (SQL.get_status_by_key, key),
+        };
+        let found = rows(&self.client().await?, sql, &[value]).await?;
+        found
+            .first()
+            .map(|row| {
+                let status: &str = row.try_get(1).map_err(db_error)?;
+                Ok(TaskRef {
+                    id: row.try_get(0).map_err(db_error)?,
+                    status: status.parse()?,
+                })
+            })
+            .transpose()
+    }
+
+    async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>> {
+        let sql = specialize(SQL.stats, &set_filters(&[("$1::text", queue.is_some())]));
+        rows(&self.client().await?, sql, &[&queue])
             .await?
             .iter()
             .map(|row| {
@@ -361,8 +399,18 @@ impl Backend for PostgresBackend {
         }
     }
 
-    async fn purge(&self, older_than_ms: i64, limit: i64) -> Result<Vec<String>> {
-        rows(&self.client().await?, SQL.purge, &[&older_than_ms, &limit])
+    async fn purge(&self, f: PurgeFilter) -> Result<Vec<String>> {
+        let status = f.status.map(Status::as_str);
+        let sql = specialize(
+            SQL.purge,
+            &set_filters(&[
+                ("$2::text", f.queue.is_some()),
+                ("$3::text", status.is_some()),
+                ("$4::text", f.name.is_some()),
+            ]),
+        );
+        let params: &Params<'_> = &[&f.older_than_ms, &f.queue, &status, &f.name, &f.limit];
+        rows(&self.client().await?, sql, params)
             .await?
             .iter()
             .map(|row| row.try_get(0).map_err(db_error))
@@ -373,10 +421,30 @@ impl Backend for PostgresBackend {
         &self,
         request: ClaimRequest,
         completions: Vec<(String, Option<String>)>,
-        _probe: bool,
+        probe: bool,
         mut plan: Box<dyn ClaimPlan>,
     ) -> Result<Polled> {
         let mut client = self.client().await?;
+        if probe && completions.is_empty() {
+            // An idle poll is this one read (docs/protocol.md, "Claim").
+            self.wakes.watch_queues(&request.queues);
+            let sql = specialize(
+                SQL.claimable_probe,
+                &set_filters(&[("$2::text[]", request.names.is_some())]),
+            );
+            let found = rows(&client, sql, &[&request.queues, &request.names]).await?;
+            let has_work = found
+                .first()
+                .map(|row| row.try_get::<_, bool>(0).map_err(db_error))
+                .transpose()?
+                .unwrap_or(false);
+            if !has_work {
+                return Ok(Polled {
+                    completed: Vec::new(),
+                    plan: None,
+                });
+            }
+        }
         let tx = client.transaction().await.map_err(db_error)?;
         let completed = if completions.is_empty() {
             Vec::new()
@@ -496,5 +564,13 @@ impl Backend for PostgresBackend {
 
     async fn task_done_wake(&self, task_id: &str, _since: u64, timeout: Duration) {
         self.wakes.task_done_wake(task_id, timeout).await
+    }
+
+    fn subscribe_push(&self, subscriber: PushSubscriber) -> Option<u64> {
+        Some(self.wakes.subscribe(subscriber))
+    }
+
+    fn unsubscribe_push(&self, id: u64) {
+        self.wakes.unsubscribe(id)
     }
 }

@@ -305,21 +305,36 @@ fn check_columns(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
+/// Whether `sqlite_stat1` has rows for cairnq_tasks.
+fn has_planner_stats(conn: &Connection) -> bool {
+    conn.query_row(
+        "select exists (select 1 from sqlite_master where type = 'table' and name = 'sqlite_stat1')",
+        [],
+        |row| row.get::<_, bool>(0),
+    )
+    .unwrap_or(false)
+        && conn
+            .query_row(
+                "select exists (select 1 from sqlite_stat1 where tbl = 'cairnq_tasks')",
+                [],
+                |row| row.get::<_, bool>(0),
+            )
+            .unwrap_or(false)
+}
+
+/// Planner statistics on open (docs/protocol.md, "Connection setup (SQLite)"):
+/// only a table never analyzed is analyzed now, which is cheap while the file
+/// is new. Known statistics wait for the writer's periodic refresh, so opening
+/// a large file scans nothing (a refresh costs tens of ms at 200 000 rows).
+pub fn analyze_if_never_analyzed(conn: &Connection) {
+    if !has_planner_stats(conn) {
+        let _ = conn.execute_batch("ANALYZE cairnq_tasks");
+    }
+}
+
 /// Best-effort planner statistics for cairnq_tasks; contention is ignored.
 pub fn refresh_planner_stats(conn: &Connection) {
-    let has_stats = conn
-        .query_row(
-            "select exists (select 1 from sqlite_master where type = 'table' and name = 'sqlite_stat1')",
-            [],
-            |row| row.get::<_, bool>(0),
-        )
-        .unwrap_or(false)
-        && conn
-            .query_row("select exists (select 1 from sqlite_stat1 where tbl = 'cairnq_tasks')", [], |row| {
-                row.get::<_, bool>(0)
-            })
-            .unwrap_or(false);
-    let sql = if has_stats {
+    let sql = if has_planner_stats(conn) {
         "PRAGMA optimize"
     } else {
         "ANALYZE cairnq_tasks"

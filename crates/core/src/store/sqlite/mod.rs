@@ -17,11 +17,11 @@ use self::engine::{Engine, OnCommit};
 use self::wal_watch::WalWatch;
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, OpenMode,
-    Outcome, Owned, Polled, StatusCount, Target, WriteAnswer, WriteOp,
+    Outcome, Owned, Polled, PurgeFilter, StatusCount, Target, TaskRef, WriteAnswer, WriteOp,
 };
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
-use crate::protocol::{self, ClaimShape, SQLITE as SQL, SQLITE_CLAIMABLE_PROBE};
+use crate::protocol::{self, specialize, ClaimShape, SQLITE as SQL};
 use crate::task::{Status, Task};
 
 /// Reader connections per file: enough for reads to overlap a probe.
@@ -119,7 +119,7 @@ fn open_engine(path: &str, busy: Duration, mode: OpenMode, on_commit: OnCommit) 
             let writer = conn::open(path, busy)?;
             conn::check_protocol_version(&writer, false)?;
             conn::migrate(&writer)?;
-            conn::refresh_planner_stats(&writer);
+            conn::analyze_if_never_analyzed(&writer);
             writer
         }
         OpenMode::Existing => {
@@ -245,6 +245,15 @@ fn spans_statements(op: &WriteOp) -> bool {
     )
 }
 
+/// The parameters of `filters` that are set, for `protocol::specialize`.
+fn set_filters<'a>(filters: &[(&'a str, bool)]) -> Vec<&'a str> {
+    filters
+        .iter()
+        .filter(|(_, set)| *set)
+        .map(|(param, _)| *param)
+        .collect()
+}
+
 /// Every single-row write, on the writer's connection inside its transaction.
 fn run_op(conn: &Connection, op: &WriteOp) -> WriteAnswer {
     match op {
@@ -352,10 +361,17 @@ impl SqliteBackend {
     async fn claimable(&self, request: &ClaimRequest) -> Result<bool> {
         let queues = json_list(&request.queues);
         let names = request.names.as_deref().map(json_list);
+        // A name list reaches cairnq_tasks_claim_name_idx only once its term
+        // is required: otherwise the probe walks every queued row of the
+        // queues, however many other names they hold.
+        let sql = specialize(
+            SQL.claimable_probe,
+            &set_filters(&[(":names", names.is_some())]),
+        );
         self.read(move |conn| {
             let hit = query(
                 conn,
-                SQLITE_CLAIMABLE_PROBE,
+                sql,
                 &[
                     (":queues", &queues),
                     (":names", &names),
@@ -454,9 +470,19 @@ impl Backend for SqliteBackend {
     async fn list(&self, f: ListFilter) -> Result<Vec<Task>> {
         self.read(move |conn| {
             let status = f.status.map(Status::as_str);
+            let sql = specialize(
+                SQL.list,
+                &set_filters(&[
+                    (":status", status.is_some()),
+                    (":queue", f.queue.is_some()),
+                    (":name", f.name.is_some()),
+                    (":root_id", f.root_id.is_some()),
+                    (":correlation_id", f.correlation_id.is_some()),
+                ]),
+            );
             query_tasks(
                 conn,
-                SQL.list,
+                sql,
                 &[
                     (":status", &status),
                     (":queue", &f.queue),
@@ -471,9 +497,33 @@ impl Backend for SqliteBackend {
         .await
     }
 
-    async fn stats(&self) -> Result<Vec<StatusCount>> {
-        self.read(|conn| {
-            let rows = query(conn, SQL.stats, &[], |row| {
+    async fn get_status(&self, target: Target) -> Result<Option<TaskRef>> {
+        self.read(move |conn| {
+            let (sql, param, value) = match &target {
+                Target::Id(id) => (SQL.get_status, ":id", id),
+                Target::Key(key) => (SQL.get_status_by_key, ":key", key),
+            };
+            let found = query(conn, sql, &[(param, value)], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+            })?;
+            found
+                .into_iter()
+                .next()
+                .map(|(id, status)| {
+                    Ok(TaskRef {
+                        id,
+                        status: status.parse()?,
+                    })
+                })
+                .transpose()
+        })
+        .await
+    }
+
+    async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>> {
+        self.read(move |conn| {
+            let sql = specialize(SQL.stats, &set_filters(&[(":queue", queue.is_some())]));
+            let rows = query(conn, sql, &[(":queue", &queue)], |row| {
                 Ok((
                     row.get::<_, String>(0)?,
                     row.get::<_, String>(1)?,
@@ -514,13 +564,28 @@ impl Backend for SqliteBackend {
         self.write_op(WriteOp::Retry(target, reset_attempt)).await
     }
 
-    async fn purge(&self, older_than_ms: i64, limit: i64) -> Result<Vec<String>> {
+    async fn purge(&self, f: PurgeFilter) -> Result<Vec<String>> {
         self.write(move |conn| {
-            let before_ms = now_ms().saturating_sub(older_than_ms);
+            let status = f.status.map(Status::as_str);
+            let sql = specialize(
+                SQL.purge,
+                &set_filters(&[
+                    (":queue", f.queue.is_some()),
+                    (":status", status.is_some()),
+                    (":name", f.name.is_some()),
+                ]),
+            );
+            let before_ms = now_ms().saturating_sub(f.older_than_ms);
             query(
                 conn,
-                SQL.purge,
-                &[(":before_ms", &before_ms), (":limit", &limit)],
+                sql,
+                &[
+                    (":before_ms", &before_ms),
+                    (":queue", &f.queue),
+                    (":status", &status),
+                    (":name", &f.name),
+                    (":limit", &f.limit),
+                ],
                 |row| row.get(0),
             )
         })

@@ -1,0 +1,4 @@
+-- The key's current task (so a replace moves it), id and status only; both primary keys.
+select task.id, task.status from cairnq_task_keys as pointer
+join cairnq_tasks as task on task.id = pointer.task_id
+where pointer.key = :key

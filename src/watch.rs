@@ -1,0 +1,83 @@
+//! `NativeWatch`: one `store.watch` subscription. Its timer and push
+//! delivery run in Rust; signals reach JS through a call that never keeps
+//! the Node process alive.
+
+use std::sync::{Arc, Mutex};
+
+use cairnq_core::watch::{Watch, WatchSignal};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+
+use crate::store::NativeStore;
+
+/// `{reason, queue?, taskId?}` as `WatchSignal` has it.
+#[napi(object)]
+pub struct WatchSignalObject {
+    pub reason: String,
+    pub queue: Option<String>,
+    pub task_id: Option<String>,
+}
+
+/// `watch`'s poll period when `pollMs` is not given (exported as is).
+#[napi]
+pub const DEFAULT_WATCH_POLL_MS: f64 = cairnq_core::watch::DEFAULT_WATCH_POLL_MS;
+
+type SignalCallback =
+    ThreadsafeFunction<WatchSignalObject, (), WatchSignalObject, napi::Status, false, true>;
+
+#[napi]
+pub struct NativeWatch {
+    watch: Mutex<Option<Watch>>,
+}
+
+#[napi]
+impl NativeWatch {
+    #[napi(constructor)]
+    pub fn new(
+        store: &NativeStore,
+        queues: Option<Vec<String>>,
+        poll_ms: Option<f64>,
+        on_signal: SignalCallback,
+    ) -> Self {
+        let on_signal = Arc::new(on_signal);
+        let sink = Arc::new(move |signal: WatchSignal| {
+            let object = match signal {
+                WatchSignal::Queued(queue) => WatchSignalObject {
+                    reason: "queued".into(),
+                    queue: Some(queue),
+                    task_id: None,
+                },
+                WatchSignal::Done(task_id) => WatchSignalObject {
+                    reason: "done".into(),
+                    queue: None,
+                    task_id: Some(task_id),
+                },
+                WatchSignal::Poll => WatchSignalObject {
+                    reason: "poll".into(),
+                    queue: None,
+                    task_id: None,
+                },
+            };
+            on_signal.call(object, ThreadsafeFunctionCallMode::NonBlocking);
+        });
+        let store = store.inner.clone();
+        let watch = napi::bindgen_prelude::within_runtime_if_available(move || {
+            Watch::start(
+                store,
+                queues,
+                poll_ms,
+                sink,
+                &tokio::runtime::Handle::current(),
+            )
+        });
+        NativeWatch {
+            watch: Mutex::new(Some(watch)),
+        }
+    }
+
+    /// Ends delivery: the timer stops and the push subscription is dropped.
+    #[napi]
+    pub fn stop(&self) {
+        self.watch.lock().expect("watch slot").take();
+    }
+}
