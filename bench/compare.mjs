@@ -70,6 +70,8 @@ const GOALS = pg
       "event-loop max lag, c=64 drain (ms, lower is better)": { value: 10 },
       "call() p50, worker in another process, poll 500 ms (ms, lower is better)": { value: 1 },
       "call() p50, worker in another process, poll 10 ms (ms, lower is better)": { ratio: 0.1 },
+      "group commit: WAL frames of 32 concurrent complete / of 32 sequential (share, lower is better)": { value: 0.25 },
+      "group commit: WAL frames of 32 concurrent submit / of 32 sequential (share, lower is better)": { value: 0.25 },
     };
 
 /** rows: { name, lower, samples: {label: number[]}, details: {label: string[]}, errors: {label: string[]} } */
