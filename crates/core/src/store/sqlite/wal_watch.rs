@@ -19,12 +19,17 @@ use tokio::sync::watch;
 
 /// How often the file is checked while someone waits, without OS events.
 const CHECK_EVERY: Duration = Duration::from_millis(2);
+/// How long after a write to the `-wal` file its commit is surely published
+/// (SQLite updates the wal-index right after the write returns).
+const PUBLISH_GRACE: Duration = Duration::from_millis(2);
 /// How long an OS watch outlives its last waiter: back-to-back waits
 /// (`call` after `call`) reuse it instead of setting up a new one each time.
 const LINGER: Duration = Duration::from_millis(500);
 
 pub struct WalWatch {
     wal: PathBuf,
+    #[cfg(unix)]
+    wal_c: std::ffi::CString,
     /// Bumped on every change seen.
     changes: watch::Sender<u64>,
     source: Mutex<Source>,
@@ -51,8 +56,11 @@ impl WalWatch {
         if super::conn::is_in_memory(path) || path.starts_with("file:") {
             return None;
         }
+        let wal = format!("{path}-wal");
         Some(Arc::new(WalWatch {
-            wal: PathBuf::from(format!("{path}-wal")),
+            #[cfg(unix)]
+            wal_c: std::ffi::CString::new(wal.clone()).ok()?,
+            wal: PathBuf::from(wal),
             changes: watch::channel(0).0,
             source: Mutex::new(Source::Idle),
             waits: AtomicU64::new(0),
@@ -92,10 +100,27 @@ impl WalWatch {
         self.stop_when_unwatched();
     }
 
-    /// This process has just committed.
+    /// This process has just committed: its waiters wake directly, and
+    /// other processes' watches get an event now that the commit is
+    /// published (the write event of its frames may have come too early).
     pub fn committed(&self) {
         self.changes.send_modify(|n| *n += 1);
+        self.announce();
     }
+
+    /// Set the `-wal` file's times to now: one system call, an attribute
+    /// event for OS watches and a new modification time for stat pollers.
+    #[cfg(unix)]
+    fn announce(&self) {
+        // SAFETY: a NUL-terminated path and a null times pointer ("now").
+        unsafe {
+            libc::utimensat(libc::AT_FDCWD, self.wal_c.as_ptr(), std::ptr::null(), 0);
+        }
+    }
+
+    /// Elsewhere the trailing wake covers the early event.
+    #[cfg(not(unix))]
+    fn announce(&self) {}
 
     fn start(self: &Arc<Self>) -> Source {
         match self.os_watch() {
@@ -118,6 +143,22 @@ impl WalWatch {
             .to_path_buf();
         let name: OsString = self.wal.file_name()?.to_os_string();
         let changes = self.changes.clone();
+        // A write event comes with the frames, a moment before the writer
+        // publishes them in the wal-index: a waiter that read in between saw
+        // nothing new. Our own commits announce themselves once published
+        // (`committed`); for other writers a second wake follows each burst of
+        // events after `PUBLISH_GRACE`. The thread ends with the watch.
+        let (trail, trails) = crossbeam_channel::bounded::<()>(1);
+        let trailing = self.changes.clone();
+        std::thread::Builder::new()
+            .name("cairnq-wal-trail".into())
+            .spawn(move || {
+                while trails.recv().is_ok() {
+                    std::thread::sleep(PUBLISH_GRACE);
+                    trailing.send_modify(|n| *n += 1);
+                }
+            })
+            .ok()?;
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
                 let Ok(event) = event else { return };
@@ -130,6 +171,7 @@ impl WalWatch {
                     .any(|p| p.file_name() == Some(name.as_os_str()))
                 {
                     changes.send_modify(|n| *n += 1);
+                    let _ = trail.try_send(());
                 }
             })
             .ok()?;
@@ -219,6 +261,29 @@ mod tests {
         assert!(
             started.elapsed() < Duration::from_secs(20),
             "the commit was missed"
+        );
+    }
+
+    /// Two watches on one database stand for two processes: the committer's
+    /// announcement is the only change the other one can see.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_commit_here_wakes_a_watch_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.db");
+        std::fs::write(dir.path().join("q.db-wal"), b"frames").unwrap();
+        let here = WalWatch::new(path.to_str().unwrap()).unwrap();
+        let there = WalWatch::new(path.to_str().unwrap()).unwrap();
+        let ticket = there.ticket();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            here.committed();
+        });
+        let started = Instant::now();
+        there.changed(ticket, Duration::from_secs(30)).await;
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the announcement was missed"
         );
     }
 
