@@ -5,4 +5,3 @@ update cairnq_tasks set
     completed_at_ms = case when status = 'queued' then :now else completed_at_ms end,
     updated_at_ms = :now
 where id = :id and status in ('queued', 'running')
-returning *

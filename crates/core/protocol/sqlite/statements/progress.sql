@@ -4,4 +4,3 @@ update cairnq_tasks set
     message = coalesce(:message, message),
     updated_at_ms = :now
 where id = :id and status = 'running' and worker_id = :worker_id and lease_until_ms > :now
-returning *

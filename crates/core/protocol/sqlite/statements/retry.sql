@@ -12,4 +12,3 @@ update cairnq_tasks set
     attempt = case when :reset_attempt then 0 else attempt end,
     updated_at_ms = :now
 where id = :id and status in ('failed', 'canceled')
-returning *

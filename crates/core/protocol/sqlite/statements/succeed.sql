@@ -8,4 +8,3 @@ update cairnq_tasks set
     completed_at_ms = :now,
     updated_at_ms = :now
 where id = :id and status = 'running' and worker_id = :worker_id and lease_until_ms > :now
-returning *
