@@ -85,6 +85,7 @@ pub fn reason(err: &Error) -> String {
         Error::Invalid(_)
         | Error::ProtocolVersionMismatch { .. }
         | Error::Serialization(_)
+        | Error::UnsupportedBackend(_)
         | Error::Connection(_) => {}
     }
     serde_json::to_string(&reason).expect("an error reason encodes")
@@ -227,6 +228,7 @@ mod tests {
                     message: "duplicate key value violates unique constraint".into(),
                 },
             ],
+            UnsupportedBackend(_) => [Error::UnsupportedBackend(cairnq_core::error::NO_SHARED_TX.into())],
             Connection(_) => [Error::Connection("unable to open database file: /nonexistent/q.db".into())],
             NoCairnqDatabase { .. } => [
                 Error::no_database("no cairnq database at missing.db: the file does not exist (nothing was created)".into()),
@@ -279,9 +281,9 @@ mod tests {
                     Value::Null,
                 )
             }
-            Error::ProtocolVersionMismatch { .. } | Error::Serialization(_) => {
-                (json!({}), json!([err.to_string()]), Value::Null)
-            }
+            Error::ProtocolVersionMismatch { .. }
+            | Error::Serialization(_)
+            | Error::UnsupportedBackend(_) => (json!({}), json!([err.to_string()]), Value::Null),
             Error::EventLoopBlocked {
                 late_ms,
                 interval_ms,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use cairnq_core::store::postgres::PostgresBackend;
+use cairnq_core::store::postgres::{NativeTransport, PostgresBackend};
 use cairnq_core::store::{
     ClaimRequest, ListInput, Outcome, Owned, PurgeInput, SubmitInput, Target,
 };
@@ -121,7 +121,7 @@ impl TestDb {
     }
 
     /// A store whose backend the test can ask whether push wakeups are live.
-    fn store_with_backend(&self) -> (Arc<Store>, Arc<PostgresBackend>) {
+    fn store_with_backend(&self) -> (Arc<Store>, Arc<PostgresBackend<NativeTransport>>) {
         let backend = Arc::new(PostgresBackend::new(&self.dsn, None).expect("a valid DSN"));
         (Store::new(backend.clone()), backend)
     }
@@ -240,7 +240,7 @@ where
     }
 }
 
-async fn wait_listening(backend: &PostgresBackend) {
+async fn wait_listening(backend: &PostgresBackend<NativeTransport>) {
     eventually("the LISTEN connection", || async {
         backend.listening().then_some(())
     })
