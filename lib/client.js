@@ -58,12 +58,12 @@ class CairnQ {
   }
 
   /**
-   * @param {string} dsn
+   * @param {string | import("../index.js").PgExecutor} source a DSN, or the application's executor
    * @param {{ max?: number } & ClientOptions} [opts]
    */
-  static postgres(dsn, opts = {}) {
+  static postgres(source, opts = {}) {
     const { max, ...rest } = opts;
-    return new CairnQ(new PostgresStore(dsn, { max }), rest);
+    return new CairnQ(new PostgresStore(source, { max }), rest);
   }
 
   get store() {

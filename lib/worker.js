@@ -109,12 +109,12 @@ class Worker {
   }
 
   /**
-   * @param {string} dsn
+   * @param {string | import("../index.js").PgExecutor} source a DSN, or the application's executor
    * @param {WorkerOptions & { queues?: string[], max?: number }} [opts]
    */
-  static postgres(dsn, opts = {}) {
+  static postgres(source, opts = {}) {
     const { queues = ["default"], max, ...rest } = opts;
-    return owned(new Worker(new PostgresStore(dsn, { max }), queues, rest));
+    return owned(new Worker(new PostgresStore(source, { max }), queues, rest));
   }
 
   /** This worker's id, the `worker_id` on the tasks it holds. */

@@ -9,6 +9,8 @@ mod backpressure;
 mod errors;
 mod retention;
 mod store;
+// After `store`: its `#[napi] impl NativeStore` needs the struct seen first.
+mod executor;
 mod watch;
 mod worker;
 

@@ -411,8 +411,14 @@ pub trait Backend: Send + Sync + 'static {
         Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
     }
     /// One caller statement in the shared transaction: `values` is a JSON
-    /// array, the answer a JSON array of row objects.
-    async fn shared_tx_query(&self, _id: u64, _sql: String, _values: String) -> Result<String> {
+    /// array, the answer a JSON array of row objects; without `values`, SQL
+    /// of any number of statements, answered by `[]`.
+    async fn shared_tx_query(
+        &self,
+        _id: u64,
+        _sql: String,
+        _values: Option<String>,
+    ) -> Result<String> {
         Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
     }
     /// `complete` in the shared transaction, then commit; a lost lease

@@ -667,9 +667,17 @@ impl<T: Transport> Backend for PostgresBackend<T> {
         Ok(SharedTx { id, session })
     }
 
-    async fn shared_tx_query(&self, id: u64, sql: String, values: String) -> Result<String> {
+    async fn shared_tx_query(
+        &self,
+        id: u64,
+        sql: String,
+        values: Option<String>,
+    ) -> Result<String> {
         let tx = self.take_shared(id)?;
-        let answer = tx.query_objects(&sql, &values).await;
+        let answer = match values {
+            Some(values) => tx.query_objects(&sql, &values).await,
+            None => tx.batch(&sql).await.map(|()| "[]".to_string()),
+        };
         self.shared
             .lock()
             .expect("shared transactions")
