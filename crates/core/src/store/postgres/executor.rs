@@ -16,7 +16,6 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::listener::{PushWakes, Source};
 use super::transport::{params_json, Param, PgRow, Session, Transaction, Transport};
 use crate::error::{Error, Result};
 
@@ -95,6 +94,10 @@ pub struct ExecutorTransport {
 impl ExecutorTransport {
     pub fn new(executor: Arc<dyn Executor>) -> ExecutorTransport {
         ExecutorTransport { executor }
+    }
+
+    pub fn executor(&self) -> &Arc<dyn Executor> {
+        &self.executor
     }
 }
 
@@ -252,10 +255,6 @@ impl Transport for ExecutorTransport {
             },
             open: true,
         })
-    }
-
-    fn listen(&self, wakes: &PushWakes) {
-        wakes.start(Source::Executor(self.executor.clone()));
     }
 }
 

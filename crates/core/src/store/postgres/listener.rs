@@ -13,7 +13,8 @@ use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Connection};
 
 use super::conn::Dsn;
-use super::executor::{request, Executor, Refused};
+use super::executor::{request, Executor, ExecutorTransport, Refused};
+use super::native::NativeTransport;
 use crate::store::backend::{Push, PushSubscriber};
 
 const QUEUED_CHANNEL: &str = "cairnq_queued";
@@ -29,6 +30,23 @@ pub enum Source {
     /// The application's executor's `listen`, whose notifications arrive
     /// through `PushWakes::deliver` and its end through `closed`.
     Executor(Arc<dyn Executor>),
+}
+
+/// Where a transport's notifications come from.
+pub trait PushSource {
+    fn push_source(&self) -> Source;
+}
+
+impl PushSource for NativeTransport {
+    fn push_source(&self) -> Source {
+        Source::Dsn(Box::new(self.dsn.clone()))
+    }
+}
+
+impl PushSource for ExecutorTransport {
+    fn push_source(&self) -> Source {
+        Source::Executor(self.executor().clone())
+    }
 }
 
 /// The listener of one store and the sleeps it can end.

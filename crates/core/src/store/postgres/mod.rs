@@ -19,7 +19,7 @@ use async_trait::async_trait;
 
 use self::conn::{execute, rows, task, tasks, Dsn};
 use self::executor::{Executor, ExecutorTransport};
-use self::listener::PushWakes;
+use self::listener::{PushSource, PushWakes};
 pub use self::native::NativeTransport;
 use self::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
 use super::backend::{
@@ -67,7 +67,7 @@ impl PostgresBackend<ExecutorTransport> {
     }
 }
 
-impl<T: Transport> PostgresBackend<T> {
+impl<T: Transport + PushSource> PostgresBackend<T> {
     fn over(transport: T) -> Self {
         PostgresBackend {
             transport,
@@ -123,7 +123,7 @@ impl<T: Transport> PostgresBackend<T> {
         match result {
             Ok(opened) => {
                 *self.opened.write().expect("opened slot") = Some(opened.clone());
-                self.transport.listen(&self.wakes);
+                self.wakes.start(self.transport.push_source());
                 Ok(opened)
             }
             Err(err) => {
@@ -351,7 +351,7 @@ async fn claim_draws<S: Session>(
 }
 
 #[async_trait]
-impl<T: Transport> Backend for PostgresBackend<T> {
+impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     async fn connect(&self) -> Result<()> {
         self.opened().await.map(|_| ())
     }

@@ -8,7 +8,6 @@ use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use tokio_postgres::Row;
 
 use super::conn::{db_error, Dsn};
-use super::listener::PushWakes;
 use super::transport::{Param, PgRow, Session, Transaction, Transport};
 use crate::error::{Error, Result};
 
@@ -56,10 +55,6 @@ impl Transport for NativeTransport {
         Ok(NativeTx {
             client: Some(client),
         })
-    }
-
-    fn listen(&self, wakes: &PushWakes) {
-        wakes.start(super::listener::Source::Dsn(Box::new(self.dsn.clone())));
     }
 }
 

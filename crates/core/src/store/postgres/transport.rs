@@ -183,8 +183,6 @@ pub trait Transport: Send + Sync + 'static {
     fn release(&self, opened: Self::Opened);
     async fn conn(&self, opened: &Self::Opened) -> Result<Self::Conn>;
     async fn begin(&self, opened: &Self::Opened) -> Result<Self::Tx>;
-    /// Start the push listener feeding `wakes` (see `listener.rs`).
-    fn listen(&self, wakes: &super::listener::PushWakes);
 }
 
 /// End a transaction by its body's outcome: commit what it returned, roll
