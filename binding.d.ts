@@ -62,7 +62,7 @@ export declare class NativeStore {
    * migrating one (`OpenMode::Existing`, for the command line and dashboard).
    */
   static sqlite(path: string, busyTimeoutMs?: number | undefined | null, existing?: boolean | undefined | null): NativeStore
-  static postgres(dsn: string, max?: number | undefined | null, existing?: boolean | undefined | null): NativeStore
+  static postgres(dsn: string, max?: number | undefined | null, schema?: string | undefined | null, existing?: boolean | undefined | null): NativeStore
   /** Resolves when work may be claimable on `queues`, after `timeoutMs` at the latest. */
   claimWake(queues: Array<string>, timeoutMs: number): Promise<void>
   /** Resolves when the task may have finished, after `timeoutMs` at the latest. */
@@ -103,7 +103,7 @@ export declare class NativeStore {
   heartbeatBatch(taskIds: Array<string>, workerId: string, leaseMs?: number | undefined | null): Promise<Array<[string, boolean]>>
   openClaimSession(args: ClaimArgs): NativeClaimSession
   /** A Postgres store running every statement through `call` (`lib/executor.js`). */
-  static executor(call: ExecutorFn): NativeStore
+  static executor(call: ExecutorFn, schema?: string | undefined | null): NativeStore
   /** A notification the executor's `listen` delivered. */
   notify(channel: string, payload: string): void
   /** The executor's LISTEN ended (its `onClose`): retried with backoff. */
@@ -219,6 +219,12 @@ export interface PurgeArgs {
   name?: string
   limit?: number
 }
+
+/**
+ * `schema` double-quoted, or the refusal of a name that is not a plain
+ * identifier (`createPoolExecutor` checks with it, as a DSN store does).
+ */
+export declare function quoteSchema(schema: string): string
 
 export interface RegistrationArgs {
   batch?: number

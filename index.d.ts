@@ -492,7 +492,8 @@ export declare class SQLiteStore extends TaskStore {
  */
 export declare class PostgresStore extends TaskStore {
   /** `max`: pool size (DSN only). */
-  constructor(source: string | PgExecutor, opts?: { max?: number });
+  /** `schema`: the installation's schema (a DSN store creates it; see docs/api.md). */
+  constructor(source: string | PgExecutor, opts?: { max?: number; schema?: string });
   connect(): Promise<void>;
   close(): Promise<void>;
   protocolVersion(): Promise<number>;
@@ -508,7 +509,7 @@ export declare class PostgresStore extends TaskStore {
 export declare class CairnQ {
   constructor(store: TaskStore, opts?: ClientOptions);
   static sqlite(path: string, opts?: { busyTimeoutMs?: number } & ClientOptions): CairnQ;
-  static postgres(source: string | PgExecutor, opts?: { max?: number } & ClientOptions): CairnQ;
+  static postgres(source: string | PgExecutor, opts?: { max?: number; schema?: string } & ClientOptions): CairnQ;
 
   get store(): TaskStore;
   connect(): Promise<void>;
@@ -605,7 +606,10 @@ export declare class Worker {
   /** Creates and owns a `SQLiteStore`; `queues` default `["default"]`. */
   static sqlite(path: string, opts?: WorkerOptions & { queues?: string[]; busyTimeoutMs?: number }): Worker;
   /** Creates and owns a `PostgresStore`; `queues` default `["default"]`. */
-  static postgres(source: string | PgExecutor, opts?: WorkerOptions & { queues?: string[]; max?: number }): Worker;
+  static postgres(
+    source: string | PgExecutor,
+    opts?: WorkerOptions & { queues?: string[]; max?: number; schema?: string },
+  ): Worker;
 
   /** `worker_` + 26-char ULID. */
   /** This worker's id (the `worker_id` of the tasks it holds). */

@@ -59,11 +59,11 @@ class CairnQ {
 
   /**
    * @param {string | import("../index.js").PgExecutor} source a DSN, or the application's executor
-   * @param {{ max?: number } & ClientOptions} [opts]
+   * @param {{ max?: number, schema?: string } & ClientOptions} [opts]
    */
   static postgres(source, opts = {}) {
-    const { max, ...rest } = opts;
-    return new CairnQ(new PostgresStore(source, { max }), rest);
+    const { max, schema, ...rest } = opts;
+    return new CairnQ(new PostgresStore(source, { max, schema }), rest);
   }
 
   get store() {

@@ -5,6 +5,8 @@
 // run on the executor's own objects; nothing here decides anything.
 
 const { ListenUnavailable } = require("./errors.js");
+const { quoteSchema } = require("./native.js");
+const { nativeSync } = require("./native-call.js");
 
 const CHANNELS = ["cairnq_queued", "cairnq_done"];
 
@@ -180,20 +182,15 @@ function rowsOf(rows) {
 }
 
 
-/** `schema`'s guard: a name that quoting cannot turn into more SQL. */
-const PLAIN_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]*$/;
-
 /**
+ * `schema` double-quoted; a name quoting could not keep a name is refused
+ * (the native check a DSN store applies).
  * @param {unknown} schema
- * @returns {string} the schema, double-quoted
+ * @returns {string}
  */
 function quotedSchema(schema) {
-  if (typeof schema !== "string" || !PLAIN_IDENTIFIER.test(schema)) {
-    throw new Error(
-      `schema must be a plain identifier (letters, digits, _ and $, not starting with a digit), got ${JSON.stringify(schema)}`,
-    );
-  }
-  return `"${schema}"`;
+  if (typeof schema !== "string") throw new TypeError(`schema must be a string, got ${typeof schema}`);
+  return nativeSync(() => quoteSchema(schema));
 }
 
 /**
@@ -285,4 +282,4 @@ async function createPoolExecutor(dsn, opts = {}) {
     close: () => pool.end(),
   };
 }
-module.exports = { ExecutorBridge, isExecutor, bigints, createPoolExecutor, quotedSchema };
+module.exports = { ExecutorBridge, isExecutor, bigints, createPoolExecutor };

@@ -600,18 +600,27 @@ class PostgresStore extends TaskStore {
    * `source`: a DSN (the store opens and owns a native pool) or the
    * application's `PgExecutor` (every statement, transaction and LISTEN runs
    * through it; the store never closes it, and `max` does not apply).
+   * `schema`: the installation's schema. A DSN store creates it if absent
+   * and resolves every connection to it alone; an executor must set its own
+   * search_path to it. Either way connect refuses with SchemaMismatch when
+   * the connection resolves elsewhere, or (without `schema`) when it would
+   * start a second installation beside an existing one.
    * `existing`: as for SQLiteStore.
    * @param {string | import("../index.js").PgExecutor} source
-   * @param {{ max?: number, existing?: boolean }} [opts]
+   * @param {{ max?: number, schema?: string, existing?: boolean }} [opts]
    */
   constructor(source, opts = {}) {
     if (typeof source === "string") {
-      super(nativeSync(() => NativeStore.postgres(source, opts.max ?? undefined, opts.existing === true)));
+      super(
+        nativeSync(() =>
+          NativeStore.postgres(source, opts.max ?? undefined, opts.schema ?? undefined, opts.existing === true),
+        ),
+      );
       /** @type {ExecutorBridge | null} */
       this._bridge = null;
     } else if (isExecutor(source)) {
       const bridge = new ExecutorBridge(/** @type {import("../index.js").PgExecutor} */ (source));
-      super(NativeStore.executor((/** @type {string} */ text) => bridge.handle(text)));
+      super(NativeStore.executor((/** @type {string} */ text) => bridge.handle(text), opts.schema ?? undefined));
       bridge.native = this._native;
       this._bridge = bridge;
     } else {

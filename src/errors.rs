@@ -86,6 +86,7 @@ pub fn reason(err: &Error) -> String {
         | Error::ProtocolVersionMismatch { .. }
         | Error::Serialization(_)
         | Error::UnsupportedBackend(_)
+        | Error::SchemaMismatch(_)
         | Error::Connection(_) => {}
     }
     serde_json::to_string(&reason).expect("an error reason encodes")
@@ -228,6 +229,9 @@ mod tests {
                     message: "duplicate key value violates unique constraint".into(),
                 },
             ],
+            SchemaMismatch(_) => [Error::SchemaMismatch(
+                "cairnq is configured for schema \"billing\" but this connection resolves to \"public\" — check the connection's search_path".into(),
+            )],
             UnsupportedBackend(_) => [Error::UnsupportedBackend(cairnq_core::error::NO_SHARED_TX.into())],
             Connection(_) => [Error::Connection("unable to open database file: /nonexistent/q.db".into())],
             NoCairnqDatabase { .. } => [
@@ -283,7 +287,8 @@ mod tests {
             }
             Error::ProtocolVersionMismatch { .. }
             | Error::Serialization(_)
-            | Error::UnsupportedBackend(_) => (json!({}), json!([err.to_string()]), Value::Null),
+            | Error::UnsupportedBackend(_)
+            | Error::SchemaMismatch(_) => (json!({}), json!([err.to_string()]), Value::Null),
             Error::EventLoopBlocked {
                 late_ms,
                 interval_ms,

@@ -41,6 +41,13 @@ impl Executor for JsExecutor {
     }
 }
 
+/// `schema` double-quoted, or the refusal of a name that is not a plain
+/// identifier (`createPoolExecutor` checks with it, as a DSN store does).
+#[napi]
+pub fn quote_schema(schema: String) -> Result<String> {
+    cairnq_core::store::postgres::quoted_schema(&schema).js()
+}
+
 /// What `completeIn` opened: `session` is the executor's transaction id
 /// when the executor holds it.
 #[napi(object)]
@@ -53,9 +60,10 @@ pub struct SharedTxObject {
 impl NativeStore {
     /// A Postgres store running every statement through `call` (`lib/executor.js`).
     #[napi(factory)]
-    pub fn executor(call: ExecutorFn) -> NativeStore {
+    pub fn executor(call: ExecutorFn, schema: Option<String>) -> NativeStore {
         let backend = Arc::new(PostgresBackend::<ExecutorTransport>::over_executor(
             Arc::new(JsExecutor { call }),
+            schema,
         ));
         NativeStore {
             inner: Store::new(backend.clone()),

@@ -378,8 +378,13 @@ impl NativeStore {
     }
 
     #[napi(factory)]
-    pub fn postgres(dsn: String, max: Option<f64>, existing: Option<bool>) -> Result<NativeStore> {
-        Store::postgres_with(&dsn, max, open_mode(existing))
+    pub fn postgres(
+        dsn: String,
+        max: Option<f64>,
+        schema: Option<String>,
+        existing: Option<bool>,
+    ) -> Result<NativeStore> {
+        Store::postgres_with(&dsn, max, schema, open_mode(existing))
             .map(|inner| NativeStore {
                 inner,
                 executor: None,

@@ -15,12 +15,13 @@ import {
   ListenUnavailable,
   LostLease,
   PostgresStore,
+  SchemaMismatch,
   UnsupportedBackend,
   Worker,
   createPoolExecutor,
 } from "../../index.mjs";
 import { claimTask, defer, manageWorker, openClient, rejectionOf, waitFor } from "../helpers.mjs";
-import { PG_SKIP, createDatabase, psql } from "./pg-helpers.mjs";
+import { PG_SKIP, createDatabase, dsnWithDatabase, psql } from "./pg-helpers.mjs";
 
 const SUITE_TIMEOUT_MS = 180_000;
 const UNSUPPORTED =
@@ -306,5 +307,76 @@ describe("completeIn and ctx.succeedIn", { skip: PG_SKIP, timeout: SUITE_TIMEOUT
     const done = await client.wait(later.id, { timeoutMs: 20_000 });
     assert.ok(seen instanceof UnsupportedBackend, String(seen));
     assert.deepEqual(done.result, { settled: false }, "the worker settled it from the return");
+  });
+});
+
+describe("schema", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
+  const tablesIn = (adminDsn, database, schema) =>
+    psql(
+      dsnWithDatabase(adminDsn, database),
+      `select count(*) from pg_tables where schemaname = '${schema}' and tablename like 'cairnq_%'`,
+    ).then(Number);
+
+  test("a DSN store creates its schema and its tables there; an executor store joins them", async (t) => {
+    const { dsn, adminDsn, database } = await createDatabase(t);
+    const owner = closeLater(t, CairnQ.postgres(dsn, { schema: "tenant_a" }));
+    const task = await owner.submit("job", { n: 1 });
+    assert.equal(await tablesIn(adminDsn, database, "tenant_a"), 4);
+    assert.equal(await tablesIn(adminDsn, database, "public"), 0);
+
+    const executor = await createPoolExecutor(dsn, { schema: "tenant_a" });
+    defer(t, () => executor.close());
+    const joined = closeLater(t, CairnQ.postgres(executor, { schema: "tenant_a" }));
+    assert.equal((await joined.get(task.id)).id, task.id);
+    const viaSearchPath = closeLater(t, CairnQ.postgres(`${dsn}?options=-c%20search_path%3Dtenant_a`));
+    assert.equal((await viaSearchPath.get(task.id)).id, task.id, "joining the one installation needs no `schema`");
+  });
+
+  test("a schema name that could rewrite the statement is refused, and nothing is created", async (t) => {
+    const { dsn, adminDsn, database } = await createDatabase(t);
+    const message =
+      'schema must be a plain identifier (letters, digits, _ and $, not starting with a digit), got "x\\"; drop table y; --"';
+    const bad = 'x"; drop table y; --';
+    const client = closeLater(t, CairnQ.postgres(dsn, { schema: bad }));
+    const err = await rejectionOf(client.submit("job", null));
+    assert.equal(err.message, message);
+    await assert.rejects(createPoolExecutor(dsn, { schema: bad }), { message });
+    await assert.rejects(createPoolExecutor(dsn, { schema: "" }), { message: /got ""$/ });
+    const schemas = await psql(
+      dsnWithDatabase(adminDsn, database),
+      "select count(*) from pg_namespace where nspname not in ('public', 'information_schema') and nspname not like 'pg_%'",
+    );
+    assert.equal(schemas, "0");
+    assert.equal(await tablesIn(adminDsn, database, "public"), 0);
+  });
+
+  test("beside an installation elsewhere on the database, connecting refuses with SchemaMismatch", async (t) => {
+    const { dsn, adminDsn, database } = await createDatabase(t);
+    await closeLater(t, CairnQ.postgres(dsn, { schema: "billing" })).submit("job", null);
+
+    const split = closeLater(t, CairnQ.postgres(dsn));
+    const err = await rejectionOf(split.submit("job", null));
+    assert.ok(err instanceof SchemaMismatch, String(err));
+    assert.ok(
+      err.message.startsWith(
+        'cairnq tables already exist in schema "billing" of this database, but this connection resolves to "public", where there are none. Connecting would create a second, parallel installation',
+      ),
+      err.message,
+    );
+    assert.equal(await tablesIn(adminDsn, database, "public"), 0, "the refused connect created nothing");
+
+    const executor = await createPoolExecutor(dsn);
+    defer(t, () => executor.close());
+    const misconfigured = closeLater(t, CairnQ.postgres(executor, { schema: "billing" }));
+    const missed = await rejectionOf(misconfigured.submit("job", null));
+    assert.ok(missed instanceof SchemaMismatch, String(missed));
+    assert.equal(
+      missed.message,
+      `cairnq is configured for schema "billing" but this connection resolves to "public" — check the connection's search_path`,
+    );
+
+    const deliberate = closeLater(t, CairnQ.postgres(dsn, { schema: "public" }));
+    await deliberate.submit("job", null);
+    assert.equal(await tablesIn(adminDsn, database, "public"), 4, "an explicit schema is a separate installation");
   });
 });

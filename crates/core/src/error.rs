@@ -43,6 +43,10 @@ pub enum Error {
     ProtocolVersionMismatch { found: String },
     #[error("{0}")]
     Serialization(String),
+    /// A Postgres connection would split or miss the installation
+    /// (docs/protocol.md, "Connection setup (Postgres)").
+    #[error("{0}")]
+    SchemaMismatch(String),
     /// This store cannot do what was asked (`completeIn` on SQLite).
     #[error("{0}")]
     UnsupportedBackend(String),
@@ -83,6 +87,7 @@ impl Error {
             Error::ProtocolVersionMismatch { .. } => "ProtocolVersionMismatch",
             Error::Serialization(_) => "SerializationError",
             Error::UnsupportedBackend(_) => "UnsupportedBackend",
+            Error::SchemaMismatch(_) => "SchemaMismatch",
             Error::EventLoopBlocked { .. } => "EventLoopBlocked",
             Error::Invalid(_)
             | Error::Database { .. }

@@ -15,7 +15,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 
 use crate::error::{Error, Result};
-use crate::protocol::{self, POSTGRES, POSTGRES_MIGRATIONS};
+use crate::protocol::{self, POSTGRES, POSTGRES_INSTALLATIONS, POSTGRES_MIGRATIONS};
 use crate::task::{Status, Task, COLUMNS};
 
 /// libpq waits forever by default; a store should report an unreachable host.
@@ -324,6 +324,68 @@ pub async fn check_existing<S: Session + ?Sized>(session: &S, target: &str) -> R
     }
 }
 
+/// The split check at connect, before anything is created (docs/protocol.md,
+/// "Connection setup (Postgres)"): where the connection resolves against
+/// where cairnq is installed.
+pub async fn check_schema<S: Session + ?Sized>(session: &S, schema: Option<&str>) -> Result<()> {
+    let found = session.query(POSTGRES_INSTALLATIONS, &[]).await?;
+    let current = match found.first() {
+        Some(row) => row.opt_text(0)?,
+        None => None,
+    };
+    let installed = found
+        .iter()
+        .filter_map(|row| row.opt_text(1).transpose())
+        .collect::<Result<Vec<String>>>()?;
+    schema_verdict(schema, current.as_deref(), &installed)
+}
+
+/// `SchemaMismatch` when connecting would miss the configured schema, or
+/// would start a second installation beside the existing ones.
+pub fn schema_verdict(
+    schema: Option<&str>,
+    current: Option<&str>,
+    installed: &[String],
+) -> Result<()> {
+    let quoted = |v: Option<&str>| serde_json::to_string(&v).expect("text encodes");
+    match schema {
+        Some(wanted) if current != Some(wanted) => Err(Error::SchemaMismatch(format!(
+            "cairnq is configured for schema {} but this connection resolves to {} — check the connection's search_path",
+            quoted(Some(wanted)),
+            quoted(current)
+        ))),
+        Some(_) => Ok(()),
+        None => match current {
+            Some(here) if !installed.is_empty() && !installed.iter().any(|s| s == here) => {
+                let elsewhere: Vec<String> = installed.iter().map(|s| quoted(Some(s))).collect();
+                Err(Error::SchemaMismatch(format!(
+                    "cairnq tables already exist in schema {} of this database, but this connection resolves to {}, where there are none. Connecting would create a second, parallel installation that the other one can never see — an API and a worker split this way agree about everything except where, and no task crosses. Point this process at the same schema (`schema` option, or `options=-c search_path=...` in the DSN), or pass `schema` explicitly to confirm a separate installation is what you meant.",
+                    elsewhere.join(", "),
+                    quoted(Some(here))
+                )))
+            }
+            _ => Ok(()),
+        },
+    }
+}
+
+/// `schema` for a DSN store: a name that double quotes keep a name.
+pub fn quoted_schema(schema: &str) -> Result<String> {
+    let mut chars = schema.chars();
+    let plain = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if plain {
+        Ok(format!("\"{schema}\""))
+    } else {
+        Err(Error::Invalid(format!(
+            "schema must be a plain identifier (letters, digits, _ and $, not starting with a digit), got {}",
+            serde_json::to_string(schema).expect("text encodes")
+        )))
+    }
+}
+
 /// Apply every migration the ledger lacks, each in its own transaction that
 /// first locks the ledger, so concurrent cold starts apply it exactly once
 /// (docs/protocol.md, "Migration ledger").
@@ -408,6 +470,49 @@ async fn check_columns<S: Session>(session: &S) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_schema_guard_follows_the_installations() {
+        let there = vec!["billing".to_string()];
+        assert!(
+            schema_verdict(None, Some("public"), &[]).is_ok(),
+            "a first installation"
+        );
+        assert!(
+            schema_verdict(None, None, &there).is_ok(),
+            "nothing resolves: nothing to split"
+        );
+        assert!(
+            schema_verdict(None, Some("billing"), &there).is_ok(),
+            "joining it"
+        );
+        let Err(Error::SchemaMismatch(split)) =
+            schema_verdict(None, Some("public"), &["a".into(), "billing".into()])
+        else {
+            panic!("a second installation must be refused");
+        };
+        assert!(split.starts_with("cairnq tables already exist in schema \"a\", \"billing\" of this database, but this connection resolves to \"public\", where there are none."), "{split}");
+        assert!(schema_verdict(Some("billing"), Some("billing"), &[]).is_ok());
+        let Err(Error::SchemaMismatch(missed)) = schema_verdict(Some("billing"), None, &there)
+        else {
+            panic!("a configured schema must be where the connection resolves");
+        };
+        assert_eq!(missed, "cairnq is configured for schema \"billing\" but this connection resolves to null — check the connection's search_path");
+    }
+
+    #[test]
+    fn only_plain_schema_names_are_quoted() {
+        assert_eq!(quoted_schema("tenant_1$").unwrap(), "\"tenant_1$\"");
+        for bad in ["", "1st", "a\"; drop table x; --", "a b", "ünï"] {
+            let Err(Error::Invalid(message)) = quoted_schema(bad) else {
+                panic!("{bad:?} must be refused");
+            };
+            assert!(
+                message.starts_with("schema must be a plain identifier"),
+                "{message}"
+            );
+        }
+    }
 
     #[test]
     fn descriptions_never_hold_the_password() {

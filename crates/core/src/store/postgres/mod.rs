@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+pub use self::conn::quoted_schema;
 use self::conn::{execute, rows, task, tasks, Dsn};
 use self::executor::{Executor, ExecutorTransport};
 use self::listener::{PushSource, PushWakes};
@@ -38,6 +39,8 @@ pub const DEFAULT_POOL_SIZE: usize = 10;
 pub struct PostgresBackend<T: Transport> {
     transport: T,
     mode: OpenMode,
+    /// The schema the connection must resolve to (the split check at connect).
+    schema: Option<String>,
     opened: RwLock<Option<T::Opened>>,
     /// Serializes connect/close.
     lifecycle: tokio::sync::Mutex<()>,
@@ -53,17 +56,30 @@ pub struct PostgresBackend<T: Transport> {
 impl PostgresBackend<NativeTransport> {
     /// Parses the DSN now; connects on first use.
     pub fn new(dsn: &str, pool_size: Option<usize>) -> Result<Self> {
-        Ok(PostgresBackend::over(NativeTransport {
+        PostgresBackend::in_schema(dsn, pool_size, None)
+    }
+
+    /// `schema`: the store's own schema, created if absent; every connection
+    /// resolves to it alone. Checked as a plain identifier at connect.
+    pub fn in_schema(dsn: &str, pool_size: Option<usize>, schema: Option<String>) -> Result<Self> {
+        let mut backend = PostgresBackend::over(NativeTransport {
             dsn: Dsn::parse(dsn)?,
             pool_size: pool_size.unwrap_or(DEFAULT_POOL_SIZE),
-        }))
+            schema: schema.clone(),
+        });
+        backend.schema = schema;
+        Ok(backend)
     }
 }
 
 impl PostgresBackend<ExecutorTransport> {
-    /// Every statement through the application's executor, which is never closed.
-    pub fn over_executor(executor: Arc<dyn Executor>) -> Self {
-        PostgresBackend::over(ExecutorTransport::new(executor))
+    /// Every statement through the application's executor, which is never
+    /// closed; `schema` is where its connections must resolve (the executor
+    /// sets its search_path).
+    pub fn over_executor(executor: Arc<dyn Executor>, schema: Option<String>) -> Self {
+        let mut backend = PostgresBackend::over(ExecutorTransport::new(executor));
+        backend.schema = schema;
+        backend
     }
 }
 
@@ -72,6 +88,7 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
         PostgresBackend {
             transport,
             mode: OpenMode::Migrate,
+            schema: None,
             opened: RwLock::new(None),
             lifecycle: tokio::sync::Mutex::new(()),
             attempts: AtomicU64::new(0),
@@ -141,6 +158,7 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
             match self.mode {
                 OpenMode::Migrate => {
                     let conn = self.transport.conn(&opened).await?;
+                    conn::check_schema(&conn, self.schema.as_deref()).await?;
                     conn::check_protocol_version(&conn, false).await?;
                     drop(conn);
                     conn::migrate(&self.transport, &opened).await?;

@@ -7,13 +7,15 @@ use serde_json::Value;
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use tokio_postgres::Row;
 
-use super::conn::{db_error, Dsn};
+use super::conn::{db_error, quoted_schema, Dsn};
 use super::transport::{Param, PgRow, Session, Transaction, Transport};
 use crate::error::{Error, Result};
 
 pub struct NativeTransport {
     pub dsn: Dsn,
     pub pool_size: usize,
+    /// Every connection's only schema, created at open if absent.
+    pub schema: Option<String>,
 }
 
 #[async_trait]
@@ -28,17 +30,36 @@ impl Transport for NativeTransport {
     }
 
     async fn open(&self) -> Result<Pool> {
+        let mut config = self.dsn.config.clone();
+        let quoted = self.schema.as_deref().map(quoted_schema).transpose()?;
+        if let Some(quoted) = &quoted {
+            // Set at startup, so every pooled connection resolves to it alone.
+            let options = config.get_options().unwrap_or("").to_string();
+            config.options(format!("{options} -c search_path={quoted}").trim_start());
+        }
         let manager = Manager::from_config(
-            self.dsn.config.clone(),
+            config,
             self.dsn.tls.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
-        Pool::builder(manager)
+        let pool = Pool::builder(manager)
             .max_size(self.pool_size)
             .build()
-            .map_err(|e| self.dsn.connection_error(e))
+            .map_err(|e| self.dsn.connection_error(e))?;
+        if let Some(quoted) = quoted {
+            let created = async {
+                let client = self.conn(&pool).await?;
+                Session::batch(&client, &format!("create schema if not exists {quoted}")).await
+            }
+            .await;
+            if let Err(err) = created {
+                pool.close();
+                return Err(err);
+            }
+        }
+        Ok(pool)
     }
 
     fn release(&self, pool: Pool) {
