@@ -15,6 +15,7 @@ mod watch;
 mod worker;
 
 pub use backpressure::NativeGate;
+pub use executor::quote_schema;
 pub use retention::NativeRetention;
 pub use store::NativeStore;
 pub use watch::{NativeWatch, DEFAULT_WATCH_POLL_MS};

@@ -1196,7 +1196,7 @@ async fn existing_mode_refuses_a_foreign_database_and_never_migrates() {
             .unwrap()
             .get::<_, i64>(0)
     };
-    let store = Store::postgres_with(&db.dsn, Some(1.0), OpenMode::Existing).unwrap();
+    let store = Store::postgres_with(&db.dsn, Some(1.0), None, OpenMode::Existing).unwrap();
     match store.stats(None).await {
         Err(Error::NoCairnqDatabase { code, message }) => {
             assert_eq!(code, NOT_CAIRNQ_CODE);
@@ -1228,7 +1228,7 @@ async fn existing_mode_refuses_a_foreign_database_and_never_migrates() {
         .execute("delete from cairnq_migrations where name = $1", &[&last])
         .await
         .unwrap();
-    let store = Store::postgres_with(&db.dsn, Some(1.0), OpenMode::Existing).unwrap();
+    let store = Store::postgres_with(&db.dsn, Some(1.0), None, OpenMode::Existing).unwrap();
     let listed = store.list(ListInput::default()).await.unwrap();
     assert_eq!(
         listed.iter().map(|t| t.id.clone()).collect::<Vec<_>>(),
