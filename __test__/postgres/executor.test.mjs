@@ -7,6 +7,7 @@
 // use it, on a database of each test's own.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import path from "node:path";
 
 import pg from "pg";
 
@@ -20,10 +21,11 @@ import {
   Worker,
   createPoolExecutor,
 } from "../../index.mjs";
-import { claimTask, defer, manageWorker, openClient, rejectionOf, waitFor } from "../helpers.mjs";
-import { PG_SKIP, createDatabase, dsnWithDatabase, psql } from "./pg-helpers.mjs";
+import { claimTask, defer, manageWorker, openClient, rejectionOf, spawnScript, waitFor } from "../helpers.mjs";
+import { PG_FIXTURES, PG_SKIP, createDatabase, dsnWithDatabase, psql } from "./pg-helpers.mjs";
 
 const SUITE_TIMEOUT_MS = 180_000;
+const SUCCEED_IN_WORKER = path.join(PG_FIXTURES, "succeed-in-worker.mjs");
 const UNSUPPORTED =
   "this store cannot share a transaction with the caller — completeIn requires a Postgres store (see PgExecutor)";
 
@@ -378,5 +380,62 @@ describe("schema", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
     const deliberate = closeLater(t, CairnQ.postgres(dsn, { schema: "public" }));
     await deliberate.submit("job", null);
     assert.equal(await tablesIn(adminDsn, database, "public"), 4, "an explicit schema is a separate installation");
+  });
+});
+
+describe("succeedIn under SIGKILL", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
+  test("workers killed at random: no row without its settlement, no settlement without its row", async (t) => {
+    const { dsn, adminDsn, database } = await createDatabase(t);
+    const admin = dsnWithDatabase(adminDsn, database);
+    await psql(admin, "create table invoices (task_id text primary key, amount int not null)");
+    const client = closeLater(t, CairnQ.postgres(dsn));
+    const TASKS = 40;
+    const ids = [];
+    for (let i = 0; i < TASKS; i++) ids.push((await client.submit("bill", { amount: i }, { maxAttempts: 50 })).id);
+
+    const config = { dsn, leaseMs: 1_000, holdMs: 60 };
+    const spawnWorker = () => spawnScript(t, SUCCEED_IN_WORKER, config);
+    const live = [spawnWorker(), spawnWorker(), spawnWorker()];
+    let kills = 0;
+    let midWrite = 0;
+    const seen = new Set();
+    const finished = async () => (await client.stats())?.default?.succeeded === TASKS;
+    while (!(await finished())) {
+      // Kill one worker the moment it reports a write in flight, or, on
+      // every third round, the moment it is serving: a random one each time.
+      const victim = live[Math.floor(Math.random() * live.length)];
+      const inFlight = kills % 3 !== 2;
+      const event = await waitFor(
+        async () =>
+          victim.events().find((e) => (inFlight ? e.event === "writing" && !seen.has(`${victim.pid}:${e.id}`) : e.event === "serving")) ??
+          ((await finished()) ? { event: "done" } : null),
+        { timeoutMs: 60_000, intervalMs: 5, message: `no progress; ${victim.tail()}` },
+      );
+      if (event.event === "done") break;
+      if (event.id) seen.add(`${victim.pid}:${event.id}`);
+      victim.kill("SIGKILL");
+      await victim.exited;
+      kills++;
+      if (event.event === "writing") midWrite++;
+      live.splice(live.indexOf(victim), 1, spawnWorker());
+    }
+    for (const proc of live) proc.kill("SIGKILL");
+    assert.ok(kills >= 5 && midWrite >= 3, `kills ${kills}, mid-write ${midWrite}`);
+
+    const tasks = await Promise.all(ids.map((id) => client.get(id)));
+    const rows = new Map(
+      (await psql(admin, "select task_id || ':' || amount from invoices"))
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => line.split(":"))
+        .map(([id, amount]) => [id, Number(amount)]),
+    );
+    for (const task of tasks) {
+      assert.equal(task.status, "succeeded", `${task.id}: ${task.status}`);
+      assert.ok(rows.has(task.id), `${task.id} succeeded without its row`);
+      assert.deepEqual(task.result, { amount: rows.get(task.id) });
+    }
+    assert.equal(rows.size, TASKS, "a row without its settlement");
+    assert.ok(tasks.some((task) => task.attempt > 1), "some task was re-run after a kill");
   });
 });
