@@ -214,6 +214,10 @@ async function createPoolExecutor(dsn, opts = {}) {
     throw new Error("PostgresStore requires the 'pg' package — install it (e.g. `npm i pg`)");
   }
   const pool = new pg.Pool({ connectionString: dsn, max: opts.max });
+  // An idle connection the server ends (a restart, an administrator) is
+  // dropped from the pool and replaced on demand: not a process-killing
+  // 'error' event.
+  pool.on("error", () => {});
   if (quoted !== null) {
     // Before the first connection, so every one (that one too) gets it; a
     // connection that cannot take it is ended, failing its first statement.
@@ -238,6 +242,12 @@ async function createPoolExecutor(dsn, opts = {}) {
       const client = await pool.connect();
       /** @type {unknown} */
       let broken;
+      // A connection lost between statements must fail this transaction,
+      // not surface as an unhandled 'error' event.
+      const lost = (/** @type {unknown} */ err) => {
+        broken = err;
+      };
+      client.on("error", lost);
       try {
         await client.query("begin");
         const value = await fn(session(client));
@@ -249,6 +259,7 @@ async function createPoolExecutor(dsn, opts = {}) {
         });
         throw err;
       } finally {
+        client.off("error", lost);
         client.release(broken);
       }
     },

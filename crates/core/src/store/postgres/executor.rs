@@ -244,7 +244,20 @@ impl Transport for ExecutorTransport {
     }
 
     async fn begin(&self, _: &()) -> Result<ExecutorTx> {
-        let id = run(&*self.executor, json!({"op": "begin"})).await?;
+        // Run to its end even if the caller gives up meanwhile: a transaction
+        // the executor opened for nobody is rolled back, never left holding
+        // one of the application's connections.
+        let executor = self.executor.clone();
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        tokio::spawn(async move {
+            let begun = run(&*executor, json!({"op": "begin"})).await;
+            if let Err(Ok(id)) = answer.send(begun) {
+                let _ = run(&*executor, json!({"op": "end", "tx": id, "commit": false})).await;
+            }
+        });
+        let id = answered
+            .await
+            .map_err(|_| Error::Connection("the executor's begin was abandoned".into()))??;
         let id = id
             .as_u64()
             .ok_or_else(|| Error::Connection("the executor answered begin without an id".into()))?;

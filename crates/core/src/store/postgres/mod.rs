@@ -31,6 +31,9 @@ use crate::error::{Error, Result};
 use crate::protocol::{self, specialize, ClaimShape, POSTGRES as SQL};
 use crate::task::{Status, Task};
 
+/// An open shared transaction; `None` once its owner has ended it.
+type SharedSlot<X> = Arc<tokio::sync::Mutex<Option<X>>>;
+
 /// Pool size when none is given: what node-postgres, the reference's driver, uses.
 pub const DEFAULT_POOL_SIZE: usize = 10;
 
@@ -49,7 +52,8 @@ pub struct PostgresBackend<T: Transport> {
     last_failure: Mutex<Option<(u64, Error)>>,
     wakes: PushWakes,
     /// Transactions a caller shares (`completeIn`), by id.
-    shared: Mutex<HashMap<u64, T::Tx>>,
+    /// A caller's statements may overlap (`Promise.all`): each waits its turn.
+    shared: Mutex<HashMap<u64, SharedSlot<T::Tx>>>,
     next_shared: AtomicU64,
 }
 
@@ -191,12 +195,21 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
         self.transport.begin(&opened).await
     }
 
-    fn take_shared(&self, id: u64) -> Result<T::Tx> {
-        self.shared
-            .lock()
-            .expect("shared transactions")
-            .remove(&id)
-            .ok_or_else(|| Error::Invalid(format!("no open shared transaction {id}")))
+    fn shared_slot(&self, id: u64, end: bool) -> Result<SharedSlot<T::Tx>> {
+        let mut shared = self.shared.lock().expect("shared transactions");
+        let slot = if end {
+            shared.remove(&id)
+        } else {
+            shared.get(&id).cloned()
+        };
+        slot.ok_or_else(|| Error::Invalid(format!("no open shared transaction {id}")))
+    }
+
+    /// The shared transaction `id`, no longer shared: the caller ends it.
+    async fn take_shared(&self, id: u64) -> Result<T::Tx> {
+        let slot = self.shared_slot(id, true)?;
+        let taken = slot.lock().await.take();
+        taken.ok_or_else(|| Error::Invalid(format!("no open shared transaction {id}")))
     }
 }
 
@@ -681,7 +694,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         self.shared
             .lock()
             .expect("shared transactions")
-            .insert(id, tx);
+            .insert(id, Arc::new(tokio::sync::Mutex::new(Some(tx))));
         Ok(SharedTx { id, session })
     }
 
@@ -691,16 +704,15 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         sql: String,
         values: Option<String>,
     ) -> Result<String> {
-        let tx = self.take_shared(id)?;
-        let answer = match values {
+        let slot = self.shared_slot(id, false)?;
+        let held = slot.lock().await;
+        let tx = held
+            .as_ref()
+            .ok_or_else(|| Error::Invalid(format!("no open shared transaction {id}")))?;
+        match values {
             Some(values) => tx.query_objects(&sql, &values).await,
             None => tx.batch(&sql).await.map(|()| "[]".to_string()),
-        };
-        self.shared
-            .lock()
-            .expect("shared transactions")
-            .insert(id, tx);
-        answer
+        }
     }
 
     async fn shared_tx_complete(
@@ -709,12 +721,12 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         owned: Owned,
         result: Option<String>,
     ) -> Result<Task> {
-        let tx = self.take_shared(id)?;
+        let tx = self.take_shared(id).await?;
         let completed = owned_write(&tx, SQL.complete, &owned, &params![&result]).await;
         end_tx(tx, completed).await
     }
 
     async fn shared_tx_abort(&self, id: u64) -> Result<()> {
-        self.take_shared(id)?.rollback().await
+        self.take_shared(id).await?.rollback().await
     }
 }
