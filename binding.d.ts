@@ -28,6 +28,11 @@ export declare class NativeContext {
   get settled(): boolean
   get lostLease(): boolean
   get cancelSeen(): boolean
+  /**
+   * `ctx.succeedIn`: settle in the shared transaction `shared`; the row
+   * as JSON, or `undefined` when already settled.
+   */
+  completeShared(shared: number, resultJson?: string | undefined | null): Promise<string | null>
   markSettled(): void
   markLeaseLost(): void
   observeCancel(requested: boolean): void
@@ -57,7 +62,7 @@ export declare class NativeStore {
    * migrating one (`OpenMode::Existing`, for the command line and dashboard).
    */
   static sqlite(path: string, busyTimeoutMs?: number | undefined | null, existing?: boolean | undefined | null): NativeStore
-  static postgres(dsn: string, max?: number | undefined | null, existing?: boolean | undefined | null): NativeStore
+  static postgres(dsn: string, max?: number | undefined | null, schema?: string | undefined | null, existing?: boolean | undefined | null): NativeStore
   /** Resolves when work may be claimable on `queues`, after `timeoutMs` at the latest. */
   claimWake(queues: Array<string>, timeoutMs: number): Promise<void>
   /** Resolves when the task may have finished, after `timeoutMs` at the latest. */
@@ -97,6 +102,23 @@ export declare class NativeStore {
   /** `[[id, cancelRequested], …]` for the tasks still owned. */
   heartbeatBatch(taskIds: Array<string>, workerId: string, leaseMs?: number | undefined | null): Promise<Array<[string, boolean]>>
   openClaimSession(args: ClaimArgs): NativeClaimSession
+  /** A Postgres store running every statement through `call` (`lib/executor.js`). */
+  static executor(call: ExecutorFn, schema?: string | undefined | null): NativeStore
+  /** A notification the executor's `listen` delivered. */
+  notify(channel: string, payload: string): void
+  /** The executor's LISTEN ended (its `onClose`): retried with backoff. */
+  listenClosed(): void
+  /** Whether push wakeups are live. */
+  listening(): boolean
+  sharedTxOpen(): Promise<SharedTxObject>
+  /**
+   * One statement of the caller in the shared transaction; rows as JSON.
+   * Without values: SQL of any number of statements (`session.exec`).
+   */
+  sharedTxQuery(id: number, sql: string, valuesJson?: string | undefined | null): Promise<string>
+  /** Settle the task in the shared transaction and commit; the row as JSON. */
+  sharedTxComplete(id: number, taskId: string, workerId: string, resultJson?: string | undefined | null): Promise<string>
+  sharedTxAbort(id: number): Promise<void>
 }
 
 export declare class NativeWatch {
@@ -198,6 +220,12 @@ export interface PurgeArgs {
   limit?: number
 }
 
+/**
+ * `schema` double-quoted, or the refusal of a name that is not a plain
+ * identifier (`createPoolExecutor` checks with it, as a DSN store does).
+ */
+export declare function quoteSchema(schema: string): string
+
 export interface RegistrationArgs {
   batch?: number
   concurrency?: number
@@ -226,6 +254,15 @@ export interface RuleArgs {
   queue?: string
   status?: string
   name?: string
+}
+
+/**
+ * What `completeIn` opened: `session` is the executor's transaction id
+ * when the executor holds it.
+ */
+export interface SharedTxObject {
+  id: number
+  session?: number
 }
 
 /** `{id, status}` as `getStatus` returns it. */

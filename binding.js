@@ -844,3 +844,4 @@ module.exports.NativeWatch = nativeBinding.NativeWatch
 module.exports.NativeWorker = nativeBinding.NativeWorker
 module.exports.DEFAULT_WATCH_POLL_MS = nativeBinding.DEFAULT_WATCH_POLL_MS
 module.exports.OutcomeKind = nativeBinding.OutcomeKind
+module.exports.quoteSchema = nativeBinding.quoteSchema

@@ -350,6 +350,48 @@ export declare class ListenUnavailable extends Error {
 }
 
 // ---------------------------------------------------------------------------
+// Postgres through the application's connection (docs/api.md, "PgExecutor")
+// ---------------------------------------------------------------------------
+
+/** A result row as the driver produced it. */
+export type Row = Record<string, unknown>;
+
+/** A connection or transaction: parameterized statements and parameterless SQL. */
+export interface PgSession {
+  /** One statement with `$1…$n` placeholders; resolves to the row objects. */
+  query(text: string, values?: readonly unknown[]): Promise<Row[]>;
+  /** Parameterless SQL, possibly several statements (simple query protocol). */
+  exec(sql: string): Promise<void>;
+}
+
+/** The application's Postgres connection, which cairnq runs everything through and never closes. */
+export interface PgExecutor extends PgSession {
+  /** BEGIN on one connection, `fn(session)`, COMMIT; ROLLBACK and rethrow if `fn` throws. */
+  tx<T>(fn: (session: PgSession) => Promise<T>): Promise<T>;
+  /**
+   * Optional: LISTEN on `channels`; resolves to a stop function. Throw
+   * `ListenUnavailable` when it can never work; other failures are retried.
+   */
+  listen?(
+    channels: string[],
+    onNotify: (channel: string, payload: string) => void,
+    onClose: () => void,
+  ): Promise<() => void | Promise<void>>;
+  /** Called only on executors cairnq created itself. */
+  close?(): Promise<void>;
+}
+
+/**
+ * A `PgExecutor` over a node-postgres pool (the `pg` package must be
+ * installed). With `schema`, the schema is created if absent and every
+ * connection's search_path is that schema only.
+ */
+export declare function createPoolExecutor(
+  dsn: string,
+  opts?: { max?: number; schema?: string },
+): Promise<PgExecutor & { close(): Promise<void> }>;
+
+// ---------------------------------------------------------------------------
 // Stores (docs/api.md, "Stores")
 // ---------------------------------------------------------------------------
 
@@ -417,6 +459,15 @@ export declare abstract class TaskStore {
   }): Promise<Task>;
   succeed(input: { taskId: string; workerId: string; result: unknown }): Promise<Task>;
   complete(input: { taskId: string; workerId: string; result: unknown }): Promise<Task>;
+  /**
+   * `fn(session)`, then `complete` with its value, in one transaction
+   * (Postgres only; `UnsupportedBackend` elsewhere). A lost lease rolls both
+   * back with `LostLease`.
+   */
+  completeIn<S = PgSession, T = unknown>(
+    owner: { taskId: string; workerId: string },
+    fn: (session: S) => Promise<T>,
+  ): Promise<{ task: Task; value: T }>;
   fail(input: {
     taskId: string;
     workerId: string;
@@ -435,10 +486,14 @@ export declare class SQLiteStore extends TaskStore {
   protocolVersion(): Promise<number>;
 }
 
-/** PostgreSQL backend; `dsn` is a libpq connection string. */
+/**
+ * PostgreSQL backend: a libpq connection string (the store owns its pool),
+ * or the application's `PgExecutor` (used as is, never closed).
+ */
 export declare class PostgresStore extends TaskStore {
-  /** `max`: pool size. */
-  constructor(dsn: string, opts?: { max?: number });
+  /** `max`: pool size (DSN only). */
+  /** `schema`: the installation's schema (a DSN store creates it; see docs/api.md). */
+  constructor(source: string | PgExecutor, opts?: { max?: number; schema?: string });
   connect(): Promise<void>;
   close(): Promise<void>;
   protocolVersion(): Promise<number>;
@@ -454,7 +509,7 @@ export declare class PostgresStore extends TaskStore {
 export declare class CairnQ {
   constructor(store: TaskStore, opts?: ClientOptions);
   static sqlite(path: string, opts?: { busyTimeoutMs?: number } & ClientOptions): CairnQ;
-  static postgres(dsn: string, opts?: { max?: number } & ClientOptions): CairnQ;
+  static postgres(source: string | PgExecutor, opts?: { max?: number; schema?: string } & ClientOptions): CairnQ;
 
   get store(): TaskStore;
   connect(): Promise<void>;
@@ -551,7 +606,10 @@ export declare class Worker {
   /** Creates and owns a `SQLiteStore`; `queues` default `["default"]`. */
   static sqlite(path: string, opts?: WorkerOptions & { queues?: string[]; busyTimeoutMs?: number }): Worker;
   /** Creates and owns a `PostgresStore`; `queues` default `["default"]`. */
-  static postgres(dsn: string, opts?: WorkerOptions & { queues?: string[]; max?: number }): Worker;
+  static postgres(
+    source: string | PgExecutor,
+    opts?: WorkerOptions & { queues?: string[]; max?: number; schema?: string },
+  ): Worker;
 
   /** `worker_` + 26-char ULID. */
   /** This worker's id (the `worker_id` of the tasks it holds). */
@@ -621,6 +679,11 @@ export declare class TaskContext {
   canceled(): Promise<boolean>;
   /** Finish as succeeded now (a pending cancel wins); `null` if already settled. */
   succeed(result?: unknown): Promise<Task | null>;
+  /**
+   * `write(session)` and the settlement as succeeded, in one transaction
+   * (`store.completeIn`); `null` if already settled. Postgres only.
+   */
+  succeedIn<T>(write: (session: PgSession) => Promise<T>): Promise<Task | null>;
   /** Finish as failed now (retryable by default, with backoff); `null` if already settled. */
   fail(reason?: FailReason, opts?: { retryable?: boolean }): Promise<Task | null>;
 

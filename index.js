@@ -8,6 +8,7 @@ const { QueueDepthGate, RetentionSweeper } = require("./lib/housekeeping.js");
 const { TaskStore, SQLiteStore, PostgresStore, DEFAULT_WATCH_POLL_MS } = require("./lib/store.js");
 const models = require("./lib/models.js");
 const errors = require("./lib/errors.js");
+const { createPoolExecutor } = require("./lib/executor.js");
 
 // The dashboard loads on first use: importing the package stays as cheap as before.
 /** @param {import("./index.js").DashboardOptions} options */
@@ -54,5 +55,6 @@ module.exports = {
   SchemaMismatch: errors.SchemaMismatch,
   UnsupportedBackend: errors.UnsupportedBackend,
   ListenUnavailable: errors.ListenUnavailable,
+  createPoolExecutor,
   DEFAULT_WATCH_POLL_MS,
 };

@@ -36,5 +36,6 @@ export const {
   SchemaMismatch,
   UnsupportedBackend,
   ListenUnavailable,
+  createPoolExecutor,
   DEFAULT_WATCH_POLL_MS,
 } = cairnq;

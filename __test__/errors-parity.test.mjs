@@ -28,6 +28,8 @@ const NATIVE_CLASSES = [
   "TaskTimeout",
   "ProtocolVersionMismatch",
   "SerializationError",
+  "SchemaMismatch",
+  "UnsupportedBackend",
   "EventLoopBlocked",
 ];
 

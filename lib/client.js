@@ -58,12 +58,12 @@ class CairnQ {
   }
 
   /**
-   * @param {string} dsn
-   * @param {{ max?: number } & ClientOptions} [opts]
+   * @param {string | import("../index.js").PgExecutor} source a DSN, or the application's executor
+   * @param {{ max?: number, schema?: string } & ClientOptions} [opts]
    */
-  static postgres(dsn, opts = {}) {
-    const { max, ...rest } = opts;
-    return new CairnQ(new PostgresStore(dsn, { max }), rest);
+  static postgres(source, opts = {}) {
+    const { max, schema, ...rest } = opts;
+    return new CairnQ(new PostgresStore(source, { max, schema }), rest);
   }
 
   get store() {

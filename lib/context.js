@@ -45,6 +45,7 @@ function endedHalf(store, taskId) {
     heartbeat: refuse,
     succeed: refuse,
     fail: refuse,
+    completeShared: refuse,
     canceled: () =>
       store.get(taskId).then((row) => !row || row.cancel_requested_at_ms != null || row.status === "canceled"),
   };
@@ -199,6 +200,25 @@ class TaskContext {
     if (this.settled) return null;
     const encoded = dumpOptionalJson(result);
     return this._gated(this._native.succeed(encoded ?? undefined));
+  }
+
+  /**
+   * Run `write` and finish as succeeded with what it returned, both in one
+   * transaction (`store.completeIn`); null if already settled. The worker
+   * does not settle the task again. A lost lease rolls `write`'s rows back
+   * and rejects with LostLease. Postgres only (UnsupportedBackend elsewhere).
+   * @template T
+   * @param {(session: any) => Promise<T>} write
+   * @returns {Promise<Task | null>}
+   */
+  async succeedIn(write) {
+    if (this.settled) return null;
+    if (this.lostLease) throw new LostLease(this._task.id);
+    const native = this._native;
+    const { task } = await this._store._completeIn(write, (id, resultJson) =>
+      this._gated(native.completeShared(id, resultJson ?? undefined)),
+    );
+    return task ?? null;
   }
 
   /**

@@ -302,6 +302,10 @@ function fromReason(text) {
       return given(message, () => new ProtocolVersionMismatch(message));
     case "SerializationError":
       return given(message, () => new SerializationError(message));
+    case "SchemaMismatch":
+      return given(message, () => new SchemaMismatch(message));
+    case "UnsupportedBackend":
+      return given(message, () => new UnsupportedBackend(message));
     case "EventLoopBlocked":
       return given(message, () => new EventLoopBlocked(body.lateMs, body.intervalMs, body.leaseMs));
     default: {

@@ -7,6 +7,7 @@
 const { NativeStore, NativeWatch, DEFAULT_WATCH_POLL_MS } = require("./native.js");
 const { fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
+const { ExecutorBridge, isExecutor, bigints } = require("./executor.js");
 const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 
 /**
@@ -450,6 +451,64 @@ class TaskStore {
   }
 
   /**
+   * Run `fn` in a transaction, then settle the task as `complete` with what
+   * it returned, in that same transaction: both commit or neither does. A
+   * lost lease rolls both back with LostLease; a pending cancel ends the row
+   * `canceled` and still commits `fn`'s writes. Postgres only: elsewhere it
+   * rejects with UnsupportedBackend. `fn` must be safe to run again.
+   * @template S, T
+   * @param {{ taskId: string, workerId: string }} owner
+   * @param {(session: S) => Promise<T>} fn
+   * @returns {Promise<{ task: Task, value: T }>}
+   */
+  completeIn(owner, fn) {
+    const { taskId, workerId } = owner;
+    return this._completeIn(fn, (id, resultJson) =>
+      this._native
+        .sharedTxComplete(id, taskId, workerId, resultJson)
+        .then((row) => /** @type {Task} */ (parseRow(row)), raise),
+    );
+  }
+
+  /**
+   * @internal `completeIn` with its settlement given: `settle(transaction id,
+   * result JSON)` completes the task in the shared transaction and commits.
+   * @template T, R
+   * @param {(session: any) => Promise<T>} fn
+   * @param {(id: number, resultJson: string | undefined) => Promise<R>} settle
+   * @returns {Promise<{ task: R, value: T }>}
+   */
+  async _completeIn(fn, settle) {
+    const shared = await this._native.sharedTxOpen().catch(raise);
+    let value;
+    let resultJson;
+    try {
+      value = await fn(this._sessionOf(shared));
+      resultJson = dumpOptionalJson(value) ?? undefined;
+    } catch (err) {
+      await this._native.sharedTxAbort(shared.id).catch(() => {});
+      throw err;
+    }
+    return { task: await settle(shared.id, resultJson), value };
+  }
+
+  /**
+   * @internal The caller's session in a shared transaction on the native
+   * connection: `query(text, values)` resolves to row objects, `exec(sql)`
+   * runs parameterless SQL.
+   * @param {{ id: number, session?: number | null }} shared
+   * @returns {import("../index.js").PgSession}
+   */
+  _sessionOf(shared) {
+    const native = this._native;
+    return {
+      query: (text, values = []) =>
+        native.sharedTxQuery(shared.id, text, JSON.stringify(values, bigints)).then((rows) => JSON.parse(rows), raise),
+      exec: (sql) => native.sharedTxQuery(shared.id, sql, undefined).then(() => undefined, raise),
+    };
+  }
+
+  /**
    * @internal Poll until terminal (docs/api.md, "Waits and call"); used by
    * CairnQ.wait/call.
    * @param {string} taskId
@@ -538,14 +597,50 @@ class SQLiteStore extends TaskStore {
 
 class PostgresStore extends TaskStore {
   /**
+   * `source`: a DSN (the store opens and owns a native pool) or the
+   * application's `PgExecutor` (every statement, transaction and LISTEN runs
+   * through it; the store never closes it, and `max` does not apply).
+   * `schema`: the installation's schema. A DSN store creates it if absent
+   * and resolves every connection to it alone; an executor must set its own
+   * search_path to it. Either way connect refuses with SchemaMismatch when
+   * the connection resolves elsewhere, or (without `schema`) when it would
+   * start a second installation beside an existing one.
    * `existing`: as for SQLiteStore.
-   * @param {string} dsn
-   * @param {{ max?: number, existing?: boolean }} [opts]
+   * @param {string | import("../index.js").PgExecutor} source
+   * @param {{ max?: number, schema?: string, existing?: boolean }} [opts]
    */
-  constructor(dsn, opts = {}) {
-    super(nativeSync(() => NativeStore.postgres(dsn, opts.max ?? undefined, opts.existing === true)));
+  constructor(source, opts = {}) {
+    if (typeof source === "string") {
+      super(
+        nativeSync(() =>
+          NativeStore.postgres(source, opts.max ?? undefined, opts.schema ?? undefined, opts.existing === true),
+        ),
+      );
+      /** @type {ExecutorBridge | null} */
+      this._bridge = null;
+    } else if (isExecutor(source)) {
+      const bridge = new ExecutorBridge(/** @type {import("../index.js").PgExecutor} */ (source));
+      super(NativeStore.executor((/** @type {string} */ text) => bridge.handle(text), opts.schema ?? undefined));
+      bridge.native = this._native;
+      this._bridge = bridge;
+    } else {
+      throw new TypeError(
+        "PostgresStore needs a connection string or a PgExecutor (an object with query, exec and tx functions)",
+      );
+    }
     // Every Postgres write crosses the network: none can run inline.
     this._inlineWrites = false;
+  }
+
+  /**
+   * @internal The caller's session in a shared transaction: the executor's
+   * own one, or the native transaction's `query`/`exec`.
+   * @param {{ id: number, session?: number | null }} shared
+   * @returns {import("../index.js").PgSession}
+   */
+  _sessionOf(shared) {
+    if (this._bridge && shared.session != null) return this._bridge.session(shared.session);
+    return super._sessionOf(shared);
   }
 
   /**

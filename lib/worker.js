@@ -109,12 +109,12 @@ class Worker {
   }
 
   /**
-   * @param {string} dsn
-   * @param {WorkerOptions & { queues?: string[], max?: number }} [opts]
+   * @param {string | import("../index.js").PgExecutor} source a DSN, or the application's executor
+   * @param {WorkerOptions & { queues?: string[], max?: number, schema?: string }} [opts]
    */
-  static postgres(dsn, opts = {}) {
-    const { queues = ["default"], max, ...rest } = opts;
-    return owned(new Worker(new PostgresStore(dsn, { max }), queues, rest));
+  static postgres(source, opts = {}) {
+    const { queues = ["default"], max, schema, ...rest } = opts;
+    return owned(new Worker(new PostgresStore(source, { max, schema }), queues, rest));
   }
 
   /** This worker's id, the `worker_id` on the tasks it holds. */

@@ -85,6 +85,8 @@ pub fn reason(err: &Error) -> String {
         Error::Invalid(_)
         | Error::ProtocolVersionMismatch { .. }
         | Error::Serialization(_)
+        | Error::UnsupportedBackend(_)
+        | Error::SchemaMismatch(_)
         | Error::Connection(_) => {}
     }
     serde_json::to_string(&reason).expect("an error reason encodes")
@@ -227,6 +229,10 @@ mod tests {
                     message: "duplicate key value violates unique constraint".into(),
                 },
             ],
+            SchemaMismatch(_) => [Error::SchemaMismatch(
+                "cairnq is configured for schema \"billing\" but this connection resolves to \"public\" — check the connection's search_path".into(),
+            )],
+            UnsupportedBackend(_) => [Error::UnsupportedBackend(cairnq_core::error::NO_SHARED_TX.into())],
             Connection(_) => [Error::Connection("unable to open database file: /nonexistent/q.db".into())],
             NoCairnqDatabase { .. } => [
                 Error::no_database("no cairnq database at missing.db: the file does not exist (nothing was created)".into()),
@@ -279,9 +285,10 @@ mod tests {
                     Value::Null,
                 )
             }
-            Error::ProtocolVersionMismatch { .. } | Error::Serialization(_) => {
-                (json!({}), json!([err.to_string()]), Value::Null)
-            }
+            Error::ProtocolVersionMismatch { .. }
+            | Error::Serialization(_)
+            | Error::UnsupportedBackend(_)
+            | Error::SchemaMismatch(_) => (json!({}), json!([err.to_string()]), Value::Null),
             Error::EventLoopBlocked {
                 late_ms,
                 interval_ms,

@@ -9,10 +9,13 @@ mod backpressure;
 mod errors;
 mod retention;
 mod store;
+// After `store`: its `#[napi] impl NativeStore` needs the struct seen first.
+mod executor;
 mod watch;
 mod worker;
 
 pub use backpressure::NativeGate;
+pub use executor::quote_schema;
 pub use retention::NativeRetention;
 pub use store::NativeStore;
 pub use watch::{NativeWatch, DEFAULT_WATCH_POLL_MS};

@@ -351,6 +351,14 @@ fn stats_json(stats: &Stats) -> String {
 #[napi]
 pub struct NativeStore {
     pub(crate) inner: Arc<Store>,
+    /// The backend of an executor store, which its JS side feeds notifications.
+    pub(crate) executor: Option<
+        Arc<
+            cairnq_core::store::postgres::PostgresBackend<
+                cairnq_core::store::postgres::executor::ExecutorTransport,
+            >,
+        >,
+    >,
 }
 
 #[napi]
@@ -365,13 +373,22 @@ impl NativeStore {
     ) -> NativeStore {
         NativeStore {
             inner: Store::sqlite_with(&path, busy_timeout_ms, open_mode(existing)),
+            executor: None,
         }
     }
 
     #[napi(factory)]
-    pub fn postgres(dsn: String, max: Option<f64>, existing: Option<bool>) -> Result<NativeStore> {
-        Store::postgres_with(&dsn, max, open_mode(existing))
-            .map(|inner| NativeStore { inner })
+    pub fn postgres(
+        dsn: String,
+        max: Option<f64>,
+        schema: Option<String>,
+        existing: Option<bool>,
+    ) -> Result<NativeStore> {
+        Store::postgres_with(&dsn, max, schema, open_mode(existing))
+            .map(|inner| NativeStore {
+                inner,
+                executor: None,
+            })
             .js()
     }
 

@@ -373,6 +373,21 @@ impl NativeContext {
         self.inner.cancel_seen()
     }
 
+    /// `ctx.succeedIn`: settle in the shared transaction `shared`; the row
+    /// as JSON, or `undefined` when already settled.
+    #[napi]
+    pub async fn complete_shared(
+        &self,
+        shared: f64,
+        result_json: Option<String>,
+    ) -> Result<Option<String>> {
+        self.inner
+            .complete_shared(shared as u64, result_json)
+            .await
+            .map(|task| task.map(|t| t.to_json()))
+            .js()
+    }
+
     #[napi]
     pub fn mark_settled(&self) {
         self.inner.mark_settled();

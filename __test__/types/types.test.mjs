@@ -33,6 +33,7 @@ const VALUE_EXPORTS = [
   "createDashboard", "toNodeHandler",
   // Additions of the 0.8–0.12 API (docs/api.md).
   "SchemaMismatch", "UnsupportedBackend", "ListenUnavailable", "isTerminalStatus", "DEFAULT_WATCH_POLL_MS",
+  "createPoolExecutor",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions", "ClientOptions", "SubmitOptions", "BackpressureOptions", "QueueDepthLimit",
@@ -40,6 +41,7 @@ const TYPE_EXPORTS = [
   "TaskDef", "ListInput", "PurgeInput", "SubmitInput", "Conflict", "Task", "TaskStatus", "FailReason",
   "DashboardOptions", "DashboardHandler", "NodeRequestHandler",
   "TaskRef", "TerminalStatus", "WaitOptions", "RetentionCutoffs", "RetentionRule", "WatchOptions", "WatchSignal",
+  "PgExecutor", "PgSession", "Row",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */

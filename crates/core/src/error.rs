@@ -43,6 +43,13 @@ pub enum Error {
     ProtocolVersionMismatch { found: String },
     #[error("{0}")]
     Serialization(String),
+    /// A Postgres connection would split or miss the installation
+    /// (docs/protocol.md, "Connection setup (Postgres)").
+    #[error("{0}")]
+    SchemaMismatch(String),
+    /// This store cannot do what was asked (`completeIn` on SQLite).
+    #[error("{0}")]
+    UnsupportedBackend(String),
     /// The database refused or failed a statement. `code` is the driver's code
     /// (`SQLITE_BUSY`, a Postgres SQLSTATE, …) so callers can branch on it.
     #[error("{message}")]
@@ -79,6 +86,8 @@ impl Error {
             Error::TaskTimeout { .. } => "TaskTimeout",
             Error::ProtocolVersionMismatch { .. } => "ProtocolVersionMismatch",
             Error::Serialization(_) => "SerializationError",
+            Error::UnsupportedBackend(_) => "UnsupportedBackend",
+            Error::SchemaMismatch(_) => "SchemaMismatch",
             Error::EventLoopBlocked { .. } => "EventLoopBlocked",
             Error::Invalid(_)
             | Error::Database { .. }
@@ -96,6 +105,9 @@ impl Error {
 pub const NO_DATABASE_CODE: &str = "CAIRNQ_NO_DATABASE";
 /// `Error::NoCairnqDatabase`'s code for a database that is not cairnq's.
 pub const NOT_CAIRNQ_CODE: &str = "CAIRNQ_NOT_CAIRNQ";
+
+/// `completeIn`'s refusal on a store without a transaction to share.
+pub const NO_SHARED_TX: &str = "this store cannot share a transaction with the caller — completeIn requires a Postgres store (see PgExecutor)";
 
 impl Error {
     pub fn no_database(message: String) -> Error {

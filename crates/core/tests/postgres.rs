@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::{Duration, Instant};
 
-use cairnq_core::store::postgres::PostgresBackend;
+use cairnq_core::store::postgres::{NativeTransport, PostgresBackend};
 use cairnq_core::store::{
     ClaimRequest, ListInput, Outcome, Owned, PurgeInput, SubmitInput, Target,
 };
@@ -121,7 +121,7 @@ impl TestDb {
     }
 
     /// A store whose backend the test can ask whether push wakeups are live.
-    fn store_with_backend(&self) -> (Arc<Store>, Arc<PostgresBackend>) {
+    fn store_with_backend(&self) -> (Arc<Store>, Arc<PostgresBackend<NativeTransport>>) {
         let backend = Arc::new(PostgresBackend::new(&self.dsn, None).expect("a valid DSN"));
         (Store::new(backend.clone()), backend)
     }
@@ -240,7 +240,7 @@ where
     }
 }
 
-async fn wait_listening(backend: &PostgresBackend) {
+async fn wait_listening(backend: &PostgresBackend<NativeTransport>) {
     eventually("the LISTEN connection", || async {
         backend.listening().then_some(())
     })
@@ -1196,7 +1196,7 @@ async fn existing_mode_refuses_a_foreign_database_and_never_migrates() {
             .unwrap()
             .get::<_, i64>(0)
     };
-    let store = Store::postgres_with(&db.dsn, Some(1.0), OpenMode::Existing).unwrap();
+    let store = Store::postgres_with(&db.dsn, Some(1.0), None, OpenMode::Existing).unwrap();
     match store.stats(None).await {
         Err(Error::NoCairnqDatabase { code, message }) => {
             assert_eq!(code, NOT_CAIRNQ_CODE);
@@ -1228,7 +1228,7 @@ async fn existing_mode_refuses_a_foreign_database_and_never_migrates() {
         .execute("delete from cairnq_migrations where name = $1", &[&last])
         .await
         .unwrap();
-    let store = Store::postgres_with(&db.dsn, Some(1.0), OpenMode::Existing).unwrap();
+    let store = Store::postgres_with(&db.dsn, Some(1.0), None, OpenMode::Existing).unwrap();
     let listed = store.list(ListInput::default()).await.unwrap();
     assert_eq!(
         listed.iter().map(|t| t.id.clone()).collect::<Vec<_>>(),

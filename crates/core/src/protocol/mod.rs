@@ -123,6 +123,11 @@ statements!(
 pub const SQLITE: Statements = load_statements!("sqlite");
 pub const POSTGRES: Statements = load_statements!("postgres");
 
+/// Postgres only, at connect: the schemas holding cairnq's tables (docs/protocol.md,
+/// "Connection setup (Postgres)").
+pub const POSTGRES_INSTALLATIONS: &str =
+    include_str!("../../protocol/postgres/statements/installations.sql");
+
 /// docs/protocol.md, "Optional filters": `statement` with every term
 /// `(P is null or <condition>)` whose parameter `P` is listed in `set`
 /// rewritten to `<condition>`, so the planner (which plans before any value is

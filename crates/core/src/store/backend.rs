@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::error::Result;
+use crate::error::{Error, Result, NO_SHARED_TX};
 use crate::task::{Status, Task};
 
 /// How a store opens its database (docs/protocol.md, "Migration ledger").
@@ -216,6 +216,16 @@ pub enum WriteOp {
     Heartbeat(Owned, i64),
 }
 
+/// A transaction opened for a caller (`completeIn`): `session` is the
+/// executor's own transaction id, when an executor holds it, so the caller
+/// writes through its own driver; otherwise it writes through
+/// `Backend::shared_tx_query`.
+#[derive(Clone, Copy, Debug)]
+pub struct SharedTx {
+    pub id: u64,
+    pub session: Option<u64>,
+}
+
 /// A write's answer: the row it returns (`None` where a target was missing).
 pub type WriteAnswer = Result<Option<Task>>;
 
@@ -393,5 +403,36 @@ pub trait Backend: Send + Sync + 'static {
     /// Resolves early when `task_id` may have finished; after `timeout` at the latest.
     async fn task_done_wake(&self, _task_id: &str, _since: u64, timeout: Duration) {
         tokio::time::sleep(timeout).await
+    }
+
+    /// Open a transaction the caller writes in before `shared_tx_complete`
+    /// settles its task in it (`completeIn`). Only Postgres has one to share.
+    async fn shared_tx_open(&self) -> Result<SharedTx> {
+        Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
+    }
+    /// One caller statement in the shared transaction: `values` is a JSON
+    /// array, the answer a JSON array of row objects; without `values`, SQL
+    /// of any number of statements, answered by `[]`.
+    async fn shared_tx_query(
+        &self,
+        _id: u64,
+        _sql: String,
+        _values: Option<String>,
+    ) -> Result<String> {
+        Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
+    }
+    /// `complete` in the shared transaction, then commit; a lost lease
+    /// rolls everything back with `LostLease`.
+    async fn shared_tx_complete(
+        &self,
+        _id: u64,
+        _owned: Owned,
+        _result: Option<String>,
+    ) -> Result<Task> {
+        Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
+    }
+    /// Roll the shared transaction back (the caller's writes failed).
+    async fn shared_tx_abort(&self, _id: u64) -> Result<()> {
+        Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
     }
 }

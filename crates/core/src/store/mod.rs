@@ -175,17 +175,23 @@ impl Store {
 
     /// A Postgres store; `max` is the pool size (node-postgres's 10 when absent).
     pub fn postgres(dsn: &str, max: Option<f64>) -> Result<Arc<Store>> {
-        Store::postgres_with(dsn, max, OpenMode::Migrate)
+        Store::postgres_with(dsn, max, None, OpenMode::Migrate)
     }
 
     /// A Postgres store that opens its database the `mode` way.
-    pub fn postgres_with(dsn: &str, max: Option<f64>, mode: OpenMode) -> Result<Arc<Store>> {
+    /// `schema`: the store's own schema (see `PostgresBackend::in_schema`).
+    pub fn postgres_with(
+        dsn: &str,
+        max: Option<f64>,
+        schema: Option<String>,
+        mode: OpenMode,
+    ) -> Result<Arc<Store>> {
         if let Some(v) = max {
             integer_at_least_one("max", v)?;
         }
         let pool_size = max.map(|v| v.min(u32::MAX as f64) as usize);
         Ok(Store::new(Arc::new(
-            postgres::PostgresBackend::new(dsn, pool_size)?.with_mode(mode),
+            postgres::PostgresBackend::in_schema(dsn, pool_size, schema)?.with_mode(mode),
         )))
     }
 

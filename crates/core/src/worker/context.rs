@@ -185,6 +185,28 @@ impl TaskContext {
         self.gated(true, write).await.map(Some)
     }
 
+    /// `ctx.succeedIn`'s settlement: a gated `complete` in the transaction
+    /// `shared` the caller has written in, committing both (`completeIn`).
+    /// `None` without a write when the context is already settled; either
+    /// way of not writing rolls the caller's writes back.
+    pub async fn complete_shared(
+        &self,
+        shared: u64,
+        result: Option<String>,
+    ) -> Result<Option<Task>> {
+        let backend = self.store.backend();
+        if self.settled() || self.lease_lost() {
+            backend.shared_tx_abort(shared).await?;
+            return if self.settled() {
+                Ok(None)
+            } else {
+                Err(self.lost())
+            };
+        }
+        let write = backend.shared_tx_complete(shared, self.owned(), result);
+        self.gated(true, write).await.map(Some)
+    }
+
     /// `ctx.fail(reason, {retryable})` with the reason already normalized to an
     /// envelope (docs/api.md, "Errors"). The retry delay follows the worker's
     /// backoff.

@@ -6,15 +6,16 @@ use std::fmt::Display;
 use std::str::FromStr;
 use std::time::Duration;
 
-use deadpool_postgres::{GenericClient, PoolError};
+use deadpool_postgres::PoolError;
 use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{FromSql, ToSql, Type};
-use tokio_postgres::{Client, Config, Row};
+use tokio_postgres::Config;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
+
 use crate::error::{Error, Result};
-use crate::protocol::{self, POSTGRES, POSTGRES_MIGRATIONS};
+use crate::protocol::{self, POSTGRES, POSTGRES_INSTALLATIONS, POSTGRES_MIGRATIONS};
 use crate::task::{Status, Task, COLUMNS};
 
 /// libpq waits forever by default; a store should report an unreachable host.
@@ -45,6 +46,11 @@ impl Dsn {
             tls: super::tls::connector(verify),
             target,
         })
+    }
+
+    /// `postgres://user@host:port/dbname`, without the password.
+    pub fn target(&self) -> &str {
+        &self.target
     }
 
     pub fn connection_error(&self, cause: impl Display) -> Error {
@@ -186,165 +192,113 @@ pub fn db_error(e: tokio_postgres::Error) -> Error {
     }
 }
 
-pub type Params<'a> = [&'a (dyn ToSql + Sync)];
-
-pub async fn rows<C: GenericClient>(
-    client: &C,
+/// Run one statement and hand back its rows.
+pub async fn rows<S: Session + ?Sized>(
+    session: &S,
     sql: &str,
-    params: &Params<'_>,
-) -> Result<Vec<Row>> {
-    let statement = client.prepare_cached(sql).await.map_err(db_error)?;
-    client.query(&statement, params).await.map_err(db_error)
+    params: &[Param<'_>],
+) -> Result<Vec<S::Row>> {
+    session.query(sql, params).await
 }
 
-pub async fn execute<C: GenericClient>(client: &C, sql: &str, params: &Params<'_>) -> Result<()> {
-    let statement = client.prepare_cached(sql).await.map_err(db_error)?;
-    client
-        .execute(&statement, params)
-        .await
-        .map(|_| ())
-        .map_err(db_error)
+pub async fn execute<S: Session + ?Sized>(
+    session: &S,
+    sql: &str,
+    params: &[Param<'_>],
+) -> Result<()> {
+    session.query(sql, params).await.map(|_| ())
 }
 
-pub async fn tasks<C: GenericClient>(
-    client: &C,
+pub async fn tasks<S: Session + ?Sized>(
+    session: &S,
     sql: &str,
-    params: &Params<'_>,
+    params: &[Param<'_>],
 ) -> Result<Vec<Task>> {
-    rows(client, sql, params)
+    session
+        .query(sql, params)
         .await?
         .iter()
         .map(task_from_row)
         .collect()
 }
 
-pub async fn task<C: GenericClient>(
-    client: &C,
+pub async fn task<S: Session + ?Sized>(
+    session: &S,
     sql: &str,
-    params: &Params<'_>,
+    params: &[Param<'_>],
 ) -> Result<Option<Task>> {
-    Ok(tasks(client, sql, params).await?.into_iter().next())
+    Ok(tasks(session, sql, params).await?.into_iter().next())
 }
 
-/// A `json`/`jsonb` column as its JSON text: the core never looks inside.
-struct JsonText(String);
-
-impl<'a> FromSql<'a> for JsonText {
-    fn from_sql(
-        ty: &Type,
-        raw: &'a [u8],
-    ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
-        // jsonb's binary form is a format version byte followed by the text.
-        let text = if *ty == Type::JSONB {
-            match raw.split_first() {
-                Some((1, text)) => text,
-                _ => return Err("unsupported jsonb binary format".into()),
-            }
-        } else {
-            raw
-        };
-        Ok(JsonText(std::str::from_utf8(text)?.to_owned()))
-    }
-
-    fn accepts(ty: &Type) -> bool {
-        *ty == Type::JSONB || *ty == Type::JSON
-    }
-}
-
-/// Any integer column widened to i64, so `integer` and `bigint` read alike.
-struct Int(i64);
-
-impl<'a> FromSql<'a> for Int {
-    fn from_sql(
-        ty: &Type,
-        raw: &'a [u8],
-    ) -> std::result::Result<Self, Box<dyn std::error::Error + Sync + Send>> {
-        Ok(Int(match *ty {
-            Type::INT2 => i16::from_sql(ty, raw)?.into(),
-            Type::INT4 => i32::from_sql(ty, raw)?.into(),
-            _ => i64::from_sql(ty, raw)?,
-        }))
-    }
-
-    fn accepts(ty: &Type) -> bool {
-        matches!(*ty, Type::INT2 | Type::INT4 | Type::INT8)
-    }
-}
-
-fn column<'a, T: FromSql<'a>>(row: &'a Row, index: usize) -> Result<T> {
-    row.try_get(index).map_err(db_error)
-}
-
-pub fn int(row: &Row, index: usize) -> Result<i64> {
-    column::<Int>(row, index).map(|v| v.0)
-}
-
-fn opt_int(row: &Row, index: usize) -> Result<Option<i64>> {
-    column::<Option<Int>>(row, index).map(|v| v.map(|v| v.0))
-}
-
-fn json(row: &Row, index: usize) -> Result<String> {
-    column::<JsonText>(row, index).map(|v| v.0)
-}
-
-fn opt_json(row: &Row, index: usize) -> Result<Option<String>> {
-    column::<Option<JsonText>>(row, index).map(|v| v.map(|v| v.0))
+fn json<R: PgRow>(row: &R, index: usize) -> Result<String> {
+    row.opt_json(index)?.ok_or_else(|| Error::Database {
+        code: SqlState::NOT_NULL_VIOLATION.code().to_string(),
+        message: format!("column {index} is null"),
+    })
 }
 
 /// A full task row, columns in table order (checked at connect).
-pub fn task_from_row(row: &Row) -> Result<Task> {
-    let status: &str = column(row, 3)?;
+pub fn task_from_row<R: PgRow>(row: &R) -> Result<Task> {
+    let status = row.text(3)?;
     Ok(Task {
-        id: column(row, 0)?,
-        name: column(row, 1)?,
-        queue: column(row, 2)?,
+        id: row.text(0)?,
+        name: row.text(1)?,
+        queue: row.text(2)?,
         status: status.parse::<Status>().map_err(|_| Error::Database {
             code: SqlState::DATA_EXCEPTION.code().to_string(),
             message: format!("unknown task status {status}"),
         })?,
         payload: json(row, 4)?,
-        result: opt_json(row, 5)?,
-        error: opt_json(row, 6)?,
+        result: row.opt_json(5)?,
+        error: row.opt_json(6)?,
         metadata: json(row, 7)?,
-        progress: column(row, 8)?,
-        message: column(row, 9)?,
-        attempt: int(row, 10)?,
-        max_attempts: int(row, 11)?,
-        priority: int(row, 12)?,
-        worker_id: column(row, 13)?,
-        lease_until_ms: opt_int(row, 14)?,
-        run_at_ms: int(row, 15)?,
-        cancel_requested_at_ms: opt_int(row, 16)?,
-        parent_id: column(row, 17)?,
-        root_id: column(row, 18)?,
-        correlation_id: column(row, 19)?,
-        created_at_ms: int(row, 20)?,
-        updated_at_ms: int(row, 21)?,
-        completed_at_ms: opt_int(row, 22)?,
+        progress: row.opt_float(8)?,
+        message: row.opt_text(9)?,
+        attempt: row.int(10)?,
+        max_attempts: row.int(11)?,
+        priority: row.int(12)?,
+        worker_id: row.opt_text(13)?,
+        lease_until_ms: row.opt_int(14)?,
+        run_at_ms: row.int(15)?,
+        cancel_requested_at_ms: row.opt_int(16)?,
+        parent_id: row.opt_text(17)?,
+        root_id: row.opt_text(18)?,
+        correlation_id: row.opt_text(19)?,
+        created_at_ms: row.int(20)?,
+        updated_at_ms: row.int(21)?,
+        completed_at_ms: row.opt_int(22)?,
     })
 }
 
+/// The first row's first column.
+async fn scalar<S: Session + ?Sized>(session: &S, sql: &str) -> Result<Option<S::Row>> {
+    Ok(session.query(sql, &[]).await?.into_iter().next())
+}
+
 /// The stored `protocol_version` text, `None` when the row is missing.
-pub async fn read_protocol_version<C: GenericClient>(client: &C) -> Result<Option<String>> {
-    let found = rows(client, POSTGRES.protocol_version, &[]).await?;
-    found.first().map(|row| column(row, 0)).transpose()
+pub async fn read_protocol_version<S: Session + ?Sized>(session: &S) -> Result<Option<String>> {
+    match scalar(session, POSTGRES.protocol_version).await? {
+        Some(row) => row.opt_text(0),
+        None => Ok(None),
+    }
+}
+
+async fn flag<S: Session + ?Sized>(session: &S, sql: &str) -> Result<bool> {
+    match scalar(session, sql).await? {
+        Some(row) => row.bool(0),
+        None => Ok(false),
+    }
 }
 
 /// Refuse a database stamped with another protocol major. Before migrating a
 /// missing stamp is fine (a new database); after, it reads as 0.
-pub async fn check_protocol_version<C: GenericClient>(
-    client: &C,
+pub async fn check_protocol_version<S: Session + ?Sized>(
+    session: &S,
     missing_is_error: bool,
 ) -> Result<()> {
-    let has_meta: bool = column(
-        &client
-            .query_one("select to_regclass('cairnq_meta') is not null", &[])
-            .await
-            .map_err(db_error)?,
-        0,
-    )?;
+    let has_meta = flag(session, "select to_regclass('cairnq_meta') is not null").await?;
     let found = if has_meta {
-        read_protocol_version(client).await?
+        read_protocol_version(session).await?
     } else {
         None
     };
@@ -353,25 +307,81 @@ pub async fn check_protocol_version<C: GenericClient>(
 
 /// `OpenMode::Existing`'s check, by reads only: the database must hold
 /// cairnq's tables (on the connection's search path).
-pub async fn check_existing<C: GenericClient>(client: &C, dsn: &Dsn) -> Result<()> {
-    let found: bool = column(
-        &client
-            .query_one(
-                "select to_regclass('cairnq_meta') is not null \
-                 and to_regclass('cairnq_migrations') is not null \
-                 and to_regclass('cairnq_tasks') is not null",
-                &[],
-            )
-            .await
-            .map_err(db_error)?,
-        0,
-    )?;
+pub async fn check_existing<S: Session + ?Sized>(session: &S, target: &str) -> Result<()> {
+    let found = flag(
+        session,
+        "select to_regclass('cairnq_meta') is not null \
+         and to_regclass('cairnq_migrations') is not null \
+         and to_regclass('cairnq_tasks') is not null",
+    )
+    .await?;
     if found {
         Ok(())
     } else {
         Err(Error::not_cairnq(format!(
-            "the Postgres database at {} is not a cairnq database: it has no cairnq_meta, cairnq_migrations and cairnq_tasks tables (nothing was changed)",
-            dsn.target
+            "the Postgres database at {target} is not a cairnq database: it has no cairnq_meta, cairnq_migrations and cairnq_tasks tables (nothing was changed)"
+        )))
+    }
+}
+
+/// The split check at connect, before anything is created (docs/protocol.md,
+/// "Connection setup (Postgres)"): where the connection resolves against
+/// where cairnq is installed.
+pub async fn check_schema<S: Session + ?Sized>(session: &S, schema: Option<&str>) -> Result<()> {
+    let found = session.query(POSTGRES_INSTALLATIONS, &[]).await?;
+    let current = match found.first() {
+        Some(row) => row.opt_text(0)?,
+        None => None,
+    };
+    let installed = found
+        .iter()
+        .filter_map(|row| row.opt_text(1).transpose())
+        .collect::<Result<Vec<String>>>()?;
+    schema_verdict(schema, current.as_deref(), &installed)
+}
+
+/// `SchemaMismatch` when connecting would miss the configured schema, or
+/// would start a second installation beside the existing ones.
+pub fn schema_verdict(
+    schema: Option<&str>,
+    current: Option<&str>,
+    installed: &[String],
+) -> Result<()> {
+    let quoted = |v: Option<&str>| serde_json::to_string(&v).expect("text encodes");
+    match schema {
+        Some(wanted) if current != Some(wanted) => Err(Error::SchemaMismatch(format!(
+            "cairnq is configured for schema {} but this connection resolves to {} — check the connection's search_path",
+            quoted(Some(wanted)),
+            quoted(current)
+        ))),
+        Some(_) => Ok(()),
+        None => match current {
+            Some(here) if !installed.is_empty() && !installed.iter().any(|s| s == here) => {
+                let elsewhere: Vec<String> = installed.iter().map(|s| quoted(Some(s))).collect();
+                Err(Error::SchemaMismatch(format!(
+                    "cairnq tables already exist in schema {} of this database, but this connection resolves to {}, where there are none. Connecting would create a second, parallel installation that the other one can never see — an API and a worker split this way agree about everything except where, and no task crosses. Point this process at the same schema (`schema` option, or `options=-c search_path=...` in the DSN), or pass `schema` explicitly to confirm a separate installation is what you meant.",
+                    elsewhere.join(", "),
+                    quoted(Some(here))
+                )))
+            }
+            _ => Ok(()),
+        },
+    }
+}
+
+/// `schema` for a DSN store: a name that double quotes keep a name.
+pub fn quoted_schema(schema: &str) -> Result<String> {
+    let mut chars = schema.chars();
+    let plain = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$');
+    if plain {
+        Ok(format!("\"{schema}\""))
+    } else {
+        Err(Error::Invalid(format!(
+            "schema must be a plain identifier (letters, digits, _ and $, not starting with a digit), got {}",
+            serde_json::to_string(schema).expect("text encodes")
         )))
     }
 }
@@ -379,72 +389,74 @@ pub async fn check_existing<C: GenericClient>(client: &C, dsn: &Dsn) -> Result<(
 /// Apply every migration the ledger lacks, each in its own transaction that
 /// first locks the ledger, so concurrent cold starts apply it exactly once
 /// (docs/protocol.md, "Migration ledger").
-pub async fn migrate(client: &mut Client) -> Result<()> {
-    create_ledger(client).await?;
+pub async fn migrate<T: Transport>(transport: &T, opened: &T::Opened) -> Result<()> {
+    create_ledger(&transport.conn(opened).await?).await?;
     for migration in POSTGRES_MIGRATIONS {
-        let tx = client.transaction().await.map_err(db_error)?;
-        tx.batch_execute("lock table cairnq_migrations in exclusive mode")
-            .await
-            .map_err(db_error)?;
-        let applied = tx
-            .query_opt(
-                "select 1 from cairnq_migrations where name = $1::text",
-                &[&migration.name],
-            )
-            .await
-            .map_err(db_error)?
-            .is_some();
-        if !applied {
-            tx.batch_execute(migration.sql).await.map_err(db_error)?;
-            tx.execute(
-                "insert into cairnq_migrations (name, applied_at_ms) \
-                 values ($1::text, (extract(epoch from now()) * 1000)::bigint)",
-                &[&migration.name],
-            )
-            .await
-            .map_err(db_error)?;
-        }
-        tx.commit().await.map_err(db_error)?;
+        let tx = transport.begin(opened).await?;
+        let applied = apply(&tx, migration).await;
+        end_tx(tx, applied).await?;
     }
-    check_columns(client).await
+    check_columns(&transport.conn(opened).await?).await
+}
+
+/// One migration under the ledger's lock, unless the ledger has it.
+async fn apply<S: Session>(tx: &S, migration: &protocol::Migration) -> Result<()> {
+    tx.batch("lock table cairnq_migrations in exclusive mode")
+        .await?;
+    let applied = !tx
+        .query(
+            "select 1 from cairnq_migrations where name = $1::text",
+            &params![&migration.name],
+        )
+        .await?
+        .is_empty();
+    if !applied {
+        tx.batch(migration.sql).await?;
+        tx.query(
+            "insert into cairnq_migrations (name, applied_at_ms) \
+             values ($1::text, (extract(epoch from now()) * 1000)::bigint)",
+            &params![&migration.name],
+        )
+        .await?;
+    }
+    Ok(())
 }
 
 /// Two processes creating the ledger at once: the loser's "if not exists"
 /// still trips over the winner's catalog rows (a unique violation in
 /// pg_type/pg_class, or "type … already exists"), which means it exists now.
-async fn create_ledger(client: &Client) -> Result<()> {
-    let created = client
-        .batch_execute(
+async fn create_ledger<S: Session>(session: &S) -> Result<()> {
+    let created = session
+        .batch(
             "create table if not exists cairnq_migrations \
              (name text primary key, applied_at_ms bigint not null)",
         )
         .await;
     match created {
-        Err(e)
-            if e.code() == Some(&SqlState::UNIQUE_VIOLATION)
-                || e.code() == Some(&SqlState::DUPLICATE_TABLE)
-                || e.code() == Some(&SqlState::DUPLICATE_OBJECT) =>
+        Err(Error::Database { code, .. })
+            if code == SqlState::UNIQUE_VIOLATION.code()
+                || code == SqlState::DUPLICATE_TABLE.code()
+                || code == SqlState::DUPLICATE_OBJECT.code() =>
         {
             Ok(())
         }
-        other => other.map_err(db_error),
+        other => other,
     }
 }
 
 /// Rows are read by position, so the table must have the protocol's columns in
 /// the protocol's order.
-async fn check_columns(client: &Client) -> Result<()> {
-    let names: Vec<String> = client
+async fn check_columns<S: Session>(session: &S) -> Result<()> {
+    let names: Vec<String> = session
         .query(
             "select attname::text from pg_attribute \
              where attrelid = 'cairnq_tasks'::regclass and attnum > 0 and not attisdropped \
              order by attnum",
             &[],
         )
-        .await
-        .map_err(db_error)?
+        .await?
         .iter()
-        .map(|row| column(row, 0))
+        .map(|row| row.text(0))
         .collect::<Result<_>>()?;
     if names.len() < COLUMNS.len() || names.iter().zip(COLUMNS).any(|(a, b)| a != b) {
         return Err(Error::Connection(format!(
@@ -458,6 +470,49 @@ async fn check_columns(client: &Client) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_schema_guard_follows_the_installations() {
+        let there = vec!["billing".to_string()];
+        assert!(
+            schema_verdict(None, Some("public"), &[]).is_ok(),
+            "a first installation"
+        );
+        assert!(
+            schema_verdict(None, None, &there).is_ok(),
+            "nothing resolves: nothing to split"
+        );
+        assert!(
+            schema_verdict(None, Some("billing"), &there).is_ok(),
+            "joining it"
+        );
+        let Err(Error::SchemaMismatch(split)) =
+            schema_verdict(None, Some("public"), &["a".into(), "billing".into()])
+        else {
+            panic!("a second installation must be refused");
+        };
+        assert!(split.starts_with("cairnq tables already exist in schema \"a\", \"billing\" of this database, but this connection resolves to \"public\", where there are none."), "{split}");
+        assert!(schema_verdict(Some("billing"), Some("billing"), &[]).is_ok());
+        let Err(Error::SchemaMismatch(missed)) = schema_verdict(Some("billing"), None, &there)
+        else {
+            panic!("a configured schema must be where the connection resolves");
+        };
+        assert_eq!(missed, "cairnq is configured for schema \"billing\" but this connection resolves to null — check the connection's search_path");
+    }
+
+    #[test]
+    fn only_plain_schema_names_are_quoted() {
+        assert_eq!(quoted_schema("tenant_1$").unwrap(), "\"tenant_1$\"");
+        for bad in ["", "1st", "a\"; drop table x; --", "a b", "ünï"] {
+            let Err(Error::Invalid(message)) = quoted_schema(bad) else {
+                panic!("{bad:?} must be refused");
+            };
+            assert!(
+                message.starts_with("schema must be a plain identifier"),
+                "{message}"
+            );
+        }
+    }
 
     #[test]
     fn descriptions_never_hold_the_password() {

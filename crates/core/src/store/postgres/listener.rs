@@ -13,6 +13,8 @@ use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Connection};
 
 use super::conn::Dsn;
+use super::executor::{request, Executor, ExecutorTransport, Refused};
+use super::native::NativeTransport;
 use crate::store::backend::{Push, PushSubscriber};
 
 const QUEUED_CHANNEL: &str = "cairnq_queued";
@@ -20,17 +22,47 @@ const DONE_CHANNEL: &str = "cairnq_done";
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 const LAST_RETRY: Duration = Duration::from_secs(30);
 
+/// Where notifications come from.
+#[derive(Clone)]
+pub enum Source {
+    /// A LISTEN connection of the store's own, from its DSN.
+    Dsn(Box<Dsn>),
+    /// The application's executor's `listen`, whose notifications arrive
+    /// through `PushWakes::deliver` and its end through `closed`.
+    Executor(Arc<dyn Executor>),
+}
+
+/// Where a transport's notifications come from.
+pub trait PushSource {
+    fn push_source(&self) -> Source;
+}
+
+impl PushSource for NativeTransport {
+    fn push_source(&self) -> Source {
+        Source::Dsn(Box::new(self.dsn.clone()))
+    }
+}
+
+impl PushSource for ExecutorTransport {
+    fn push_source(&self) -> Source {
+        Source::Executor(self.executor().clone())
+    }
+}
+
 /// The listener of one store and the sleeps it can end.
 #[derive(Default)]
 pub struct PushWakes {
     shared: Arc<Shared>,
     task: Mutex<Option<JoinHandle<()>>>,
+    source: Mutex<Option<Source>>,
 }
 
 #[derive(Default)]
 struct Shared {
     state: Mutex<State>,
     listening: AtomicBool,
+    /// An executor's subscription ended.
+    closed: Notify,
 }
 
 #[derive(Default)]
@@ -61,25 +93,41 @@ enum Interest {
 impl PushWakes {
     /// Start listening in the background, once per connect. A connect after
     /// `shutdown` (a store reused after close) arms push again.
-    pub fn start(&self, dsn: &Dsn) {
+    pub fn start(&self, source: Source) {
         let mut task = self.task.lock().expect("listener task");
         if task.is_some() {
             return;
         }
         self.shared.state().disabled = false;
-        *task = Some(tokio::spawn(listen_forever(
-            self.shared.clone(),
-            dsn.clone(),
-        )));
+        *self.source.lock().expect("listener source") = Some(source.clone());
+        *task = Some(tokio::spawn(listen_forever(self.shared.clone(), source)));
     }
 
-    /// Disable push wakeups for good and release every sleeper.
+    /// Disable push wakeups for good and release every sleeper; an
+    /// executor's subscription is stopped.
     pub fn shutdown(&self) {
         self.shared.state().disabled = true;
         if let Some(task) = self.task.lock().expect("listener task").take() {
             task.abort();
         }
+        if let Some(Source::Executor(executor)) =
+            self.source.lock().expect("listener source").take()
+        {
+            tokio::spawn(async move {
+                let _ = request(&*executor, serde_json::json!({"op": "unlisten"})).await;
+            });
+        }
         self.shared.lost();
+    }
+
+    /// A notification from an executor's subscription.
+    pub fn deliver(&self, channel: &str, payload: &str) {
+        self.shared.dispatch(channel, payload);
+    }
+
+    /// An executor's subscription ended: sleepers poll, the listener retries.
+    pub fn closed(&self) {
+        self.shared.closed.notify_one();
     }
 
     /// Whether the LISTEN connection is subscribed right now.
@@ -229,10 +277,14 @@ enum Ended {
     Lost { subscribed: bool },
 }
 
-async fn listen_forever(shared: Arc<Shared>, dsn: Dsn) {
+async fn listen_forever(shared: Arc<Shared>, source: Source) {
     let mut retry = FIRST_RETRY;
     loop {
-        match listen_once(&shared, &dsn).await {
+        let ended = match &source {
+            Source::Dsn(dsn) => listen_once(&shared, dsn).await,
+            Source::Executor(executor) => listen_through(&shared, &**executor).await,
+        };
+        match ended {
             Ended::Refused => {
                 shared.state().disabled = true;
                 shared.lost();
@@ -272,6 +324,21 @@ async fn listen_once(shared: &Shared, dsn: &Dsn) -> Ended {
     shared.listening.store(true, Ordering::SeqCst);
     while deliver_next(shared, &mut connection).await {}
     Ended::Lost { subscribed: true }
+}
+
+/// One subscription through the executor: it refuses for good (throwing
+/// `ListenUnavailable`, or having no `listen`), fails for now, or runs until
+/// it reports its end.
+async fn listen_through(shared: &Shared, executor: &dyn Executor) -> Ended {
+    match request(executor, serde_json::json!({"op": "listen"})).await {
+        Ok(serde_json::Value::Bool(true)) => {
+            shared.listening.store(true, Ordering::SeqCst);
+            shared.closed.notified().await;
+            Ended::Lost { subscribed: true }
+        }
+        Ok(_) | Err(Refused::Unavailable(_)) => Ended::Refused,
+        Err(Refused::Other(_)) => Ended::Lost { subscribed: false },
+    }
 }
 
 /// Drive the connection to its next message; false once it has ended.

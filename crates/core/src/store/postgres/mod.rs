@@ -4,95 +4,148 @@
 //! "Connection setup (Postgres)").
 
 mod conn;
+pub mod executor;
 mod listener;
+mod native;
 mod tls;
+pub mod transport;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 
-use self::conn::{db_error, execute, int, rows, task, tasks, Dsn, Params};
-use self::listener::PushWakes;
+pub use self::conn::quoted_schema;
+use self::conn::{execute, rows, task, tasks, Dsn};
+use self::executor::{Executor, ExecutorTransport};
+use self::listener::{PushSource, PushWakes};
+pub use self::native::NativeTransport;
+use self::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, OpenMode,
-    Outcome, Owned, Polled, PurgeFilter, PushSubscriber, StatusCount, Target, TaskRef,
+    Outcome, Owned, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef,
 };
 use crate::error::{Error, Result};
 use crate::protocol::{self, specialize, ClaimShape, POSTGRES as SQL};
 use crate::task::{Status, Task};
 
+/// An open shared transaction; `None` once its owner has ended it.
+type SharedSlot<X> = Arc<tokio::sync::Mutex<Option<X>>>;
+
 /// Pool size when none is given: what node-postgres, the reference's driver, uses.
 pub const DEFAULT_POOL_SIZE: usize = 10;
 
-pub struct PostgresBackend {
-    dsn: Dsn,
-    pool_size: usize,
+/// The Postgres dialect over a transport: the native pool (`new`) or an
+/// application's executor (`over_executor`) run the same statements.
+pub struct PostgresBackend<T: Transport> {
+    transport: T,
     mode: OpenMode,
-    pool: RwLock<Option<Pool>>,
+    /// The schema the connection must resolve to (the split check at connect).
+    schema: Option<String>,
+    opened: RwLock<Option<T::Opened>>,
     /// Serializes connect/close.
     lifecycle: tokio::sync::Mutex<()>,
     /// Finished connect attempts, so callers that waited on one share its failure.
     attempts: AtomicU64,
     last_failure: Mutex<Option<(u64, Error)>>,
     wakes: PushWakes,
+    /// Transactions a caller shares (`completeIn`), by id.
+    /// A caller's statements may overlap (`Promise.all`): each waits its turn.
+    shared: Mutex<HashMap<u64, SharedSlot<T::Tx>>>,
+    next_shared: AtomicU64,
 }
 
-impl PostgresBackend {
+impl PostgresBackend<NativeTransport> {
     /// Parses the DSN now; connects on first use.
-    pub fn new(dsn: &str, pool_size: Option<usize>) -> Result<PostgresBackend> {
-        Ok(PostgresBackend {
+    pub fn new(dsn: &str, pool_size: Option<usize>) -> Result<Self> {
+        PostgresBackend::in_schema(dsn, pool_size, None)
+    }
+
+    /// `schema`: the store's own schema, created if absent; every connection
+    /// resolves to it alone. Checked as a plain identifier at connect.
+    pub fn in_schema(dsn: &str, pool_size: Option<usize>, schema: Option<String>) -> Result<Self> {
+        let mut backend = PostgresBackend::over(NativeTransport {
             dsn: Dsn::parse(dsn)?,
             pool_size: pool_size.unwrap_or(DEFAULT_POOL_SIZE),
+            schema: schema.clone(),
+        });
+        backend.schema = schema;
+        Ok(backend)
+    }
+}
+
+impl PostgresBackend<ExecutorTransport> {
+    /// Every statement through the application's executor, which is never
+    /// closed; `schema` is where its connections must resolve (the executor
+    /// sets its search_path).
+    pub fn over_executor(executor: Arc<dyn Executor>, schema: Option<String>) -> Self {
+        let mut backend = PostgresBackend::over(ExecutorTransport::new(executor));
+        backend.schema = schema;
+        backend
+    }
+}
+
+impl<T: Transport + PushSource> PostgresBackend<T> {
+    fn over(transport: T) -> Self {
+        PostgresBackend {
+            transport,
             mode: OpenMode::Migrate,
-            pool: RwLock::new(None),
+            schema: None,
+            opened: RwLock::new(None),
             lifecycle: tokio::sync::Mutex::new(()),
             attempts: AtomicU64::new(0),
             last_failure: Mutex::new(None),
             wakes: PushWakes::default(),
-        })
+            shared: Mutex::new(HashMap::new()),
+            next_shared: AtomicU64::new(1),
+        }
     }
 
     /// Open the database the `mode` way (`OpenMode::Migrate` by default).
-    pub fn with_mode(mut self, mode: OpenMode) -> PostgresBackend {
+    pub fn with_mode(mut self, mode: OpenMode) -> Self {
         self.mode = mode;
         self
     }
 
-    /// Whether push wakeups are live (the LISTEN connection is subscribed).
+    /// Whether push wakeups are live (the LISTEN subscription is on).
     pub fn listening(&self) -> bool {
         self.wakes.listening()
     }
 
-    fn current(&self) -> Option<Pool> {
-        self.pool.read().expect("pool slot").clone()
+    /// The push wakes an executor's subscription feeds.
+    pub fn wakes(&self) -> &PushWakes {
+        &self.wakes
     }
 
-    /// The published pool, opening it first if needed. Callers that arrive
-    /// while an attempt runs wait for it and share its outcome.
-    async fn pool(&self) -> Result<Pool> {
-        if let Some(pool) = self.current() {
-            return Ok(pool);
+    fn current(&self) -> Option<T::Opened> {
+        self.opened.read().expect("opened slot").clone()
+    }
+
+    /// The published transport, opening it first if needed. Callers that
+    /// arrive while an attempt runs wait for it and share its outcome.
+    async fn opened(&self) -> Result<T::Opened> {
+        if let Some(opened) = self.current() {
+            return Ok(opened);
         }
         let seen = self.attempts.load(Ordering::SeqCst);
         let _open = self.lifecycle.lock().await;
-        if let Some(pool) = self.current() {
-            return Ok(pool);
+        if let Some(opened) = self.current() {
+            return Ok(opened);
         }
         if let Some((attempt, err)) = &*self.last_failure.lock().expect("last failure") {
             if *attempt > seen {
                 return Err(err.clone());
             }
         }
-        let opened = self.open_pool().await;
+        let result = self.open().await;
         let attempt = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
-        match opened {
-            Ok(pool) => {
-                *self.pool.write().expect("pool slot") = Some(pool.clone());
-                self.wakes.start(&self.dsn);
-                Ok(pool)
+        match result {
+            Ok(opened) => {
+                *self.opened.write().expect("opened slot") = Some(opened.clone());
+                self.wakes.start(self.transport.push_source());
+                Ok(opened)
             }
             Err(err) => {
                 *self.last_failure.lock().expect("last failure") = Some((attempt, err.clone()));
@@ -101,44 +154,62 @@ impl PostgresBackend {
         }
     }
 
-    /// A pool that is only handed out once migrations and the version check
-    /// passed on one of its connections; a failed open ends it.
-    async fn open_pool(&self) -> Result<Pool> {
-        let manager = Manager::from_config(
-            self.dsn.config.clone(),
-            self.dsn.tls.clone(),
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(self.pool_size)
-            .build()
-            .map_err(|e| self.dsn.connection_error(e))?;
+    /// A transport that is only published once migrations and the version
+    /// check passed; a failed open is released.
+    async fn open(&self) -> Result<T::Opened> {
+        let opened = self.transport.open().await?;
         let prepared = async {
-            let mut client = pool.get().await.map_err(|e| self.dsn.pool_error(e))?;
             match self.mode {
                 OpenMode::Migrate => {
-                    conn::check_protocol_version(&client, false).await?;
-                    conn::migrate(&mut client).await?;
+                    let conn = self.transport.conn(&opened).await?;
+                    conn::check_schema(&conn, self.schema.as_deref()).await?;
+                    conn::check_protocol_version(&conn, false).await?;
+                    drop(conn);
+                    conn::migrate(&self.transport, &opened).await?;
                 }
-                OpenMode::Existing => conn::check_existing(&client, &self.dsn).await?,
+                OpenMode::Existing => {
+                    let conn = self.transport.conn(&opened).await?;
+                    conn::check_existing(&conn, self.transport.target()).await?
+                }
             }
-            conn::check_protocol_version(&client, true).await
+            let conn = self.transport.conn(&opened).await?;
+            conn::check_protocol_version(&conn, true).await
         }
         .await;
         match prepared {
-            Ok(()) => Ok(pool),
+            Ok(()) => Ok(opened),
             Err(err) => {
-                pool.close();
+                self.transport.release(opened);
                 Err(err)
             }
         }
     }
 
-    async fn client(&self) -> Result<Object> {
-        let pool = self.pool().await?;
-        pool.get().await.map_err(|e| self.dsn.pool_error(e))
+    async fn client(&self) -> Result<T::Conn> {
+        let opened = self.opened().await?;
+        self.transport.conn(&opened).await
+    }
+
+    async fn begin(&self) -> Result<T::Tx> {
+        let opened = self.opened().await?;
+        self.transport.begin(&opened).await
+    }
+
+    fn shared_slot(&self, id: u64, end: bool) -> Result<SharedSlot<T::Tx>> {
+        let mut shared = self.shared.lock().expect("shared transactions");
+        let slot = if end {
+            shared.remove(&id)
+        } else {
+            shared.get(&id).cloned()
+        };
+        slot.ok_or_else(|| Error::Invalid(format!("no open shared transaction {id}")))
+    }
+
+    /// The shared transaction `id`, no longer shared: the caller ends it.
+    async fn take_shared(&self, id: u64) -> Result<T::Tx> {
+        let slot = self.shared_slot(id, true)?;
+        let taken = slot.lock().await.take();
+        taken.ok_or_else(|| Error::Invalid(format!("no open shared transaction {id}")))
     }
 }
 
@@ -151,12 +222,12 @@ fn set_filters<'a>(filters: &[(&'a str, bool)]) -> Vec<&'a str> {
         .collect()
 }
 
-async fn get_by_id<C: GenericClient>(client: &C, id: &str) -> Result<Option<Task>> {
-    task(client, SQL.get, &[&id]).await
+async fn get_by_id<S: Session>(client: &S, id: &str) -> Result<Option<Task>> {
+    task(client, SQL.get, &params![&id]).await
 }
 
-async fn insert_new<C: GenericClient>(client: &C, new: &NewTask) -> Result<Task> {
-    let params: &Params<'_> = &[
+async fn insert_new<S: Session>(client: &S, new: &NewTask) -> Result<Task> {
+    let params = params![
         &new.id,
         &new.name,
         &new.queue,
@@ -169,7 +240,7 @@ async fn insert_new<C: GenericClient>(client: &C, new: &NewTask) -> Result<Task>
         &new.root_id,
         &new.correlation_id,
     ];
-    task(client, SQL.insert_task, params)
+    task(client, SQL.insert_task, &params)
         .await?
         .ok_or_else(|| Error::Database {
             code: tokio_postgres::error::SqlState::NO_DATA.code().to_string(),
@@ -177,27 +248,27 @@ async fn insert_new<C: GenericClient>(client: &C, new: &NewTask) -> Result<Task>
         })
 }
 
-async fn cancel_by_id<C: GenericClient>(client: &C, id: &str) -> Result<Option<Task>> {
-    task(client, SQL.cancel, &[&id]).await
+async fn cancel_by_id<S: Session>(client: &S, id: &str) -> Result<Option<Task>> {
+    task(client, SQL.cancel, &params![&id]).await
 }
 
-async fn retry_by_id<C: GenericClient>(
-    client: &C,
+async fn retry_by_id<S: Session>(
+    client: &S,
     id: &str,
     reset_attempt: bool,
 ) -> Result<Option<Task>> {
-    task(client, SQL.retry, &[&id, &reset_attempt]).await
+    task(client, SQL.retry, &params![&id, &reset_attempt]).await
 }
 
 /// The task a key points at, read under the key's advisory lock (`lock_key`
 /// first, as every SDK does, then `get_key`). A pointer whose task was purged
 /// meanwhile reads as no task.
-async fn resolve_key<C: GenericClient>(tx: &C, key: &str) -> Result<Option<Task>> {
-    execute(tx, SQL.lock_key, &[&key]).await?;
-    let pointer = rows(tx, SQL.get_key, &[&key]).await?;
+async fn resolve_key<S: Session>(tx: &S, key: &str) -> Result<Option<Task>> {
+    execute(tx, SQL.lock_key, &params![&key]).await?;
+    let pointer = rows(tx, SQL.get_key, &params![&key]).await?;
     match pointer.first() {
         Some(row) => {
-            let id: String = row.try_get(0).map_err(db_error)?;
+            let id = row.text(0)?;
             get_by_id(tx, &id).await
         }
         None => Ok(None),
@@ -205,16 +276,15 @@ async fn resolve_key<C: GenericClient>(tx: &C, key: &str) -> Result<Option<Task>
 }
 
 /// A write guarded by the ownership predicate: no row means the lease is lost.
-async fn owned_write(
-    client: &Object,
+async fn owned_write<S: Session>(
+    client: &S,
     sql: &str,
     owned: &Owned,
-    extra: &Params<'_>,
+    extra: &[Param<'_>],
 ) -> Result<Task> {
-    let mut params: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> =
-        vec![&owned.task_id, &owned.worker_id];
-    params.extend_from_slice(extra);
-    task(client, sql, &params)
+    let mut values = params![&owned.task_id, &owned.worker_id].to_vec();
+    values.extend_from_slice(extra);
+    task(client, sql, &values)
         .await?
         .ok_or_else(|| Error::LostLease {
             task_id: owned.task_id.clone(),
@@ -222,30 +292,106 @@ async fn owned_write(
 }
 
 /// `complete_batch` over `(id, result JSON)` pairs of one worker.
-async fn complete_many<C: GenericClient>(
-    client: &C,
+async fn complete_many<S: Session>(
+    client: &S,
     worker_id: &str,
     items: Vec<(String, Option<String>)>,
 ) -> Result<Vec<String>> {
     let (ids, results): (Vec<String>, Vec<Option<String>>) = items.into_iter().unzip();
-    rows(client, SQL.complete_batch, &[&ids, &results, &worker_id])
-        .await?
-        .iter()
-        .map(|row| row.try_get(0).map_err(db_error))
-        .collect()
+    rows(
+        client,
+        SQL.complete_batch,
+        &params![&ids, &results, &worker_id],
+    )
+    .await?
+    .iter()
+    .map(|row| row.text(0))
+    .collect()
+}
+
+/// A keyed submit under the key's lock (docs/protocol.md, "Keyed submit").
+async fn keyed_insert<S: Session>(
+    tx: &S,
+    new: &NewTask,
+    key: String,
+    conflict: Conflict,
+) -> Result<Task> {
+    let existing = resolve_key(tx, &key).await?;
+    match (
+        conflict.decide(existing.as_ref().map(|t| t.status)),
+        existing,
+    ) {
+        (KeyDecision::ReturnExisting, Some(existing)) => return Ok(existing),
+        (KeyDecision::Reject, _) => return Err(Error::AlreadyExists { key }),
+        (KeyDecision::CancelThenInsert, Some(existing)) => {
+            cancel_by_id(tx, &existing.id).await?;
+        }
+        _ => {}
+    }
+    let inserted = insert_new(tx, new).await?;
+    execute(tx, SQL.upsert_key, &params![&key, &new.id]).await?;
+    Ok(inserted)
+}
+
+/// A poll's statements inside its transaction: the completions, lease
+/// recovery, then the plan's draws. Returns the ids completed.
+async fn claim_draws<S: Session>(
+    tx: &S,
+    request: &ClaimRequest,
+    completions: Vec<(String, Option<String>)>,
+    plan: &mut dyn ClaimPlan,
+) -> Result<Vec<String>> {
+    let completed = if completions.is_empty() {
+        Vec::new()
+    } else {
+        complete_many(tx, &request.worker_id, completions).await?
+    };
+    execute(tx, SQL.recover_leases, &params![]).await?;
+    while let Some(draw) = plan.next_draw() {
+        if draw.is_empty() {
+            plan.accept(Vec::new());
+            continue;
+        }
+        let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
+        // Equality forms bind the single element, list forms the whole list.
+        let queue = match shape {
+            ClaimShape::OneQueue | ClaimShape::OneQueueOneName => Param::from(&request.queues[0]),
+            ClaimShape::Lists | ClaimShape::OneName => Param::from(&request.queues),
+        };
+        let name = match (shape, &draw.names) {
+            (ClaimShape::OneName | ClaimShape::OneQueueOneName, Some(names)) => {
+                Param::from(&names[0])
+            }
+            _ => Param::from(&draw.names),
+        };
+        let claimed = tasks(
+            tx,
+            shape.statement(&SQL),
+            &[
+                queue,
+                name,
+                Param::from(&request.worker_id),
+                Param::from(&request.lease_ms),
+                Param::from(&draw.limit),
+            ],
+        )
+        .await?;
+        plan.accept(claimed);
+    }
+    Ok(completed)
 }
 
 #[async_trait]
-impl Backend for PostgresBackend {
+impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     async fn connect(&self) -> Result<()> {
-        self.pool().await.map(|_| ())
+        self.opened().await.map(|_| ())
     }
 
     async fn close(&self) -> Result<()> {
         let _guard = self.lifecycle.lock().await;
         self.wakes.shutdown();
-        if let Some(pool) = self.pool.write().expect("pool slot").take() {
-            pool.close();
+        if let Some(opened) = self.opened.write().expect("opened slot").take() {
+            self.transport.release(opened);
         }
         Ok(())
     }
@@ -261,34 +407,16 @@ impl Backend for PostgresBackend {
     }
 
     async fn insert_keyed(&self, new: NewTask, key: String, conflict: Conflict) -> Result<Task> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(db_error)?;
-        let existing = resolve_key(&tx, &key).await?;
-        match (
-            conflict.decide(existing.as_ref().map(|t| t.status)),
-            existing,
-        ) {
-            (KeyDecision::ReturnExisting, Some(existing)) => {
-                tx.commit().await.map_err(db_error)?;
-                return Ok(existing);
-            }
-            (KeyDecision::Reject, _) => return Err(Error::AlreadyExists { key }),
-            (KeyDecision::CancelThenInsert, Some(existing)) => {
-                cancel_by_id(&tx, &existing.id).await?;
-            }
-            _ => {}
-        }
-        let inserted = insert_new(&tx, &new).await?;
-        execute(&tx, SQL.upsert_key, &[&key, &new.id]).await?;
-        tx.commit().await.map_err(db_error)?;
-        Ok(inserted)
+        let tx = self.begin().await?;
+        let outcome = keyed_insert(&tx, &new, key, conflict).await;
+        end_tx(tx, outcome).await
     }
 
     async fn get(&self, target: Target) -> Result<Option<Task>> {
         let client = self.client().await?;
         match &target {
             Target::Id(id) => get_by_id(&client, id).await,
-            Target::Key(key) => task(&client, SQL.get_by_key, &[key]).await,
+            Target::Key(key) => task(&client, SQL.get_by_key, &params![key]).await,
         }
     }
 
@@ -307,7 +435,7 @@ impl Backend for PostgresBackend {
         tasks(
             &self.client().await?,
             sql,
-            &[
+            &params![
                 &status,
                 &f.queue,
                 &f.name,
@@ -325,13 +453,13 @@ impl Backend for PostgresBackend {
             Target::Id(id) => (SQL.get_status, id),
             Target::Key(key) => (SQL.get_status_by_key, key),
         };
-        let found = rows(&self.client().await?, sql, &[value]).await?;
+        let found = rows(&self.client().await?, sql, &params![value]).await?;
         found
             .first()
             .map(|row| {
-                let status: &str = row.try_get(1).map_err(db_error)?;
+                let status = row.text(1)?;
                 Ok(TaskRef {
-                    id: row.try_get(0).map_err(db_error)?,
+                    id: row.text(0)?,
                     status: status.parse()?,
                 })
             })
@@ -340,15 +468,15 @@ impl Backend for PostgresBackend {
 
     async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>> {
         let sql = specialize(SQL.stats, &set_filters(&[("$1::text", queue.is_some())]));
-        rows(&self.client().await?, sql, &[&queue])
+        rows(&self.client().await?, sql, &params![&queue])
             .await?
             .iter()
             .map(|row| {
-                let status: &str = row.try_get(1).map_err(db_error)?;
+                let status = row.text(1)?;
                 Ok(StatusCount {
-                    queue: row.try_get(0).map_err(db_error)?,
+                    queue: row.text(0)?,
                     status: status.parse()?,
-                    count: int(row, 2)?,
+                    count: row.int(2)?,
                 })
             })
             .collect()
@@ -358,43 +486,45 @@ impl Backend for PostgresBackend {
         let found = rows(
             &self.client().await?,
             SQL.queue_depth,
-            &[&queue, &max_depth],
+            &params![&queue, &max_depth],
         )
         .await?;
         match found.first() {
-            Some(row) => int(row, 0),
+            Some(row) => row.int(0),
             None => Ok(max_depth),
         }
     }
 
     async fn cancel(&self, target: Target) -> Result<Option<Task>> {
-        let mut client = self.client().await?;
         match target {
-            Target::Id(id) => cancel_by_id(&client, &id).await,
+            Target::Id(id) => cancel_by_id(&self.client().await?, &id).await,
             Target::Key(key) => {
-                let tx = client.transaction().await.map_err(db_error)?;
-                let canceled = match resolve_key(&tx, &key).await? {
-                    Some(found) => cancel_by_id(&tx, &found.id).await?,
-                    None => None,
-                };
-                tx.commit().await.map_err(db_error)?;
-                Ok(canceled)
+                let tx = self.begin().await?;
+                let canceled = async {
+                    match resolve_key(&tx, &key).await? {
+                        Some(found) => cancel_by_id(&tx, &found.id).await,
+                        None => Ok(None),
+                    }
+                }
+                .await;
+                end_tx(tx, canceled).await
             }
         }
     }
 
     async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>> {
-        let mut client = self.client().await?;
         match target {
-            Target::Id(id) => retry_by_id(&client, &id, reset_attempt).await,
+            Target::Id(id) => retry_by_id(&self.client().await?, &id, reset_attempt).await,
             Target::Key(key) => {
-                let tx = client.transaction().await.map_err(db_error)?;
-                let retried = match resolve_key(&tx, &key).await? {
-                    Some(found) => retry_by_id(&tx, &found.id, reset_attempt).await?,
-                    None => None,
-                };
-                tx.commit().await.map_err(db_error)?;
-                Ok(retried)
+                let tx = self.begin().await?;
+                let retried = async {
+                    match resolve_key(&tx, &key).await? {
+                        Some(found) => retry_by_id(&tx, &found.id, reset_attempt).await,
+                        None => Ok(None),
+                    }
+                }
+                .await;
+                end_tx(tx, retried).await
             }
         }
     }
@@ -409,11 +539,11 @@ impl Backend for PostgresBackend {
                 ("$4::text", f.name.is_some()),
             ]),
         );
-        let params: &Params<'_> = &[&f.older_than_ms, &f.queue, &status, &f.name, &f.limit];
-        rows(&self.client().await?, sql, params)
+        let params = params![&f.older_than_ms, &f.queue, &status, &f.name, &f.limit];
+        rows(&self.client().await?, sql, &params)
             .await?
             .iter()
-            .map(|row| row.try_get(0).map_err(db_error))
+            .map(|row| row.text(0))
             .collect()
     }
 
@@ -424,18 +554,18 @@ impl Backend for PostgresBackend {
         probe: bool,
         mut plan: Box<dyn ClaimPlan>,
     ) -> Result<Polled> {
-        let mut client = self.client().await?;
         if probe && completions.is_empty() {
+            let client = self.client().await?;
             // An idle poll is this one read (docs/protocol.md, "Claim").
             self.wakes.watch_queues(&request.queues);
             let sql = specialize(
                 SQL.claimable_probe,
                 &set_filters(&[("$2::text[]", request.names.is_some())]),
             );
-            let found = rows(&client, sql, &[&request.queues, &request.names]).await?;
+            let found = rows(&client, sql, &params![&request.queues, &request.names]).await?;
             let has_work = found
                 .first()
-                .map(|row| row.try_get::<_, bool>(0).map_err(db_error))
+                .map(|row| row.bool(0))
                 .transpose()?
                 .unwrap_or(false);
             if !has_work {
@@ -445,47 +575,16 @@ impl Backend for PostgresBackend {
                 });
             }
         }
-        let tx = client.transaction().await.map_err(db_error)?;
-        let completed = if completions.is_empty() {
-            Vec::new()
-        } else {
-            complete_many(&tx, &request.worker_id, completions).await?
-        };
-        execute(&tx, SQL.recover_leases, &[]).await?;
-        while let Some(draw) = plan.next_draw() {
-            if draw.is_empty() {
-                plan.accept(Vec::new());
-                continue;
+        let tx = self.begin().await?;
+        let drawn = claim_draws(&tx, &request, completions, &mut *plan).await;
+        let completed = match drawn {
+            Ok(completed) if plan.keep() => end_tx(tx, Ok(completed)).await?,
+            Ok(completed) => {
+                tx.rollback().await?;
+                completed
             }
-            let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
-            // Equality forms bind the single element, list forms the whole list.
-            let queue: &(dyn tokio_postgres::types::ToSql + Sync) = match shape {
-                ClaimShape::OneQueue | ClaimShape::OneQueueOneName => &request.queues[0],
-                ClaimShape::Lists | ClaimShape::OneName => &request.queues,
-            };
-            let name: &(dyn tokio_postgres::types::ToSql + Sync) = match (shape, &draw.names) {
-                (ClaimShape::OneName | ClaimShape::OneQueueOneName, Some(names)) => &names[0],
-                _ => &draw.names,
-            };
-            let claimed = tasks(
-                &tx,
-                shape.statement(&SQL),
-                &[
-                    queue,
-                    name,
-                    &request.worker_id,
-                    &request.lease_ms,
-                    &draw.limit,
-                ],
-            )
-            .await?;
-            plan.accept(claimed);
-        }
-        if plan.keep() {
-            tx.commit().await.map_err(db_error)?;
-        } else {
-            tx.rollback().await.map_err(db_error)?;
-        }
+            Err(err) => return end_tx(tx, Err(err)).await,
+        };
         Ok(Polled {
             completed,
             plan: Some(plan),
@@ -493,7 +592,13 @@ impl Backend for PostgresBackend {
     }
 
     async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task> {
-        owned_write(&self.client().await?, SQL.heartbeat, &owned, &[&lease_ms]).await
+        owned_write(
+            &self.client().await?,
+            SQL.heartbeat,
+            &owned,
+            &params![&lease_ms],
+        )
+        .await
     }
 
     async fn heartbeat_batch(
@@ -505,16 +610,11 @@ impl Backend for PostgresBackend {
         rows(
             &self.client().await?,
             SQL.heartbeat_batch,
-            &[&ids, &worker_id, &lease_ms],
+            &params![&ids, &worker_id, &lease_ms],
         )
         .await?
         .iter()
-        .map(|row| {
-            Ok((
-                row.try_get(0).map_err(db_error)?,
-                row.try_get(1).map_err(db_error)?,
-            ))
-        })
+        .map(|row| Ok((row.text(0)?, row.bool(1)?)))
         .collect()
     }
 
@@ -528,7 +628,7 @@ impl Backend for PostgresBackend {
             &self.client().await?,
             SQL.progress,
             &owned,
-            &[&progress, &message],
+            &params![&progress, &message],
         )
         .await
     }
@@ -537,16 +637,30 @@ impl Backend for PostgresBackend {
         let client = self.client().await?;
         match &outcome {
             Outcome::Succeed { result } => {
-                owned_write(&client, SQL.succeed, &owned, &[result, &None::<String>]).await
+                owned_write(
+                    &client,
+                    SQL.succeed,
+                    &owned,
+                    &params![result, &None::<String>],
+                )
+                .await
             }
             Outcome::Complete { result } => {
-                owned_write(&client, SQL.complete, &owned, &[result]).await
+                owned_write(&client, SQL.complete, &owned, &params![result]).await
             }
             Outcome::Fail {
                 error,
                 retryable,
                 delay_ms,
-            } => owned_write(&client, SQL.fail, &owned, &[error, retryable, delay_ms]).await,
+            } => {
+                owned_write(
+                    &client,
+                    SQL.fail,
+                    &owned,
+                    &params![error, retryable, delay_ms],
+                )
+                .await
+            }
         }
     }
 
@@ -572,5 +686,47 @@ impl Backend for PostgresBackend {
 
     fn unsubscribe_push(&self, id: u64) {
         self.wakes.unsubscribe(id)
+    }
+    async fn shared_tx_open(&self) -> Result<SharedTx> {
+        let tx = self.begin().await?;
+        let id = self.next_shared.fetch_add(1, Ordering::SeqCst);
+        let session = tx.handle();
+        self.shared
+            .lock()
+            .expect("shared transactions")
+            .insert(id, Arc::new(tokio::sync::Mutex::new(Some(tx))));
+        Ok(SharedTx { id, session })
+    }
+
+    async fn shared_tx_query(
+        &self,
+        id: u64,
+        sql: String,
+        values: Option<String>,
+    ) -> Result<String> {
+        let slot = self.shared_slot(id, false)?;
+        let held = slot.lock().await;
+        let tx = held
+            .as_ref()
+            .ok_or_else(|| Error::Invalid(format!("no open shared transaction {id}")))?;
+        match values {
+            Some(values) => tx.query_objects(&sql, &values).await,
+            None => tx.batch(&sql).await.map(|()| "[]".to_string()),
+        }
+    }
+
+    async fn shared_tx_complete(
+        &self,
+        id: u64,
+        owned: Owned,
+        result: Option<String>,
+    ) -> Result<Task> {
+        let tx = self.take_shared(id).await?;
+        let completed = owned_write(&tx, SQL.complete, &owned, &params![&result]).await;
+        end_tx(tx, completed).await
+    }
+
+    async fn shared_tx_abort(&self, id: u64) -> Result<()> {
+        self.take_shared(id).await?.rollback().await
     }
 }
