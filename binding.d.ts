@@ -77,8 +77,9 @@ export declare class NativeStore {
    */
   writeMany(writesJson: string): Promise<string>
   /**
-   * A lone write (a one-element JSON array) run on the calling thread when
-   * that cannot wait: its replies, or `undefined`: then use `writeMany`.
+   * The writes of one JS tick (a JSON array) run on the calling thread,
+   * sharing a commit, when that cannot wait: the replies as `writeMany`
+   * gives them, or `undefined`: then use `writeMany`.
    */
   writeNow(writesJson: string): string | null
   /**

@@ -58,7 +58,7 @@ class TaskStore {
      * @type {PendingWrite[]}
      */
     this._tick = [];
-    /** Whether a lone write may be tried on this thread first. */
+    /** Whether a tick's writes may be tried on this thread first. */
     this._inlineWrites = true;
   }
 
@@ -66,8 +66,8 @@ class TaskStore {
    * Every single-row write goes through here. Writes issued in the same JS
    * tick are handed to Rust together once the tick's microtasks have run
    * (process.nextTick queued from a microtask runs after all of them) and
-   * share one commit; a lone write is tried on this thread first, which
-   * SQLite answers without waiting when nobody else is writing.
+   * share one commit; they are tried on this thread first, which SQLite
+   * answers without waiting when nobody else is writing.
    * @param {WriteArgs} args
    * @returns {Promise<any>} the row Rust replied with, or null
    */
@@ -82,12 +82,13 @@ class TaskStore {
     this._tick = [];
     // One JSON text crosses to Rust, and one comes back.
     const text = `[${writes.map((w) => encodeWrite(w.args)).join(",")}]`;
-    if (writes.length === 1 && this._inlineWrites) {
+    if (this._inlineWrites) {
       let now;
       try {
         now = this._native.writeNow(text);
       } catch (err) {
-        writes[0].reject(fromNative(err));
+        const mapped = fromNative(err);
+        for (const write of writes) write.reject(mapped);
         return;
       }
       if (now != null) {

@@ -437,18 +437,13 @@ impl NativeStore {
         Ok(replies(self.inner.write_group(writes).await))
     }
 
-    /// A lone write (a one-element JSON array) run on the calling thread when
-    /// that cannot wait: its replies, or `undefined`: then use `writeMany`.
+    /// The writes of one JS tick (a JSON array) run on the calling thread,
+    /// sharing a commit, when that cannot wait: the replies as `writeMany`
+    /// gives them, or `undefined`: then use `writeMany`.
     #[napi]
     pub fn write_now(&self, writes_json: String) -> Result<Option<String>> {
-        let mut writes = writes(&writes_json)?;
-        let (Some(write), true) = (writes.pop(), writes.is_empty()) else {
-            return Err(napi::Error::from_reason("writeNow takes exactly one write"));
-        };
-        Ok(self
-            .inner
-            .write_now(&write)
-            .map(|answer| replies(vec![answer])))
+        let writes = writes(&writes_json)?;
+        Ok(self.inner.write_now(writes).map(replies))
     }
 
     /// The row as JSON (`"null"` when missing) read on the calling thread, or

@@ -296,9 +296,9 @@ pub trait Backend: Send + Sync + 'static {
     async fn write_group(&self, ops: Vec<WriteOp>) -> Vec<WriteAnswer> {
         futures_util::future::join_all(ops.into_iter().map(|op| self.write_one(op))).await
     }
-    /// `write_group` of one op answered on the caller's thread, when the
-    /// backend can do so without waiting on a lock or the network.
-    fn write_inline(&self, _op: &WriteOp) -> Option<WriteAnswer> {
+    /// `write_group` answered on the caller's thread, when the backend can do
+    /// so without waiting on a lock or the network.
+    fn write_inline(&self, _ops: &[WriteOp]) -> Option<Vec<WriteAnswer>> {
         None
     }
     /// One write through the single-purpose methods below.

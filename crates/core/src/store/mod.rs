@@ -248,17 +248,37 @@ impl Store {
             .collect()
     }
 
-    /// One client write on the caller's thread, when the backend can do it
-    /// without waiting; `None` means "use `write_group`". A submit that the
-    /// backpressure gate would have to admit never runs here.
-    pub fn write_now(&self, write: &Write) -> Option<WriteAnswer> {
-        if matches!(write, Write::Submit(_)) && self.gate.read().expect("gate lock").is_some() {
+    /// Client writes of one tick on the caller's thread, sharing one commit,
+    /// when the backend can run them without waiting; `None` means "use
+    /// `write_group`". Submits that the backpressure gate would have to admit
+    /// never run here.
+    pub fn write_now(&self, writes: Vec<Write>) -> Option<Vec<WriteAnswer>> {
+        let gated = self.gate.read().expect("gate lock").is_some();
+        if gated && writes.iter().any(|w| matches!(w, Write::Submit(_))) {
             return None;
         }
-        match self.validate(write.clone()) {
-            Ok(op) => self.backend.write_inline(&op),
-            Err(err) => Some(Err(err)),
+        let mut answers: Vec<Option<WriteAnswer>> = Vec::with_capacity(writes.len());
+        let mut ops = Vec::with_capacity(writes.len());
+        for write in writes {
+            match self.validate(write) {
+                Ok(op) => {
+                    ops.push(op);
+                    answers.push(None);
+                }
+                Err(err) => answers.push(Some(Err(err))),
+            }
         }
+        let mut written = if ops.is_empty() {
+            Vec::new().into_iter()
+        } else {
+            self.backend.write_inline(&ops)?.into_iter()
+        };
+        Some(
+            answers
+                .into_iter()
+                .map(|answer| answer.unwrap_or_else(|| written.next().expect("one answer per op")))
+                .collect(),
+        )
     }
 
     /// Validation, then the backpressure gate for submits.

@@ -81,6 +81,37 @@ impl<T: Send + 'static> WriteJob for Job<T> {
     }
 }
 
+/// A job of a group run on the caller's thread: its outcome lands in the
+/// caller's slot.
+struct InlineJob<'a, T, F> {
+    work: Option<F>,
+    transactional: bool,
+    outcome: Option<Result<T>>,
+    slot: &'a mut Option<Result<T>>,
+}
+
+impl<T: Send, F: FnOnce(&Connection) -> Result<T> + Send> WriteJob for InlineJob<'_, T, F> {
+    fn transactional(&self) -> bool {
+        self.transactional
+    }
+
+    fn run(&mut self, conn: &Connection) -> bool {
+        let work = self.work.take().expect("a write job runs once");
+        let outcome = work(conn);
+        let ok = outcome.is_ok();
+        self.outcome = Some(outcome);
+        ok
+    }
+
+    fn deliver(self: Box<Self>, lost: Option<Error>) {
+        *self.slot = Some(match (lost, self.outcome) {
+            (Some(err), _) => Err(err),
+            (None, Some(outcome)) => outcome,
+            (None, None) => Err(closed()),
+        });
+    }
+}
+
 type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
 
 enum ReaderMsg {
@@ -265,6 +296,84 @@ impl Engine {
             self.drain_elsewhere();
         }
         outcome
+    }
+
+    /// Run the writes of one tick as one group on the caller's thread, under
+    /// the same conditions as `write_inline`; `None` (nothing ran) means
+    /// "queue them instead". Each answer comes after the group's commit.
+    pub fn write_group_inline<T, F>(
+        self: &Arc<Self>,
+        works: Vec<(bool, F)>,
+    ) -> Option<Vec<Result<T>>>
+    where
+        T: Send,
+        F: FnOnce(&Connection) -> Result<T> + Send,
+    {
+        if !self.queue.lock().expect("write queue").is_empty()
+            || self.catch_up.load(SeqCst)
+            || self
+                .combining
+                .compare_exchange(false, true, SeqCst, SeqCst)
+                .is_err()
+        {
+            return None;
+        }
+        let mut slots: Vec<Option<Result<T>>> = works.iter().map(|_| None).collect();
+        let ran = self.run_inline_group(works, &mut slots);
+        self.combining.store(false, SeqCst);
+        if !self.queue.lock().expect("write queue").is_empty() {
+            self.drain_elsewhere();
+        }
+        if !ran {
+            return None;
+        }
+        Some(
+            slots
+                .into_iter()
+                .map(|slot| slot.unwrap_or_else(|| Err(closed())))
+                .collect(),
+        )
+    }
+
+    /// The group of `write_group_inline` on the writer, without waiting for
+    /// the lock; whether it ran (committed or failed as a whole).
+    fn run_inline_group<'a, T, F>(
+        &self,
+        works: Vec<(bool, F)>,
+        slots: &'a mut [Option<Result<T>>],
+    ) -> bool
+    where
+        T: Send,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'a,
+    {
+        let group: Vec<Box<dyn WriteJob + 'a>> = works
+            .into_iter()
+            .zip(slots.iter_mut())
+            .map(|((transactional, work), slot)| {
+                Box::new(InlineJob {
+                    work: Some(work),
+                    transactional,
+                    outcome: None,
+                    slot,
+                }) as Box<dyn WriteJob + 'a>
+            })
+            .collect();
+        let mut writer = self.writer.lock().expect("writer");
+        let Writer { conn, waiting, .. } = &mut *writer;
+        let Some(conn) = conn.as_ref() else {
+            return false;
+        };
+        if !waiting.is_zero() {
+            if conn.busy_timeout(Duration::ZERO).is_err() {
+                return false;
+            }
+            *waiting = Duration::ZERO;
+        }
+        let (handed_back, committed) = run_group(conn, group, false);
+        if committed {
+            self.committed();
+        }
+        handed_back.is_none()
     }
 
     fn run_alone<T>(
@@ -528,11 +637,12 @@ fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 /// Run one group in one transaction and deliver every outcome after the
 /// commit. Returns the group untouched when another connection holds the lock
 /// and `may_wait` is off, and whether a commit happened.
-fn run_group(
+#[allow(clippy::type_complexity)]
+fn run_group<'a>(
     conn: &Connection,
-    mut group: Vec<Box<dyn WriteJob>>,
+    mut group: Vec<Box<dyn WriteJob + 'a>>,
     may_wait: bool,
-) -> (Option<Vec<Box<dyn WriteJob>>>, bool) {
+) -> (Option<Vec<Box<dyn WriteJob + 'a>>>, bool) {
     if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
         let err = sqlite_error(e);
         if err.is_busy() && !may_wait {

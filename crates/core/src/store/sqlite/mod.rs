@@ -428,9 +428,22 @@ impl Backend for SqliteBackend {
         out
     }
 
-    fn write_inline(&self, op: &WriteOp) -> Option<WriteAnswer> {
-        self.current()?
-            .write_inline(spans_statements(op), |conn| run_op(conn, op))
+    fn write_inline(&self, ops: &[WriteOp]) -> Option<Vec<WriteAnswer>> {
+        let engine = self.current()?;
+        if let [op] = ops {
+            return engine
+                .write_inline(spans_statements(op), |conn| run_op(conn, op))
+                .map(|answer| vec![answer]);
+        }
+        engine.write_group_inline(
+            ops.iter()
+                .map(|op| {
+                    (spans_statements(op), move |conn: &Connection| {
+                        run_op(conn, op)
+                    })
+                })
+                .collect(),
+        )
     }
 
     async fn write_one(&self, op: WriteOp) -> WriteAnswer {
