@@ -48,49 +48,38 @@ pub trait WriteJob: Send {
     fn deliver(self: Box<Self>, lost: Option<Error>);
 }
 
-type Work<T> = Box<dyn FnOnce(&Connection) -> Result<T> + Send>;
-
-struct Job<T> {
-    work: Option<Work<T>>,
-    outcome: Option<Result<T>>,
-    reply: oneshot::Sender<Result<T>>,
-    transactional: bool,
+/// Where a job's outcome goes: a queued job's caller awaits a channel, an
+/// inline group's caller reads a slot after the commit.
+trait Reply<T>: Send {
+    fn send(self, outcome: Result<T>);
 }
 
-impl<T: Send + 'static> WriteJob for Job<T> {
-    fn transactional(&self) -> bool {
-        self.transactional
-    }
-
-    fn run(&mut self, conn: &Connection) -> bool {
-        let work = self.work.take().expect("a write job runs once");
-        let outcome = work(conn);
-        let ok = outcome.is_ok();
-        self.outcome = Some(outcome);
-        ok
-    }
-
-    fn deliver(self: Box<Self>, lost: Option<Error>) {
-        let outcome = match (lost, self.outcome) {
-            (Some(err), _) => Err(err),
-            (None, Some(outcome)) => outcome,
-            (None, None) => Err(closed()),
-        };
+impl<T: Send> Reply<T> for oneshot::Sender<Result<T>> {
+    fn send(self, outcome: Result<T>) {
         // The caller may have gone away (a dropped future); nothing to tell then.
-        let _ = self.reply.send(outcome);
+        let _ = oneshot::Sender::send(self, outcome);
     }
 }
 
-/// A job of a group run on the caller's thread: its outcome lands in the
-/// caller's slot.
-struct InlineJob<'a, T, F> {
-    work: Option<F>,
-    transactional: bool,
-    outcome: Option<Result<T>>,
-    slot: &'a mut Option<Result<T>>,
+impl<T: Send> Reply<T> for &mut Option<Result<T>> {
+    fn send(self, outcome: Result<T>) {
+        *self = Some(outcome);
+    }
 }
 
-impl<T: Send, F: FnOnce(&Connection) -> Result<T> + Send> WriteJob for InlineJob<'_, T, F> {
+struct Job<T, F, R> {
+    work: Option<F>,
+    outcome: Option<Result<T>>,
+    reply: R,
+    transactional: bool,
+}
+
+impl<T, F, R> WriteJob for Job<T, F, R>
+where
+    T: Send,
+    F: FnOnce(&Connection) -> Result<T> + Send,
+    R: Reply<T>,
+{
     fn transactional(&self) -> bool {
         self.transactional
     }
@@ -104,7 +93,8 @@ impl<T: Send, F: FnOnce(&Connection) -> Result<T> + Send> WriteJob for InlineJob
     }
 
     fn deliver(self: Box<Self>, lost: Option<Error>) {
-        *self.slot = Some(match (lost, self.outcome) {
+        let job = *self;
+        job.reply.send(match (lost, job.outcome) {
             (Some(err), _) => Err(err),
             (None, Some(outcome)) => outcome,
             (None, None) => Err(closed()),
@@ -256,7 +246,7 @@ impl Engine {
     {
         let (reply, answer) = oneshot::channel();
         let job = Job {
-            work: Some(Box::new(work)),
+            work: Some(work),
             outcome: None,
             reply,
             transactional,
@@ -268,65 +258,38 @@ impl Engine {
         answer
     }
 
-    /// Run a write on the caller's thread when that cannot wait: nobody else
-    /// is writing or queued in this process, and the file lock is free (the
-    /// busy timeout is 0). `None` means "queue it instead". The write commits
-    /// alone, so the caller hears back after its own commit as always. A
-    /// write of one statement runs in autocommit: SQLite then needs no
-    /// statement journal, and no `BEGIN`/`COMMIT` round.
-    pub fn write_inline<T>(
-        self: &Arc<Self>,
-        transactional: bool,
-        work: impl FnOnce(&Connection) -> Result<T>,
-    ) -> Option<Result<T>> {
-        if !self.queue.lock().expect("write queue").is_empty()
-            || self.catch_up.load(SeqCst)
-            || self
-                .combining
-                .compare_exchange(false, true, SeqCst, SeqCst)
-                .is_err()
-        {
-            return None;
-        }
-        let outcome = self.run_alone(transactional, work);
-        self.combining.store(false, SeqCst);
-        // Jobs queued meanwhile found the writer taken: run them elsewhere, so
-        // this thread (the JS thread) only ever runs its own write.
-        if !self.queue.lock().expect("write queue").is_empty() {
-            self.drain_elsewhere();
-        }
-        outcome
-    }
-
-    /// Run the writes of one tick as one group on the caller's thread, under
-    /// the same conditions as `write_inline`; `None` (nothing ran) means
-    /// "queue them instead". Each answer comes after the group's commit.
-    pub fn write_group_inline<T, F>(
-        self: &Arc<Self>,
-        works: Vec<(bool, F)>,
-    ) -> Option<Vec<Result<T>>>
+    /// Run the writes of one JS tick on the caller's thread when that cannot
+    /// wait (`on_idle_writer`); `None` (nothing ran) means "queue them
+    /// instead". Each caller hears back after the commit holding its write.
+    /// A lone write of one statement runs in autocommit: SQLite then needs no
+    /// statement journal, and no `BEGIN`/`COMMIT` round; anything else runs
+    /// as one group (`run_group`).
+    pub fn write_inline<T, F>(self: &Arc<Self>, mut works: Vec<(bool, F)>) -> Option<Vec<Result<T>>>
     where
         T: Send,
         F: FnOnce(&Connection) -> Result<T> + Send,
     {
-        if !self.queue.lock().expect("write queue").is_empty()
-            || self.catch_up.load(SeqCst)
-            || self
-                .combining
-                .compare_exchange(false, true, SeqCst, SeqCst)
-                .is_err()
-        {
-            return None;
+        if let [(false, _)] = works.as_slice() {
+            let (_, work) = works.pop().expect("one write");
+            return self.on_idle_writer(|conn| match work(conn) {
+                // A busy statement wrote nothing: the caller queues the write.
+                Err(err) if err.is_busy() => None,
+                outcome => {
+                    if outcome.is_ok() {
+                        self.committed();
+                    }
+                    Some(vec![outcome])
+                }
+            });
         }
         let mut slots: Vec<Option<Result<T>>> = works.iter().map(|_| None).collect();
-        let ran = self.run_inline_group(works, &mut slots);
-        self.combining.store(false, SeqCst);
-        if !self.queue.lock().expect("write queue").is_empty() {
-            self.drain_elsewhere();
-        }
-        if !ran {
-            return None;
-        }
+        self.on_idle_writer(|conn| {
+            let (handed_back, committed) = run_group(conn, inline_group(works, &mut slots), false);
+            if committed {
+                self.committed();
+            }
+            handed_back.is_none().then_some(())
+        })?;
         Some(
             slots
                 .into_iter()
@@ -335,86 +298,40 @@ impl Engine {
         )
     }
 
-    /// The group of `write_group_inline` on the writer, without waiting for
-    /// the lock; whether it ran (committed or failed as a whole).
-    fn run_inline_group<'a, T, F>(
-        &self,
-        works: Vec<(bool, F)>,
-        slots: &'a mut [Option<Result<T>>],
-    ) -> bool
-    where
-        T: Send,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'a,
-    {
-        let group: Vec<Box<dyn WriteJob + 'a>> = works
-            .into_iter()
-            .zip(slots.iter_mut())
-            .map(|((transactional, work), slot)| {
-                Box::new(InlineJob {
-                    work: Some(work),
-                    transactional,
-                    outcome: None,
-                    slot,
-                }) as Box<dyn WriteJob + 'a>
-            })
-            .collect();
-        let mut writer = self.writer.lock().expect("writer");
-        let Writer { conn, waiting, .. } = &mut *writer;
-        let Some(conn) = conn.as_ref() else {
-            return false;
-        };
-        if !waiting.is_zero() {
-            if conn.busy_timeout(Duration::ZERO).is_err() {
-                return false;
-            }
-            *waiting = Duration::ZERO;
+    /// Run `work` with the writer on the caller's thread if that cannot wait:
+    /// nobody else in this process is writing or queued, no catch-up is due,
+    /// and the writer's busy timeout is 0. `None`: nothing ran.
+    fn on_idle_writer<R>(
+        self: &Arc<Self>,
+        work: impl FnOnce(&Connection) -> Option<R>,
+    ) -> Option<R> {
+        if !self.queue.lock().expect("write queue").is_empty()
+            || self.catch_up.load(SeqCst)
+            || self
+                .combining
+                .compare_exchange(false, true, SeqCst, SeqCst)
+                .is_err()
+        {
+            return None;
         }
-        let (handed_back, committed) = run_group(conn, group, false);
-        if committed {
-            self.committed();
-        }
-        handed_back.is_none()
-    }
-
-    fn run_alone<T>(
-        &self,
-        transactional: bool,
-        work: impl FnOnce(&Connection) -> Result<T>,
-    ) -> Option<Result<T>> {
-        let mut writer = self.writer.lock().expect("writer");
-        let Writer { conn, waiting, .. } = &mut *writer;
-        let conn = conn.as_ref()?;
-        if !waiting.is_zero() {
-            conn.busy_timeout(Duration::ZERO).ok()?;
-            *waiting = Duration::ZERO;
-        }
-        if !transactional {
-            // A busy statement wrote nothing: the caller queues the write.
-            return match work(conn) {
-                Err(err) if err.is_busy() => None,
-                outcome => {
-                    if outcome.is_ok() {
-                        self.committed();
-                    }
-                    Some(outcome)
+        let outcome = {
+            let mut writer = self.writer.lock().expect("writer");
+            let Writer { conn, waiting, .. } = &mut *writer;
+            match conn.as_ref() {
+                Some(conn) if waiting.is_zero() || conn.busy_timeout(Duration::ZERO).is_ok() => {
+                    *waiting = Duration::ZERO;
+                    work(conn)
                 }
-            };
-        }
-        if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
-            let err = sqlite_error(e);
-            return (!err.is_busy()).then_some(Err(err));
-        }
-        let outcome = work(conn).and_then(|value| {
-            exec(conn, "COMMIT").map_err(sqlite_error)?;
-            Ok(value)
-        });
-        match &outcome {
-            Ok(_) => self.committed(),
-            Err(_) => {
-                let _ = exec(conn, "ROLLBACK");
+                _ => None,
             }
+        };
+        self.combining.store(false, SeqCst);
+        // Jobs queued meanwhile found the writer taken: run them elsewhere, so
+        // this thread (the JS thread) only ever runs its own writes.
+        if !self.queue.lock().expect("write queue").is_empty() {
+            self.drain_elsewhere();
         }
-        Some(outcome)
+        outcome
     }
 
     /// Hand the queue to another thread (a reader's; the writer is free now).
@@ -632,6 +549,29 @@ fn reader_loop(conn: Connection, jobs: Receiver<ReaderMsg>) {
 /// A transaction-control statement, prepared once per connection.
 fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
+/// The jobs of an inline group, each answering into its slot.
+fn inline_group<'a, T, F>(
+    works: Vec<(bool, F)>,
+    slots: &'a mut [Option<Result<T>>],
+) -> Vec<Box<dyn WriteJob + 'a>>
+where
+    T: Send + 'a,
+    F: FnOnce(&Connection) -> Result<T> + Send + 'a,
+{
+    works
+        .into_iter()
+        .zip(slots.iter_mut())
+        .map(|((transactional, work), reply)| {
+            Box::new(Job {
+                work: Some(work),
+                outcome: None,
+                reply,
+                transactional,
+            }) as Box<dyn WriteJob + 'a>
+        })
+        .collect()
 }
 
 /// Run one group in one transaction and deliver every outcome after the

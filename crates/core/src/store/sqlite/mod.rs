@@ -429,13 +429,7 @@ impl Backend for SqliteBackend {
     }
 
     fn write_inline(&self, ops: &[WriteOp]) -> Option<Vec<WriteAnswer>> {
-        let engine = self.current()?;
-        if let [op] = ops {
-            return engine
-                .write_inline(spans_statements(op), |conn| run_op(conn, op))
-                .map(|answer| vec![answer]);
-        }
-        engine.write_group_inline(
+        self.current()?.write_inline(
             ops.iter()
                 .map(|op| {
                     (spans_statements(op), move |conn: &Connection| {
