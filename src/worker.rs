@@ -12,17 +12,14 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cairnq_core::backoff::Backoff;
-use cairnq_core::task::tasks_to_json;
 use cairnq_core::worker::{
-    Call, CallOutcome, ErrorInfo, Invoker, Registration, TaskContext, TaskResult, Worker,
-    WorkerOptions,
+    calls_to_json, Call, CallOutcome, ErrorInfo, Invoker, Registration, TaskContext, TaskResult,
+    Worker, WorkerOptions,
 };
 use cairnq_core::{Error, Task};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Result, Status};
 use napi_derive::napi;
-use serde::Serialize;
-use serde_json::value::RawValue;
 
 use crate::errors::{reason, IntoJs};
 use crate::store::{BackpressureArgs, NativeStore};
@@ -110,29 +107,6 @@ struct JsInvoker {
     lease_lost: JsFn<ContextArg, ()>,
 }
 
-#[derive(Serialize)]
-struct CallJson<'a> {
-    id: u64,
-    name: &'a str,
-    batch: bool,
-    tasks: Box<RawValue>,
-}
-
-/// Calls as `_dispatch` takes them.
-fn calls_json(calls: &[Arc<Call>]) -> String {
-    let calls: Vec<CallJson> = calls
-        .iter()
-        .map(|call| CallJson {
-            id: call.id,
-            name: &call.name,
-            batch: call.batch,
-            tasks: RawValue::from_string(tasks_to_json(call.contexts.iter().map(|c| c.task())))
-                .expect("rows encode as JSON"),
-        })
-        .collect();
-    serde_json::to_string(&calls).expect("calls encode as JSON")
-}
-
 impl From<OutcomeArg> for CallOutcome {
     fn from(outcome: OutcomeArg) -> CallOutcome {
         match outcome.kind {
@@ -159,10 +133,10 @@ impl From<OutcomeArg> for CallOutcome {
 #[async_trait]
 impl Invoker for JsInvoker {
     fn start(&self, calls: &[Arc<Call>]) -> std::result::Result<(), Error> {
-        match self
-            .dispatch
-            .call(calls_json(calls), ThreadsafeFunctionCallMode::NonBlocking)
-        {
+        match self.dispatch.call(
+            calls_to_json(calls),
+            ThreadsafeFunctionCallMode::NonBlocking,
+        ) {
             Status::Ok => Ok(()),
             status => Err(Error::Connection(format!(
                 "the handler could not be run: {status}"
@@ -197,7 +171,7 @@ pub struct NativeWorker {
 impl NativeWorker {
     fn ready(&self) -> Option<String> {
         let calls = self.worker.start_ready();
-        (!calls.is_empty()).then(|| calls_json(&calls))
+        (!calls.is_empty()).then(|| calls_to_json(&calls))
     }
 }
 

@@ -175,7 +175,7 @@ impl Task {
         out.finish()
     }
 
-    fn write_json(&self, out: &mut JsonWriter) {
+    pub(crate) fn write_json(&self, out: &mut JsonWriter) {
         out.open();
         out.string_field("id", Some(&self.id));
         out.string_field("name", Some(&self.name));
@@ -207,43 +207,64 @@ impl Task {
 /// Several rows as one JSON array.
 pub fn tasks_to_json<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> String {
     let tasks = tasks.into_iter();
-    let mut out = JsonWriter::with_capacity(tasks.size_hint().0 * 512 + 2);
-    out.buf.push(b'[');
-    for (i, task) in tasks.enumerate() {
-        if i > 0 {
-            out.buf.push(b',');
-        }
-        task.write_json(&mut out);
-    }
-    out.buf.push(b']');
+    let mut out = JsonWriter::with_capacity(tasks.size_hint().0 * ROW_JSON_BYTES + 2);
+    out.tasks(tasks);
     out.finish()
 }
 
-/// A minimal JSON object writer: the row shape is fixed, so this is cheaper
-/// than building a `serde_json::Value` per task.
-struct JsonWriter {
+/// About what one row's JSON takes with a small payload: a buffer's first guess.
+pub(crate) const ROW_JSON_BYTES: usize = 512;
+
+/// A minimal JSON writer: the row shape is fixed, so this is cheaper than
+/// building a `serde_json::Value` per task, and what it writes needs no
+/// second pass to be checked or copied.
+pub(crate) struct JsonWriter {
     buf: Vec<u8>,
     first: bool,
 }
 
 impl JsonWriter {
-    fn with_capacity(n: usize) -> Self {
+    pub(crate) fn with_capacity(n: usize) -> Self {
         JsonWriter {
             buf: Vec::with_capacity(n),
             first: true,
         }
     }
 
-    fn open(&mut self) {
+    pub(crate) fn open(&mut self) {
         self.buf.push(b'{');
         self.first = true;
     }
 
-    fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         self.buf.push(b'}');
+        // A value was written: the enclosing object's next key needs a comma.
+        self.first = false;
     }
 
-    fn key(&mut self, key: &str) {
+    /// A JSON array of `items`, each written by `write`.
+    pub(crate) fn array<T>(
+        &mut self,
+        items: impl IntoIterator<Item = T>,
+        mut write: impl FnMut(&mut Self, T),
+    ) {
+        self.buf.push(b'[');
+        for (i, item) in items.into_iter().enumerate() {
+            if i > 0 {
+                self.buf.push(b',');
+            }
+            write(self, item);
+        }
+        self.buf.push(b']');
+        self.first = false;
+    }
+
+    /// Rows as a JSON array.
+    pub(crate) fn tasks<'a>(&mut self, tasks: impl IntoIterator<Item = &'a Task>) {
+        self.array(tasks, |out, task| task.write_json(out));
+    }
+
+    pub(crate) fn key(&mut self, key: &str) {
         if !self.first {
             self.buf.push(b',');
         }
@@ -261,7 +282,7 @@ impl JsonWriter {
         }
     }
 
-    fn string_field(&mut self, key: &str, value: Option<&str>) {
+    pub(crate) fn string_field(&mut self, key: &str, value: Option<&str>) {
         self.null_or(key, value, |buf, v| {
             serde_json::to_writer(buf, v).expect("writing to a Vec cannot fail")
         });
@@ -271,10 +292,16 @@ impl JsonWriter {
         self.null_or(key, value, |buf, v| buf.extend_from_slice(v.as_bytes()));
     }
 
-    fn int_field(&mut self, key: &str, value: Option<i64>) {
+    pub(crate) fn int_field(&mut self, key: &str, value: Option<i64>) {
         self.null_or(key, value, |buf, v| {
-            buf.extend_from_slice(v.to_string().as_bytes());
+            serde_json::to_writer(buf, &v).expect("writing to a Vec cannot fail")
         });
+    }
+
+    pub(crate) fn bool_field(&mut self, key: &str, value: bool) {
+        self.key(key);
+        self.buf
+            .extend_from_slice(if value { b"true" } else { b"false" });
     }
 
     fn float_field(&mut self, key: &str, value: Option<f64>) {
@@ -283,7 +310,7 @@ impl JsonWriter {
         });
     }
 
-    fn finish(self) -> String {
+    pub(crate) fn finish(self) -> String {
         // Everything written is UTF-8: keys are ASCII, strings come from serde_json,
         // and raw JSON columns were read from the database as Rust strings.
         String::from_utf8(self.buf).expect("task JSON is UTF-8")

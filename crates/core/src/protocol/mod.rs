@@ -128,6 +128,16 @@ pub const POSTGRES: Statements = load_statements!("postgres");
 pub const POSTGRES_INSTALLATIONS: &str =
     include_str!("../../protocol/postgres/statements/installations.sql");
 
+/// A single-row update `statement` that answers with the row it changed
+/// (`returning *`), built once per statement and kept for the process.
+pub fn returning_row(statement: &'static str) -> &'static str {
+    static TEXTS: OnceLock<Mutex<HashMap<usize, &'static str>>> = OnceLock::new();
+    let mut texts = TEXTS.get_or_init(Default::default).lock().expect("texts");
+    texts
+        .entry(statement.as_ptr() as usize)
+        .or_insert_with(|| Box::leak(format!("{statement}\nreturning *").into_boxed_str()))
+}
+
 /// docs/protocol.md, "Optional filters": `statement` with every term
 /// `(P is null or <condition>)` whose parameter `P` is listed in `set`
 /// rewritten to `<condition>`, so the planner (which plans before any value is

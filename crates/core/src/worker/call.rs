@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::context::TaskContext;
 use super::report::Reporter;
 use crate::error::Error;
+use crate::task::{JsonWriter, ROW_JSON_BYTES};
 
 /// The tasks of one call, all of the same name.
 pub struct Call {
@@ -22,6 +23,23 @@ pub struct Call {
     pub contexts: Vec<Arc<TaskContext>>,
     /// Settlement writes of the ended call not answered yet.
     writes: AtomicUsize,
+}
+
+/// Calls as the bindings hand them to JS in one text:
+/// `[{"id", "name", "batch", "tasks": [rows]}, …]`.
+pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
+    let rows: usize = calls.iter().map(|call| call.contexts.len()).sum();
+    let mut out = JsonWriter::with_capacity(rows * ROW_JSON_BYTES + calls.len() * 64 + 2);
+    out.array(calls, |out, call| {
+        out.open();
+        out.int_field("id", Some(call.id as i64));
+        out.string_field("name", Some(&call.name));
+        out.bool_field("batch", call.batch);
+        out.key("tasks");
+        out.tasks(call.contexts.iter().map(|context| context.task()));
+        out.close();
+    });
+    out.finish()
 }
 
 impl Call {
@@ -211,6 +229,72 @@ pub(crate) fn settlements(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn calls_cross_as_one_json_text() {
+        let store = crate::store::Store::sqlite(":memory:", None);
+        let context = |id: &str| {
+            let task = crate::task::Task {
+                id: id.into(),
+                ..crate::task::tests::sample()
+            };
+            let backoff = crate::backoff::Backoff::default();
+            Arc::new(TaskContext::new(
+                store.clone(),
+                task,
+                "w".into(),
+                30_000,
+                backoff,
+            ))
+        };
+        let calls = [
+            Arc::new(Call::new(
+                7,
+                "a\"b".into(),
+                true,
+                vec![context("t1"), context("t2")],
+            )),
+            Arc::new(Call::new(8, "c".into(), false, vec![context("t3")])),
+        ];
+        let value: serde_json::Value = serde_json::from_str(&calls_to_json(&calls)).unwrap();
+        let summary: Vec<_> = value
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|call| {
+                let ids: Vec<_> = call["tasks"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t["id"].clone())
+                    .collect();
+                (
+                    call["id"].clone(),
+                    call["name"].clone(),
+                    call["batch"].clone(),
+                    ids,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            vec![
+                (
+                    7.into(),
+                    "a\"b".into(),
+                    true.into(),
+                    vec!["t1".into(), "t2".into()]
+                ),
+                (8.into(), "c".into(), false.into(), vec!["t3".into()]),
+            ]
+        );
+        let payload: serde_json::Value =
+            serde_json::from_str(&crate::task::tests::sample().payload).unwrap();
+        assert_eq!(
+            value[0]["tasks"][0]["payload"], payload,
+            "rows embed their JSON as stored"
+        );
+    }
 
     #[test]
     fn envelopes_keep_protocol_key_order() {

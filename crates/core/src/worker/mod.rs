@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-pub use self::call::{Call, CallOutcome, TaskResult};
+pub use self::call::{calls_to_json, Call, CallOutcome, TaskResult};
 pub use self::context::TaskContext;
 pub use self::invoker::Invoker;
 pub use self::registry::Registration;

@@ -195,10 +195,19 @@ fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
 }
 
 /// A single-row update, then the row it changed (`None` if it changed none).
-/// The statements have no RETURNING: inside a shared transaction that would
-/// cost each of them a statement journal and a result table, while reading
-/// the row back by its key costs one index seek.
-fn update_one(conn: &Connection, sql: &str, id: &str, params: &Params<'_>) -> Result<Option<Task>> {
+/// Alone in autocommit, one statement with RETURNING does both (one
+/// transaction, so one round of locks). Inside a shared transaction RETURNING
+/// would cost the statement a statement journal and a result table, while
+/// reading the row back by its key costs one index seek.
+fn update_one(
+    conn: &Connection,
+    sql: &'static str,
+    id: &str,
+    params: &Params<'_>,
+) -> Result<Option<Task>> {
+    if conn.is_autocommit() {
+        return query_task(conn, protocol::returning_row(sql), params);
+    }
     query(conn, sql, params, |_| Ok(()))?;
     if conn.changes() == 0 {
         return Ok(None);
@@ -235,7 +244,12 @@ fn resolve_key(conn: &Connection, key: &str) -> Result<Option<Task>> {
     }
 }
 
-fn owned_write(conn: &Connection, sql: &str, owned: &Owned, extra: &Params<'_>) -> Result<Task> {
+fn owned_write(
+    conn: &Connection,
+    sql: &'static str,
+    owned: &Owned,
+    extra: &Params<'_>,
+) -> Result<Task> {
     let now = now_ms();
     let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = vec![
         (":id", &owned.task_id),

@@ -12,7 +12,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::watch;
@@ -22,6 +22,11 @@ const CHECK_EVERY: Duration = Duration::from_millis(2);
 /// How long after a write to the `-wal` file its commit is surely published
 /// (SQLite updates the wal-index right after the write returns).
 const PUBLISH_GRACE: Duration = Duration::from_millis(2);
+/// The least time between two announcements of our commits: under a stream
+/// of commits one announcement in this time is enough, and any commit left
+/// unannounced still woke other processes' watches with its write, whose
+/// trailing wake follows `PUBLISH_GRACE` later.
+const ANNOUNCE_EVERY: Duration = Duration::from_millis(1);
 /// How long an OS watch outlives its last waiter: back-to-back waits
 /// (`call` after `call`) reuse it instead of setting up a new one each time.
 const LINGER: Duration = Duration::from_millis(500);
@@ -36,6 +41,10 @@ pub struct WalWatch {
     /// Counts the waits begun: a watch is dropped only after `LINGER`
     /// without a new one.
     waits: AtomicU64,
+    /// When the last announcement was made: µs since `created`, plus
+    /// `ANNOUNCE_EVERY` (so 0 means never).
+    announced_at: AtomicU64,
+    created: Instant,
 }
 
 /// What feeds `changes` from other processes' commits.
@@ -64,6 +73,8 @@ impl WalWatch {
             changes: watch::channel(0).0,
             source: Mutex::new(Source::Idle),
             waits: AtomicU64::new(0),
+            announced_at: AtomicU64::new(0),
+            created: Instant::now(),
         }))
     }
 
@@ -105,7 +116,22 @@ impl WalWatch {
     /// published (the write event of its frames may have come too early).
     pub fn committed(&self) {
         self.changes.send_modify(|n| *n += 1);
-        self.announce();
+        if self.announce_due(self.created.elapsed()) {
+            self.announce();
+        }
+    }
+
+    /// At most one announcement per `ANNOUNCE_EVERY` (the first is always
+    /// due); `since_created` is the time now.
+    fn announce_due(&self, since_created: Duration) -> bool {
+        let every = ANNOUNCE_EVERY.as_micros() as u64;
+        let now = since_created.as_micros() as u64 + every;
+        let last = self.announced_at.load(Ordering::Relaxed);
+        now - last >= every
+            && self
+                .announced_at
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     /// Set the `-wal` file's times to now: one system call, an attribute
@@ -285,6 +311,21 @@ mod tests {
             started.elapsed() < Duration::from_secs(20),
             "the announcement was missed"
         );
+    }
+
+    #[test]
+    fn a_stream_of_commits_announces_once_per_interval() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = WalWatch::new(dir.path().join("q.db").to_str().unwrap()).unwrap();
+        let at = |us| Duration::from_micros(us);
+        assert!(watch.announce_due(at(0)), "the first commit announces");
+        assert!(!watch.announce_due(at(300)), "one soon after it does not");
+        assert!(
+            !watch.announce_due(at(999)),
+            "nor one just before the interval ends"
+        );
+        assert!(watch.announce_due(at(1_000)), "one after the interval does");
+        assert!(!watch.announce_due(at(1_500)));
     }
 
     #[tokio::test]
