@@ -13,6 +13,8 @@ const { callThrough, DEFAULT_WAIT_TIMEOUT_MS } = require("./client.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
+ * @typedef {Pick<Task, "id" | "name" | "queue" | "payload" | "metadata" | "attempt" | "root_id" | "correlation_id">} TaskFields
+ *   what a context reads of its task: a worker hands over only these
  * @typedef {import("../index.js").TaskDef} TaskDef
  * @typedef {import("../index.js").SubmitOptions} SubmitOptions
  * @typedef {import("../index.js").CallOptions} CallOptions
@@ -54,7 +56,7 @@ function endedHalf(store, taskId) {
 class TaskContext {
   /**
    * @param {TaskStore} store
-   * @param {Task} task
+   * @param {TaskFields} task
    * @param {string} workerId
    * @param {number | undefined} leaseMs required for a standalone context;
    *   a worker's (`opts[NATIVE]`) leaves it to the native half

@@ -28,7 +28,9 @@ const { TaskContext, NATIVE } = require("./context.js");
  * @typedef {(...args: any[]) => unknown} HandlerFn a handler: `(ctx, payload)`, or `(contexts)` for a batch
  * @typedef {{ fn: HandlerFn, batch: boolean }} Registration
  * @typedef {{ batch?: number, concurrency?: number, resource?: string, [option: string]: unknown }} TaskOptions
- * @typedef {{ id: number, name: string, batch: boolean, tasks: Task[] }} Call one handler call, as Rust dispatches it
+ * @typedef {import("./context.js").TaskFields} TaskFields
+ * @typedef {{ id: number, name: string, batch: boolean, tasks: TaskFields[] }} Call one handler call, as Rust
+ *   dispatches it: of each task, what its context reads
  */
 
 const SIGNALS = ["SIGINT", "SIGTERM"];
@@ -371,7 +373,7 @@ function workerArgs(opts) {
 /**
  * One encoded result per task: a single return, or a batch's id → result map.
  * @param {unknown} value
- * @param {Task[]} rows
+ * @param {TaskFields[]} rows
  * @param {boolean} batch
  * @returns {ResultArg[]}
  */

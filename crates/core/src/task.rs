@@ -175,6 +175,23 @@ impl Task {
         out.finish()
     }
 
+    /// What a handler's context reads of its task (docs/api.md,
+    /// "TaskContext": id, name, queue, attempt, payload, metadata and the
+    /// lineage a child submit inherits), as one JSON object: the rest of the
+    /// row stays in Rust, where the lease and settlement live.
+    pub(crate) fn write_handler_json(&self, out: &mut JsonWriter) {
+        out.open();
+        out.string_field("id", Some(&self.id));
+        out.string_field("name", Some(&self.name));
+        out.string_field("queue", Some(&self.queue));
+        out.raw_field("payload", Some(&self.payload));
+        out.raw_field("metadata", Some(&self.metadata));
+        out.int_field("attempt", Some(self.attempt));
+        out.string_field("root_id", self.root_id.as_deref());
+        out.string_field("correlation_id", self.correlation_id.as_deref());
+        out.close();
+    }
+
     pub(crate) fn write_json(&self, out: &mut JsonWriter) {
         out.open();
         out.string_field("id", Some(&self.id));
@@ -208,12 +225,12 @@ impl Task {
 pub fn tasks_to_json<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> String {
     let tasks = tasks.into_iter();
     let mut out = JsonWriter::with_capacity(tasks.size_hint().0 * ROW_JSON_BYTES + 2);
-    out.tasks(tasks);
+    out.array(tasks, |out, task| task.write_json(out));
     out.finish()
 }
 
 /// About what one row's JSON takes with a small payload: a buffer's first guess.
-pub(crate) const ROW_JSON_BYTES: usize = 512;
+const ROW_JSON_BYTES: usize = 512;
 
 /// A minimal JSON writer: the row shape is fixed, so this is cheaper than
 /// building a `serde_json::Value` per task, and what it writes needs no
@@ -257,11 +274,6 @@ impl JsonWriter {
         }
         self.buf.push(b']');
         self.first = false;
-    }
-
-    /// Rows as a JSON array.
-    pub(crate) fn tasks<'a>(&mut self, tasks: impl IntoIterator<Item = &'a Task>) {
-        self.array(tasks, |out, task| task.write_json(out));
     }
 
     pub(crate) fn key(&mut self, key: &str) {

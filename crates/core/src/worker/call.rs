@@ -10,7 +10,10 @@ use serde::Serialize;
 use super::context::TaskContext;
 use super::report::Reporter;
 use crate::error::Error;
-use crate::task::{JsonWriter, ROW_JSON_BYTES};
+use crate::task::JsonWriter;
+
+/// About what one task's handler JSON takes with a small payload: a buffer's first guess.
+const HANDLER_JSON_BYTES: usize = 256;
 
 /// The tasks of one call, all of the same name.
 pub struct Call {
@@ -26,17 +29,20 @@ pub struct Call {
 }
 
 /// Calls as the bindings hand them to JS in one text:
-/// `[{"id", "name", "batch", "tasks": [rows]}, …]`.
+/// `[{"id", "name", "batch", "tasks": [what each handler reads of its task]}, …]`
+/// (`Task::write_handler_json`).
 pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
     let rows: usize = calls.iter().map(|call| call.contexts.len()).sum();
-    let mut out = JsonWriter::with_capacity(rows * ROW_JSON_BYTES + calls.len() * 64 + 2);
+    let mut out = JsonWriter::with_capacity(rows * HANDLER_JSON_BYTES + calls.len() * 64 + 2);
     out.array(calls, |out, call| {
         out.open();
         out.int_field("id", Some(call.id as i64));
         out.string_field("name", Some(&call.name));
         out.bool_field("batch", call.batch);
         out.key("tasks");
-        out.tasks(call.contexts.iter().map(|context| context.task()));
+        out.array(&call.contexts, |out, context| {
+            context.task().write_handler_json(out)
+        });
         out.close();
     });
     out.finish()
