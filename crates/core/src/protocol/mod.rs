@@ -128,39 +128,46 @@ pub const POSTGRES: Statements = load_statements!("postgres");
 pub const POSTGRES_INSTALLATIONS: &str =
     include_str!("../../protocol/postgres/statements/installations.sql");
 
-/// A single-row update `statement` that answers with the row it changed
-/// (`returning *`), built once per statement and kept for the process.
-pub fn returning_row(statement: &'static str) -> &'static str {
-    static TEXTS: OnceLock<Mutex<HashMap<usize, &'static str>>> = OnceLock::new();
+/// Texts derived from a statement (`specialize`, `returning_row`), each built
+/// once and kept for the process: there are only a few per statement.
+/// `derivation` names the rewrite, `args` its arguments.
+fn derived(
+    statement: &'static str,
+    derivation: &'static str,
+    args: Vec<String>,
+    build: impl FnOnce() -> String,
+) -> &'static str {
+    /// (statement address, rewrite, its arguments) → the derived text.
+    type Texts = HashMap<(usize, &'static str, Vec<String>), &'static str>;
+    static TEXTS: OnceLock<Mutex<Texts>> = OnceLock::new();
+    let key = (statement.as_ptr() as usize, derivation, args);
     let mut texts = TEXTS.get_or_init(Default::default).lock().expect("texts");
     texts
-        .entry(statement.as_ptr() as usize)
-        .or_insert_with(|| Box::leak(format!("{statement}\nreturning *").into_boxed_str()))
+        .entry(key)
+        .or_insert_with(|| Box::leak(build().into_boxed_str()))
+}
+
+/// A single-row update `statement` that answers with the row it changed
+/// (`returning *`).
+pub fn returning_row(statement: &'static str) -> &'static str {
+    derived(statement, "returning", Vec::new(), || {
+        format!("{statement}\nreturning *")
+    })
 }
 
 /// docs/protocol.md, "Optional filters": `statement` with every term
 /// `(P is null or <condition>)` whose parameter `P` is listed in `set`
 /// rewritten to `<condition>`, so the planner (which plans before any value is
 /// bound) can use the condition's index. Unset terms stay, so the parameters
-/// bound never change. Each (statement, set) pair is built once and kept for
-/// the process: there are at most 2^filters texts per statement.
+/// bound never change. There are at most 2^filters texts per statement.
 pub fn specialize(statement: &'static str, set: &[&str]) -> &'static str {
-    /// (statement address, parameters set) → its specialized text.
-    type Texts = HashMap<(usize, Vec<String>), &'static str>;
-    static TEXTS: OnceLock<Mutex<Texts>> = OnceLock::new();
     if set.is_empty() {
         return statement;
     }
-    let key = (
-        statement.as_ptr() as usize,
-        set.iter().map(|p| p.to_string()).collect(),
-    );
-    let mut texts = TEXTS.get_or_init(Default::default).lock().expect("texts");
-    texts.entry(key).or_insert_with(|| {
-        let text = set
-            .iter()
-            .fold(statement.to_string(), |text, param| required(&text, param));
-        Box::leak(text.into_boxed_str())
+    let args = set.iter().map(|p| p.to_string()).collect();
+    derived(statement, "specialize", args, || {
+        set.iter()
+            .fold(statement.to_string(), |text, param| required(&text, param))
     })
 }
 
