@@ -34,12 +34,8 @@ const GATHER_FOR: Duration = Duration::from_micros(100);
 /// "Connection setup (SQLite)").
 const STATS_EVERY: Duration = Duration::from_secs(60);
 /// WAL size (pages) past which the checkpointer copies the log back into the
-/// database, off the committing thread. Four times SQLite's automatic
-/// threshold (16 MB of 4 KB pages): a queue rewrites the same index pages over
-/// and over, and a checkpoint copies each page once however often the log holds
-/// it, so fewer, larger checkpoints copy less; and each time the log starts
-/// over, the commit that begins it waits for its header's fsync.
-const CHECKPOINT_PAGES: i32 = 4000;
+/// database: SQLite's own automatic threshold, moved off the committing thread.
+const CHECKPOINT_PAGES: i32 = 1000;
 
 /// Work for the writer. The outcome is held until the commit that makes it
 /// durable, then delivered.
