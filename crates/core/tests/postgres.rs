@@ -1436,3 +1436,95 @@ async fn every_statement_reaches_its_index() {
         );
     }
 }
+
+/// Statistics taken while every task was queued, then a burst of finishing:
+/// the planner believes almost nothing is purgeable. Left to itself it reads
+/// every finished row and sorts them for each batch; in `purge_in_order`'s
+/// transaction each filter shape walks a completion index in order instead.
+#[tokio::test]
+async fn purge_walks_in_order_under_stale_statistics() {
+    use cairnq_core::protocol::{specialize, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
+    use tokio_postgres::types::ToSql;
+
+    let db = test_db!();
+    let store = db.store();
+    store.connect().await.unwrap();
+    store.close().await.unwrap();
+    let mut sql = db.sql().await;
+    sql.batch_execute(
+        "insert into cairnq_tasks (id, name, queue, status, payload, run_at_ms, created_at_ms, updated_at_ms)
+         select format('task_%s', lpad(i::text, 5, '0')), 'job', 'default', 'queued', '{}', i, i, i
+         from generate_series(0, 19999) as i;
+         alter table cairnq_tasks set (autovacuum_enabled = false);
+         analyze cairnq_tasks;
+         update cairnq_tasks set status = 'canceled', completed_at_ms = run_at_ms;",
+    )
+    .await
+    .unwrap();
+
+    let (limit, older) = (1000_i64, 0_i64);
+    let none: Option<String> = None;
+    let (queue, status) = (Some("default".to_string()), Some("canceled".to_string()));
+    let shapes: Vec<(&str, &str, Vec<&(dyn ToSql + Sync)>)> = vec![
+        (
+            "unfiltered",
+            SQL.purge,
+            vec![&older, &none, &none, &none, &limit],
+        ),
+        (
+            "queue",
+            specialize(SQL.purge, &["$2::text"]),
+            vec![&older, &queue, &none, &none, &limit],
+        ),
+        (
+            "status",
+            specialize(SQL.purge, &["$3::text"]),
+            vec![&older, &none, &status, &none, &limit],
+        ),
+    ];
+    let plan = |rows: Vec<tokio_postgres::Row>| {
+        rows.iter()
+            .map(|row| row.get::<_, String>(0))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (_, unfiltered, params) = &shapes[0];
+    let unsteered = plan(
+        sql.query(&format!("explain (costs off) {unfiltered}"), params)
+            .await
+            .unwrap(),
+    );
+    assert!(
+        unsteered.contains("Sort"),
+        "the statistics no longer mislead the planner, so this test proves nothing:\n{unsteered}"
+    );
+    for (label, statement, params) in &shapes {
+        let tx = sql.transaction().await.unwrap();
+        tx.batch_execute(POSTGRES_PURGE_IN_ORDER).await.unwrap();
+        let steered = plan(
+            tx.query(&format!("explain (costs off) {statement}"), params)
+                .await
+                .unwrap(),
+        );
+        tx.rollback().await.unwrap();
+        assert!(!steered.contains("Sort"), "{label} sorts:\n{steered}");
+        assert!(steered.contains("completed_idx"), "{label}:\n{steered}");
+    }
+    let store = db.store();
+    let mut purged = 0;
+    loop {
+        let batch = store
+            .purge(PurgeInput {
+                older_than_ms: Some(0.0),
+                limit: Some(1000.0),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        purged += batch.len();
+        if batch.len() < 1000 {
+            break;
+        }
+    }
+    assert_eq!(purged, 20_000);
+}

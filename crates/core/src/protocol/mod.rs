@@ -128,6 +128,10 @@ pub const POSTGRES: Statements = load_statements!("postgres");
 pub const POSTGRES_INSTALLATIONS: &str =
     include_str!("../../protocol/postgres/statements/installations.sql");
 
+/// Postgres only, in `purge`'s transaction before it: no sorting plans.
+pub const POSTGRES_PURGE_IN_ORDER: &str =
+    include_str!("../../protocol/postgres/statements/purge_in_order.sql");
+
 /// Texts derived from a statement (`specialize`, `returning_row`), each built
 /// once and kept for the process: there are only a few per statement.
 /// `derivation` names the rewrite, `args` its arguments.

@@ -28,7 +28,7 @@ use super::backend::{
     Outcome, Owned, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef,
 };
 use crate::error::{Error, Result};
-use crate::protocol::{self, specialize, ClaimShape, POSTGRES as SQL};
+use crate::protocol::{self, specialize, ClaimShape, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
 use crate::task::{Status, Task};
 
 /// An open shared transaction; `None` once its owner has ended it.
@@ -540,11 +540,17 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
             ]),
         );
         let params = params![&f.older_than_ms, &f.queue, &status, &f.name, &f.limit];
-        rows(&self.client().await?, sql, &params)
-            .await?
-            .iter()
-            .map(|row| row.text(0))
-            .collect()
+        let tx = self.begin().await?;
+        let purged = async {
+            tx.batch(POSTGRES_PURGE_IN_ORDER).await?;
+            rows(&tx, sql, &params)
+                .await?
+                .iter()
+                .map(|row| row.text(0))
+                .collect()
+        }
+        .await;
+        end_tx(tx, purged).await
     }
 
     async fn poll(
