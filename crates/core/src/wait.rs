@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::input::duration_ms;
-use crate::store::{Store, Target};
+use crate::store::{Look, Store, Target};
 use crate::task::Task;
 
 pub const DEFAULT_POLL_MS: f64 = 100.0;
@@ -43,20 +43,18 @@ pub async fn wait(store: &Store, target: Target, opts: WaitOptions) -> Result<Ta
     let mut interval = opts.poll_ms.unwrap_or(DEFAULT_POLL_MS);
     loop {
         let ticket = store.wake_ticket();
-        let probed = store.get_status(target.clone()).await?;
+        let Look { probed, mut row } = store.look(target.clone()).await?;
+        if let Some(task) = row.take_if(|task| task.status.is_terminal()) {
+            return Ok(task);
+        }
         let remaining = deadline.map_or(Duration::MAX, |d| {
             d.saturating_duration_since(Instant::now())
         });
-        let mut snapshot = None;
-        if let Some(found) = &probed {
-            if found.status.is_terminal() || remaining.is_zero() {
-                snapshot = store.get(target.clone()).await?;
-                if let Some(task) = snapshot.take_if(|task| task.status.is_terminal()) {
-                    return Ok(task);
-                }
-            }
-        }
         if remaining.is_zero() {
+            let snapshot = match (&probed, row) {
+                (Some(_), None) => store.get(target.clone()).await?,
+                (_, row) => row,
+            };
             return Err(timeout(target, probed.map(|r| r.id), snapshot, timeout_ms));
         }
         let sleep = remaining.min(duration_ms(interval));

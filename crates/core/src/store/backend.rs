@@ -159,6 +159,15 @@ pub struct TaskRef {
     pub status: Status,
 }
 
+/// A wait's poll (docs/protocol.md, "Status probes"): the probe, and the row
+/// when the probe found the task terminal.
+#[derive(Clone, Debug)]
+pub struct Look {
+    pub probed: Option<TaskRef>,
+    /// Read only after a terminal probe; `None` if the row went meanwhile.
+    pub row: Option<Task>,
+}
+
 /// One push notification (docs/protocol.md, "Wakes (LISTEN/NOTIFY)").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Push<'a> {
@@ -329,6 +338,16 @@ pub trait Backend: Send + Sync + 'static {
     async fn list(&self, filter: ListFilter) -> Result<Vec<Task>>;
     /// `id` and `status` only, of the task or of the key's current task.
     async fn get_status(&self, target: Target) -> Result<Option<TaskRef>>;
+    /// `get_status`, then `get` once the probe sees a terminal status.
+    /// Backends that can do both in one visit override it.
+    async fn look(&self, target: Target) -> Result<Look> {
+        let probed = self.get_status(target.clone()).await?;
+        let row = match &probed {
+            Some(found) if found.status.is_terminal() => self.get(target).await?,
+            _ => None,
+        };
+        Ok(Look { probed, row })
+    }
     /// Counts of every queue, or of `queue` only.
     async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>>;
     async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64>;

@@ -371,6 +371,11 @@ impl Store {
         self.backend.get_status(target).await
     }
 
+    /// A wait's poll: the status probe, and the row once it is terminal.
+    pub async fn look(&self, target: Target) -> Result<Look> {
+        self.backend.look(target).await
+    }
+
     /// Every queue's counts, or only `queue`'s: then that queue is always
     /// present, all zeros when it has no rows.
     pub async fn stats(&self, queue: Option<String>) -> Result<Stats> {

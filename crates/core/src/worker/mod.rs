@@ -180,10 +180,14 @@ impl Shared {
         self.run.lock().expect("run slot").upgrade()
     }
 
-    /// The poll loop of docs/api.md, "Poll loop". Each poll writes the
-    /// completions that queued since the last one and claims for the free
-    /// slots, in one transaction; right after a poll that claimed, the next
-    /// skips the probe.
+    /// The poll loop of docs/api.md, "Poll loop". While the queue has a
+    /// backlog (the last poll got every call it asked for), each poll writes
+    /// the completions that queued since the last one and claims for the free
+    /// slots, in one transaction, and skips the probe. Without a backlog the
+    /// completions commit on their own first, so whoever waits on them (a
+    /// `call()`) hears at once rather than after a claim, and the next poll
+    /// probes before it takes the write lock: a claim that got fewer calls
+    /// than it asked for left nothing behind.
     ///
     /// While the queue has a backlog (the last poll got every call it asked
     /// for), handlers are short (recent calls took under `SHORT_CALL` on
@@ -198,7 +202,6 @@ impl Shared {
     async fn poll_until_stopped(self: &Arc<Self>, run: &Arc<RunState>, slots: i64) {
         let mut stop = self.stopped.subscribe();
         let mut rotation = 0;
-        let mut found_work = false;
         let mut backlog = false;
         while !*stop.borrow() {
             let changed = run.changed.notified();
@@ -234,6 +237,9 @@ impl Shared {
                 self.idle(changed, ticket, &mut stop).await;
                 continue;
             }
+            if !backlog && self.flush_completions(run).await {
+                continue;
+            }
             let start = rotation % schedule.sources.len();
             rotation = (start + 1) % schedule.sources.len();
             let plan = PollPlan::new(
@@ -254,22 +260,22 @@ impl Shared {
             };
             let leftovers = run.take_completions();
             let items = leftovers.iter().map(Leftover::item).collect();
-            match self.store.poll(request, items, !found_work, plan).await {
+            match self.store.poll(request, items, !backlog, plan).await {
                 Err(err) => {
                     run.deliver(leftovers, Err(&err), &self.reporter);
                     self.reporter.claim(err);
-                    (found_work, backlog) = (false, false);
+                    backlog = false;
                     sleep_unless_stopped(&mut stop, CLAIM_ERROR_PAUSE).await;
                 }
                 Ok((completed, plan)) => {
                     run.deliver(leftovers, Ok(completed), &self.reporter);
                     match plan {
                         Some(plan) if !plan.calls.is_empty() => {
-                            (found_work, backlog) = (true, plan.filled());
+                            backlog = plan.filled();
                             self.dispatch(run, &schedule, plan.calls);
                         }
                         _ => {
-                            (found_work, backlog) = (false, false);
+                            backlog = false;
                             self.idle(changed, ticket, &mut stop).await;
                         }
                     }

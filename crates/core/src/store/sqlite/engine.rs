@@ -146,8 +146,9 @@ pub struct Engine {
     catch_up: Arc<AtomicBool>,
 }
 
-/// A hook run after each commit of the writer.
-pub type OnCommit = Option<Box<dyn Fn() + Send + Sync>>;
+/// A hook run after each commit of the writer; told whether the commit ran
+/// inline, on the caller's thread.
+pub type OnCommit = Option<Box<dyn Fn(bool) + Send + Sync>>;
 
 impl Engine {
     /// `checkpointer` gets its own thread; the writer then never checkpoints
@@ -276,7 +277,7 @@ impl Engine {
                 Err(err) if err.is_busy() => None,
                 outcome => {
                     if outcome.is_ok() {
-                        self.committed();
+                        self.committed(true);
                     }
                     Some(vec![outcome])
                 }
@@ -286,7 +287,7 @@ impl Engine {
         self.on_idle_writer(|conn| {
             let (handed_back, committed) = run_group(conn, inline_group(works, &mut slots), false);
             if committed {
-                self.committed();
+                self.committed(true);
             }
             handed_back.is_none().then_some(())
         })?;
@@ -364,6 +365,20 @@ impl Engine {
             }
             None => self.write(work).await,
         }
+    }
+
+    /// A short read on the calling thread when the inline reader is free,
+    /// else queued to a reader: one statement's time on the caller costs
+    /// less than the two thread hand-offs of a queued read.
+    pub async fn read_here<T, F>(self: &Arc<Self>, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Fn(&Connection) -> Result<T> + Send + 'static,
+    {
+        if let Some(answer) = self.read_inline(&work) {
+            return answer;
+        }
+        self.read(work).await
     }
 
     /// Run a read on the caller's thread if that cannot wait: `None` when the
@@ -445,7 +460,7 @@ impl Engine {
             }
             let (handed_back, committed) = run_group(conn, group, may_wait);
             if committed {
-                self.committed();
+                self.committed(false);
             }
             if let Some(group) = handed_back {
                 let mut queue = self.queue.lock().expect("write queue");
@@ -464,9 +479,10 @@ impl Engine {
         }
     }
 
-    fn committed(&self) {
+    /// `inline`: the commit ran on the caller's (the JS) thread.
+    fn committed(&self, inline: bool) {
         if let Some(hook) = &self.on_commit {
-            hook();
+            hook(inline);
         }
     }
 

@@ -16,7 +16,7 @@ use self::conn::{is_in_memory, query, query_task, query_tasks, Params};
 use self::engine::{Engine, OnCommit};
 use self::wal_watch::WalWatch;
 use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, OpenMode,
+    Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, Look, NewTask, OpenMode,
     Outcome, Owned, Polled, PurgeFilter, StatusCount, Target, TaskRef, WriteAnswer, WriteOp,
 };
 use crate::error::{Error, Result};
@@ -69,10 +69,9 @@ impl SqliteBackend {
             return Ok(engine);
         }
         let (path, busy, mode) = (self.path.clone(), self.busy_timeout, self.mode);
-        let on_commit: OnCommit = self
-            .wakes
-            .clone()
-            .map(|wakes| Box::new(move || wakes.committed()) as Box<dyn Fn() + Send + Sync>);
+        let on_commit: OnCommit = self.wakes.clone().map(|wakes| {
+            Box::new(move |inline| wakes.committed(inline)) as Box<dyn Fn(bool) + Send + Sync>
+        });
         let engine = tokio::task::spawn_blocking(move || open_engine(&path, busy, mode, on_commit))
             .await
             .map_err(|e| Error::Connection(format!("opening {}: {e}", self.path)))??;
@@ -213,6 +212,36 @@ fn update_one(
         return Ok(None);
     }
     get_by_id(conn, id)
+}
+
+/// `get_status` or `get_status_by_key`.
+fn status_of(conn: &Connection, target: &Target) -> Result<Option<TaskRef>> {
+    let (sql, param, value) = match target {
+        Target::Id(id) => (SQL.get_status, ":id", id),
+        Target::Key(key) => (SQL.get_status_by_key, ":key", key),
+    };
+    let found = query(conn, sql, &[(param, value)], |row| {
+        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
+    })?;
+    found
+        .into_iter()
+        .next()
+        .map(|(id, status)| {
+            Ok(TaskRef {
+                id,
+                status: status.parse()?,
+            })
+        })
+        .transpose()
+}
+
+fn look_at(conn: &Connection, target: &Target) -> Result<Look> {
+    let probed = status_of(conn, target)?;
+    let row = match &probed {
+        Some(found) if found.status.is_terminal() => get_target(conn, target)?,
+        _ => None,
+    };
+    Ok(Look { probed, row })
 }
 
 fn cancel_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
@@ -395,20 +424,23 @@ impl SqliteBackend {
             SQL.claimable_probe,
             &set_filters(&[(":names", names.is_some())]),
         );
-        self.read(move |conn| {
-            let hit = query(
-                conn,
-                sql,
-                &[
-                    (":queues", &queues),
-                    (":names", &names),
-                    (":now", &now_ms()),
-                ],
-                |row| row.get::<_, bool>(0),
-            )?;
-            Ok(hit.into_iter().next().unwrap_or(false))
-        })
-        .await
+        // `read_here`: a worker woken by a commit probes without a hand-off.
+        self.engine()
+            .await?
+            .read_here(move |conn| {
+                let hit = query(
+                    conn,
+                    sql,
+                    &[
+                        (":queues", &queues),
+                        (":names", &names),
+                        (":now", &now_ms()),
+                    ],
+                    |row| row.get::<_, bool>(0),
+                )?;
+                Ok(hit.into_iter().next().unwrap_or(false))
+            })
+            .await
     }
 
     async fn write_op(&self, op: WriteOp) -> WriteAnswer {
@@ -532,26 +564,16 @@ impl Backend for SqliteBackend {
     }
 
     async fn get_status(&self, target: Target) -> Result<Option<TaskRef>> {
-        self.read(move |conn| {
-            let (sql, param, value) = match &target {
-                Target::Id(id) => (SQL.get_status, ":id", id),
-                Target::Key(key) => (SQL.get_status_by_key, ":key", key),
-            };
-            let found = query(conn, sql, &[(param, value)], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?))
-            })?;
-            found
-                .into_iter()
-                .next()
-                .map(|(id, status)| {
-                    Ok(TaskRef {
-                        id,
-                        status: status.parse()?,
-                    })
-                })
-                .transpose()
-        })
-        .await
+        self.read(move |conn| status_of(conn, &target)).await
+    }
+
+    /// Probe and row in one visit (`read_here`): this is what a `call()`
+    /// reads once its task finishes.
+    async fn look(&self, target: Target) -> Result<Look> {
+        self.engine()
+            .await?
+            .read_here(move |conn| look_at(conn, &target))
+            .await
     }
 
     async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>> {

@@ -22,10 +22,14 @@ const CHECK_EVERY: Duration = Duration::from_millis(2);
 /// How long after a write to the `-wal` file its commit is surely published
 /// (SQLite updates the wal-index right after the write returns).
 const PUBLISH_GRACE: Duration = Duration::from_millis(2);
-/// The least time between two announcements of our commits: under a stream
+/// The least time between two announcements of commits made on the JS
+/// thread, where each system call is the application's time: under a stream
 /// of commits one announcement in this time is enough, and any commit left
 /// unannounced still woke other processes' watches with its write, whose
-/// trailing wake follows `PUBLISH_GRACE` later.
+/// trailing wake follows `PUBLISH_GRACE` later. Commits on other threads (a
+/// worker's completions, which a `call()` elsewhere waits for) always
+/// announce: a waiter woken by the write event may read before the commit is
+/// published and then sleep until the trailing wake.
 const ANNOUNCE_EVERY: Duration = Duration::from_millis(1);
 /// How long an OS watch outlives its last waiter: back-to-back waits
 /// (`call` after `call`) reuse it instead of setting up a new one each time.
@@ -114,9 +118,11 @@ impl WalWatch {
     /// This process has just committed: its waiters wake directly, and
     /// other processes' watches get an event now that the commit is
     /// published (the write event of its frames may have come too early).
-    pub fn committed(&self) {
+    /// `inline` commits (on the JS thread) announce at most once per
+    /// `ANNOUNCE_EVERY`.
+    pub fn committed(&self, inline: bool) {
         self.changes.send_modify(|n| *n += 1);
-        if self.announce_due(self.created.elapsed()) {
+        if !inline || self.announce_due(self.created.elapsed()) {
             self.announce();
         }
     }
@@ -280,7 +286,7 @@ mod tests {
         let committer = watch.clone();
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(50)).await;
-            committer.committed();
+            committer.committed(false);
         });
         let started = Instant::now();
         watch.changed(watch.ticket(), Duration::from_secs(30)).await;
@@ -303,7 +309,7 @@ mod tests {
         let ticket = there.ticket();
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(50)).await;
-            here.committed();
+            here.committed(false);
         });
         let started = Instant::now();
         there.changed(ticket, Duration::from_secs(30)).await;
@@ -344,7 +350,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let watch = WalWatch::new(dir.path().join("q.db").to_str().unwrap()).unwrap();
         let ticket = watch.ticket();
-        watch.committed();
+        watch.committed(true);
         let started = Instant::now();
         watch.changed(ticket, Duration::from_secs(30)).await;
         assert!(
