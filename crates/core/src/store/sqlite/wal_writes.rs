@@ -186,7 +186,6 @@ unsafe fn flush(wal: &mut WalFile) -> c_int {
         wal.gathered_at,
     );
     wal.gathered.clear();
-    wal.commit_page_next = false;
     rc
 }
 
@@ -214,7 +213,10 @@ unsafe extern "C" fn write(
         wal.commit_page_next = bytes[4..8] != [0; 4];
         return ffi::SQLITE_OK;
     }
-    if wal.commit_page_next {
+    // The flag belongs to the last header, whatever was flushed since: a
+    // commit frame whose header filled a chunk still has its page written
+    // before SQLite publishes the commit.
+    if std::mem::take(&mut wal.commit_page_next) {
         return flush(wal);
     }
     ffi::SQLITE_OK
