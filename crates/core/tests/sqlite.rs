@@ -49,15 +49,17 @@ async fn submit_answers_the_stored_row() {
 }
 
 /// Under a steady stream of commits the checkpointer must still let the log
-/// start over now and then: 4,000 commits of about six 4 KiB frames each would
-/// leave a log near 100 MB if it never did.
+/// start over now and then: 6,000 commits of about six 4 KiB frames each would
+/// leave a log near 150 MB if it never did. How far it grows between restarts
+/// depends on how fast the checkpointer copies next to the writer (other tests
+/// run beside this one), hence the wide margin.
 #[tokio::test]
 async fn sustained_writes_keep_the_wal_bounded() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("q.db");
     let store = Store::sqlite(path.to_str().unwrap(), None);
     let mut ids = Vec::new();
-    for _ in 0..2_000 {
+    for _ in 0..3_000 {
         let input = SubmitInput {
             name: "job".into(),
             ..SubmitInput::default()
@@ -71,7 +73,7 @@ async fn sustained_writes_keep_the_wal_bounded() {
     let wal = std::fs::metadata(dir.path().join("q.db-wal"))
         .unwrap()
         .len();
-    assert!(wal < 40_000_000, "the WAL grew to {wal} bytes");
+    assert!(wal < 60_000_000, "the WAL grew to {wal} bytes");
     store.close().await.unwrap();
 }
 
