@@ -77,6 +77,19 @@ async fn sustained_writes_keep_the_wal_bounded() {
     store.close().await.unwrap();
 }
 
+/// `n` submits of task `name` with `payload`, for one group.
+fn submits_of(name: &str, payload: &str, n: usize) -> Vec<Write> {
+    (0..n)
+        .map(|_| {
+            Write::Submit(SubmitInput {
+                name: name.into(),
+                payload: Some(payload.to_string()),
+                ..SubmitInput::default()
+            })
+        })
+        .collect()
+}
+
 /// Frames the wal-index publishes: `mxFrame` of the `-shm` file's header.
 fn published_frames(shm: &Path) -> u32 {
     let bytes = std::fs::read(shm).unwrap();
@@ -99,15 +112,7 @@ async fn every_published_commit_is_whole_in_the_wal() {
     let payload = format!(r#"{{"blob":"{}"}}"#, "x".repeat(3000));
     let mut commit_sizes = std::collections::BTreeSet::new();
     for n in 1..=40 {
-        let writes = (0..n)
-            .map(|_| {
-                Write::Submit(SubmitInput {
-                    name: "big".into(),
-                    payload: Some(payload.clone()),
-                    ..SubmitInput::default()
-                })
-            })
-            .collect();
+        let writes = submits_of("big", &payload, n);
         let before = published_frames(&shm);
         assert!(store.write_group(writes).await.iter().all(Result::is_ok));
         let frames = published_frames(&shm);
@@ -139,15 +144,7 @@ async fn a_large_commit_reaches_the_wal_whole() {
     let path = dir.path().join("q.db");
     let store = Store::sqlite(path.to_str().unwrap(), None);
     let payload = format!(r#"{{"blob":"{}"}}"#, "x".repeat(8 * 1024));
-    let writes = (0..256)
-        .map(|_| {
-            Write::Submit(SubmitInput {
-                name: "big".into(),
-                payload: Some(payload.clone()),
-                ..SubmitInput::default()
-            })
-        })
-        .collect();
+    let writes = submits_of("big", &payload, 256);
     let answers = store.write_group(writes).await;
     assert!(answers.iter().all(Result::is_ok));
     assert_eq!(store.stats(None).await.unwrap()["default"][0], 256);
