@@ -36,6 +36,12 @@ const STATS_EVERY: Duration = Duration::from_secs(60);
 /// WAL size (pages) past which the checkpointer copies the log back into the
 /// database: SQLite's own automatic threshold, moved off the committing thread.
 const CHECKPOINT_PAGES: i32 = 1000;
+/// WAL size (pages) past which the writer finishes the checkpoint itself
+/// before its next group, so the log starts over (see `checkpoint_loop`).
+/// Below it the log starts over on its own whenever the checkpointer copies
+/// it whole between two commits; each forced start costs the writer two or
+/// three fsyncs, which is why it waits for four thresholds' worth.
+const CATCH_UP_PAGES: i32 = 4 * CHECKPOINT_PAGES;
 
 /// Work for the writer. The outcome is held until the commit that makes it
 /// durable, then delivered.
@@ -169,8 +175,11 @@ impl Engine {
             // The hook replaces SQLite's automatic checkpoint on the writer and
             // owns the only sender: closing the writer ends the checkpointer.
             let (wake, wakes) = crossbeam_channel::bounded::<()>(1);
+            let due = catch_up.clone();
             let hooked = writer.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages: i32| {
-                if pages >= CHECKPOINT_PAGES {
+                if pages >= CATCH_UP_PAGES {
+                    due.store(true, SeqCst);
+                } else if pages >= CHECKPOINT_PAGES {
                     let _ = wake.try_send(());
                 }
                 Ok(())
@@ -536,18 +545,18 @@ fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 
 /// Copies the WAL back into the database whenever the writer's hook says it
 /// has grown past `CHECKPOINT_PAGES`. PASSIVE copies without waiting for
-/// anyone, but under a steady stream of commits it never copies the whole log,
-/// and the log only starts over from its beginning once copied whole: alone,
-/// it would let the file grow without bound (and every commit extend it, which
-/// costs the kernel fresh zeroed pages). So it then asks the writer to copy
-/// the few frames committed meanwhile itself (`catch_up`).
+/// anyone; a pass that copies the whole log (no commit landed during it) lets
+/// the next transaction start the log over. Under a steady stream of commits
+/// that never happens, and alone the file would grow without bound (every
+/// commit extending it, which costs the kernel fresh zeroed pages). So past
+/// `CATCH_UP_PAGES` the hook asks the writer to copy the frames the passes
+/// have not reached yet itself (`catch_up`), with no commit in between.
 fn checkpoint_loop(conn: Connection, wakes: Receiver<()>, catch_up: Arc<AtomicBool>) {
     while wakes.recv().is_ok() {
         // Until the writer has had its turn, another pass would only hold the
         // checkpoint lock against it.
         if !catch_up.load(SeqCst) {
             checkpoint(&conn);
-            catch_up.store(true, SeqCst);
         }
     }
 }
