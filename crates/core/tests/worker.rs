@@ -753,6 +753,59 @@ async fn peak_for(
     occupancy.peak()
 }
 
+/// Returns every call at once and remembers how many calls each delivery
+/// (one `start`, one poll's dispatch) carried.
+#[derive(Default)]
+struct Deliveries {
+    sizes: Mutex<Vec<usize>>,
+    worker: OnceLock<Worker>,
+}
+
+#[async_trait]
+impl Invoker for Deliveries {
+    fn start(&self, calls: &[Arc<Call>]) -> Result<(), Error> {
+        self.sizes.lock().unwrap().push(calls.len());
+        let worker = self.worker.get().expect("bound").clone();
+        for call in calls {
+            let (worker, id) = (worker.clone(), call.id);
+            tokio::spawn(async move { worker.settle(id, returns(None)) });
+        }
+        Ok(())
+    }
+}
+
+impl Bound for Deliveries {
+    fn bind(&self, worker: &Worker) {
+        let _ = self.worker.set(worker.clone());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_runs_first_claim_takes_one_call_and_the_next_poll_the_other_slots() {
+    let db = db();
+    let mut ids = Vec::new();
+    for i in 0..12 {
+        ids.push(submit(&db.store, "job", &i.to_string()).await.id);
+    }
+    let w = worker(&db.store, WorkerOptions::default());
+    w.register("job", batch_of(2.0)).unwrap();
+    let invoker = Arc::new(Deliveries::default());
+    let running = start(&w, invoker.clone(), Some(4.0));
+    eventually("every task to succeed", || all_succeeded(&db.store, &ids)).await;
+    stop(&w, running).await;
+    let sizes = invoker.sizes.lock().unwrap().clone();
+    assert_eq!(sizes.first(), Some(&1), "calls per delivery: {sizes:?}");
+    assert!(
+        sizes[1] >= 3,
+        "the second poll fills the free slots: {sizes:?}"
+    );
+    assert_eq!(
+        sizes.iter().sum::<usize>(),
+        6,
+        "12 tasks in calls of 2: {sizes:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn per_name_concurrency_caps_calls_of_that_name() {
     let capped = Registration {

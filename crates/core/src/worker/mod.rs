@@ -199,10 +199,16 @@ impl Shared {
     /// database work overlap instead of taking turns. A held task waits a few
     /// milliseconds at most; it is leased and heartbeated like a running one,
     /// and runs even after `stop()`.
+    ///
+    /// A run's first claim takes one call, and the next poll follows at once
+    /// for the other free slots: the first handler starts one claim sooner,
+    /// runs while the rest are claimed, and tells how long calls take before
+    /// anything is claimed ahead.
     async fn poll_until_stopped(self: &Arc<Self>, run: &Arc<RunState>, slots: i64) {
         let mut stop = self.stopped.subscribe();
         let mut rotation = 0;
         let mut backlog = false;
+        let mut claimed_any = false;
         while !*stop.borrow() {
             let changed = run.changed.notified();
             // Taken before this poll reads anything: a commit landing between
@@ -245,7 +251,11 @@ impl Shared {
             let plan = PollPlan::new(
                 schedule.clone(),
                 start,
-                free + ahead,
+                if claimed_any {
+                    free + ahead
+                } else {
+                    free.min(1)
+                },
                 run.usage(),
                 Limits {
                     claim_batch: self.settings.claim_batch,
@@ -271,6 +281,7 @@ impl Shared {
                     run.deliver(leftovers, Ok(completed), &self.reporter);
                     match plan {
                         Some(plan) if !plan.calls.is_empty() => {
+                            claimed_any = true;
                             backlog = plan.filled();
                             self.dispatch(run, &schedule, plan.calls);
                         }
