@@ -24,7 +24,6 @@ const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json
  * @typedef {{ resetAttempt?: boolean }} RetryOptions
  * @typedef {(names: string[] | null | undefined, limit: number) => Promise<Task[]>} Draw
  * @typedef {{ kind: string, [field: string]: unknown }} WriteArgs
- * @typedef {{ args: WriteArgs, resolve: (row: any) => void, reject: (err: unknown) => void }} PendingWrite
  */
 
 /**
@@ -55,9 +54,14 @@ class TaskStore {
     this._native = native;
     /**
      * Writes issued in this tick, not yet handed to Rust.
-     * @type {PendingWrite[]}
+     * @type {WriteArgs[]}
      */
     this._tick = [];
+    /**
+     * This tick's replies, in the order of `_tick`.
+     * @type {Promise<any[]>}
+     */
+    this._tickReplies = Promise.resolve(/** @type {any[]} */ ([]));
     /** Whether a tick's writes may be tried on this thread first. */
     this._inlineWrites = true;
   }
@@ -72,36 +76,45 @@ class TaskStore {
    * @returns {Promise<any>} the row Rust replied with, or null
    */
   _write(args) {
-    return new Promise((resolve, reject) => {
-      if (this._tick.push({ args, resolve, reject }) === 1) process.nextTick(() => this._flush());
-    });
+    const index = this._tick.push(args) - 1;
+    if (index === 0) {
+      this._tickReplies = new Promise((resolve, reject) => process.nextTick(() => this._flush(resolve, reject)));
+    }
+    // One promise settles the whole tick; each write only derives its own from
+    // it (no settler functions per write: less garbage for long submit runs).
+    return this._tickReplies.then(replyAt(index));
   }
 
-  _flush() {
+  /**
+   * @param {(replies: any[]) => void} resolve
+   * @param {(err: unknown) => void} reject
+   */
+  _flush(resolve, reject) {
     const writes = this._tick;
     this._tick = [];
     // One JSON text crosses to Rust, and one comes back.
-    const text = `[${writes.map((w) => encodeWrite(w.args)).join(",")}]`;
+    let text = "[";
+    for (let i = 0; i < writes.length; i++) {
+      if (i > 0) text += ",";
+      text += encodeWrite(writes[i]);
+    }
+    text += "]";
     if (this._inlineWrites) {
       let now;
       try {
         now = this._native.writeNow(text);
       } catch (err) {
-        const mapped = fromNative(err);
-        for (const write of writes) write.reject(mapped);
+        reject(fromNative(err));
         return;
       }
       if (now != null) {
-        answer(writes, now);
+        resolve(JSON.parse(now));
         return;
       }
     }
     this._native.writeMany(text).then(
-      (replies) => answer(writes, replies),
-      (err) => {
-        const mapped = fromNative(err);
-        for (const write of writes) write.reject(mapped);
-      },
+      (replies) => resolve(JSON.parse(replies)),
+      (err) => reject(fromNative(err)),
     );
   }
 
@@ -142,13 +155,25 @@ class TaskStore {
     nativeSync(() => this._native.useBackpressure(backpressureArgs(opts)));
   }
 
-  // async: an encoding failure must reject the returned promise, not throw synchronously.
   /**
+   * An encoding failure rejects the returned promise rather than throwing.
+   * (Not an async function: one promise per submit, not two.)
    * @param {SubmitInput} input
    * @returns {Promise<Task>}
    */
-  async submit(input) {
-    const args = {
+  submit(input) {
+    let args;
+    try {
+      args = this._submitArgs(input);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this._write({ kind: "submit", submit: args });
+  }
+
+  /** @param {SubmitInput} input */
+  _submitArgs(input) {
+    return {
       name: input.name,
       payload: dumpJson(input.payload ?? {}),
       metadata: dumpJson(input.metadata ?? {}),
@@ -164,7 +189,6 @@ class TaskStore {
       correlationId: input.correlationId ?? undefined,
       runAtDelayMs: input.runAtDelayMs ?? undefined,
     };
-    return this._write({ kind: "submit", submit: args });
   }
 
   /**
@@ -544,18 +568,32 @@ function waitArgs(opts) {
   };
 }
 
+/** Tick positions whose reply readers are made once and kept. */
+const KEPT_READERS = 1024;
+/** @type {((replies: any[]) => any)[]} */
+const keptReaders = [];
+
 /**
- * Settle the gathered writes with Rust's replies: a row, null, or an error reason.
- * @param {PendingWrite[]} writes
- * @param {string} text
+ * The reader of reply `index` of a tick: the row (or null), or the write's own
+ * error. The first KEPT_READERS positions share one function across ticks.
+ * @param {number} index
+ * @returns {(replies: any[]) => any}
  */
-function answer(writes, text) {
-  const replies = JSON.parse(text);
-  writes.forEach((write, i) => {
-    const reply = replies[i];
-    if (reply !== null && reply.cairnq !== undefined) write.reject(fromNative(JSON.stringify(reply)));
-    else write.resolve(reply);
-  });
+function replyAt(index) {
+  if (index >= KEPT_READERS) return readerOf(index);
+  return (keptReaders[index] ??= readerOf(index));
+}
+
+/**
+ * @param {number} index
+ * @returns {(replies: any[]) => any}
+ */
+function readerOf(index) {
+  return (replies) => {
+    const reply = replies[index];
+    if (reply !== null && reply.cairnq !== undefined) throw fromNative(JSON.stringify(reply));
+    return reply;
+  };
 }
 
 /**
