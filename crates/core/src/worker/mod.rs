@@ -200,10 +200,11 @@ impl Shared {
     /// milliseconds at most; it is leased and heartbeated like a running one,
     /// and runs even after `stop()`.
     ///
-    /// A run's first claim takes one call, and the next poll follows at once
-    /// for the other free slots: the first handler starts one claim sooner,
-    /// runs while the rest are claimed, and tells how long calls take before
-    /// anything is claimed ahead.
+    /// Where claiming ahead is possible, a run's first claim takes one call
+    /// and the next poll follows at once for the other free slots: the first
+    /// handler starts one claim sooner, runs while the rest are claimed, and
+    /// tells how long calls take before anything is claimed ahead. (Under a
+    /// byte budget the first draw's size is what runs: it stays whole.)
     async fn poll_until_stopped(self: &Arc<Self>, run: &Arc<RunState>, slots: i64) {
         let mut stop = self.stopped.subscribe();
         let mut rotation = 0;
@@ -222,13 +223,12 @@ impl Shared {
                 .max_in_flight_bytes
                 .is_some_and(|budget| bytes as f64 >= budget);
             let schedule = self.registry().schedule();
-            let ahead =
-                if backlog && held == 0 && run.calls_are_short() && self.may_claim_ahead(&schedule)
-                {
-                    slots
-                } else {
-                    0
-                };
+            let may_claim_ahead = self.may_claim_ahead(&schedule);
+            let ahead = if backlog && held == 0 && run.calls_are_short() && may_claim_ahead {
+                slots
+            } else {
+                0
+            };
             if in_flight > 0 && (free <= 0 || over_budget) && ahead == 0 {
                 if !self.flush_completions(run).await {
                     tokio::select! {
@@ -251,7 +251,7 @@ impl Shared {
             let plan = PollPlan::new(
                 schedule.clone(),
                 start,
-                if claimed_any {
+                if claimed_any || !may_claim_ahead {
                     free + ahead
                 } else {
                     free.min(1)
