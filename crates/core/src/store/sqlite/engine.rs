@@ -42,6 +42,9 @@ const CHECKPOINT_PAGES: i32 = 1000;
 /// it whole between two commits; each forced start costs the writer two or
 /// three fsyncs, which is why it waits for four thresholds' worth.
 const CATCH_UP_PAGES: i32 = 4 * CHECKPOINT_PAGES;
+/// Pages committed between two checkpointer passes: a pass per commit would
+/// fsync the database beside every commit.
+const PASS_PAGES: i32 = 250;
 
 /// Work for the writer. The outcome is held until the commit that makes it
 /// durable, then delivered.
@@ -176,11 +179,15 @@ impl Engine {
             // owns the only sender: closing the writer ends the checkpointer.
             let (wake, wakes) = crossbeam_channel::bounded::<()>(1);
             let due = catch_up.clone();
+            let mut next_pass = CHECKPOINT_PAGES;
             let hooked = writer.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages: i32| {
                 if pages >= CATCH_UP_PAGES {
                     due.store(true, SeqCst);
-                } else if pages >= CHECKPOINT_PAGES {
+                } else if pages >= next_pass {
                     let _ = wake.try_send(());
+                    next_pass = pages + PASS_PAGES;
+                } else if pages < CHECKPOINT_PAGES {
+                    next_pass = CHECKPOINT_PAGES;
                 }
                 Ok(())
             }));
