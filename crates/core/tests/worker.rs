@@ -139,10 +139,12 @@ fn returns(json: Option<&str>) -> CallOutcome {
     CallOutcome::Returned(vec![TaskResult::Value(json.map(Into::into))])
 }
 
-/// Handlers as an async closure over the call; remembers lease-loss notices.
+/// Handlers as an async closure over the call; remembers lease-loss notices
+/// and how many calls each delivery (one `start`, one poll's dispatch) carried.
 struct Closure<F> {
     handler: F,
     lost: Mutex<Vec<String>>,
+    deliveries: Mutex<Vec<usize>>,
     worker: OnceLock<Worker>,
 }
 
@@ -154,6 +156,7 @@ where
     Arc::new(Closure {
         handler,
         lost: Mutex::new(Vec::new()),
+        deliveries: Mutex::new(Vec::new()),
         worker: OnceLock::new(),
     })
 }
@@ -165,6 +168,7 @@ where
     Fut: Future<Output = CallOutcome> + Send + 'static,
 {
     fn start(&self, calls: &[Arc<Call>]) -> Result<(), Error> {
+        self.deliveries.lock().unwrap().push(calls.len());
         let worker = self.worker.get().expect("bound").clone();
         for call in calls {
             let (worker, id, outcome) = (worker.clone(), call.id, (self.handler)(call.clone()));
@@ -753,33 +757,6 @@ async fn peak_for(
     occupancy.peak()
 }
 
-/// Returns every call at once and remembers how many calls each delivery
-/// (one `start`, one poll's dispatch) carried.
-#[derive(Default)]
-struct Deliveries {
-    sizes: Mutex<Vec<usize>>,
-    worker: OnceLock<Worker>,
-}
-
-#[async_trait]
-impl Invoker for Deliveries {
-    fn start(&self, calls: &[Arc<Call>]) -> Result<(), Error> {
-        self.sizes.lock().unwrap().push(calls.len());
-        let worker = self.worker.get().expect("bound").clone();
-        for call in calls {
-            let (worker, id) = (worker.clone(), call.id);
-            tokio::spawn(async move { worker.settle(id, returns(None)) });
-        }
-        Ok(())
-    }
-}
-
-impl Bound for Deliveries {
-    fn bind(&self, worker: &Worker) {
-        let _ = self.worker.set(worker.clone());
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_runs_first_claim_takes_one_call_and_the_next_poll_the_other_slots() {
     let db = db();
@@ -789,11 +766,11 @@ async fn a_runs_first_claim_takes_one_call_and_the_next_poll_the_other_slots() {
     }
     let w = worker(&db.store, WorkerOptions::default());
     w.register("job", batch_of(2.0)).unwrap();
-    let invoker = Arc::new(Deliveries::default());
+    let invoker = closure(|_call: Arc<Call>| async { returns(None) });
     let running = start(&w, invoker.clone(), Some(4.0));
     eventually("every task to succeed", || all_succeeded(&db.store, &ids)).await;
     stop(&w, running).await;
-    let sizes = invoker.sizes.lock().unwrap().clone();
+    let sizes = invoker.deliveries.lock().unwrap().clone();
     assert_eq!(sizes.first(), Some(&1), "calls per delivery: {sizes:?}");
     assert!(
         sizes[1] >= 3,
