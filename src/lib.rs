@@ -20,3 +20,24 @@ pub use retention::NativeRetention;
 pub use store::NativeStore;
 pub use watch::{NativeWatch, DEFAULT_WATCH_POLL_MS};
 pub use worker::{NativeContext, NativeWorker};
+
+/// One runtime thread beside the JS thread, unless `TOKIO_WORKER_THREADS`
+/// says otherwise. The runtime never waits on a lock (a write that finds the
+/// database locked moves to a thread of its own; reads have theirs), so a
+/// second runtime thread buys no throughput. It costs latency instead: a task
+/// woken from outside (a commit's file event, a settle from the JS thread)
+/// lands on whichever thread the scheduler picks, and the hand-offs between
+/// the two cost a `call()` across processes about a tenth of its time.
+#[napi_derive::module_init]
+fn init() {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        runtime.worker_threads(1);
+    }
+    let runtime = runtime
+        .thread_name("cairnq-runtime")
+        .enable_all()
+        .build()
+        .expect("the async runtime starts");
+    napi::bindgen_prelude::create_custom_tokio_runtime(runtime);
+}

@@ -1,8 +1,10 @@
 //! Wakeups for SQLite: a commit by any process — ours, another worker, the
 //! Python SDK — writes to the database's `-wal` file. While someone waits (an
-//! idle worker, a `wait`/`call`), the OS reports changes to that file
-//! (inotify, kqueue, FSEvents, ReadDirectoryChangesW through `notify`) and the
-//! waiters wake; where no such watch can be set up, the file's size and
+//! idle worker, a `wait`/`call`), the OS reports changes to that file and the
+//! waiters wake. On Linux the inotify descriptor sits in the async runtime's
+//! own poll set, so an event wakes the waiting task with no thread between;
+//! elsewhere `notify`'s thread (kqueue, FSEvents, ReadDirectoryChangesW)
+//! hands events over. Where no watch can be set up, the file's size and
 //! modification time are checked every few milliseconds instead. A commit of
 //! this process wakes its waiters directly (`committed`). An accelerator
 //! only, like Postgres's LISTEN: every waiter keeps its own deadline, and
@@ -14,8 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use futures_util::{Stream, StreamExt};
 use tokio::sync::watch;
+use tokio::time::Instant as TokioInstant;
 
 /// How often the file is checked while someone waits, without OS events.
 const CHECK_EVERY: Duration = Duration::from_millis(2);
@@ -56,7 +59,7 @@ enum Source {
     Idle,
     /// Held for as long as the watch should last; dropping it ends the watch.
     Os {
-        _watch: RecommendedWatcher,
+        _watch: OsWatch,
     },
     Polling,
 }
@@ -156,7 +159,7 @@ impl WalWatch {
 
     fn start(self: &Arc<Self>) -> Source {
         match self.os_watch() {
-            Some(watcher) => Source::Os { _watch: watcher },
+            Some(watch) => Source::Os { _watch: watch },
             None => {
                 self.poll_stamps();
                 Source::Polling
@@ -165,8 +168,8 @@ impl WalWatch {
     }
 
     /// A watch on the file's directory (the `-wal` file comes and goes), for
-    /// events that name it.
-    fn os_watch(&self) -> Option<RecommendedWatcher> {
+    /// events that name it, pumped into `changes` by a task of the runtime.
+    fn os_watch(&self) -> Option<OsWatch> {
         let dir = self
             .wal
             .parent()
@@ -174,41 +177,12 @@ impl WalWatch {
             .unwrap_or(Path::new("."))
             .to_path_buf();
         let name: OsString = self.wal.file_name()?.to_os_string();
-        let changes = self.changes.clone();
-        // A write event comes with the frames, a moment before the writer
-        // publishes them in the wal-index: a waiter that read in between saw
-        // nothing new. Our own commits announce themselves once published
-        // (`committed`); for other writers a second wake follows each burst of
-        // events after `PUBLISH_GRACE`. The thread ends with the watch.
-        let (trail, trails) = crossbeam_channel::bounded::<()>(1);
-        let trailing = self.changes.clone();
-        std::thread::Builder::new()
-            .name("cairnq-wal-trail".into())
-            .spawn(move || {
-                while trails.recv().is_ok() {
-                    std::thread::sleep(PUBLISH_GRACE);
-                    trailing.send_modify(|n| *n += 1);
-                }
-            })
-            .ok()?;
-        let mut watcher =
-            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-                let Ok(event) = event else { return };
-                if event.kind.is_access() {
-                    return;
-                }
-                if event
-                    .paths
-                    .iter()
-                    .any(|p| p.file_name() == Some(name.as_os_str()))
-                {
-                    changes.send_modify(|n| *n += 1);
-                    let _ = trail.try_send(());
-                }
-            })
-            .ok()?;
-        watcher.watch(&dir, RecursiveMode::NonRecursive).ok()?;
-        Some(watcher)
+        let (events, source) = os_events(&dir, name)?;
+        let pump = tokio::spawn(pump(events, self.changes.clone()));
+        Some(OsWatch {
+            pump: pump.abort_handle(),
+            _source: source,
+        })
     }
 
     /// Drop the OS watch (or end the polling task) once nobody has waited for
@@ -252,6 +226,131 @@ impl WalWatch {
             }
         });
     }
+}
+
+/// An OS watch: the task pumping its events, and what must live as long.
+struct OsWatch {
+    pump: tokio::task::AbortHandle,
+    _source: Box<dyn std::any::Any + Send>,
+}
+
+impl Drop for OsWatch {
+    fn drop(&mut self) {
+        self.pump.abort();
+    }
+}
+
+/// What the OS reported, reduced to what matters here.
+enum Seen {
+    /// An event naming the `-wal` file.
+    Wal,
+    /// Events may have been lost (queue overflow, read error).
+    Lost,
+}
+
+/// Bump `changes` for each event, and once more `PUBLISH_GRACE` after each
+/// burst: a write event comes with the frames, a moment before the writer
+/// publishes them in the wal-index, so a waiter that read in between saw
+/// nothing new. (Our own commits announce themselves once published; the
+/// trailing wake covers other writers.)
+async fn pump(events: impl Stream<Item = Seen>, changes: watch::Sender<u64>) {
+    let mut events = std::pin::pin!(events);
+    let mut trail: Option<TokioInstant> = None;
+    let mut burst_continued = false;
+    loop {
+        tokio::select! {
+            seen = events.next() => {
+                let Some(seen) = seen else { return };
+                changes.send_modify(|n| *n += 1);
+                if matches!(seen, Seen::Lost) {
+                    // A descriptor that keeps failing must not spin.
+                    tokio::time::sleep(CHECK_EVERY).await;
+                }
+                match trail {
+                    None => trail = Some(TokioInstant::now() + PUBLISH_GRACE),
+                    Some(_) => burst_continued = true,
+                }
+            }
+            _ = tokio::time::sleep_until(trail.unwrap_or_else(TokioInstant::now)), if trail.is_some() => {
+                changes.send_modify(|n| *n += 1);
+                trail = std::mem::take(&mut burst_continued)
+                    .then(|| TokioInstant::now() + PUBLISH_GRACE);
+            }
+        }
+    }
+}
+
+/// The events of one OS watch, and what must live as long as they are read.
+type OsEvents = (
+    std::pin::Pin<Box<dyn Stream<Item = Seen> + Send>>,
+    Box<dyn std::any::Any + Send>,
+);
+
+#[cfg(target_os = "linux")]
+fn os_events(dir: &Path, name: OsString) -> Option<OsEvents> {
+    inotify_events(dir, name)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn os_events(dir: &Path, name: OsString) -> Option<OsEvents> {
+    notify_events(dir, name)
+}
+
+/// Linux: the inotify descriptor itself is the stream, read by the runtime.
+#[cfg(target_os = "linux")]
+fn inotify_events(dir: &Path, name: OsString) -> Option<OsEvents> {
+    use inotify::{EventMask, Inotify, WatchMask};
+    let inotify = Inotify::init().ok()?;
+    inotify
+        .watches()
+        .add(
+            dir,
+            WatchMask::MODIFY | WatchMask::ATTRIB | WatchMask::CREATE | WatchMask::MOVED_TO,
+        )
+        .ok()?;
+    let events = inotify.into_event_stream([0u8; 4096]).ok()?;
+    let events = events.filter_map(move |event| {
+        let seen = match event {
+            Ok(event) if event.mask.contains(EventMask::Q_OVERFLOW) => Some(Seen::Lost),
+            Ok(event) => (event.name.as_deref() == Some(name.as_os_str())).then_some(Seen::Wal),
+            Err(_) => Some(Seen::Lost),
+        };
+        std::future::ready(seen)
+    });
+    Some((Box::pin(events), Box::new(())))
+}
+
+/// Elsewhere: `notify`'s watcher (kqueue, FSEvents, ReadDirectoryChangesW)
+/// calls back on a thread of its own, which hands events to the pump.
+#[cfg(any(not(target_os = "linux"), test))]
+fn notify_events(dir: &Path, name: OsString) -> Option<OsEvents> {
+    use notify::Watcher;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        let seen = match event {
+            Ok(event) if event.kind.is_access() => return,
+            Ok(event) if event.need_rescan() => Seen::Lost,
+            Ok(event)
+                if event
+                    .paths
+                    .iter()
+                    .any(|p| p.file_name() == Some(name.as_os_str())) =>
+            {
+                Seen::Wal
+            }
+            Ok(_) => return,
+            Err(_) => Seen::Lost,
+        };
+        let _ = tx.send(seen);
+    })
+    .ok()?;
+    watcher
+        .watch(dir, notify::RecursiveMode::NonRecursive)
+        .ok()?;
+    let events = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|seen| (seen, rx))
+    });
+    Some((Box::pin(events), Box::new(watcher)))
 }
 
 #[cfg(test)]
@@ -357,6 +456,55 @@ mod tests {
             started.elapsed() < Duration::from_secs(20),
             "the wait slept through a change"
         );
+    }
+
+    /// Each OS source reports writes that name the `-wal` file, and only those.
+    async fn reports_writes_to_the_wal_only(events: fn(&Path, OsString) -> Option<OsEvents>) {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut seen, _source) = events(dir.path(), OsString::from("q.db-wal")).unwrap();
+        std::fs::write(dir.path().join("q.db"), b"main file").unwrap();
+        // The event of that write is queued by now (or within the notify
+        // thread's next turn): reported, it would show here.
+        let other = tokio::time::timeout(Duration::from_millis(100), seen.next()).await;
+        assert!(other.is_err(), "a write to another file was reported");
+        std::fs::write(dir.path().join("q.db-wal"), b"frames").unwrap();
+        let first = tokio::time::timeout(Duration::from_secs(20), seen.next())
+            .await
+            .expect("the write to the wal was reported");
+        assert!(matches!(first, Some(Seen::Wal)));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn inotify_reports_writes_to_the_wal_only() {
+        reports_writes_to_the_wal_only(inotify_events).await;
+    }
+
+    /// The source other platforms use, run here too so it stays correct.
+    #[tokio::test]
+    async fn notify_reports_writes_to_the_wal_only() {
+        reports_writes_to_the_wal_only(notify_events).await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_event_wakes_at_once_and_again_after_the_grace() {
+        let (changes, mut seen) = watch::channel(0u64);
+        let events = futures_util::stream::iter([Seen::Wal]).chain(futures_util::stream::pending());
+        let started = tokio::time::Instant::now();
+        tokio::spawn(pump(events, changes));
+        seen.wait_for(|n| *n == 1).await.unwrap();
+        assert!(
+            started.elapsed() < PUBLISH_GRACE,
+            "the first wake is immediate"
+        );
+        seen.wait_for(|n| *n == 2).await.unwrap();
+        assert!(
+            started.elapsed() >= PUBLISH_GRACE,
+            "the trailing wake waits"
+        );
+        // Virtual time: this runs every timer due in the next while at once.
+        tokio::time::sleep(PUBLISH_GRACE * 10).await;
+        assert_eq!(*seen.borrow(), 2, "one trailing wake per burst");
     }
 
     #[test]
