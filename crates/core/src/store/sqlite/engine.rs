@@ -418,8 +418,14 @@ impl Engine {
             {
                 return;
             }
-            if self.combine(false) == Turn::HandedOff {
-                return;
+            match self.combine(false) {
+                Turn::HandedOff => return,
+                Turn::CatchUpElsewhere => {
+                    self.combining.store(false, SeqCst);
+                    self.drain_elsewhere();
+                    return;
+                }
+                Turn::Drained => {}
             }
             self.combining.store(false, SeqCst);
             // A job queued after the last look but before the release above
@@ -457,6 +463,11 @@ impl Engine {
         loop {
             if last_group > 1 {
                 self.gather(last_group);
+            }
+            // A catch-up copies the log's tail and syncs the file: milliseconds
+            // the async runtime's thread (its only one) must not spend.
+            if self.catch_up.load(SeqCst) && tokio::runtime::Handle::try_current().is_ok() {
+                return Turn::CatchUpElsewhere;
             }
             let group: Vec<_> = {
                 let mut queue = self.queue.lock().expect("write queue");
@@ -541,6 +552,8 @@ impl Engine {
 enum Turn {
     Drained,
     HandedOff,
+    /// A catch-up is due and this is the async runtime's thread.
+    CatchUpElsewhere,
 }
 
 fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
