@@ -151,7 +151,8 @@ pub struct Engine {
     /// Set by the checkpointer once it has copied the bulk of the log: the
     /// next group first copies the rest on the writer's connection, where no
     /// commit of ours can slip in between, so the log can start over. Never
-    /// on the JS thread: an inline write declines while it is set.
+    /// on the JS thread (an inline write declines while it is set) nor on the
+    /// async runtime's (`Turn::CatchUpElsewhere`).
     catch_up: Arc<AtomicBool>,
 }
 
