@@ -565,8 +565,8 @@ fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 }
 
 /// Copies the WAL back into the database when the writer's hook says it has
-/// grown past `CHECKPOINT_PAGES`, then every `PASS_PAGES`. PASSIVE copies without waiting for
-/// anyone; a pass that copies the whole log (no commit landed during it) lets
+/// grown past `CHECKPOINT_PAGES`, then every `PASS_PAGES`. PASSIVE copies
+/// without waiting for anyone; a pass that copies the whole log (no commit landed during it) lets
 /// the next transaction start the log over. Under a steady stream of commits
 /// that never happens, and alone the file would grow without bound (every
 /// commit extending it, which costs the kernel fresh zeroed pages). So past

@@ -271,6 +271,7 @@ async fn pump(events: impl Stream<Item = Seen>, changes: watch::Sender<u64>) {
                     Some(_) => burst_continued = true,
                 }
             }
+            // (Disabled without a trail; the deadline is then never awaited.)
             _ = tokio::time::sleep_until(trail.unwrap_or_else(TokioInstant::now)), if trail.is_some() => {
                 changes.send_modify(|n| *n += 1);
                 trail = std::mem::take(&mut burst_continued)
