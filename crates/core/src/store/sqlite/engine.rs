@@ -398,6 +398,25 @@ impl Engine {
         self.read(work).await
     }
 
+    /// A read that leads into a write (the claim probe): on the writer's own
+    /// connection when it is idle, so the transaction that may follow finds
+    /// the pages the read just loaded in its cache (a commit elsewhere empties
+    /// every connection's cache); otherwise as `read_here`.
+    pub async fn read_before_write<T, F>(self: &Arc<Self>, work: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Fn(&Connection) -> Result<T> + Send + 'static,
+    {
+        let on_writer = self.on_idle_writer(|conn| match work(conn) {
+            Err(err) if err.is_busy() => None,
+            outcome => Some(outcome),
+        });
+        match on_writer {
+            Some(answer) => answer,
+            None => self.read_here(work).await,
+        }
+    }
+
     /// Run a read on the caller's thread if that cannot wait: `None` when the
     /// inline connection is in use elsewhere or the database answered busy.
     pub fn read_inline<T>(&self, work: impl FnOnce(&Connection) -> Result<T>) -> Option<Result<T>> {

@@ -424,10 +424,10 @@ impl SqliteBackend {
             SQL.claimable_probe,
             &set_filters(&[(":names", names.is_some())]),
         );
-        // `read_here`: a worker woken by a commit probes without a hand-off.
+        // A worker woken by a commit probes without a hand-off.
         self.engine()
             .await?
-            .read_here(move |conn| {
+            .read_before_write(move |conn| {
                 let hit = query(
                     conn,
                     sql,
