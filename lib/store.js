@@ -597,14 +597,38 @@ function readerOf(index) {
 }
 
 /**
- * A write as JSON; numbers JSON cannot carry travel as their String(n).
+ * A write as JSON; numbers JSON cannot carry travel as their String(n) (so
+ * Rust names them in its error). A replacer slows every key down, so it is
+ * used only for the writes that hold such a number.
  * @param {WriteArgs} args
  * @returns {string}
  */
 function encodeWrite(args) {
-  return JSON.stringify(args, (_key, value) =>
-    typeof value === "number" && !Number.isFinite(value) ? String(value) : value,
-  );
+  return holdsNonFinite(args) ? JSON.stringify(args, nonFiniteAsText) : JSON.stringify(args);
+}
+
+/**
+ * @param {Record<string, unknown>} value a write's arguments (plain objects and arrays)
+ * @returns {boolean}
+ */
+function holdsNonFinite(value) {
+  for (const key in value) {
+    const item = value[key];
+    if (typeof item === "number") {
+      if (!Number.isFinite(item)) return true;
+    } else if (item !== null && typeof item === "object" && holdsNonFinite(/** @type {any} */ (item))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * @param {string} _key
+ * @param {unknown} value
+ */
+function nonFiniteAsText(_key, value) {
+  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
 }
 
 /**
