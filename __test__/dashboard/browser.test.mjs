@@ -264,7 +264,9 @@ describe("dashboard in Chromium", { skip: SKIP }, () => {
     const c = client(t, db);
     await c.submit("job");
     const { ui, url } = await startUi(t, db, ["--host", "0.0.0.0"]);
-    const token = /token \(generated\): (\S+)/.exec(ui.output())?.[1];
+    // The token line follows the URL line, maybe in a later chunk: wait for it.
+    const shown = await ui.until((out) => /token \(generated\): \S+/.test(out), "the generated token");
+    const token = /token \(generated\): (\S+)/.exec(shown)?.[1];
     assert.ok(token && token.length >= 20, ui.output());
     const bare = url.replace(/\?token=.*$/, "").replace("0.0.0.0", "127.0.0.1");
     for (const route of ["", "api/overview", "api/config", "assets/app.js"]) {
