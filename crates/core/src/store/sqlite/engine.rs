@@ -407,11 +407,7 @@ impl Engine {
         T: Send + 'static,
         F: Fn(&Connection) -> Result<T> + Send + 'static,
     {
-        let on_writer = self.on_idle_writer(|conn| match work(conn) {
-            Err(err) if err.is_busy() => None,
-            outcome => Some(outcome),
-        });
-        match on_writer {
+        match self.on_idle_writer(|conn| unless_busy(work(conn))) {
             Some(answer) => answer,
             None => self.read_here(work).await,
         }
@@ -421,10 +417,7 @@ impl Engine {
     /// inline connection is in use elsewhere or the database answered busy.
     pub fn read_inline<T>(&self, work: impl FnOnce(&Connection) -> Result<T>) -> Option<Result<T>> {
         let conn = self.inline.as_ref()?.try_lock().ok()?;
-        match work(&conn) {
-            Err(err) if err.is_busy() => None,
-            outcome => Some(outcome),
-        }
+        unless_busy(work(&conn))
     }
 
     /// Run what is queued unless another thread is already doing so: that
@@ -576,6 +569,15 @@ enum Turn {
     CatchUpElsewhere,
 }
 
+/// A read's outcome, or `None` when the database answered busy (the read is
+/// then tried elsewhere).
+fn unless_busy<T>(outcome: Result<T>) -> Option<Result<T>> {
+    match outcome {
+        Err(err) if err.is_busy() => None,
+        outcome => Some(outcome),
+    }
+}
+
 fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name(name.into())
@@ -585,8 +587,8 @@ fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 
 /// Copies the WAL back into the database when the writer's hook says it has
 /// grown past `CHECKPOINT_PAGES`, then every `PASS_PAGES`. PASSIVE copies
-/// without waiting for anyone; a pass that copies the whole log (no commit landed during it) lets
-/// the next transaction start the log over. Under a steady stream of commits
+/// without waiting for anyone; a pass that copies the whole log (no commit
+/// landed during it) lets the next transaction start the log over. Under a steady stream of commits
 /// that never happens, and alone the file would grow without bound (every
 /// commit extending it, which costs the kernel fresh zeroed pages). So past
 /// `CATCH_UP_PAGES` the hook asks the writer to copy the frames the passes
