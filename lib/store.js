@@ -5,7 +5,7 @@
 // the row as JSON text.
 
 const { NativeStore, NativeWatch, DEFAULT_WATCH_POLL_MS } = require("./native.js");
-const { fromNative } = require("./errors.js");
+const { TaskTimeout, fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { ExecutorBridge, isExecutor, bigints } = require("./executor.js");
 const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
@@ -45,6 +45,31 @@ function sleep(ms, keepAlive) {
   });
 }
 
+/**
+ * Whether a task id or key can name a task. One that is not a string names
+ * none, as in 0.7.0 (which bound it as a value no row holds): lookups and
+ * writes by it answer null, and waits on it run out their deadline.
+ * @param {unknown} value
+ * @returns {value is string}
+ */
+const namesTask = (value) => typeof value === "string";
+
+const NO_TASK = Promise.resolve(null);
+
+/**
+ * A wait on a task id or key that names no task: TaskTimeout at its deadline.
+ * @param {unknown} taskId
+ * @param {unknown} key
+ * @param {WaitOptions} opts
+ * @returns {Promise<never>}
+ */
+function untilDeadline(taskId, key, opts) {
+  const timeoutMs = opts.timeoutMs ?? null;
+  return sleep(timeoutMs ?? 0, true).then(() => {
+    throw new TaskTimeout(/** @type {string} */ (taskId), { timeoutMs, task: null, key: /** @type {string | null} */ (key) });
+  });
+}
+
 class TaskStore {
   /** @param {import("../binding.js").NativeStore} native */
   constructor(native) {
@@ -53,8 +78,8 @@ class TaskStore {
     }
     this._native = native;
     /**
-     * Writes issued in this tick, not yet handed to Rust.
-     * @type {WriteArgs[]}
+     * Writes issued in this tick, encoded, not yet handed to Rust.
+     * @type {string[]}
      */
     this._tick = [];
     /**
@@ -76,7 +101,14 @@ class TaskStore {
    * @returns {Promise<any>} the row Rust replied with, or null
    */
   _write(args) {
-    const index = this._tick.push(args) - 1;
+    // Encoded now, so an argument JSON cannot carry refuses this write alone.
+    let encoded;
+    try {
+      encoded = encodeWrite(args);
+    } catch (err) {
+      return Promise.reject(new Error(`${args.kind}: an argument JSON cannot carry: ${err instanceof Error ? err.message : String(err)}`));
+    }
+    const index = this._tick.push(encoded) - 1;
     if (index === 0) {
       this._tickReplies = new Promise((resolve, reject) => process.nextTick(() => this._flush(resolve, reject)));
     }
@@ -90,15 +122,9 @@ class TaskStore {
    * @param {(err: unknown) => void} reject
    */
   _flush(resolve, reject) {
-    const writes = this._tick;
-    this._tick = [];
     // One JSON text crosses to Rust, and one comes back.
-    let text = "[";
-    for (let i = 0; i < writes.length; i++) {
-      if (i > 0) text += ",";
-      text += encodeWrite(writes[i]);
-    }
-    text += "]";
+    const text = `[${this._tick.join(",")}]`;
+    this._tick = [];
     if (this._inlineWrites) {
       let now;
       try {
@@ -196,6 +222,7 @@ class TaskStore {
    * @returns {Promise<Task | null>}
    */
   get(taskId) {
+    if (!namesTask(taskId)) return NO_TASK;
     return this._pointRead(() => this._native.getNow(taskId), () => this._native.get(taskId));
   }
 
@@ -204,6 +231,7 @@ class TaskStore {
    * @returns {Promise<Task | null>}
    */
   getByKey(key) {
+    if (!namesTask(key)) return NO_TASK;
     return this._pointRead(() => this._native.getByKeyNow(key), () => this._native.getByKey(key));
   }
 
@@ -244,6 +272,7 @@ class TaskStore {
    * @returns {Promise<Task | null>}
    */
   cancel(taskId) {
+    if (!namesTask(taskId)) return NO_TASK;
     return this._write({ kind: "cancel", taskId });
   }
 
@@ -252,6 +281,7 @@ class TaskStore {
    * @returns {Promise<Task | null>}
    */
   cancelByKey(key) {
+    if (!namesTask(key)) return NO_TASK;
     return this._write({ kind: "cancelByKey", key });
   }
 
@@ -261,6 +291,7 @@ class TaskStore {
    * @returns {Promise<Task | null>}
    */
   retry(taskId, opts = {}) {
+    if (!namesTask(taskId)) return NO_TASK;
     return this._write({ kind: "retry", taskId, resetAttempt: opts.resetAttempt === true });
   }
 
@@ -270,6 +301,7 @@ class TaskStore {
    * @returns {Promise<Task | null>}
    */
   retryByKey(key, opts = {}) {
+    if (!namesTask(key)) return NO_TASK;
     return this._write({ kind: "retryByKey", key, resetAttempt: opts.resetAttempt === true });
   }
 
@@ -305,6 +337,7 @@ class TaskStore {
    * @returns {Promise<TaskRef | null>}
    */
   getStatus(taskId) {
+    if (!namesTask(taskId)) return NO_TASK;
     return /** @type {Promise<TaskRef | null>} */ (this._native.getStatus(taskId).catch(raise));
   }
 
@@ -314,6 +347,7 @@ class TaskStore {
    * @returns {Promise<TaskRef | null>}
    */
   getStatusByKey(key) {
+    if (!namesTask(key)) return NO_TASK;
     return /** @type {Promise<TaskRef | null>} */ (this._native.getStatusByKey(key).catch(raise));
   }
 
@@ -541,6 +575,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _wait(taskId, opts) {
+    if (!namesTask(taskId)) return untilDeadline(taskId, null, opts);
     // The native wait resolves with a row (never "no row") or rejects.
     return /** @type {Promise<Task>} */ (this._native.wait(taskId, waitArgs(opts)).then(parseRow, raise));
   }
@@ -552,6 +587,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _waitByKey(key, opts) {
+    if (!namesTask(key)) return untilDeadline(key, key, opts);
     return /** @type {Promise<Task>} */ (this._native.waitByKey(key, waitArgs(opts)).then(parseRow, raise));
   }
 }

@@ -12,10 +12,11 @@ use cairnq_core::store::{
 };
 use cairnq_core::task::{tasks_to_json, Status};
 use cairnq_core::wait::{self, WaitOptions};
-use cairnq_core::{Store, Task};
+use cairnq_core::{Error as CoreError, Store, Task};
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::errors::{reason, IntoJs};
 use napi::Result;
@@ -112,11 +113,32 @@ fn open_mode(existing: Option<bool>) -> OpenMode {
     }
 }
 
-/// Decode the writes `lib/store.js` sent.
-fn writes(text: &str) -> Result<Vec<Write>> {
-    let args: Vec<WriteArgs> = serde_json::from_str(text)
+/// Decode the writes `lib/store.js` sent, one by one: a write that does not
+/// decode is refused alone (an `Invalid` error in its place), so one caller's
+/// bad argument never fails the other writes of its tick.
+fn writes(text: &str) -> Result<Vec<cairnq_core::Result<Write>>> {
+    let each: Vec<&RawValue> = serde_json::from_str(text)
         .map_err(|e| napi::Error::from_reason(format!("malformed writes: {e}")))?;
-    args.into_iter().map(Write::try_from).collect()
+    Ok(each
+        .into_iter()
+        .map(|one| decode_write(one.get()))
+        .collect())
+}
+
+fn decode_write(text: &str) -> cairnq_core::Result<Write> {
+    let args: WriteArgs = serde_path_to_error::deserialize(
+        &mut serde_json::Deserializer::from_str(text),
+    )
+    .map_err(|e| {
+        // The field's path names the argument; the position inside
+        // the JS layer's encoding would only confuse.
+        let inner = e.inner();
+        let at = format!(" at line {} column {}", inner.line(), inner.column());
+        let detail = inner.to_string();
+        let detail = detail.strip_suffix(&at).unwrap_or(&detail);
+        CoreError::Invalid(format!("{}: {detail}", e.path()))
+    })?;
+    Write::try_from(args)
 }
 
 /// Replies as one JSON array, in order: the row (`null` for no row), or the
@@ -182,15 +204,14 @@ impl From<SubmitArgs> for SubmitInput {
 }
 
 impl TryFrom<WriteArgs> for Write {
-    type Error = napi::Error;
+    type Error = CoreError;
 
-    fn try_from(args: WriteArgs) -> Result<Write> {
-        let missing = |field: &str| {
-            napi::Error::from_reason(format!("write {:?}: {field} is required", args.kind))
-        };
+    fn try_from(args: WriteArgs) -> cairnq_core::Result<Write> {
+        let missing =
+            |field: &str| CoreError::Invalid(format!("write {:?}: {field} is required", args.kind));
         let task_id = || args.task_id.clone().ok_or_else(|| missing("taskId"));
         let key = || args.key.clone().ok_or_else(|| missing("key"));
-        let owned = || -> Result<Owned> {
+        let owned = || -> cairnq_core::Result<Owned> {
             Ok(Owned {
                 task_id: task_id()?,
                 worker_id: args.worker_id.clone().ok_or_else(|| missing("workerId"))?,

@@ -2,7 +2,7 @@
 // and paging — on every dialect.
 
 import assert from "node:assert/strict";
-import { isTerminal } from "../../index.mjs";
+import { TaskTimeout, isTerminal } from "../../index.mjs";
 
 import {
   TASK_COLUMNS,
@@ -36,6 +36,28 @@ forEachDialect("get, getByKey and list", (dialect) => {
     const { client } = await dialect.open(t);
     assert.equal(await client.get("task_01HZZZZZZZZZZZZZZZZZZZZZZZ"), null);
     assert.equal(await client.getByKey("never-used"), null);
+  });
+
+  test("an id or key that is not a string names no task: null, and a wait runs to its deadline", async (t) => {
+    const { client } = await dialect.open(t);
+    const task = await client.submit("job", {}, { key: "5" });
+    for (const id of [undefined, null, 5, { id: task.id }]) {
+      assert.equal(await client.get(/** @type {any} */ (id)), null);
+      assert.equal(await client.getStatus(/** @type {any} */ (id)), null);
+      assert.equal(await client.cancel(/** @type {any} */ (id)), null);
+      assert.equal(await client.retry(/** @type {any} */ (id)), null);
+    }
+    for (const key of [undefined, null, 5]) {
+      assert.equal(await client.getByKey(/** @type {any} */ (key)), null);
+      assert.equal(await client.getStatusByKey(/** @type {any} */ (key)), null);
+      assert.equal(await client.cancelByKey(/** @type {any} */ (key)), null);
+      assert.equal(await client.retryByKey(/** @type {any} */ (key)), null);
+    }
+    assert.equal((await client.get(task.id))?.status, "queued", "nothing was canceled");
+    const err = await rejectionOf(client.wait(/** @type {any} */ (undefined), { timeoutMs: 50 }));
+    assert.ok(err instanceof TaskTimeout, String(err));
+    assert.equal(err.message, "task undefined did not finish within 50ms: task not found — wrong database file, or already purged?");
+    assert.equal(err.task, null);
   });
 
   test("getByKey follows the key to the task it currently points at", async (t) => {

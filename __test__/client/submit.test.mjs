@@ -142,6 +142,31 @@ forEachDialect("submit", (dialect) => {
       });
     }
 
+    // Submits issued in one tick share a commit; a bad one must not take the
+    // others down with it.
+    const wrongTypes = [
+      ["a queue that is a number", ["job", {}, { queue: 5 }], "submit.queue: invalid type: integer `5`, expected a string"],
+      ["a key that is an object", ["job", {}, { key: { k: 1 } }], "submit.key: invalid type: map, expected a string"],
+      ["a name that is missing", [{}, {}], "submit: missing field `name`"],
+      ["a queue JSON cannot carry", ["job", {}, { queue: 5n }], "submit: an argument JSON cannot carry: Do not know how to serialize a BigInt"],
+    ];
+    for (const [label, args, message] of wrongTypes) {
+      test(`${label} fails that submit alone, among others of its tick`, async (t) => {
+        const { client } = await dialect.open(t);
+        const [before, bad, after] = await Promise.allSettled([
+          client.submit("job", { n: 1 }),
+          client.submit(.../** @type {[any, any, any]} */ (args)),
+          client.submit("job", { n: 2 }),
+        ]);
+        assert.equal(bad.status, "rejected");
+        assertPlainError(bad.reason, message);
+        assert.equal(before.status, "fulfilled", String(before.reason));
+        assert.equal(after.status, "fulfilled", String(after.reason));
+        const rows = await client.list();
+        assert.deepEqual(rows.map((row) => row.payload).sort((a, b) => a.n - b.n), [{ n: 1 }, { n: 2 }]);
+      });
+    }
+
     test("priority and non-integer numbers are not validated", async (t) => {
       const { client } = await dialect.open(t);
       const task = await client.submit("job", {}, { priority: -5, maxAttempts: 1 });

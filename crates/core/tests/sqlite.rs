@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cairnq_core::protocol::{specialize, SQLITE as SQL, SQLITE_MIGRATIONS};
 use cairnq_core::store::{ClaimRequest, SubmitInput, Target, Write};
-use cairnq_core::Store;
+use cairnq_core::{Error, Store};
 use rusqlite::Connection;
 
 #[tokio::test]
@@ -78,14 +78,14 @@ async fn sustained_writes_keep_the_wal_bounded() {
 }
 
 /// `n` submits of task `name` with `payload`, for one group.
-fn submits_of(name: &str, payload: &str, n: usize) -> Vec<Write> {
+fn submits_of(name: &str, payload: &str, n: usize) -> Vec<cairnq_core::Result<Write>> {
     (0..n)
         .map(|_| {
-            Write::Submit(SubmitInput {
+            Ok(Write::Submit(SubmitInput {
                 name: name.into(),
                 payload: Some(payload.to_string()),
                 ..SubmitInput::default()
-            })
+            }))
         })
         .collect()
 }
@@ -788,4 +788,47 @@ async fn every_statement_reaches_its_index() {
         !by_name.iter().any(|l| l == "SCAN cairnq_tasks"),
         "{by_name:#?}"
     );
+}
+
+/// A write refused before it reaches the store (one the binding could not
+/// decode, or one validation rejects) is answered with its own error, in its
+/// place, and the other writes of its group still commit: through the
+/// runtime and on the caller's thread alike.
+#[tokio::test]
+async fn a_refused_write_fails_alone_in_its_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None);
+    store.connect().await.unwrap();
+    let group = || {
+        let mut writes = submits_of("good", "{}", 2);
+        writes.insert(1, Err(Error::Invalid("submit.queue: not a string".into())));
+        writes.insert(
+            2,
+            Ok(Write::Submit(SubmitInput {
+                name: "bad".into(),
+                max_attempts: Some(0.0),
+                ..SubmitInput::default()
+            })),
+        );
+        writes
+    };
+    let refusals = |answers: &[cairnq_core::store::WriteAnswer]| -> Vec<Option<String>> {
+        answers
+            .iter()
+            .map(|a| a.as_ref().err().map(ToString::to_string))
+            .collect()
+    };
+    let expected = vec![
+        None,
+        Some("submit.queue: not a string".to_string()),
+        Some("maxAttempts must be >= 1, got 0".to_string()),
+        None,
+    ];
+    assert_eq!(refusals(&store.write_group(group()).await), expected);
+    let inline = store
+        .write_now(group())
+        .expect("an idle store writes inline");
+    assert_eq!(refusals(&inline), expected);
+    assert_eq!(store.stats(None).await.unwrap()["default"][0], 4);
+    store.close().await.unwrap();
 }

@@ -228,57 +228,38 @@ impl Store {
     }
 
     /// Several client writes that share one commit where the backend can
-    /// (writes issued in the same JS tick); each keeps its own answer.
-    pub async fn write_group(&self, writes: Vec<Write>) -> Vec<WriteAnswer> {
-        let mut answers: Vec<Option<WriteAnswer>> = Vec::with_capacity(writes.len());
-        let mut ops = Vec::with_capacity(writes.len());
+    /// (writes issued in the same JS tick); each keeps its own answer. A write
+    /// given as an error (one the caller could not decode) is answered with
+    /// it, and the others still run.
+    pub async fn write_group(&self, writes: Vec<Result<Write>>) -> Vec<WriteAnswer> {
+        let mut admitted = Vec::with_capacity(writes.len());
         for write in writes {
-            match self.admit(write).await {
-                Ok(op) => {
-                    ops.push(op);
-                    answers.push(None);
-                }
-                Err(err) => answers.push(Some(Err(err))),
-            }
+            admitted.push(match write {
+                Ok(write) => self.admit(write).await,
+                Err(err) => Err(err),
+            });
         }
-        let mut written = self.backend.write_group(ops).await.into_iter();
-        answers
-            .into_iter()
-            .map(|answer| answer.unwrap_or_else(|| written.next().expect("one answer per op")))
-            .collect()
+        let (ops, answers) = split_refused(admitted);
+        in_order(answers, self.backend.write_group(ops).await)
     }
 
     /// Client writes of one tick on the caller's thread, sharing one commit,
     /// when the backend can run them without waiting; `None` means "use
     /// `write_group`". Submits that the backpressure gate would have to admit
     /// never run here.
-    pub fn write_now(&self, writes: Vec<Write>) -> Option<Vec<WriteAnswer>> {
+    pub fn write_now(&self, writes: Vec<Result<Write>>) -> Option<Vec<WriteAnswer>> {
         let gated = self.gate.read().expect("gate lock").is_some();
-        if gated && writes.iter().any(|w| matches!(w, Write::Submit(_))) {
+        if gated && writes.iter().any(|w| matches!(w, Ok(Write::Submit(_)))) {
             return None;
         }
-        let mut answers: Vec<Option<WriteAnswer>> = Vec::with_capacity(writes.len());
-        let mut ops = Vec::with_capacity(writes.len());
-        for write in writes {
-            match self.validate(write) {
-                Ok(op) => {
-                    ops.push(op);
-                    answers.push(None);
-                }
-                Err(err) => answers.push(Some(Err(err))),
-            }
-        }
-        let mut written = if ops.is_empty() {
-            Vec::new().into_iter()
+        let validated = writes.into_iter().map(|w| w.and_then(|w| self.validate(w)));
+        let (ops, answers) = split_refused(validated.collect());
+        let written = if ops.is_empty() {
+            Vec::new()
         } else {
-            self.backend.write_inline(&ops)?.into_iter()
+            self.backend.write_inline(&ops)?
         };
-        Some(
-            answers
-                .into_iter()
-                .map(|answer| answer.unwrap_or_else(|| written.next().expect("one answer per op")))
-                .collect(),
-        )
+        Some(in_order(answers, written))
     }
 
     /// Validation, then the backpressure gate for submits.
@@ -523,4 +504,31 @@ impl ClaimPlan for SingleDraw {
     fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
         self
     }
+}
+
+/// The ops to run, and a slot per write: its refusal, or `None` where the
+/// backend's answer goes.
+fn split_refused(admitted: Vec<Result<WriteOp>>) -> (Vec<WriteOp>, Vec<Option<WriteAnswer>>) {
+    let mut ops = Vec::with_capacity(admitted.len());
+    let answers = admitted
+        .into_iter()
+        .map(|op| match op {
+            Ok(op) => {
+                ops.push(op);
+                None
+            }
+            Err(err) => Some(Err(err)),
+        })
+        .collect();
+    (ops, answers)
+}
+
+/// Every write's answer in the writes' order: `written` holds the backend's,
+/// one per op, in order.
+fn in_order(answers: Vec<Option<WriteAnswer>>, written: Vec<WriteAnswer>) -> Vec<WriteAnswer> {
+    let mut written = written.into_iter();
+    answers
+        .into_iter()
+        .map(|answer| answer.unwrap_or_else(|| written.next().expect("one answer per op")))
+        .collect()
 }
