@@ -56,18 +56,22 @@ const namesTask = (value) => typeof value === "string";
 
 const NO_TASK = Promise.resolve(null);
 
+/** The longest delay a Node timer takes (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
- * A wait on a task id or key that names no task: TaskTimeout at its deadline.
+ * A wait on a task id or key that names no task: TaskTimeout at its deadline,
+ * which, as for the native wait, a timeout that is not finite never reaches.
  * @param {unknown} taskId
  * @param {unknown} key
  * @param {WaitOptions} opts
  * @returns {Promise<never>}
  */
-function untilDeadline(taskId, key, opts) {
+async function untilDeadline(taskId, key, opts) {
   const timeoutMs = opts.timeoutMs ?? null;
-  return sleep(timeoutMs ?? 0, true).then(() => {
-    throw new TaskTimeout(/** @type {string} */ (taskId), { timeoutMs, task: null, key: /** @type {string | null} */ (key) });
-  });
+  let left = timeoutMs === null ? 0 : Number.isFinite(timeoutMs) ? timeoutMs : Infinity;
+  for (; left > 0; left -= MAX_TIMER_MS) await sleep(Math.min(left, MAX_TIMER_MS), true);
+  throw new TaskTimeout(/** @type {string} */ (taskId), { timeoutMs, task: null, key: /** @type {string | null} */ (key) });
 }
 
 class TaskStore {
