@@ -106,92 +106,84 @@ function createDashboard(options) {
   }
 
   /**
-   * Every failure, whatever throws it, becomes an answer.
    * @param {Request} request
    * @returns {Promise<Response>}
    */
   async function handle(request) {
+    // Every failure, whatever throws it, becomes an answer.
     try {
-      return await answer(request);
+      const url = new URL(request.url);
+      // The Host header where the server passes it on, else the URL's host.
+      if (!hostAllowed(request.headers.get("host") ?? url.host)) {
+        return text(421, "this dashboard does not answer for that host name (see allowedHosts)");
+      }
+      if (token !== null) {
+        const offered = url.searchParams.get("token");
+        if (offered !== null && request.method === "GET" && sameSecret(offered, token)) {
+          // Trade the URL's token for a cookie, then drop it from the address bar.
+          url.searchParams.delete("token");
+          const cookie = `${cookieName}=${encodeURIComponent(token)}; Path=${basePath}; HttpOnly; SameSite=Strict`;
+          return redirect(url.pathname + url.search, { "set-cookie": cookie });
+        }
+        const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+        const cookie = readCookie(request.headers.get("cookie"), cookieName);
+        if (!(bearer !== undefined && sameSecret(bearer, token)) && !(cookie !== null && sameSecret(cookie, token))) {
+          return text(401, "this dashboard needs its token: open the URL printed by `cairnq ui` (…/?token=…)");
+        }
+      }
+
+      if (!url.pathname.startsWith(basePath) && `${url.pathname}/` !== basePath) return text(404, "not found");
+      if (`${url.pathname}/` === basePath) return redirect(basePath + url.search);
+      const route = url.pathname.slice(basePath.length);
+
+      if (request.method === "GET" || request.method === "HEAD") {
+        if (route === "" || route === "index.html") return asset("index.html");
+        if (route.startsWith("assets/")) return asset(route.slice("assets/".length));
+        if (route === "api/config") {
+          return json({ csrf, readOnly, refreshMs, statuses: STATUSES, version: require("../../package.json").version });
+        }
+        if (route === "api/overview") return json(await readOverview());
+        if (route === "api/tasks") return json(await listTasks(url.searchParams));
+        if (route === "api/search") return json(await search(url.searchParams.get("q") ?? ""));
+        if (route === "api/purge-preview") {
+          const done = await inspect.purge(client, { ...purgeFilter(url.searchParams), dryRun: true });
+          return json({ count: done.count });
+        }
+        const taskMatch = /^api\/tasks\/([^/]+)$/.exec(route);
+        if (taskMatch) {
+          const task = await inspect.getTask(client, { id: decodeTaskId(taskMatch[1]) });
+          const spawned = await inspect.spawned(client, task);
+          return json({ task, spawned });
+        }
+        return text(404, "not found");
+      }
+      if (request.method === "POST") {
+        const refused = checkAction(request, url);
+        if (refused) return refused;
+        if (route === "api/purge") {
+          const body = await readJsonBody(request, PURGE_FIELDS);
+          const done = await inspect.purge(client, purgeFilter(new URLSearchParams(Object.entries(body).map(([k, v]) => /** @type {[string, string]} */ ([k, String(v)])))));
+          overview = null;
+          return json({ count: done.count });
+        }
+        const action = /^api\/tasks\/([^/]+)\/(retry|cancel)$/.exec(route);
+        if (action) {
+          const ref = { id: decodeTaskId(action[1]) };
+          const retry = action[2] === "retry";
+          const body = await readJsonBody(request, retry ? RETRY_FIELDS : CANCEL_FIELDS);
+          const task = retry ? await inspect.retryTask(client, ref, { resetAttempt: body.resetAttempt === true }) : await inspect.cancelTask(client, ref);
+          overview = null;
+          return json({ task });
+        }
+        return text(404, "not found");
+      }
+      return text(405, "method not allowed");
     } catch (err) {
       if (err instanceof HttpError) return json({ error: err.message }, err.status);
       const failure = inspect.classify(err);
       const status = { [inspect.EXIT.NOT_FOUND]: 404, [inspect.EXIT.USAGE]: 400, [inspect.EXIT.REFUSED]: 409, [inspect.EXIT.NO_DATABASE]: 503 }[failure.exitCode] ?? 500;
       return json({ error: failure.message }, status);
     }
-  }
-
-  /**
-   * @param {Request} request
-   * @returns {Promise<Response>}
-   */
-  async function answer(request) {
-    const url = new URL(request.url);
-    // The Host header where the server passes it on, else the URL's host.
-    if (!hostAllowed(request.headers.get("host") ?? url.host)) {
-      return text(421, "this dashboard does not answer for that host name (see allowedHosts)");
-    }
-    if (token !== null) {
-      const offered = url.searchParams.get("token");
-      if (offered !== null && request.method === "GET" && sameSecret(offered, token)) {
-        // Trade the URL's token for a cookie, then drop it from the address bar.
-        url.searchParams.delete("token");
-        const cookie = `${cookieName}=${encodeURIComponent(token)}; Path=${basePath}; HttpOnly; SameSite=Strict`;
-        return redirect(url.pathname + url.search, { "set-cookie": cookie });
-      }
-      const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
-      const cookie = readCookie(request.headers.get("cookie"), cookieName);
-      if (!(bearer !== undefined && sameSecret(bearer, token)) && !(cookie !== null && sameSecret(cookie, token))) {
-        return text(401, "this dashboard needs its token: open the URL printed by `cairnq ui` (…/?token=…)");
-      }
-    }
-
-    if (!url.pathname.startsWith(basePath) && `${url.pathname}/` !== basePath) return text(404, "not found");
-    if (`${url.pathname}/` === basePath) return redirect(basePath + url.search);
-    const route = url.pathname.slice(basePath.length);
-
-    if (request.method === "GET" || request.method === "HEAD") {
-      if (route === "" || route === "index.html") return asset("index.html");
-      if (route.startsWith("assets/")) return asset(route.slice("assets/".length));
-      if (route === "api/config") {
-        return json({ csrf, readOnly, refreshMs, statuses: STATUSES, version: require("../../package.json").version });
-      }
-      if (route === "api/overview") return json(await readOverview());
-      if (route === "api/tasks") return json(await listTasks(url.searchParams));
-      if (route === "api/search") return json(await search(url.searchParams.get("q") ?? ""));
-      if (route === "api/purge-preview") {
-        const done = await inspect.purge(client, { ...purgeFilter(url.searchParams), dryRun: true });
-        return json({ count: done.count });
-      }
-      const taskMatch = /^api\/tasks\/([^/]+)$/.exec(route);
-      if (taskMatch) {
-        const task = await inspect.getTask(client, { id: decodeTaskId(taskMatch[1]) });
-        const spawned = await inspect.spawned(client, task);
-        return json({ task, spawned });
-      }
-      return text(404, "not found");
-    }
-    if (request.method === "POST") {
-      const refused = checkAction(request, url);
-      if (refused) return refused;
-      if (route === "api/purge") {
-        const body = await readJsonBody(request, PURGE_FIELDS);
-        const done = await inspect.purge(client, purgeFilter(new URLSearchParams(Object.entries(body).map(([k, v]) => /** @type {[string, string]} */ ([k, String(v)])))));
-        overview = null;
-        return json({ count: done.count });
-      }
-      const action = /^api\/tasks\/([^/]+)\/(retry|cancel)$/.exec(route);
-      if (action) {
-        const ref = { id: decodeTaskId(action[1]) };
-        const retry = action[2] === "retry";
-        const body = await readJsonBody(request, retry ? RETRY_FIELDS : CANCEL_FIELDS);
-        const task = retry ? await inspect.retryTask(client, ref, { resetAttempt: body.resetAttempt === true }) : await inspect.cancelTask(client, ref);
-        overview = null;
-        return json({ task });
-      }
-      return text(404, "not found");
-    }
-    return text(405, "method not allowed");
   }
 
   /**
@@ -354,4 +346,4 @@ function readCookie(header, name) {
   return null;
 }
 
-module.exports = { createDashboard, tokenProblem, normalizeBase, MIN_TOKEN_LENGTH };
+module.exports = { createDashboard, tokenProblem, normalizeBase };
