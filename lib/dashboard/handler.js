@@ -17,6 +17,7 @@ const path = require("node:path");
 const inspect = require("../cli/inspect.js");
 const { parseDuration } = require("../cli/format.js");
 const { STATUSES } = require("../models.js");
+const schedules = require("./schedules.js");
 
 /**
  * @typedef {import("../client.js").CairnQ} CairnQ
@@ -29,6 +30,7 @@ const ASSETS = path.join(__dirname, "assets");
 const FILES = /** @type {const} */ ({
   "index.html": "text/html; charset=utf-8",
   "app.js": "text/javascript; charset=utf-8",
+  "schedules.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 });
@@ -148,6 +150,8 @@ function createDashboard(options) {
           const spawned = await inspect.spawned(client, task);
           return json({ task, spawned });
         }
+        const listed = await schedules.readSchedules(client, route);
+        if (listed !== undefined) return json(listed);
         return text(404, "not found");
       }
       if (request.method === "POST") {
@@ -166,6 +170,8 @@ function createDashboard(options) {
           overview = null;
           return json({ task });
         }
+        const changed = await schedules.changeSchedule(client, route);
+        if (changed !== undefined) return json(changed);
         return text(404, "not found");
       }
       return text(405, "method not allowed");

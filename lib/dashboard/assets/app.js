@@ -102,6 +102,20 @@
 
   // --- routing -------------------------------------------------------------------
 
+  // Pages defined by the page's other scripts (schedules.js), by hash path.
+  const pages = {};
+  window.cairnqDashboard = {
+    pages,
+    h,
+    when,
+    api,
+    flash,
+    route,
+    get config() {
+      return config;
+    },
+  };
+
   function route() {
     const hash = location.hash.replace(/^#/, "") || "/";
     const [pathPart, query = ""] = hash.split("?");
@@ -123,6 +137,7 @@
     };
     if (pathPart.startsWith("/task/")) return showTask(decodeURIComponent(pathPart.slice("/task/".length)), refresh);
     if (pathPart === "/tasks") return showTasks(params, refresh);
+    if (pages[pathPart]) return pages[pathPart](refresh);
     return showOverview(refresh);
   }
 
