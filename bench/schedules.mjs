@@ -1,5 +1,5 @@
 // Schedule figures (docs/api.md, "Schedules"), standalone:
-//   node bench/schedules.mjs [--n=1000] [--reps=3] [--drain-n=3000] [--pg=postgres://…]
+//   node bench/schedules.mjs [--n=1000] [--reps=3] [--drain-n=20000] [--pg=postgres://…]
 //
 // 1. fire-1000: `--n` schedules all due in the same second, one worker (in
 //    this process, no handlers) fires them: how long after that second the
@@ -14,7 +14,7 @@ const pkg = await loadPackage();
 const target = benchTarget();
 const n = argNumber("n", 1000);
 const reps = argNumber("reps", 3);
-const drainN = argNumber("drain-n", 3000);
+const drainN = argNumber("drain-n", 20000);
 
 /** A cron (6 fields, UTC) matching exactly the whole second `at`, every day. */
 function cronAt(at) {
@@ -56,6 +56,8 @@ async function drain(withSchedules) {
       for (let i = 0; i < n; i++) await client.schedule(`yearly${i}`, { task: "never", cron: "@yearly" });
     }
     await seed(client, drainN, "job", (i) => ({ i }));
+    // Let the setup's checkpoints finish, so both variants start alike.
+    await sleep(1000);
     const worker = openWorker(pkg, location, { pollIntervalMs: 50, concurrency: 16 });
     let done = 0;
     worker.task("job", () => {
@@ -86,8 +88,14 @@ try {
   const plain = [];
   const scheduled = [];
   for (let r = 0; r < reps; r++) {
-    plain.push(await drain(false));
-    scheduled.push(await drain(true));
+    // Interleaved, the order alternating between repetitions.
+    if (r % 2 === 0) {
+      plain.push(await drain(false));
+      scheduled.push(await drain(true));
+    } else {
+      scheduled.push(await drain(true));
+      plain.push(await drain(false));
+    }
     console.log(`  drain: ${plain.at(-1).toFixed(0)} tasks/s without schedules, ${scheduled.at(-1).toFixed(0)} with ${n} not due`);
     await sleep(100);
   }
