@@ -1,31 +1,20 @@
-// The dashboard's schedules page in a real browser (Debian's Chromium driven
-// by playwright-core, as browser.test.mjs): `cairnq ui` as a process on a real
-// SQLite file shows every schedule with its next and last run, and pauses and
-// resumes one; the actions follow the same CSRF, same-origin and read-only
-// rules as every other action.
+// The dashboard's schedules page in a real browser (chromium.mjs): `cairnq
+// ui` as a process on a real SQLite file shows every schedule with its next
+// and last run, and pauses and resumes one; the actions follow the same CSRF,
+// same-origin and read-only rules as every other action.
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { CairnQ } from "../../index.mjs";
 import { defer, makeDbPath, waitFor } from "../helpers.mjs";
 import { spawnCli, uiUrl } from "../cli/cli-helpers.mjs";
+import { SKIP, useChromium } from "./chromium.mjs";
 
-const CHROMIUM = process.env.CAIRNQ_CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => fs.existsSync(p));
-const SKIP = CHROMIUM || process.env.CI ? false : "no Chromium (apt-get install chromium, or set CAIRNQ_CHROMIUM)";
 const TIMEOUT_MS = 120_000;
 const UI = { timeout: 30_000 };
 
 describe("dashboard schedules page in Chromium", { skip: SKIP }, () => {
-  let browser;
-  before(async () => {
-    if (!CHROMIUM) throw new Error("CI is set but no Chromium was found: .ci/run installs Debian's chromium package");
-    const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
-  });
-  after(async () => {
-    await browser?.close();
-  });
+  const chromium = useChromium();
 
   /** A database with two schedules, `cairnq ui` on it, and a page on #/schedules. */
   async function setup(t, extra = []) {
@@ -37,7 +26,7 @@ describe("dashboard schedules page in Chromium", { skip: SKIP }, () => {
     await client.pauseSchedule("audit");
     const ui = spawnCli(t, ["ui", db, "--port", "0", ...extra]);
     const url = await uiUrl(ui);
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const context = await chromium().newContext({ viewport: { width: 1280, height: 860 } });
     defer(t, () => context.close());
     const page = await context.newPage();
     const errors = [];

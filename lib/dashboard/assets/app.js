@@ -394,10 +394,16 @@
     route();
   });
 
+  // The page's other deferred scripts (which add pages) have all run by
+  // DOMContentLoaded; the config may arrive before them.
+  const scriptsRan = new Promise((resolve) =>
+    document.readyState === "complete" ? resolve() : window.addEventListener("DOMContentLoaded", resolve),
+  );
   api("api/config").then(
-    (c) => {
+    async (c) => {
       config = c;
       document.getElementById("mode").textContent = config.readOnly ? "read-only" : "";
+      await scriptsRan;
       route();
     },
     (err) => {
