@@ -3,10 +3,12 @@
 // resume, unschedule, refusals that name the field and write nothing, and
 // what a fired task's handler sees on `ctx.schedule`.
 import assert from "node:assert/strict";
+import { describe } from "node:test";
 
-import { defineTask } from "../../index.mjs";
+import { CairnQ, PostgresStore, Worker, createPoolExecutor, defineTask } from "../../index.mjs";
 import { forEachDialect, setupWorker, test } from "../dialects.mjs";
-import { waitFor } from "../helpers.mjs";
+import { defer, manageWorker, waitFor } from "../helpers.mjs";
+import { PG_SKIP, createDatabase } from "../postgres/pg-helpers.mjs";
 
 forEachDialect("schedules API", (dialect) => {
   test("schedule() stores the schedule and answers it; a second call updates it in place", async (t) => {
@@ -118,5 +120,31 @@ forEachDialect("schedules API", (dialect) => {
     const plain = await client.submit("beat", {});
     await waitFor(async () => (await client.get(plain.id)).status === "succeeded", { timeoutMs: 15_000 });
     assert.equal(seen.at(-1).schedule, null);
+  });
+});
+
+describe("schedules through the application's executor (Postgres)", { skip: PG_SKIP }, () => {
+  test("schedule, list, pause, resume, fire and unschedule run through a PgExecutor", async (t) => {
+    const { dsn } = await createDatabase(t);
+    const executor = await createPoolExecutor(dsn);
+    defer(t, () => executor.close());
+    const client = new CairnQ(new PostgresStore(executor));
+    defer(t, () => client.close());
+    const stored = await client.schedule("tick", { task: "beat", cron: "* * * * * *", payload: { n: 2 } });
+    assert.deepEqual(await client.schedules(), [stored]);
+    assert.equal((await client.pauseSchedule("tick")).paused, true);
+    assert.equal((await client.resumeSchedule("tick")).paused, false);
+    const handle = manageWorker(t, new Worker(new PostgresStore(executor), ["default"], { pollIntervalMs: 20 }));
+    const seen = [];
+    handle.worker.task("beat", async (ctx, payload) => {
+      seen.push({ schedule: ctx.schedule, payload });
+    });
+    handle.start();
+    await waitFor(() => seen.length >= 2, { timeoutMs: 15_000, message: "two occurrences ran through the executor" });
+    assert.deepEqual(seen[0].payload, { n: 2 });
+    assert.equal(seen[0].schedule.name, "tick");
+    assert.ok((await client.schedules())[0].lastRunAtMs >= seen[0].schedule.occurrenceAtMs);
+    assert.equal((await client.unschedule("tick")).name, "tick");
+    assert.deepEqual(await client.schedules(), []);
   });
 });
