@@ -545,7 +545,79 @@ export declare class CairnQ {
   /** submit + wait: the result, or `TaskFailed` / `TaskCanceled` / `TaskTimeout`. */
   call<P, R>(task: TaskDef<P, R>, payload?: FromDef<P>, opts?: CallOptions): Promise<R>;
   call(task: string, payload?: unknown, opts?: CallOptions): Promise<unknown>;
+
+  /**
+   * Insert, or update in place, the recurring task `name` (docs/api.md,
+   * "Schedules"): every running worker whose queues include its queue fires
+   * each occurrence as one ordinary task. Refuses bad input naming the field;
+   * nothing is written then.
+   */
+  schedule<P>(name: string, opts: ScheduleOptions<P>): Promise<Schedule>;
+  /** Every schedule, by name (none on a database that never had one). */
+  schedules(): Promise<Schedule[]>;
+  /** Stop firing `name`; the schedule, or `null` when there is none of that name. */
+  pauseSchedule(name: string): Promise<Schedule | null>;
+  /** Fire `name` again from its next occurrence after now; the schedule, or `null`. */
+  resumeSchedule(name: string): Promise<Schedule | null>;
+  /** Remove `name` (the tasks it fired stay); the schedule removed, or `null`. */
+  unschedule(name: string): Promise<Schedule | null>;
 }
+
+/** What happens to occurrences that fell due while no worker ran. */
+export type CatchUp = "none" | "latest" | "all";
+
+/** `client.schedule(name, opts)`. */
+export type ScheduleOptions<P = unknown> = {
+  /** The task each occurrence submits: a name or a TaskDef. */
+  task: string | TaskDef<P, any>;
+  /** 5 fields, or 6 with seconds first; `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. */
+  cron: string;
+  /** IANA zone the expression is read in; default `"UTC"`. */
+  tz?: string;
+  /** Every occurrence's payload; default `{}`. */
+  payload?: P;
+  /** Default `"default"`. */
+  queue?: string;
+  /** Default 0. */
+  priority?: number;
+  /** Default 3; must be >= 1. */
+  maxAttempts?: number;
+  /** A plain object; each task gets it plus the `"cairnq.schedule"` entry. */
+  metadata?: Record<string, unknown>;
+  /** Default `"latest"`; `"all"` fires at most the latest 100. */
+  catchUp?: CatchUp;
+};
+
+/** A stored schedule (`client.schedules()`). */
+export type Schedule = {
+  name: string;
+  /** The task name each occurrence submits. */
+  task: string;
+  cron: string;
+  tz: string;
+  queue: string;
+  payload: any;
+  metadata: Record<string, unknown>;
+  priority: number;
+  maxAttempts: number;
+  catchUp: CatchUp;
+  paused: boolean;
+  /** The pending occurrence: the next one to fire (epoch ms). */
+  nextRunAtMs: number;
+  /** The latest occurrence fired, or `null`. */
+  lastRunAtMs: number | null;
+  createdAtMs: number;
+  updatedAtMs: number;
+};
+
+/** Where a fired task names its schedule: `metadata["cairnq.schedule"]`, and `ctx.schedule`. */
+export type ScheduleOrigin = {
+  name: string;
+  /** The occurrence's time (epoch ms). */
+  occurrenceAtMs: number;
+  /** Set on the earliest task of a `catchUp: "all"` that left older occurrences out. */
+  earlierOccurrencesSkipped?: true;
+};
 
 // ---------------------------------------------------------------------------
 // Backpressure and retention (docs/api.md, "Backpressure", "Retention")
@@ -655,6 +727,8 @@ export declare class TaskContext {
   /** The attempt at claim time (1 on the first run). */
   get attempt(): number;
   get metadata(): any;
+  /** The schedule and occurrence this task was fired for, or `null`. */
+  get schedule(): ScheduleOrigin | null;
   get rootId(): string | null;
   get correlationId(): string | null;
   get payload(): any;

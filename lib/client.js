@@ -5,6 +5,7 @@
 const { TaskCanceled, TaskFailed } = require("./errors.js");
 const { RetentionSweeper } = require("./housekeeping.js");
 const { taskName } = require("./models.js");
+const { schedule, schedules, changeSchedule } = require("./schedules.js");
 const { SQLiteStore, PostgresStore } = require("./store.js");
 
 /**
@@ -22,6 +23,8 @@ const { SQLiteStore, PostgresStore } = require("./store.js");
  * @typedef {import("../index.js").TaskRef} TaskRef
  * @typedef {import("../index.js").WatchOptions} WatchOptions
  * @typedef {import("../index.js").WatchSignal} WatchSignal
+ * @typedef {import("../index.js").Schedule} Schedule
+ * @typedef {import("../index.js").ScheduleOptions} ScheduleOptions
  * @typedef {{ resetAttempt?: boolean }} RetryOptions
  */
 
@@ -191,6 +194,36 @@ class CairnQ {
    */
   waitByKey(key, opts = {}) {
     return this._store._waitByKey(key, { ...opts, timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS });
+  }
+
+  /**
+   * Insert or update (by name) a recurring task (docs/api.md, "Schedules").
+   * @param {string} name
+   * @param {ScheduleOptions} opts
+   * @returns {Promise<Schedule>}
+   */
+  schedule(name, opts) {
+    return schedule(this._store, name, opts);
+  }
+
+  /** @returns {Promise<Schedule[]>} */
+  schedules() {
+    return schedules(this._store);
+  }
+
+  /** @param {string} name */
+  pauseSchedule(name) {
+    return changeSchedule(this._store, "pauseSchedule", name);
+  }
+
+  /** @param {string} name */
+  resumeSchedule(name) {
+    return changeSchedule(this._store, "resumeSchedule", name);
+  }
+
+  /** @param {string} name */
+  unschedule(name) {
+    return changeSchedule(this._store, "unschedule", name);
   }
 
   /**

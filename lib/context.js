@@ -10,6 +10,7 @@ const { nativeSync, raise } = require("./native-call.js");
 const { dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 const { taskName } = require("./models.js");
 const { callThrough, DEFAULT_WAIT_TIMEOUT_MS } = require("./client.js");
+const { SCHEDULE_METADATA_KEY } = require("./schedules.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
@@ -115,6 +116,11 @@ class TaskContext {
   }
   get metadata() {
     return this._task.metadata;
+  }
+  /** The schedule and occurrence this task was fired for (docs/api.md, "Schedules"), or null. */
+  get schedule() {
+    const origin = this._task.metadata?.[SCHEDULE_METADATA_KEY];
+    return origin && typeof origin.name === "string" ? origin : null;
   }
   get rootId() {
     return this._task.root_id;

@@ -11,6 +11,7 @@ mod retention;
 mod store;
 // After `store`: its `#[napi] impl NativeStore` needs the struct seen first.
 mod executor;
+mod schedules;
 mod watch;
 mod worker;
 

@@ -8,35 +8,25 @@
 // go to the test's temp dir.
 
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { CairnQ, TaskError, Worker } from "../../index.mjs";
 import { REPO_ROOT, defer, makeDbPath, makeTempDir, manageWorker, waitFor } from "../helpers.mjs";
 import { makeGate } from "../worker-helpers.mjs";
 import { spawnCli, uiUrl } from "../cli/cli-helpers.mjs";
+import { SKIP, useChromium } from "./chromium.mjs";
 
-const CHROMIUM = process.env.CAIRNQ_CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => fs.existsSync(p));
-const SKIP = CHROMIUM || process.env.CI ? false : "no Chromium (apt-get install chromium, or set CAIRNQ_CHROMIUM)";
 const SCREENSHOTS = process.env.CAIRNQ_UPDATE_SCREENSHOTS === "1";
 const TIMEOUT_MS = 120_000;
 const UI = { timeout: 30_000 };
 
 describe("dashboard in Chromium", { skip: SKIP }, () => {
-  let browser;
-  before(async () => {
-    if (!CHROMIUM) throw new Error("CI is set but no Chromium was found: .ci/run installs Debian's chromium package");
-    const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
-  });
-  after(async () => {
-    await browser?.close();
-  });
+  const chromium = useChromium();
 
   /** A page that records every request it makes and fails the test on a script error. */
   async function openPage(t, url) {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const context = await chromium().newContext({ viewport: { width: 1280, height: 860 } });
     defer(t, () => context.close());
     const page = await context.newPage();
     const requests = [];

@@ -585,6 +585,42 @@ for (const sdk of SDKS) {
 
         await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
       });
+
+      scenario("a database with schedules: the Python worker opens it and runs the tasks our worker fires", async (t) => {
+        const db = await backend.freshDatabase(t);
+        const ours = await openOurs(t, backend, db);
+        await ours.schedule("py-tick", { task: "py.tick", cron: "* * * * * *", payload: RICH_PAYLOAD });
+        // Our worker fires the schedule (its queue is "default") but has no
+        // handler for py.tick: the Python worker runs every task.
+        const ourWorker = startOurWorker(t, backend, db, (w) => w.task("js.unused", () => null));
+        const pyWorker = spawnPyWorker(t, db, { handlers: ["py.tick"] });
+        const pyWorkerId = await pyWorker.ready();
+        await pyWorker.waitForEvent(
+          () => pyWorker.startedTaskIds().length >= 3,
+          "three scheduled tasks started",
+          90_000,
+        );
+        await ours.pauseSchedule("py-tick");
+        const ran = pyWorker.startedTaskIds();
+        const rows = await Promise.all(ran.map((id) => ours.wait(id, { timeoutMs: OUR_CALL_WAIT_MS })));
+        const occurrences = new Set();
+        for (const row of rows) {
+          const detail = JSON.stringify(row);
+          assert.equal(row.status, "succeeded", detail);
+          assert.equal(row.worker_id, pyWorkerId, detail);
+          assert.equal(row.result.by, "python", detail);
+          assert.deepEqual(row.result.echo, RICH_PAYLOAD, detail);
+          assert.equal(row.metadata["cairnq.schedule"].name, "py-tick", detail);
+          occurrences.add(row.metadata["cairnq.schedule"].occurrenceAtMs);
+        }
+        assert.equal(occurrences.size, rows.length, "one task per occurrence");
+        // The Python SDK reads the database as ever; its ledger holds our entry.
+        const listed = await py("list", db, "--name", "py.tick");
+        assert.ok(listed.tasks.length >= rows.length);
+        const { migrations } = await py("ledger", db);
+        assert.ok(migrations.some((m) => m.name === "node_schedules_0001.sql"), JSON.stringify(migrations));
+        await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
+      });
     });
   }
 }

@@ -42,6 +42,8 @@ const TYPE_EXPORTS = [
   "DashboardOptions", "DashboardHandler", "NodeRequestHandler",
   "TaskRef", "TerminalStatus", "WaitOptions", "RetentionCutoffs", "RetentionRule", "WatchOptions", "WatchSignal",
   "PgExecutor", "PgSession", "Row",
+  // Schedules (docs/api.md, "Schedules").
+  "ScheduleOptions", "Schedule", "ScheduleOrigin", "CatchUp",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */

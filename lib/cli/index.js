@@ -8,6 +8,7 @@ const { Command, Option, InvalidArgumentError, CommanderError } = require("comma
 const models = require("../models.js");
 const inspect = require("./inspect.js");
 const fmt = require("./format.js");
+const { defineSchedulesCommand } = require("./schedules.js");
 
 const { EXIT, InspectError } = inspect;
 const STATUSES = /** @type {import("../../index.js").TaskStatus[]} */ ([...models.STATUSES]);
@@ -275,6 +276,8 @@ async function main(argv, io = {}) {
       if (opts.json) return printJson(task);
       print(`${task.id} ${fmt.paintStatus(c, task.status)} on queue ${task.queue}`);
     });
+
+  defineSchedulesCommand({ command, open, print, printJson, colors: c });
 
   command("top <db>", "a live view: counts, throughput, oldest queued, running tasks (Ctrl-C to quit)")
     .option("--queue <queue>", "only this queue")

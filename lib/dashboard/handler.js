@@ -22,6 +22,8 @@ const { STATUSES } = require("../models.js");
 const { hostRule } = require("./hosts.js");
 const { readJsonBody } = require("./request-body.js");
 const { SECURITY_HEADERS, HttpError, json, text, redirect } = require("./responses.js");
+const { decodeSegment } = require("./route-params.js");
+const schedules = require("./schedules.js");
 
 /**
  * @typedef {import("../client.js").CairnQ} CairnQ
@@ -34,6 +36,7 @@ const ASSETS = path.join(__dirname, "assets");
 const FILES = /** @type {const} */ ({
   "index.html": "text/html; charset=utf-8",
   "app.js": "text/javascript; charset=utf-8",
+  "schedules.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 });
@@ -151,10 +154,12 @@ function createDashboard(options) {
         }
         const taskMatch = /^api\/tasks\/([^/]+)$/.exec(route);
         if (taskMatch) {
-          const task = await inspect.getTask(client, { id: decodeTaskId(taskMatch[1]) });
+          const task = await inspect.getTask(client, { id: decodeSegment(taskMatch[1], "task id") });
           const spawned = await inspect.spawned(client, task);
           return json({ task, spawned });
         }
+        const listed = await schedules.readSchedules(client, route);
+        if (listed !== undefined) return json(listed);
         return text(404, "not found");
       }
       if (request.method === "POST") {
@@ -168,13 +173,15 @@ function createDashboard(options) {
         }
         const action = /^api\/tasks\/([^/]+)\/(retry|cancel)$/.exec(route);
         if (action) {
-          const ref = { id: decodeTaskId(action[1]) };
+          const ref = { id: decodeSegment(action[1], "task id") };
           const retry = action[2] === "retry";
           const body = await readJsonBody(request, retry ? RETRY_FIELDS : CANCEL_FIELDS);
           const task = retry ? await inspect.retryTask(client, ref, { resetAttempt: body.resetAttempt === true }) : await inspect.cancelTask(client, ref);
           overview = null;
           return json({ task });
         }
+        const changed = await schedules.changeSchedule(client, route, request);
+        if (changed !== undefined) return json(changed);
         return text(404, "not found");
       }
       return text(405, "method not allowed");
@@ -304,18 +311,6 @@ function normalizeBase(base) {
   if (/[?#]/.test(base)) throw new TypeError(`basePath must be a path, without ? or #: ${JSON.stringify(base)}`);
   const encoded = new URL(`/${base.replace(/^[/\\]+/, "")}`, "http://base.invalid").pathname;
   return encoded.endsWith("/") ? encoded : `${encoded}/`;
-}
-
-/**
- * A task id from the URL path; a malformed percent-escape is the client's error.
- * @param {string} segment
- */
-function decodeTaskId(segment) {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    throw new HttpError(400, `malformed percent-escape in the task id: ${segment}`);
-  }
 }
 
 /**

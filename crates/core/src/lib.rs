@@ -8,6 +8,7 @@ pub mod ids;
 pub mod input;
 pub mod protocol;
 pub mod retention;
+pub mod schedule;
 pub mod store;
 pub mod task;
 pub mod wait;

@@ -1528,3 +1528,49 @@ async fn purge_walks_in_order_under_stale_statistics() {
     }
     assert_eq!(purged, 20_000);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_table_appears_on_first_use_with_its_ledger_row() {
+    let db = test_db!();
+    let store = db.store();
+    common::schedules::the_table_appears_on_first_use(store.clone()).await;
+    store.close().await.unwrap();
+    let ledger: Vec<String> = db
+        .sql()
+        .await
+        .query(
+            "select name from cairnq_migrations where name not like '00%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(ledger, vec!["node_schedules_0001.sql".to_string()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_bad_input_writes_nothing() {
+    let db = test_db!();
+    let store = db.store();
+    common::schedules::bad_input_is_refused_and_writes_nothing(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_fire_each_occurrence_once() {
+    let db = test_db!();
+    let (store, other) = (db.store(), db.store());
+    common::schedules::each_occurrence_fires_once(store.clone(), other.clone()).await;
+    store.close().await.unwrap();
+    other.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_catch_up_follows_the_policy() {
+    let db = test_db!();
+    let store = db.store();
+    common::schedules::catch_up_follows_the_policy(store.clone()).await;
+    store.close().await.unwrap();
+}

@@ -832,3 +832,49 @@ async fn a_refused_write_fails_alone_in_its_group() {
     assert_eq!(store.stats(None).await.unwrap()["default"][0], 4);
     store.close().await.unwrap();
 }
+
+fn schedule_store(dir: &tempfile::TempDir) -> Arc<Store> {
+    Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
+}
+
+#[tokio::test]
+async fn schedules_table_appears_on_first_use_with_its_ledger_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = schedule_store(&dir);
+    common::schedules::the_table_appears_on_first_use(store.clone()).await;
+    store.close().await.unwrap();
+    let conn = Connection::open(dir.path().join("q.db")).unwrap();
+    let ledger: Vec<String> = conn
+        .prepare("select name from cairnq_migrations where name not like '00%'")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(ledger, vec!["node_schedules_0001.sql".to_string()]);
+}
+
+#[tokio::test]
+async fn schedules_bad_input_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = schedule_store(&dir);
+    common::schedules::bad_input_is_refused_and_writes_nothing(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn schedules_fire_each_occurrence_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, other) = (schedule_store(&dir), schedule_store(&dir));
+    common::schedules::each_occurrence_fires_once(store.clone(), other.clone()).await;
+    store.close().await.unwrap();
+    other.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn schedules_catch_up_follows_the_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = schedule_store(&dir);
+    common::schedules::catch_up_follows_the_policy(store.clone()).await;
+    store.close().await.unwrap();
+}

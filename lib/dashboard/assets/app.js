@@ -110,6 +110,20 @@
 
   // --- routing -------------------------------------------------------------------
 
+  // Pages defined by the page's other scripts (schedules.js), by hash path.
+  const pages = {};
+  window.cairnqDashboard = {
+    pages,
+    h,
+    when,
+    api,
+    flash,
+    route,
+    get config() {
+      return config;
+    },
+  };
+
   function route() {
     const hash = location.hash.replace(/^#/, "") || "/";
     const [pathPart, query = ""] = hash.split("?");
@@ -131,6 +145,7 @@
     };
     if (pathPart.startsWith("/task/")) return showTask(decodeURIComponent(pathPart.slice("/task/".length)), refresh);
     if (pathPart === "/tasks") return showTasks(params, refresh);
+    if (pages[pathPart]) return pages[pathPart](refresh);
     return showOverview(refresh);
   }
 
@@ -387,10 +402,16 @@
     route();
   });
 
+  // The page's other deferred scripts (which add pages) have all run by
+  // DOMContentLoaded; the config may arrive before them.
+  const scriptsRan = new Promise((resolve) =>
+    document.readyState === "complete" ? resolve() : window.addEventListener("DOMContentLoaded", resolve),
+  );
   api("api/config").then(
-    (c) => {
+    async (c) => {
       config = c;
       document.getElementById("mode").textContent = config.readOnly ? "read-only" : "";
+      await scriptsRan;
       route();
     },
     (err) => {

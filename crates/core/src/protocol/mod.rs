@@ -3,6 +3,8 @@
 //! files live under `crates/core/protocol/<dialect>/` and are compiled into the
 //! binary.
 
+pub mod schedules;
+
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 

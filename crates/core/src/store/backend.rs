@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result, NO_SHARED_TX};
 use crate::task::{Status, Task};
 
@@ -423,6 +424,24 @@ pub trait Backend: Send + Sync + 'static {
     async fn task_done_wake(&self, _task_id: &str, _since: u64, timeout: Duration) {
         tokio::time::sleep(timeout).await
     }
+
+    /// Whether `cairnq_schedules` exists (docs/protocol.md, "Schedules").
+    async fn schedules_installed(&self) -> Result<bool>;
+    /// Create `cairnq_schedules` unless the ledger records it, as a migration
+    /// is applied (ledger lock, then the ledger row): on first use only.
+    async fn install_schedules(&self) -> Result<()>;
+    /// Run the picked schedules statement that only reads; its rows.
+    async fn schedule_read(
+        &self,
+        pick: PickStatement,
+        args: Vec<SqlArg>,
+    ) -> Result<Vec<ScheduleRow>>;
+    /// Run the picked schedules statement that writes, autocommit; its rows.
+    async fn schedule_write(
+        &self,
+        pick: PickStatement,
+        args: Vec<SqlArg>,
+    ) -> Result<Vec<ScheduleRow>>;
 
     /// Open a transaction the caller writes in before `shared_tx_complete`
     /// settles its task in it (`completeIn`). Only Postgres has one to share.

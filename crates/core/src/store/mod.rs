@@ -5,6 +5,7 @@
 mod backend;
 pub mod backpressure;
 pub mod postgres;
+mod schedule_rows;
 mod session;
 pub mod sqlite;
 
@@ -13,6 +14,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 pub use backend::*;
+pub use schedule_rows::*;
 pub use session::ClaimSession;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
@@ -151,6 +153,9 @@ pub type Stats = BTreeMap<String, [i64; 5]>;
 pub struct Store {
     backend: Arc<dyn Backend>,
     gate: RwLock<Option<Arc<QueueDepthGate>>>,
+    /// Told when this process changes a schedule, so its workers' firing
+    /// clocks read the schedules again at once (the schedule module).
+    schedule_changes: tokio::sync::Notify,
 }
 
 impl Store {
@@ -158,6 +163,7 @@ impl Store {
         Arc::new(Store {
             backend,
             gate: RwLock::new(None),
+            schedule_changes: tokio::sync::Notify::new(),
         })
     }
 
@@ -197,6 +203,11 @@ impl Store {
 
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
+    }
+
+    /// Notified whenever this process changes a schedule.
+    pub fn schedule_changes(&self) -> &tokio::sync::Notify {
+        &self.schedule_changes
     }
 
     /// Install (or replace) the gate every later submit passes.

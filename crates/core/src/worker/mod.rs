@@ -35,6 +35,7 @@ use self::report::Reporter;
 use self::settings::Settings;
 use crate::error::Result;
 use crate::ids::new_worker_id;
+use crate::schedule::clock::fire_until_stopped;
 use crate::store::{ClaimRequest, Store};
 use crate::task::Task;
 /// Pause after a failed claim session before the next poll.
@@ -155,7 +156,13 @@ impl Worker {
             reporter: shared.reporter.clone(),
         };
         let beats = tokio::spawn(heartbeat::beat_until(beat, run.clone(), beats_until));
+        let clock = tokio::spawn(fire_until_stopped(
+            shared.store.clone(),
+            shared.queues.clone(),
+            shared.stopped.subscribe(),
+        ));
         shared.poll_until_stopped(&run, slots).await;
+        let _ = clock.await;
         loop {
             let changed = run.changed.notified();
             shared.start_held(&run);

@@ -140,3 +140,4 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
         assert_eq!(claim_one(Some(one), lists).await, [name]);
     }
 }
+pub mod schedules;

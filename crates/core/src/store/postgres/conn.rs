@@ -400,7 +400,7 @@ pub async fn migrate<T: Transport>(transport: &T, opened: &T::Opened) -> Result<
 }
 
 /// One migration under the ledger's lock, unless the ledger has it.
-async fn apply<S: Session>(tx: &S, migration: &protocol::Migration) -> Result<()> {
+pub async fn apply<S: Session>(tx: &S, migration: &protocol::Migration) -> Result<()> {
     tx.batch("lock table cairnq_migrations in exclusive mode")
         .await?;
     let applied = !tx

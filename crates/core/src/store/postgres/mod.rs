@@ -7,6 +7,7 @@ mod conn;
 pub mod executor;
 mod listener;
 mod native;
+mod schedules;
 mod tls;
 pub mod transport;
 
@@ -27,6 +28,7 @@ use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, OpenMode,
     Outcome, Owned, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef,
 };
+use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
 use crate::protocol::{self, specialize, ClaimShape, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
 use crate::task::{Status, Task};
@@ -693,6 +695,30 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     fn unsubscribe_push(&self, id: u64) {
         self.wakes.unsubscribe(id)
     }
+    async fn schedules_installed(&self) -> Result<bool> {
+        schedules::installed(&self.client().await?).await
+    }
+
+    async fn install_schedules(&self) -> Result<()> {
+        schedules::install(self.begin().await?).await
+    }
+
+    async fn schedule_read(
+        &self,
+        pick: PickStatement,
+        args: Vec<SqlArg>,
+    ) -> Result<Vec<ScheduleRow>> {
+        schedules::rows(&self.client().await?, pick, &args).await
+    }
+
+    async fn schedule_write(
+        &self,
+        pick: PickStatement,
+        args: Vec<SqlArg>,
+    ) -> Result<Vec<ScheduleRow>> {
+        self.schedule_read(pick, args).await
+    }
+
     async fn shared_tx_open(&self) -> Result<SharedTx> {
         let tx = self.begin().await?;
         let id = self.next_shared.fetch_add(1, Ordering::SeqCst);

@@ -11,7 +11,7 @@ use rusqlite::{Connection, OpenFlags, Row, Statement};
 
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
-use crate::protocol::{self, SQLITE, SQLITE_MIGRATIONS};
+use crate::protocol::{self, Migration, SQLITE, SQLITE_MIGRATIONS};
 use crate::task::{Status, Task, COLUMNS};
 
 use super::wal_writes;
@@ -257,32 +257,43 @@ pub fn migrate(conn: &Connection) -> Result<()> {
     )
     .map_err(sqlite_error)?;
     for migration in SQLITE_MIGRATIONS {
-        conn.execute_batch("BEGIN IMMEDIATE")
-            .map_err(sqlite_error)?;
-        let applied = (|| -> rusqlite::Result<()> {
-            let done: bool = conn.query_row(
-                "select exists (select 1 from cairnq_migrations where name = ?1)",
-                [migration.name],
-                |row| row.get(0),
-            )?;
-            if !done {
-                conn.execute_batch(migration.sql)?;
-                conn.execute(
-                    "insert into cairnq_migrations (name, applied_at_ms) values (?1, ?2)",
-                    rusqlite::params![migration.name, now_ms()],
-                )?;
-            }
-            Ok(())
-        })();
-        match applied {
-            Ok(()) => conn.execute_batch("COMMIT").map_err(sqlite_error)?,
-            Err(e) => {
-                let _ = conn.execute_batch("ROLLBACK");
-                return Err(sqlite_error(e));
-            }
-        }
+        apply(conn, migration)?;
     }
     check_columns(conn)
+}
+
+/// One migration in its own `BEGIN IMMEDIATE`, unless the ledger has it.
+fn apply(conn: &Connection, migration: &Migration) -> Result<()> {
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(sqlite_error)?;
+    match apply_in_transaction(conn, migration) {
+        Ok(()) => conn.execute_batch("COMMIT").map_err(sqlite_error),
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// The migration and its ledger row, unless the ledger has it, inside a
+/// transaction that holds the write lock already.
+pub fn apply_in_transaction(conn: &Connection, migration: &Migration) -> Result<()> {
+    let done: bool = conn
+        .query_row(
+            "select exists (select 1 from cairnq_migrations where name = ?1)",
+            [migration.name],
+            |row| row.get(0),
+        )
+        .map_err(sqlite_error)?;
+    if !done {
+        conn.execute_batch(migration.sql).map_err(sqlite_error)?;
+        conn.execute(
+            "insert into cairnq_migrations (name, applied_at_ms) values (?1, ?2)",
+            rusqlite::params![migration.name, now_ms()],
+        )
+        .map_err(sqlite_error)?;
+    }
+    Ok(())
 }
 
 /// Rows are read by position, so the table must have the protocol's columns in

@@ -3,6 +3,7 @@
 
 mod conn;
 mod engine;
+mod schedules;
 mod wal_watch;
 mod wal_writes;
 
@@ -19,6 +20,7 @@ use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, Look, NewTask, OpenMode,
     Outcome, Owned, Polled, PurgeFilter, StatusCount, Target, TaskRef, WriteAnswer, WriteOp,
 };
+use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::{self, specialize, ClaimShape, SQLITE as SQL};
@@ -768,6 +770,32 @@ impl Backend for SqliteBackend {
 
     async fn task_done_wake(&self, _task_id: &str, since: u64, timeout: Duration) {
         self.changed(since, timeout).await
+    }
+
+    async fn schedules_installed(&self) -> Result<bool> {
+        self.read(schedules::installed).await
+    }
+
+    async fn install_schedules(&self) -> Result<()> {
+        self.transaction(schedules::install).await
+    }
+
+    async fn schedule_read(
+        &self,
+        pick: PickStatement,
+        args: Vec<SqlArg>,
+    ) -> Result<Vec<ScheduleRow>> {
+        self.read(move |conn| schedules::rows(conn, pick, &args))
+            .await
+    }
+
+    async fn schedule_write(
+        &self,
+        pick: PickStatement,
+        args: Vec<SqlArg>,
+    ) -> Result<Vec<ScheduleRow>> {
+        self.write(move |conn| schedules::rows(conn, pick, &args))
+            .await
     }
 
     async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task> {

@@ -1,0 +1,26 @@
+// The browser the dashboard tests drive: Debian's Chromium through
+// playwright-core (no browser download); CAIRNQ_CHROMIUM names another
+// executable. Outside CI a missing browser skips with the reason; in CI it
+// fails.
+import fs from "node:fs";
+import { after, before } from "node:test";
+
+export const CHROMIUM = process.env.CAIRNQ_CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => fs.existsSync(p));
+export const SKIP = CHROMIUM || process.env.CI ? false : "no Chromium (apt-get install chromium, or set CAIRNQ_CHROMIUM)";
+
+/**
+ * Launch Chromium before the suite's tests and close it after them; call in a
+ * `describe` body. Returns a getter of the browser.
+ */
+export function useChromium() {
+  let browser;
+  before(async () => {
+    if (!CHROMIUM) throw new Error("CI is set but no Chromium was found: .ci/run installs Debian's chromium package");
+    const { chromium } = await import("playwright-core");
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+  });
+  after(async () => {
+    await browser?.close();
+  });
+  return () => browser;
+}

@@ -1,0 +1,3 @@
+-- unschedule(). $1 name.
+delete from cairnq_schedules where name = $1::text
+returning *

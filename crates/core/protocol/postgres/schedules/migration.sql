@@ -1,0 +1,22 @@
+-- The schedules table (docs/protocol.md, "Schedules"): created on first use,
+-- never on a database that has no schedule, and recorded in the ledger as
+-- `node_schedules_0001.sql`, a name other SDKs' runners ignore.
+create table if not exists cairnq_schedules (
+    name text primary key,
+    task_name text not null,
+    cron text not null,
+    tz text not null,
+    queue text not null,
+    payload text not null,
+    metadata text not null,
+    priority bigint not null,
+    max_attempts bigint not null,
+    catch_up text not null,
+    paused integer not null default 0,
+    next_run_at_ms bigint not null,
+    last_run_at_ms bigint,
+    created_at_ms bigint not null,
+    updated_at_ms bigint not null
+);
+create index if not exists cairnq_schedules_due_idx
+    on cairnq_schedules (paused, next_run_at_ms);

@@ -1,0 +1,2 @@
+-- One schedule. ?1 name.
+select * from cairnq_schedules where name = ?1

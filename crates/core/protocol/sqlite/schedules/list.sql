@@ -1,0 +1,2 @@
+-- Every schedule, by name.
+select * from cairnq_schedules order by name

@@ -1,0 +1,299 @@
+//! Schedule checks shared by the dialect test files, driven by an injected
+//! clock (`schedule_at`, `fire_due(…, now)`): a five-minute gap costs no
+//! five minutes.
+
+use std::sync::Arc;
+
+use cairnq_core::schedule::fire::fire_due;
+use cairnq_core::schedule::{occurrence_key, METADATA_KEY};
+use cairnq_core::store::{ListInput, Target};
+use cairnq_core::{Error, Store, Task};
+use serde_json::{json, Value};
+
+const MINUTE: i64 = 60_000;
+/// 2026-03-02T00:00:00Z: a whole minute, so minute occurrences are `T0 + n * MINUTE`.
+pub const T0: i64 = 1_772_409_600_000;
+
+fn queues() -> Vec<String> {
+    vec!["default".into()]
+}
+
+pub fn spec(name: &str, cron: &str, extra: Value) -> String {
+    let mut spec = json!({ "name": name, "task": "report", "cron": cron });
+    if let Value::Object(extra) = extra {
+        spec.as_object_mut().unwrap().extend(extra);
+    }
+    spec.to_string()
+}
+
+async fn tasks_of(store: &Store, schedule: &str) -> Vec<(i64, Task)> {
+    let listed = store
+        .list(ListInput {
+            name: Some("report".into()),
+            limit: Some(1000.0),
+            ..ListInput::default()
+        })
+        .await
+        .unwrap();
+    let mut mine: Vec<(i64, Task)> = listed
+        .into_iter()
+        .filter_map(|task| {
+            let metadata: Value = serde_json::from_str(&task.metadata).unwrap();
+            let origin = metadata.get(METADATA_KEY)?;
+            (origin["name"] == schedule).then(|| (origin["occurrenceAtMs"].as_i64().unwrap(), task))
+        })
+        .collect();
+    mine.sort_by_key(|(at, _)| *at);
+    mine
+}
+
+async fn occurrences_of(store: &Store, schedule: &str) -> Vec<i64> {
+    tasks_of(store, schedule)
+        .await
+        .into_iter()
+        .map(|(at, _)| at)
+        .collect()
+}
+
+/// No table until the first `schedule()`; reads and changes of a database
+/// without one answer "none" and create nothing.
+pub async fn the_table_appears_on_first_use(store: Arc<Store>) {
+    store.connect().await.unwrap();
+    assert!(!store.backend().schedules_installed().await.unwrap());
+    assert!(store.schedules().await.unwrap().is_empty());
+    assert!(store.pause_schedule("x", T0).await.unwrap().is_none());
+    assert!(store.resume_schedule("x", T0).await.unwrap().is_none());
+    assert!(store.unschedule("x").await.unwrap().is_none());
+    assert!(!store.backend().schedules_installed().await.unwrap());
+    let row = store
+        .schedule_at(
+            &spec("nightly", "0 2 * * *", json!({"tz": "Europe/Berlin"})),
+            T0,
+        )
+        .await
+        .unwrap();
+    assert!(store.backend().schedules_installed().await.unwrap());
+    // 2026-03-02 02:00 in Berlin (CET) is 01:00Z.
+    assert_eq!(row.next_run_at_ms, T0 + 60 * MINUTE);
+    assert_eq!(
+        (row.queue.as_str(), row.catch_up.as_str()),
+        ("default", "latest")
+    );
+    assert_eq!((row.max_attempts, row.priority, row.paused), (3, 0, false));
+    assert_eq!(store.schedules().await.unwrap(), vec![row]);
+}
+
+/// Each refusal names its field, and nothing is written: not even the table.
+pub async fn bad_input_is_refused_and_writes_nothing(store: Arc<Store>) {
+    store.connect().await.unwrap();
+    let refusals = [
+        (
+            json!({"name": "", "task": "t", "cron": "* * * * *"}),
+            "name must be a non-empty string",
+        ),
+        (
+            json!({"name": 5, "task": "t", "cron": "* * * * *"}),
+            "name must be a string, got number",
+        ),
+        (
+            json!({"name": "n", "task": 7, "cron": "* * * * *"}),
+            "task must be a task name (a non-empty string) or a TaskDef, got number",
+        ),
+        (
+            json!({"name": "n", "cron": "* * * * *"}),
+            "task must be a task name (a non-empty string) or a TaskDef, got undefined",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "not cron"}),
+            "cron \"not cron\" is not valid",
+        ),
+        (
+            json!({"name": "n", "task": "t"}),
+            "cron must be a string, got undefined",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "tz": "Nowhere/City"}),
+            "tz must be an IANA time zone name, got \"Nowhere/City\"",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "catchUp": "some"}),
+            "catchUp must be \"none\", \"latest\" or \"all\", got \"some\"",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "maxAttempts": 0}),
+            "maxAttempts must be >= 1, got 0",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "metadata": "[1]"}),
+            "metadata must be a plain object",
+        ),
+    ];
+    for (input, expected) in refusals {
+        match store.schedule_at(&input.to_string(), T0).await {
+            Err(Error::Invalid(message)) => {
+                assert!(message.starts_with(expected), "{message:?} for {input}")
+            }
+            other => panic!("{input} was not refused: {other:?}"),
+        }
+    }
+    assert!(!store.backend().schedules_installed().await.unwrap());
+}
+
+/// Firing, firing again, two stores firing at once, upsert, pause, resume,
+/// unschedule: one task per occurrence throughout.
+pub async fn each_occurrence_fires_once(store: Arc<Store>, other: Arc<Store>) {
+    let payload = json!({"kind": "daily"}).to_string();
+    let every_minute = spec(
+        "m",
+        "* * * * *",
+        json!({"payload": payload, "metadata": "{\"team\":\"ops\"}", "priority": 4, "maxAttempts": 2}),
+    );
+    let row = store.schedule_at(&every_minute, T0 + 10_000).await.unwrap();
+    assert_eq!(row.next_run_at_ms, T0 + MINUTE);
+    // Nothing is due before its time.
+    let early = fire_due(&store, &queues(), T0 + 59_999).await.unwrap();
+    assert_eq!((early.tasks, early.next_due_ms), (0, Some(T0 + MINUTE)));
+    // Two stores (two workers) fire the same occurrence at once: one task.
+    let default = queues();
+    let (a, b) = tokio::join!(
+        fire_due(&store, &default, T0 + MINUTE),
+        fire_due(&other, &default, T0 + MINUTE)
+    );
+    assert_eq!(a.unwrap().tasks + b.unwrap().tasks, 1);
+    assert_eq!(
+        fire_due(&store, &queues(), T0 + MINUTE)
+            .await
+            .unwrap()
+            .tasks,
+        0
+    );
+    let fired = tasks_of(&store, "m").await;
+    assert_eq!(fired.len(), 1);
+    let (at, task) = &fired[0];
+    assert_eq!(*at, T0 + MINUTE);
+    assert_eq!((task.priority, task.max_attempts), (4, 2));
+    let metadata: Value = serde_json::from_str(&task.metadata).unwrap();
+    assert_eq!(metadata["team"], "ops");
+    assert_eq!(
+        metadata[METADATA_KEY],
+        json!({"name": "m", "occurrenceAtMs": T0 + MINUTE})
+    );
+    let by_key = store
+        .get(Target::Key(occurrence_key("m", T0 + MINUTE)))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(by_key.id, task.id);
+    let schedule = store.schedule_named("m").await.unwrap().unwrap();
+    assert_eq!(schedule.last_run_at_ms, Some(T0 + MINUTE));
+    assert_eq!(schedule.next_run_at_ms, T0 + 2 * MINUTE);
+
+    // A worker that read the schedule before the others moved it on (its
+    // pending occurrence is still the old one) finds the key taken.
+    store.backend().schedule_write(|s| s.advance, vec![
+        cairnq_core::store::SqlArg::Text(json!([{"name": "m", "expected": T0 + 2 * MINUTE, "next": T0 + MINUTE, "last": null}]).to_string()),
+        cairnq_core::store::SqlArg::Int(T0),
+    ]).await.unwrap();
+    let stale = fire_due(&store, &queues(), T0 + MINUTE + 500)
+        .await
+        .unwrap();
+    assert_eq!((stale.tasks, stale.advanced), (0, 1));
+    assert_eq!(occurrences_of(&store, "m").await, vec![T0 + MINUTE]);
+
+    // Upsert with the same cron keeps the pending occurrence; the new
+    // payload goes with the next task.
+    let changed = spec("m", "* * * * *", json!({"payload": "{\"kind\":\"new\"}"}));
+    let updated = store.schedule_at(&changed, T0 + 90_000).await.unwrap();
+    assert_eq!(updated.next_run_at_ms, T0 + 2 * MINUTE);
+    assert_eq!(updated.created_at_ms, row.created_at_ms);
+    assert_eq!(updated.last_run_at_ms, Some(T0 + MINUTE));
+    fire_due(&store, &queues(), T0 + 2 * MINUTE).await.unwrap();
+    let fired = tasks_of(&store, "m").await;
+    assert_eq!(fired.len(), 2);
+    let payload: Value = serde_json::from_str(&fired[1].1.payload).unwrap();
+    assert_eq!(payload, json!({"kind": "new"}));
+    // Upsert with another cron moves it, and never back onto a fired one.
+    let hourly = spec("m", "0 * * * *", json!({}));
+    let moved = store
+        .schedule_at(&hourly, T0 + 2 * MINUTE + 1)
+        .await
+        .unwrap();
+    assert_eq!(moved.next_run_at_ms, T0 + 60 * MINUTE);
+    let every_minute = spec("m", "* * * * *", json!({}));
+    let back = store
+        .schedule_at(&every_minute, T0 + 2 * MINUTE + 2)
+        .await
+        .unwrap();
+    assert_eq!(back.next_run_at_ms, T0 + 3 * MINUTE);
+
+    // Paused: nothing fires; resumed: it starts from its next occurrence.
+    let paused = store
+        .pause_schedule("m", T0 + 150_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(paused.paused);
+    let while_paused = fire_due(&store, &queues(), T0 + 5 * MINUTE).await.unwrap();
+    assert_eq!((while_paused.tasks, while_paused.next_due_ms), (0, None));
+    let resumed = store
+        .resume_schedule("m", T0 + 5 * MINUTE + 1)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(!resumed.paused);
+    assert_eq!(resumed.next_run_at_ms, T0 + 6 * MINUTE);
+    fire_due(&store, &queues(), T0 + 6 * MINUTE).await.unwrap();
+    assert_eq!(
+        occurrences_of(&store, "m").await,
+        vec![T0 + MINUTE, T0 + 2 * MINUTE, T0 + 6 * MINUTE]
+    );
+    // Another queue's worker does not fire it.
+    let elsewhere = fire_due(&store, &["other".to_string()], T0 + 7 * MINUTE)
+        .await
+        .unwrap();
+    assert_eq!((elsewhere.tasks, elsewhere.next_due_ms), (0, None));
+
+    // Unscheduled: gone, its tasks stay.
+    let removed = store.unschedule("m").await.unwrap().unwrap();
+    assert_eq!(removed.name, "m");
+    assert!(store.unschedule("m").await.unwrap().is_none());
+    assert_eq!(
+        fire_due(&store, &queues(), T0 + 10 * MINUTE)
+            .await
+            .unwrap()
+            .tasks,
+        0
+    );
+    assert!(store.schedules().await.unwrap().is_empty());
+    assert_eq!(occurrences_of(&store, "m").await.len(), 3);
+}
+
+/// Five minutes and a half without a worker, then one fires at once.
+pub async fn catch_up_follows_the_policy(store: Arc<Store>) {
+    for policy in ["none", "latest", "all"] {
+        let every_minute = spec(policy, "* * * * *", json!({"catchUp": policy}));
+        store.schedule_at(&every_minute, T0 + 1_000).await.unwrap();
+    }
+    let every_second = spec("seconds", "* * * * * *", json!({"catchUp": "all"}));
+    store.schedule_at(&every_second, T0).await.unwrap();
+    let now = T0 + 5 * MINUTE + 30_000;
+    fire_due(&store, &queues(), now).await.unwrap();
+    assert!(occurrences_of(&store, "none").await.is_empty());
+    assert_eq!(
+        occurrences_of(&store, "latest").await,
+        vec![T0 + 5 * MINUTE]
+    );
+    assert_eq!(
+        occurrences_of(&store, "all").await,
+        (1..=5).map(|m| T0 + m * MINUTE).collect::<Vec<_>>()
+    );
+    let seconds = tasks_of(&store, "seconds").await;
+    assert_eq!(seconds.len(), 100);
+    assert_eq!(seconds[0].0, now - 99_000);
+    let first: Value = serde_json::from_str(&seconds[0].1.metadata).unwrap();
+    assert_eq!(first[METADATA_KEY]["earlierOccurrencesSkipped"], true);
+    for name in ["none", "latest", "all"] {
+        let row = store.schedule_named(name).await.unwrap().unwrap();
+        assert_eq!(row.next_run_at_ms, T0 + 6 * MINUTE, "{name}");
+    }
+}

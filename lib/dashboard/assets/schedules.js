@@ -1,0 +1,64 @@
+// The dashboard's schedules page (#/schedules): every recurring task with its
+// next and last run, and pause/resume actions (POSTs with the CSRF token, as
+// every action). Uses the helpers app.js publishes; text nodes only.
+"use strict";
+
+(() => {
+  const { pages, h, when, api, flash, route } = window.cairnqDashboard;
+
+  function actionButton(schedule) {
+    const name = schedule.paused ? "resume" : "pause";
+    const readOnly = window.cairnqDashboard.config.readOnly;
+    return h(
+      "button",
+      {
+        class: `schedule-${name}${name === "pause" ? " danger" : " primary"}`,
+        disabled: readOnly,
+        title: readOnly ? "read-only dashboard" : null,
+        onclick: async () => {
+          try {
+            const done = await api(`api/schedules/${encodeURIComponent(schedule.name)}/${name}`, { body: {} });
+            flash(`${done.schedule.name} is ${done.schedule.paused ? "paused" : "active"} now.`);
+            route();
+          } catch (err) {
+            flash(err.message, true);
+          }
+        },
+      },
+      name === "pause" ? "Pause" : "Resume",
+    );
+  }
+
+  pages["/schedules"] = (refresh) => {
+    const body = h("tbody");
+    const empty = h("p", { class: "muted", hidden: true }, "No schedules.");
+    const table = h(
+      "table",
+      { id: "schedules" },
+      h("thead", {}, h("tr", {}, ["Name", "Task", "Queue", "Cron", "Zone", "Next run", "Last run", "State", ""].map((c) => h("th", {}, c)))),
+      body,
+    );
+    document.getElementById("main").replaceChildren(h("h1", {}, "Schedules"), h("div", { class: "card" }, table, empty));
+    refresh(async () => {
+      const data = await api("api/schedules");
+      empty.hidden = data.schedules.length > 0;
+      body.replaceChildren(
+        ...data.schedules.map((s) =>
+          h(
+            "tr",
+            { "data-schedule": s.name },
+            h("td", { class: "mono" }, s.name),
+            h("td", {}, s.task),
+            h("td", {}, s.queue),
+            h("td", { class: "mono" }, s.cron),
+            h("td", {}, s.tz),
+            h("td", { class: "next-run" }, s.paused ? "-" : when(s.nextRunAtMs)),
+            h("td", { class: "last-run" }, when(s.lastRunAtMs)),
+            h("td", { class: "state" }, s.paused ? "paused" : "active"),
+            h("td", {}, actionButton(s)),
+          ),
+        ),
+      );
+    });
+  };
+})();
