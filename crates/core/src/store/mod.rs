@@ -20,6 +20,7 @@ use crate::error::{js_number, Error, Result};
 use crate::ids::new_task_id;
 use crate::input::{
     at_least, finite_at_least, integer_at_least_one, non_negative_integer, saturating_i64,
+    stored_ms_or, FOREVER_MS,
 };
 use crate::task::{Status, Task};
 
@@ -56,6 +57,8 @@ pub struct ListInput {
     pub correlation_id: Option<String>,
     pub limit: Option<f64>,
     pub offset: Option<f64>,
+    /// `Some(false)`: summary rows, bodies unread (see `ListFilter::bodies`).
+    pub bodies: Option<bool>,
 }
 
 /// `purge`'s input as the API receives it (docs/api.md, "Stores").
@@ -90,7 +93,11 @@ impl PurgeInput {
             },
         };
         Ok(PurgeFilter {
-            older_than_ms: self.older_than_ms.map_or(0, saturating_i64),
+            // Past "forever" nothing is old enough; capped so the cutoff
+            // stays in range (Postgres computes it in bigint).
+            older_than_ms: self
+                .older_than_ms
+                .map_or(0, |v| saturating_i64(v.min(FOREVER_MS))),
             queue: self.queue,
             status,
             name: self.name,
@@ -123,6 +130,7 @@ fn new_task(input: SubmitInput) -> Result<WriteOp> {
     if let Some(v) = input.run_at_delay_ms {
         at_least("runAtDelayMs", v, 0.0)?;
     }
+    let delay_ms = stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?;
     let task = NewTask {
         root_id: Some(input.root_id.unwrap_or_else(|| id.clone())),
         id,
@@ -134,7 +142,7 @@ fn new_task(input: SubmitInput) -> Result<WriteOp> {
             .max_attempts
             .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
         priority: input.priority.map_or(0, |v| v as i64),
-        delay_ms: input.run_at_delay_ms.map_or(0, saturating_i64),
+        delay_ms,
         parent_id: input.parent_id,
         correlation_id: input.correlation_id,
     };
@@ -326,6 +334,7 @@ impl Store {
                 correlation_id: input.correlation_id,
                 limit,
                 offset: input.offset.map_or(0, saturating_i64),
+                bodies: input.bodies != Some(false),
             })
             .await
     }
@@ -340,6 +349,12 @@ impl Store {
 
     pub async fn purge(&self, input: PurgeInput) -> Result<Vec<String>> {
         self.purge_filtered(input.validate()?).await
+    }
+
+    /// How many rows `purge(input)` would delete now, checked as `purge`
+    /// checks it: a preview bounded by the purge's own limit.
+    pub async fn purge_count(&self, input: PurgeInput) -> Result<i64> {
+        self.backend.purge_count(input.validate()?).await
     }
 
     /// `purge` of an input `PurgeInput::validate` already checked.
