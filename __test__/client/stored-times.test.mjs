@@ -78,6 +78,18 @@ forEachDialect("stored times", (dialect) => {
   });
 
   if (dialect === sqlite) {
+    test("a busy timeout past what SQLite holds (Infinity too) waits as long as it can instead of failing the open", async (t) => {
+      const { db } = await dialect.open(t);
+      for (const busyTimeoutMs of [Infinity, 1e12]) {
+        const client = dialect.client(db, { busyTimeoutMs });
+        try {
+          assert.equal((await client.submit("job")).status, "queued");
+        } finally {
+          await client.close();
+        }
+      }
+    });
+
     test("a REAL in an integer column (another SDK's write) is read as a number, not an error for every read", async (t) => {
       const { client, dbPath } = await dialect.open(t);
       const task = await client.submit("job", {}, { runAtDelayMs: 60_000 });

@@ -175,7 +175,12 @@ impl Store {
 
     /// A SQLite store that opens its file the `mode` way.
     pub fn sqlite_with(path: &str, busy_timeout_ms: Option<f64>, mode: OpenMode) -> Arc<Store> {
-        let busy = Duration::from_millis(busy_timeout_ms.unwrap_or(5_000.0).max(0.0) as u64);
+        // SQLite takes the busy timeout as an i32 of milliseconds (about 24.8
+        // days): longer ones, Infinity included, wait that long.
+        let busy_ms = busy_timeout_ms
+            .unwrap_or(5_000.0)
+            .clamp(0.0, i32::MAX as f64);
+        let busy = Duration::from_millis(busy_ms as u64);
         Store::new(Arc::new(
             sqlite::SqliteBackend::new(path, busy).with_mode(mode),
         ))
