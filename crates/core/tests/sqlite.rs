@@ -788,6 +788,25 @@ async fn every_statement_reaches_its_index() {
         !by_name.iter().any(|l| l == "SCAN cairnq_tasks"),
         "{by_name:#?}"
     );
+    // The purge preview counts on the indexes the purge walks (by name, the
+    // name index), never on the table.
+    for (set, index) in [
+        (&[][..], "_completed_idx"),
+        (&[":status"], "_completed_idx"),
+        (&[":queue"], "_completed_idx"),
+        (&[":queue", ":status"], "_completed_idx"),
+        (&[":name"], "cairnq_tasks_name_idx"),
+    ] {
+        let lines = plan(&conn, specialize(SQL.purge_count, set));
+        assert!(
+            lines.iter().any(|l| l.contains(index)),
+            "purge_count {set:?}: {lines:#?}"
+        );
+        assert!(
+            !lines.iter().any(|l| l == "SCAN cairnq_tasks"),
+            "{lines:#?}"
+        );
+    }
 }
 
 /// A write refused before it reaches the store (one the binding could not
