@@ -91,7 +91,7 @@ forEachDialect("cli hardening", (dialect) => {
   });
 
   if (dialect === postgres) {
-    test("ui prints a DSN's password= parameter masked, as it masks the user part's", async (t) => {
+    test("ui and top print a DSN's password= parameter masked, as they mask the user part's", async (t) => {
       const db = await dialect.createDatabase(t);
       await cliOk(["submit", db, "job"]);
       const password = passwordOf(db);
@@ -105,6 +105,12 @@ forEachDialect("cli hardening", (dialect) => {
       assert.ok(!out.includes(`password=${password}`), `the password was printed: ${out}`);
       ui.child.kill("SIGINT");
       await ui.exited;
+      const top = spawnCli(t, ["top", dsn, "--interval", "200ms"]);
+      const frame = await top.until((s) => /cairnq top/.test(s), "the first frame");
+      assert.match(frame, /cairnq top\s+postgres:\/\/[^ ]*[?&]password=\*\*\*/);
+      assert.ok(!frame.includes(`password=${password}`), `the password was printed: ${frame}`);
+      top.child.kill("SIGINT");
+      await top.exited;
     });
   }
 
