@@ -87,7 +87,7 @@ forEachDialect("cli hardening", (dialect) => {
     const db = await dialect.createDatabase(t);
     await cliOk(["submit", db, "job"]);
     assertFailure(await cli(["ui", db, "--port", "70000"]), 2, /option '--port <port>' argument '70000' is invalid\. must be a port number from 0 to 65535/);
-    assertFailure(await cli(["submit", db, "job", "1e999"]), 2, /^error: non-finite number Infinity is not JSON-serializable/);
+    assertFailure(await cli(["submit", db, "job", "1e999"]), 2, /^error: payload cannot be stored: non-finite number Infinity is not JSON-serializable$/);
   });
 
   if (dialect === postgres) {

@@ -285,8 +285,10 @@ async function main(argv, io = {}) {
         maxAttempts: opts.maxAttempts,
       });
       const task = await submitted.catch((/** @type {Error & { code?: string }} */ e) => {
-        if (e.code !== "CAIRNQ_NOT_CAIRNQ") throw e;
-        throw new InspectError(`${e.message}; pass --init to add cairnq's tables to it anyway`, EXIT.NO_DATABASE);
+        if (e.code === "CAIRNQ_NOT_CAIRNQ") throw new InspectError(`${e.message}; pass --init to add cairnq's tables to it anyway`, EXIT.NO_DATABASE);
+        // JSON text that parses to what JSON cannot store (1e999 is Infinity).
+        if (e.name === "SerializationError") throw new InspectError(`payload cannot be stored: ${e.message}`, EXIT.USAGE);
+        throw e;
       });
       if (opts.json) return printJson(task);
       print(`${fmt.plain(task.id)} ${fmt.paintStatus(c, task.status)} on queue ${fmt.plain(task.queue)}`);
