@@ -731,11 +731,18 @@ export interface DashboardOptions {
   readOnly?: boolean;
   /**
    * Required on every request when set: `?token=` (traded for a cookie),
-   * the cookie, or `Authorization: Bearer <token>`.
+   * the cookie, or `Authorization: Bearer <token>`. At least 16 characters
+   * (a shorter or empty one throws a TypeError).
    */
   token?: string;
-  /** `Host` header values to answer (e.g. `["127.0.0.1:4680"]`); any when absent. */
-  allowedHosts?: string[];
+  /**
+   * `Host` names to answer (`"queue.example.com"` on any port,
+   * `"queue.example.com:8443"` on that port); any other is 421. Default:
+   * loopback names only (`localhost`, `127.x.x.x`, `[::1]`), against DNS
+   * rebinding. `true` answers any host: only behind a token or a proxy that
+   * checks the host.
+   */
+  allowedHosts?: string[] | true;
   /** How often pages refresh, in ms (default 2000). */
   refreshMs?: number;
 }

@@ -17,7 +17,7 @@ function createDashboard(options) {
 }
 /** @param {import("./index.js").DashboardHandler} handler */
 function toNodeHandler(handler) {
-  return require("./lib/dashboard/handler.js").toNodeHandler(handler);
+  return require("./lib/dashboard/node-adapter.js").toNodeHandler(handler);
 }
 
 module.exports = {

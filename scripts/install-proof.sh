@@ -6,7 +6,8 @@
 #
 # Run after the release build (it builds one if cairnq.linux-x64-gnu.node is
 # missing). Steps:
-#   1. pack the linux-x64-gnu platform package (npm/linux-x64-gnu + the built
+#   1. check that the addon needs no glibc symbol newer than 2.17; pack the
+#      linux-x64-gnu platform package (npm/linux-x64-gnu + the built
 #      addon) and the main package, the latter with the optionalDependencies
 #      that `napi prepublish` writes at publish time;
 #   2. in a fresh folder outside the repository, `npm install` both tarballs
@@ -72,6 +73,18 @@ if [[ ! -f $addon ]]; then
     npm run build
 fi
 ls -l "$addon"
+
+step "the addon loads on glibc 2.17 and later"
+# The highest GLIBC_ symbol version the addon needs, read from its version
+# references (the strings sit in .dynstr). A binary from a plain `npm run build`
+# needs the build machine's glibc; `npm run build:dist` (cargo-zigbuild)
+# pins 2.17.
+glibc_needed=$(LC_ALL=C grep -ao 'GLIBC_[0-9][0-9.]*' "$addon" | sed 's/^GLIBC_//' | sort -uV | tail -n 1)
+[[ -n $glibc_needed ]] || die "$addon names no GLIBC_ symbol version: not a glibc build?"
+if [[ $(printf '%s\n' "$glibc_needed" 2.17 | sort -V | tail -n 1) != 2.17 ]]; then
+    die "$addon needs glibc $glibc_needed; the shipped binary must load on 2.17 (build it with npm run build:dist)"
+fi
+say "$addon: highest glibc symbol version needed: $glibc_needed (limit 2.17)"
 
 step "pack the platform package cairnq-$target"
 [[ -f npm/$target/package.json ]] || die "npm/$target/package.json is missing"

@@ -23,7 +23,7 @@ forEachDialect("dashboard handler", (dialect) => {
     const { client } = await dialect.open(t);
     const failed = await submitAndFail(client, "charge", { key: "order-1" });
     await client.submit("mail", {}, { queue: "mail" });
-    const dash = createDashboard({ client, basePath: "/admin/queue" });
+    const dash = createDashboard({ client, basePath: "/admin/queue", allowedHosts: ["app.test"] });
     defer(t, () => dash.close());
     const get = (path) => dash(new Request(`http://app.test/admin/queue/${path}`));
 
@@ -101,13 +101,13 @@ forEachDialect("dashboard handler", (dialect) => {
   test("token, host allow-list and read-only, through the fetch shape", async (t) => {
     const { client } = await dialect.open(t);
     const task = await client.submit("job");
-    const dash = createDashboard({ client, token: "s3cret-token", allowedHosts: ["dash.test"], readOnly: true });
+    const dash = createDashboard({ client, token: "s3cret-token-0123", allowedHosts: ["dash.test"], readOnly: true });
     const call = (url, init) => dash(new Request(url, init));
     assert.equal((await call("http://other.test/api/overview")).status, 421);
     assert.equal((await call("http://dash.test/api/overview")).status, 401);
     assert.equal((await call("http://dash.test/api/overview", { headers: { authorization: "Bearer wrong" } })).status, 401);
-    assert.equal((await call("http://dash.test/api/overview", { headers: { authorization: "Bearer s3cret-token" } })).status, 200);
-    const traded = await call("http://dash.test/?token=s3cret-token");
+    assert.equal((await call("http://dash.test/api/overview", { headers: { authorization: "Bearer s3cret-token-0123" } })).status, 200);
+    const traded = await call("http://dash.test/?token=s3cret-token-0123");
     assert.equal(traded.status, 303);
     assert.equal(traded.headers.get("location"), "/");
     const cookie = traded.headers.get("set-cookie");
@@ -128,7 +128,7 @@ forEachDialect("dashboard handler", (dialect) => {
     const missing = await dialect.createDatabase(t);
     const none = createDashboard({ db: missing });
     defer(t, () => none.close());
-    const answer = await none(new Request("http://x/api/overview"));
+    const answer = await none(new Request("http://localhost/api/overview"));
     assert.equal(answer.status, 503);
     assert.match((await answer.json()).error, /not a cairnq database|no cairnq database/);
 
@@ -136,7 +136,7 @@ forEachDialect("dashboard handler", (dialect) => {
     await client.submit("job", {}, { queue: "mine" });
     const owned = createDashboard({ db });
     defer(t, () => owned.close());
-    const overview = await (await owned(new Request("http://x/api/overview"))).json();
+    const overview = await (await owned(new Request("http://localhost/api/overview"))).json();
     assert.deepEqual(overview.queues.map((q) => q.queue), ["mine"]);
   });
 });

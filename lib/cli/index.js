@@ -307,15 +307,20 @@ async function main(argv, io = {}) {
   command("ui <db>", "serve the web dashboard")
     .option("--port <port>", "port (default 4680; 0 picks a free one)", port, 4680)
     .option("--host <host>", "address to bind (default 127.0.0.1)", "127.0.0.1")
-    .option("--token <token>", "required on every request (generated when --host is not loopback)")
+    .option("--token <token>", "required on every request, 16 characters or more (default: $CAIRNQ_UI_TOKEN; generated when --host is not loopback)")
     .option("--read-only", "no retry, cancel or purge")
     .option("--base-path <path>", "serve under this path prefix", "/")
     .action(async (db, opts) => {
       const { serve } = require("../dashboard/server.js");
+      const { tokenProblem } = require("../dashboard/handler.js");
+      // From the environment, the token stays out of the process list.
+      const token = opts.token ?? env.CAIRNQ_UI_TOKEN;
+      const weak = token === undefined ? null : tokenProblem(token);
+      if (weak !== null) throw new InspectError(`${opts.token !== undefined ? "--token" : "CAIRNQ_UI_TOKEN"} ${weak}`, EXIT.USAGE);
       const cq = open(db);
       // Refuse a missing or foreign database before listening.
       await cq.store.connect();
-      await serve(cq, { db, port: opts.port, host: opts.host, token: opts.token, readOnly: opts.readOnly === true, basePath: opts.basePath, out, json: opts.json === true });
+      await serve(cq, { db, port: opts.port, host: opts.host, token, readOnly: opts.readOnly === true, basePath: opts.basePath, out, json: opts.json === true });
     });
 
   try {

@@ -1,14 +1,16 @@
 "use strict";
 // The web dashboard as a fetch-style handler (`Request → Response`, what
-// Bun.serve, Hono, Deno and others accept), plus an adapter for Node's http
-// and Express. Everything it knows comes through the client API
+// Bun.serve, Hono, Deno and others accept); node-adapter.js carries it on
+// Node's http and Express. Everything it knows comes through the client API
 // (lib/cli/inspect.js); the page is static files of this package that build
 // their DOM from text nodes only, so no database value is ever parsed as HTML.
 //
-// Safety: an optional token checked on every request (cookie, bearer header,
-// or ?token= which sets the cookie); actions only as POST with a CSRF token
-// and a same-origin check; an optional Host allow-list (DNS rebinding); a
-// Content-Security-Policy that allows nothing but this origin.
+// Safety (docs/security.md): a Host allow-list, loopback names by default
+// (DNS rebinding); an optional token of at least MIN_TOKEN_LENGTH characters
+// checked on every request (cookie, bearer header, or ?token= which sets the
+// cookie); actions only as POST with a CSRF token, a same-origin check and a
+// bounded JSON body of the fields the action takes; a Content-Security-Policy
+// that allows nothing but this origin.
 
 const crypto = require("node:crypto");
 const fs = require("node:fs");
@@ -17,6 +19,9 @@ const path = require("node:path");
 const inspect = require("../cli/inspect.js");
 const { parseDuration } = require("../cli/format.js");
 const { STATUSES } = require("../models.js");
+const { hostRule } = require("./hosts.js");
+const { readJsonBody } = require("./request-body.js");
+const { SECURITY_HEADERS, HttpError, json, text, redirect } = require("./responses.js");
 
 /**
  * @typedef {import("../client.js").CairnQ} CairnQ
@@ -33,17 +38,16 @@ const FILES = /** @type {const} */ ({
   "favicon.svg": "image/svg+xml",
 });
 const MAX_PAGE = 100;
-const MAX_BODY = 16 * 1024;
+/** Shorter tokens are refused: an empty one (an unset `$VAR`) would let anyone in. */
+const MIN_TOKEN_LENGTH = 16;
 
-const SECURITY_HEADERS = {
-  "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "x-frame-options": "DENY",
-  "cache-control": "no-store",
-};
+/**
+ * What each action's JSON body may carry.
+ * @typedef {Record<string, import("./request-body.js").FieldType[]>} Fields
+ */
+const PURGE_FIELDS = /** @type {Fields} */ ({ olderThan: ["string"], status: ["string"], queue: ["string"], name: ["string"], limit: ["string", "number"] });
+const RETRY_FIELDS = /** @type {Fields} */ ({ resetAttempt: ["boolean"] });
+const CANCEL_FIELDS = /** @type {Fields} */ ({});
 
 /**
  * @param {DashboardOptions} options
@@ -53,12 +57,14 @@ function createDashboard(options) {
   if (!options || (options.client === undefined && options.db === undefined)) {
     throw new TypeError("createDashboard needs { client } or { db }");
   }
+  const token = options.token ?? null;
+  const weak = token === null ? null : tokenProblem(token);
+  if (weak !== null) throw new TypeError(`createDashboard: token ${weak}`);
+  const hostAllowed = hostRule(options.allowedHosts);
+  const basePath = normalizeBase(options.basePath ?? "/");
   const ownsClient = options.client === undefined;
   const client = /** @type {CairnQ} */ (options.client ?? inspect.openClient(/** @type {string} */ (options.db)));
-  const basePath = normalizeBase(options.basePath ?? "/");
   const readOnly = options.readOnly === true;
-  const token = options.token ?? null;
-  const allowedHosts = options.allowedHosts ? options.allowedHosts.map((h) => h.toLowerCase()) : null;
   const refreshMs = Math.max(250, options.refreshMs ?? 2000);
   const csrf = crypto.randomBytes(24).toString("base64url");
   const cookieName = "cairnq_dashboard_token";
@@ -104,31 +110,32 @@ function createDashboard(options) {
    * @returns {Promise<Response>}
    */
   async function handle(request) {
-    const url = new URL(request.url);
-    // The Host header where the server passes it on, else the URL's host.
-    if (allowedHosts && !allowedHosts.includes((request.headers.get("host") ?? url.host).toLowerCase())) {
-      return text(421, "this dashboard does not answer for that host name");
-    }
-    if (token !== null) {
-      const offered = url.searchParams.get("token");
-      if (offered !== null && request.method === "GET" && sameSecret(offered, token)) {
-        // Trade the URL's token for a cookie, then drop it from the address bar.
-        url.searchParams.delete("token");
-        const cookie = `${cookieName}=${encodeURIComponent(token)}; Path=${basePath}; HttpOnly; SameSite=Strict`;
-        return redirect(url.pathname + url.search, { "set-cookie": cookie });
-      }
-      const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
-      const cookie = readCookie(request.headers.get("cookie"), cookieName);
-      if (!(bearer !== undefined && sameSecret(bearer, token)) && !(cookie !== null && sameSecret(cookie, token))) {
-        return text(401, "this dashboard needs its token: open the URL printed by `cairnq ui` (…/?token=…)");
-      }
-    }
-
-    if (!url.pathname.startsWith(basePath) && `${url.pathname}/` !== basePath) return text(404, "not found");
-    if (`${url.pathname}/` === basePath) return redirect(basePath + url.search);
-    const route = url.pathname.slice(basePath.length);
-
+    // Every failure, whatever throws it, becomes an answer.
     try {
+      const url = new URL(request.url);
+      // The Host header where the server passes it on, else the URL's host.
+      if (!hostAllowed(request.headers.get("host") ?? url.host)) {
+        return text(421, "this dashboard does not answer for that host name (see allowedHosts)");
+      }
+      if (token !== null) {
+        const offered = url.searchParams.get("token");
+        if (offered !== null && request.method === "GET" && sameSecret(offered, token)) {
+          // Trade the URL's token for a cookie, then drop it from the address bar.
+          url.searchParams.delete("token");
+          const cookie = `${cookieName}=${encodeURIComponent(token)}; Path=${basePath}; HttpOnly; SameSite=Strict`;
+          return redirect(url.pathname + url.search, { "set-cookie": cookie });
+        }
+        const bearer = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+        const cookie = readCookie(request.headers.get("cookie"), cookieName);
+        if (!(bearer !== undefined && sameSecret(bearer, token)) && !(cookie !== null && sameSecret(cookie, token))) {
+          return text(401, "this dashboard needs its token: open the URL printed by `cairnq ui` (…/?token=…)");
+        }
+      }
+
+      if (!url.pathname.startsWith(basePath) && `${url.pathname}/` !== basePath) return text(404, "not found");
+      if (`${url.pathname}/` === basePath) return redirect(basePath + url.search);
+      const route = url.pathname.slice(basePath.length);
+
       if (request.method === "GET" || request.method === "HEAD") {
         if (route === "" || route === "index.html") return asset("index.html");
         if (route.startsWith("assets/")) return asset(route.slice("assets/".length));
@@ -144,7 +151,7 @@ function createDashboard(options) {
         }
         const taskMatch = /^api\/tasks\/([^/]+)$/.exec(route);
         if (taskMatch) {
-          const task = await inspect.getTask(client, { id: decodeURIComponent(taskMatch[1]) });
+          const task = await inspect.getTask(client, { id: decodeTaskId(taskMatch[1]) });
           const spawned = await inspect.spawned(client, task);
           return json({ task: inspect.truncateBodies(task), spawned });
         }
@@ -153,16 +160,18 @@ function createDashboard(options) {
       if (request.method === "POST") {
         const refused = checkAction(request, url);
         if (refused) return refused;
-        const body = await readBody(request);
         if (route === "api/purge") {
+          const body = await readJsonBody(request, PURGE_FIELDS);
           const done = await inspect.purge(client, purgeFilter(new URLSearchParams(Object.entries(body).map(([k, v]) => /** @type {[string, string]} */ ([k, String(v)])))));
           overview = null;
           return json({ count: done.count });
         }
         const action = /^api\/tasks\/([^/]+)\/(retry|cancel)$/.exec(route);
         if (action) {
-          const ref = { id: decodeURIComponent(action[1]) };
-          const task = action[2] === "retry" ? await inspect.retryTask(client, ref, { resetAttempt: body.resetAttempt === true }) : await inspect.cancelTask(client, ref);
+          const ref = { id: decodeTaskId(action[1]) };
+          const retry = action[2] === "retry";
+          const body = await readJsonBody(request, retry ? RETRY_FIELDS : CANCEL_FIELDS);
+          const task = retry ? await inspect.retryTask(client, ref, { resetAttempt: body.resetAttempt === true }) : await inspect.cancelTask(client, ref);
           overview = null;
           return json({ task });
         }
@@ -170,6 +179,7 @@ function createDashboard(options) {
       }
       return text(405, "method not allowed");
     } catch (err) {
+      if (err instanceof HttpError) return json({ error: err.message }, err.status);
       const failure = inspect.classify(err);
       const status = { [inspect.EXIT.NOT_FOUND]: 404, [inspect.EXIT.USAGE]: 400, [inspect.EXIT.REFUSED]: 409, [inspect.EXIT.NO_DATABASE]: 503 }[failure.exitCode] ?? 500;
       return json({ error: failure.message }, status);
@@ -274,11 +284,38 @@ function boundedInt(v, fallback, min) {
   return n;
 }
 
-/** @param {string} base */
+/**
+ * Why `token` cannot guard a dashboard, or null when it can.
+ * @param {unknown} token
+ * @returns {string | null}
+ */
+function tokenProblem(token) {
+  if (typeof token !== "string") return "must be a string";
+  if (token.length < MIN_TOKEN_LENGTH) return `must be at least ${MIN_TOKEN_LENGTH} characters (got ${token.length})`;
+  return null;
+}
+
+/**
+ * The base path as request URLs carry it: percent-encoded (`/my%20dash/`),
+ * one leading slash, one trailing slash.
+ * @param {string} base
+ */
 function normalizeBase(base) {
-  let b = base.startsWith("/") ? base : `/${base}`;
-  if (!b.endsWith("/")) b += "/";
-  return b;
+  if (/[?#]/.test(base)) throw new TypeError(`basePath must be a path, without ? or #: ${JSON.stringify(base)}`);
+  const encoded = new URL(`/${base.replace(/^[/\\]+/, "")}`, "http://base.invalid").pathname;
+  return encoded.endsWith("/") ? encoded : `${encoded}/`;
+}
+
+/**
+ * A task id from the URL path; a malformed percent-escape is the client's error.
+ * @param {string} segment
+ */
+function decodeTaskId(segment) {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, `malformed percent-escape in the task id: ${segment}`);
+  }
 }
 
 /**
@@ -309,91 +346,4 @@ function readCookie(header, name) {
   return null;
 }
 
-/** @param {Request} request @returns {Promise<Record<string, unknown>>} */
-async function readBody(request) {
-  const raw = await request.text();
-  if (raw.length > MAX_BODY) throw new inspect.InspectError("request body too large", inspect.EXIT.USAGE);
-  if (raw.trim() === "") return {};
-  let value;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    throw new inspect.InspectError("the request body is not JSON", inspect.EXIT.USAGE);
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new inspect.InspectError("the request body must be a JSON object", inspect.EXIT.USAGE);
-  }
-  return value;
-}
-
-/**
- * @param {unknown} value
- * @param {number} [status]
- */
-function json(value, status = 200) {
-  return new Response(JSON.stringify(value), { status, headers: { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8" } });
-}
-
-/**
- * @param {number} status
- * @param {string} body
- */
-function text(status, body) {
-  return new Response(`${body}\n`, { status, headers: { ...SECURITY_HEADERS, "content-type": "text/plain; charset=utf-8" } });
-}
-
-/**
- * @param {string} location
- * @param {Record<string, string>} [headers]
- */
-function redirect(location, headers = {}) {
-  return new Response(null, { status: 303, headers: { ...SECURITY_HEADERS, ...headers, location } });
-}
-
-/**
- * Node's http (and Express, Connect, Fastify's raw handlers): `(req, res)`.
- * Under Express, mount it with the same path as the handler's `basePath`
- * (the adapter reads `req.originalUrl`).
- * @param {DashboardHandler} handler
- * @returns {(req: import("node:http").IncomingMessage, res: import("node:http").ServerResponse, next?: (err?: unknown) => void) => void}
- */
-function toNodeHandler(handler) {
-  return (req, res, next) => {
-    const chunks = /** @type {Buffer[]} */ ([]);
-    let size = 0;
-    req.on("data", (chunk) => {
-      size += chunk.length;
-      if (size <= MAX_BODY + 1) chunks.push(chunk);
-    });
-    req.on("error", (err) => (next ? next(err) : res.destroy(err)));
-    req.on("end", () => {
-      const original = /** @type {{ originalUrl?: string }} */ (req).originalUrl ?? req.url ?? "/";
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) {
-        if (v === undefined) continue;
-        for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
-      }
-      const method = req.method ?? "GET";
-      const request = new Request(`http://${req.headers.host ?? "localhost"}${original}`, {
-        method,
-        headers,
-        body: method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks),
-      });
-      handler(request).then(
-        async (response) => {
-          /** @type {Record<string, string | string[]>} */
-          const out = {};
-          response.headers.forEach((value, key) => {
-            out[key] = value;
-          });
-          const body = method === "HEAD" ? null : Buffer.from(await response.arrayBuffer());
-          res.writeHead(response.status, out);
-          res.end(body);
-        },
-        (err) => (next ? next(err) : (res.writeHead(500), res.end())),
-      );
-    });
-  };
-}
-
-module.exports = { createDashboard, toNodeHandler };
+module.exports = { createDashboard, tokenProblem, normalizeBase };

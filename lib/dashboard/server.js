@@ -1,20 +1,22 @@
 "use strict";
 // `cairnq ui`: the dashboard handler on Node's http server. Binds 127.0.0.1
-// by default; any other address requires a token (given, or generated and
-// printed), and a loopback bind only answers to loopback host names.
+// by default, and a loopback bind answers only to loopback host names; any
+// other address requires a token (given, or generated and printed) and
+// answers any host name. Slow clients are cut off: a request must arrive
+// whole within REQUEST_TIMEOUT_MS, its headers within HEADERS_TIMEOUT_MS.
 
 const crypto = require("node:crypto");
 const http = require("node:http");
 
-const { createDashboard, toNodeHandler } = require("./handler.js");
+const { createDashboard, normalizeBase } = require("./handler.js");
+const { toNodeHandler } = require("./node-adapter.js");
+const { isLoopback } = require("./hosts.js");
 const { redact } = require("../cli/top.js");
 
 /** @typedef {import("../client.js").CairnQ} CairnQ */
 
-/** @param {string} host */
-function isLoopback(host) {
-  return host === "localhost" || host === "::1" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
-}
+const HEADERS_TIMEOUT_MS = 10_000;
+const REQUEST_TIMEOUT_MS = 15_000;
 
 /**
  * Serve until SIGINT/SIGTERM.
@@ -25,19 +27,30 @@ function isLoopback(host) {
 async function serve(client, opts) {
   const loopback = isLoopback(opts.host);
   const token = opts.token ?? (loopback ? undefined : crypto.randomBytes(18).toString("base64url"));
-  const server = http.createServer();
+  const handler = createDashboard({
+    client: /** @type {any} */ (client),
+    basePath: opts.basePath,
+    readOnly: opts.readOnly,
+    token,
+    // A loopback bind keeps the default: loopback names only (no DNS rebinding).
+    allowedHosts: loopback ? undefined : true,
+  });
+  const server = http.createServer({
+    headersTimeout: HEADERS_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    // How often Node looks for connections past those limits (30 s by default).
+    connectionsCheckingInterval: 1_000,
+  });
+  // Node hands CONNECT to this event and, unanswered, drops the socket.
+  server.on("connect", (_req, socket) => socket.end("HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"));
   await new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.host, () => resolve(undefined));
   });
   const address = /** @type {import("node:net").AddressInfo} */ (server.address());
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  // A loopback dashboard answers only to loopback names (no DNS rebinding).
-  const allowedHosts = loopback ? ["127.0.0.1", "localhost", "[::1]"].map((h) => `${h}:${address.port}`) : undefined;
-  const handler = createDashboard({ client: /** @type {any} */ (client), basePath: opts.basePath, readOnly: opts.readOnly, token, allowedHosts });
   server.on("request", toNodeHandler(handler));
-  const base = opts.basePath.startsWith("/") ? opts.basePath : `/${opts.basePath}`;
-  const url = `http://${shownHost}:${address.port}${base.endsWith("/") ? base : `${base}/`}`;
+  const url = `http://${shownHost}:${address.port}${normalizeBase(opts.basePath)}`;
   const openUrl = token ? `${url}?token=${encodeURIComponent(token)}` : url;
   if (opts.json) {
     opts.out.write(`${JSON.stringify({ url, openUrl, token: token ?? null, readOnly: opts.readOnly })}\n`);
@@ -60,4 +73,4 @@ async function serve(client, opts) {
   await handler.close();
 }
 
-module.exports = { serve, isLoopback };
+module.exports = { serve };

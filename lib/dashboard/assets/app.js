@@ -16,6 +16,14 @@
 
   // --- DOM helpers: text only -------------------------------------------------
 
+  // Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069)
+  // reorder the text around them: "invoice\u202Efdp.exe" reads as
+  // "invoiceexe.pdf". Every database value is shown with them spelled out.
+  const BIDI_CONTROLS = /[\u202A-\u202E\u2066-\u2069]/g;
+  function visible(text) {
+    return String(text).replace(BIDI_CONTROLS, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase()}>`);
+  }
+
   function h(tag, attrs, ...children) {
     const el = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
@@ -26,7 +34,7 @@
     }
     for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined || c === false) continue;
-      el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+      el.append(c instanceof Node ? c : document.createTextNode(visible(c)));
     }
     return el;
   }
@@ -38,7 +46,7 @@
   }
 
   function flash(message, isError = false) {
-    flashBox.textContent = message;
+    flashBox.textContent = visible(message);
     flashBox.className = isError ? "error" : "";
   }
 
@@ -292,7 +300,7 @@
           disabled: config.readOnly || !enabled,
           title: config.readOnly ? "read-only dashboard" : null,
           onclick: async () => {
-            if (!confirm(question)) return;
+            if (!confirm(visible(question))) return;
             try {
               const done = await api(`api/tasks/${encodeURIComponent(t.id)}/${name}`, { body: {} });
               flash(`${label}: task is ${done.task.status} now.`);
