@@ -190,15 +190,14 @@ pub fn check_existing(path: &str, busy_timeout: Duration) -> Result<Access> {
         )));
     }
     if !path.starts_with("file:") {
-        match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(missing()),
-            Err(e) => return Err(unreadable(path, &e)),
-            Ok(meta) if !meta.is_file() => {
+        match metadata_of(path)? {
+            None => return Err(missing()),
+            Some(meta) if !meta.is_file() => {
                 return Err(Error::not_cairnq(format!(
                     "{path} is not a cairnq database: it is not a file"
                 )))
             }
-            Ok(_) => {}
+            Some(_) => {}
         }
     }
     let conn = inspect(path, busy_timeout)?.ok_or_else(missing)?;
@@ -224,19 +223,18 @@ pub fn check_existing(path: &str, busy_timeout: Duration) -> Result<Access> {
 /// `OpenMode::MigrateOwn`'s check, before `open` may change anything: a file
 /// holding tables, none of them cairnq's, belongs to another application.
 /// A missing or empty file, or one with a cairnq installation, passes.
-pub fn check_not_foreign(path: &str) -> Result<()> {
+pub fn check_not_foreign(path: &str, busy_timeout: Duration) -> Result<()> {
     if is_in_memory(path) {
         return Ok(());
     }
     if !path.starts_with("file:") {
-        match std::fs::metadata(path) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => return Err(unreadable(path, &e)),
-            Ok(meta) if meta.is_file() && meta.len() == 0 => return Ok(()),
-            Ok(_) => {}
+        match metadata_of(path)? {
+            None => return Ok(()),
+            Some(meta) if meta.is_file() && meta.len() == 0 => return Ok(()),
+            Some(_) => {}
         }
     }
-    let Some(conn) = inspect(path, Duration::from_secs(5))? else {
+    let Some(conn) = inspect(path, busy_timeout)? else {
         return Ok(());
     };
     let tables = tables_of(&conn, path)?;
@@ -247,6 +245,16 @@ pub fn check_not_foreign(path: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// What is at `path`: `None` when nothing is; an error when this process
+/// may not look (a directory on the way it cannot enter).
+fn metadata_of(path: &str) -> Result<Option<std::fs::Metadata>> {
+    match std::fs::metadata(path) {
+        Ok(meta) => Ok(Some(meta)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(unreadable(path, &e)),
+    }
 }
 
 /// A file that exists but cannot be read or opened by this process.

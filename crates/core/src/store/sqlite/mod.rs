@@ -114,7 +114,7 @@ impl SqliteBackend {
 /// then the readers.
 fn open_engine(path: &str, busy: Duration, mode: OpenMode, on_commit: OnCommit) -> Result<Engine> {
     if mode == OpenMode::MigrateOwn {
-        conn::check_not_foreign(path)?;
+        conn::check_not_foreign(path, busy)?;
     }
     let (writer, access) = match mode {
         OpenMode::Migrate | OpenMode::MigrateOwn => {
