@@ -58,11 +58,13 @@ export declare class NativeRetention {
 
 export declare class NativeStore {
   /**
-   * `existing`: open only an existing cairnq database, never creating or
-   * migrating one (`OpenMode::Existing`, for the command line and dashboard).
+   * `open`: `"existing"` opens only an existing cairnq database, never
+   * creating or migrating one (`OpenMode::Existing`, for the command line
+   * and dashboard); `"own"` refuses another application's file
+   * (`OpenMode::MigrateOwn`, the command line's `submit`).
    */
-  static sqlite(path: string, busyTimeoutMs?: number | undefined | null, existing?: boolean | undefined | null): NativeStore
-  static postgres(dsn: string, max?: number | undefined | null, schema?: string | undefined | null, existing?: boolean | undefined | null): NativeStore
+  static sqlite(path: string, busyTimeoutMs?: number | undefined | null, open?: string | undefined | null): NativeStore
+  static postgres(dsn: string, max?: number | undefined | null, schema?: string | undefined | null, open?: string | undefined | null): NativeStore
   /** Resolves when work may be claimable on `queues`, after `timeoutMs` at the latest. */
   claimWake(queues: Array<string>, timeoutMs: number): Promise<void>
   /** Resolves when the task may have finished, after `timeoutMs` at the latest. */
@@ -92,6 +94,8 @@ export declare class NativeStore {
   getByKey(key: string): Promise<string | null>
   list(args: ListArgs): Promise<string>
   purge(args: PurgeArgs): Promise<Array<string>>
+  /** How many tasks `purge(args)` would delete now (at most its limit). */
+  purgeCount(args: PurgeArgs): Promise<number>
   stats(queue?: string | undefined | null): Promise<string>
   getStatus(taskId: string): Promise<TaskRefObject | null>
   getStatusByKey(key: string): Promise<TaskRefObject | null>
@@ -201,6 +205,8 @@ export interface ListArgs {
   correlationId?: string
   limit?: number
   offset?: number
+  /** false: rows without payload, result, error and metadata. */
+  bodies?: boolean
 }
 
 /** How the JS shim says the handler ended. */

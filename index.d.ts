@@ -131,7 +131,12 @@ export type ListInput = {
   limit?: number;
   /** Default 0. */
   offset?: number;
+  /** Default true; false lists `TaskSummary` rows: no payload, result, error or metadata, which are then not even read. */
+  bodies?: boolean;
 };
+
+/** A task row without its JSON bodies, as `list({ bodies: false })` returns it. */
+export type TaskSummary = Omit<Task, "payload" | "result" | "error" | "metadata">;
 
 /** `purge` input: finished tasks completed more than `olderThanMs` ago; each filter is an equality, absent = off. */
 export type PurgeInput = {
@@ -416,12 +421,15 @@ export declare abstract class TaskStore {
   submit(input: SubmitInput): Promise<Task>;
   get(taskId: string): Promise<Task | null>;
   getByKey(key: string): Promise<Task | null>;
+  list(input: ListInput & { bodies: false }): Promise<TaskSummary[]>;
   list(input?: ListInput): Promise<Task[]>;
   cancel(taskId: string): Promise<Task | null>;
   cancelByKey(key: string): Promise<Task | null>;
   retry(taskId: string, opts?: RetryOptions): Promise<Task | null>;
   retryByKey(key: string, opts?: RetryOptions): Promise<Task | null>;
   purge(input?: PurgeInput): Promise<string[]>;
+  /** How many tasks `purge(input)` would delete now (at most its `limit`); deletes nothing. */
+  purgeCount(input?: PurgeInput): Promise<number>;
   /** Every queue's counts; with `queue`, only that queue (present even with no rows). */
   stats(queue?: string | null): Promise<Record<string, Record<TaskStatus, number>>>;
   /** The task's id and status only (a cheap probe), or `null`. */
@@ -522,12 +530,15 @@ export declare class CairnQ {
   queueDepth(queue: string, maxDepth: number): Promise<number>;
   get(taskId: string): Promise<Task | null>;
   getByKey(key: string): Promise<Task | null>;
+  list(input: ListInput & { bodies: false }): Promise<TaskSummary[]>;
   list(input?: ListInput): Promise<Task[]>;
   cancel(taskId: string): Promise<Task | null>;
   cancelByKey(key: string): Promise<Task | null>;
   retry(taskId: string, opts?: RetryOptions): Promise<Task | null>;
   retryByKey(key: string, opts?: RetryOptions): Promise<Task | null>;
   purge(input?: PurgeInput): Promise<string[]>;
+  /** How many tasks `purge(input)` would delete now (at most its `limit`); deletes nothing. */
+  purgeCount(input?: PurgeInput): Promise<number>;
   /** Every queue's counts; with `queue`, only that queue (present even with no rows). */
   stats(queue?: string | null): Promise<Record<string, Record<TaskStatus, number>>>;
   /** The task's id and status only (a cheap probe), or `null`. */

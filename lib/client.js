@@ -146,6 +146,11 @@ class CairnQ {
     return this._store.purge(input);
   }
 
+  /** @param {PurgeInput} [input] */
+  purgeCount(input = {}) {
+    return this._store.purgeCount(input);
+  }
+
   /** @param {string | null} [queue] */
   stats(queue) {
     return this._store.stats(queue);

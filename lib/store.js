@@ -267,6 +267,7 @@ class TaskStore {
       correlationId: input.correlationId ?? undefined,
       limit: input.limit ?? undefined,
       offset: input.offset ?? undefined,
+      bodies: input.bodies ?? undefined,
     };
     return this._native.list(args).then(parseRows, raise);
   }
@@ -314,16 +315,17 @@ class TaskStore {
    * @returns {Promise<string[]>}
    */
   purge(input = {}) {
-    const { olderThanMs, queue, status, name, limit } = input;
-    const args = {
-      olderThanMs: olderThanMs ?? undefined,
-      queue: queue ?? undefined,
-      // Any non-null status reaches the core's check, which words the refusal.
-      status: status == null ? undefined : String(status),
-      name: name ?? undefined,
-      limit: limit ?? undefined,
-    };
-    return this._native.purge(args).catch(raise);
+    return this._native.purge(purgeArgs(input)).catch(raise);
+  }
+
+  /**
+   * How many tasks `purge(input)` would delete now (at most its `limit`),
+   * checked as `purge` checks it; deletes nothing.
+   * @param {PurgeInput} [input]
+   * @returns {Promise<number>}
+   */
+  purgeCount(input = {}) {
+    return this._native.purgeCount(purgeArgs(input)).catch(raise);
   }
 
   /**
@@ -420,12 +422,14 @@ class TaskStore {
    * @returns {Promise<T | undefined>}
    */
   async claimSession(input, plan) {
-    const session = this._native.openClaimSession({
-      queues: input.queues,
-      workerId: input.workerId,
-      leaseMs: input.leaseMs ?? undefined,
-      names: input.names ?? undefined,
-    });
+    const session = nativeSync(() =>
+      this._native.openClaimSession({
+        queues: input.queues,
+        workerId: input.workerId,
+        leaseMs: input.leaseMs ?? undefined,
+        names: input.names ?? undefined,
+      }),
+    );
     if (!(await session.opened().catch(raise))) return undefined;
     /** @type {Draw} */
     const draw = (names, limit) => session.draw(names ?? undefined, limit).then(parseRows, raise);
@@ -597,6 +601,32 @@ class TaskStore {
 }
 
 /**
+ * `purge` input as the core takes it: null filters are off.
+ * @param {PurgeInput} input
+ */
+function purgeArgs(input) {
+  const { olderThanMs, queue, status, name, limit } = input;
+  return {
+    olderThanMs: olderThanMs ?? undefined,
+    queue: queue ?? undefined,
+    // Any non-null status reaches the core's check, which words the refusal.
+    status: status == null ? undefined : String(status),
+    name: name ?? undefined,
+    limit: limit ?? undefined,
+  };
+}
+
+/**
+ * The core's open mode for a store's options (`existing`, `ownOnly`).
+ * @param {{ existing?: boolean, ownOnly?: boolean }} opts
+ * @returns {string | undefined}
+ */
+function openMode(opts) {
+  if (opts.existing === true) return "existing";
+  return opts.ownOnly === true ? "own" : undefined;
+}
+
+/**
  * @param {WaitOptions} opts
  * @returns {import("../binding.js").WaitArgs}
  */
@@ -688,12 +718,14 @@ class SQLiteStore extends TaskStore {
    * `existing` (not part of the 0.7.0 API; the command line and dashboard set
    * it): open only an existing cairnq database, never creating or migrating
    * one; anything else rejects with a plain Error whose `code` is
-   * `CAIRNQ_NO_DATABASE` or `CAIRNQ_NOT_CAIRNQ`.
+   * `CAIRNQ_NO_DATABASE` or `CAIRNQ_NOT_CAIRNQ`. `ownOnly` (the command
+   * line's `submit`): create or migrate, but refuse (`CAIRNQ_NOT_CAIRNQ`) a
+   * file holding another application's tables and no cairnq installation.
    * @param {string} path
-   * @param {{ busyTimeoutMs?: number, existing?: boolean }} [opts]
+   * @param {{ busyTimeoutMs?: number, existing?: boolean, ownOnly?: boolean }} [opts]
    */
   constructor(path, opts = {}) {
-    super(NativeStore.sqlite(path, opts.busyTimeoutMs, opts.existing === true));
+    super(nativeSync(() => NativeStore.sqlite(path, opts.busyTimeoutMs, openMode(opts))));
     this.path = path;
   }
 }
@@ -710,13 +742,13 @@ class PostgresStore extends TaskStore {
    * start a second installation beside an existing one.
    * `existing`: as for SQLiteStore.
    * @param {string | import("../index.js").PgExecutor} source
-   * @param {{ max?: number, schema?: string, existing?: boolean }} [opts]
+   * @param {{ max?: number, schema?: string, existing?: boolean, ownOnly?: boolean }} [opts]
    */
   constructor(source, opts = {}) {
     if (typeof source === "string") {
       super(
         nativeSync(() =>
-          NativeStore.postgres(source, opts.max ?? undefined, opts.schema ?? undefined, opts.existing === true),
+          NativeStore.postgres(source, opts.max ?? undefined, opts.schema ?? undefined, openMode(opts)),
         ),
       );
       /** @type {ExecutorBridge | null} */

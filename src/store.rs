@@ -4,13 +4,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cairnq_core::input::timer_ms;
+use cairnq_core::input::{stored_ms_or, timer_ms};
 use cairnq_core::store::backpressure::{BackpressureOptions, QueueDepthLimit};
 use cairnq_core::store::{
     ClaimRequest, ClaimSession, Draw, ListInput, OpenMode, Outcome, Owned, PurgeInput, Stats,
     SubmitInput, Target, TaskRef, Write, WriteAnswer, DEFAULT_LEASE_MS,
 };
-use cairnq_core::task::{tasks_to_json, Status};
+use cairnq_core::task::{summaries_to_json, tasks_to_json, Status};
 use cairnq_core::wait::{self, WaitOptions};
 use cairnq_core::{Error as CoreError, Store, Task};
 use napi::bindgen_prelude::Either;
@@ -105,11 +105,16 @@ fn spelled_number<'de, D: serde::Deserializer<'de>>(
     }
 }
 
-fn open_mode(existing: Option<bool>) -> OpenMode {
-    if existing == Some(true) {
-        OpenMode::Existing
-    } else {
-        OpenMode::Migrate
+/// `open` as `lib/store.js` names the modes: absent = migrate, `"existing"`,
+/// `"own"` (`OpenMode::MigrateOwn`).
+fn open_mode(open: Option<String>) -> Result<OpenMode> {
+    match open.as_deref() {
+        None => Ok(OpenMode::Migrate),
+        Some("existing") => Ok(OpenMode::Existing),
+        Some("own") => Ok(OpenMode::MigrateOwn),
+        Some(other) => Err(napi::Error::from_reason(format!(
+            "unknown open mode {other}"
+        ))),
     }
 }
 
@@ -169,18 +174,21 @@ impl From<ListArgs> for ListInput {
             correlation_id: args.correlation_id,
             limit: args.limit,
             offset: args.offset,
+            bodies: args.bodies,
         }
     }
 }
 
-impl From<ClaimArgs> for ClaimRequest {
-    fn from(args: ClaimArgs) -> Self {
-        ClaimRequest {
+impl TryFrom<ClaimArgs> for ClaimRequest {
+    type Error = CoreError;
+
+    fn try_from(args: ClaimArgs) -> cairnq_core::Result<Self> {
+        Ok(ClaimRequest {
             queues: args.queues,
             worker_id: args.worker_id,
-            lease_ms: lease(args.lease_ms),
+            lease_ms: lease(args.lease_ms)?,
             names: args.names,
-        }
+        })
     }
 }
 
@@ -236,11 +244,11 @@ impl TryFrom<WriteArgs> for Write {
                 Outcome::Fail {
                     error: args.json.clone().ok_or_else(|| missing("json"))?,
                     retryable: args.retryable != Some(false),
-                    delay_ms: args.delay_ms.map_or(0, |v| v.max(0.0) as i64),
+                    delay_ms: stored_ms_or("delayMs", args.delay_ms, 0)?.max(0),
                 },
             ),
             WriteKind::Progress => Write::Progress(owned()?, args.progress, args.message),
-            WriteKind::Heartbeat => Write::Heartbeat(owned()?, lease(args.lease_ms)),
+            WriteKind::Heartbeat => Write::Heartbeat(owned()?, lease(args.lease_ms)?),
         })
     }
 }
@@ -254,6 +262,8 @@ pub struct ListArgs {
     pub correlation_id: Option<String>,
     pub limit: Option<f64>,
     pub offset: Option<f64>,
+    /// false: rows without payload, result, error and metadata.
+    pub bodies: Option<bool>,
 }
 
 #[napi(object)]
@@ -337,8 +347,8 @@ impl From<BackpressureArgs> for BackpressureOptions {
     }
 }
 
-fn lease(ms: Option<f64>) -> i64 {
-    ms.map_or(DEFAULT_LEASE_MS, |v| v as i64)
+fn lease(ms: Option<f64>) -> cairnq_core::Result<i64> {
+    stored_ms_or("leaseMs", ms, DEFAULT_LEASE_MS)
 }
 
 fn row(task: Task) -> String {
@@ -384,18 +394,20 @@ pub struct NativeStore {
 
 #[napi]
 impl NativeStore {
-    /// `existing`: open only an existing cairnq database, never creating or
-    /// migrating one (`OpenMode::Existing`, for the command line and dashboard).
+    /// `open`: `"existing"` opens only an existing cairnq database, never
+    /// creating or migrating one (`OpenMode::Existing`, for the command line
+    /// and dashboard); `"own"` refuses another application's file
+    /// (`OpenMode::MigrateOwn`, the command line's `submit`).
     #[napi(factory)]
     pub fn sqlite(
         path: String,
         busy_timeout_ms: Option<f64>,
-        existing: Option<bool>,
-    ) -> NativeStore {
-        NativeStore {
-            inner: Store::sqlite_with(&path, busy_timeout_ms, open_mode(existing)),
+        open: Option<String>,
+    ) -> Result<NativeStore> {
+        Ok(NativeStore {
+            inner: Store::sqlite_with(&path, busy_timeout_ms, open_mode(open)?),
             executor: None,
-        }
+        })
     }
 
     #[napi(factory)]
@@ -403,9 +415,9 @@ impl NativeStore {
         dsn: String,
         max: Option<f64>,
         schema: Option<String>,
-        existing: Option<bool>,
+        open: Option<String>,
     ) -> Result<NativeStore> {
-        Store::postgres_with(&dsn, max, schema, open_mode(existing))
+        Store::postgres_with(&dsn, max, schema, open_mode(open)?)
             .map(|inner| NativeStore {
                 inner,
                 executor: None,
@@ -505,16 +517,29 @@ impl NativeStore {
     #[napi]
     pub async fn list(&self, args: ListArgs) -> Result<String> {
         let input = ListInput::from(args);
+        let bodies = input.bodies != Some(false);
         self.inner
             .list(input)
             .await
-            .map(|tasks| tasks_to_json(&tasks))
+            .map(|tasks| {
+                if bodies {
+                    tasks_to_json(&tasks)
+                } else {
+                    summaries_to_json(&tasks)
+                }
+            })
             .js()
     }
 
     #[napi]
     pub async fn purge(&self, args: PurgeArgs) -> Result<Vec<String>> {
         self.inner.purge(args.into()).await.js()
+    }
+
+    /// How many tasks `purge(args)` would delete now (at most its limit).
+    #[napi]
+    pub async fn purge_count(&self, args: PurgeArgs) -> Result<i64> {
+        self.inner.purge_count(args.into()).await.js()
     }
 
     #[napi]
@@ -565,7 +590,7 @@ impl NativeStore {
     #[napi]
     pub async fn claim(&self, args: ClaimArgs) -> Result<String> {
         let limit = args.limit.map_or(1, |v| v as i64);
-        let request = ClaimRequest::from(args);
+        let request = ClaimRequest::try_from(args).js()?;
         self.inner
             .claim(request, limit)
             .await
@@ -582,7 +607,7 @@ impl NativeStore {
         lease_ms: Option<f64>,
     ) -> Result<Vec<(String, bool)>> {
         self.inner
-            .heartbeat_batch(task_ids, worker_id, lease(lease_ms))
+            .heartbeat_batch(task_ids, worker_id, lease(lease_ms).js()?)
             .await
             .js()
     }
@@ -598,15 +623,15 @@ pub struct NativeClaimSession {
 #[napi]
 impl NativeStore {
     #[napi]
-    pub fn open_claim_session(&self, args: ClaimArgs) -> NativeClaimSession {
-        let request = ClaimRequest::from(args);
+    pub fn open_claim_session(&self, args: ClaimArgs) -> Result<NativeClaimSession> {
+        let request = ClaimRequest::try_from(args).js()?;
         let backend = self.inner.backend().clone();
         let session = napi::bindgen_prelude::within_runtime_if_available(move || {
             ClaimSession::open(backend, request, &tokio::runtime::Handle::current())
         });
-        NativeClaimSession {
+        Ok(NativeClaimSession {
             session: tokio::sync::Mutex::new(Some(session)),
-        }
+        })
     }
 }
 

@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairnq_core::backoff::Backoff;
+use cairnq_core::input::stored_ms;
 use cairnq_core::worker::{
-    calls_to_json, Call, CallOutcome, ErrorInfo, Invoker, Registration, TaskContext, TaskResult,
-    Worker, WorkerOptions,
+    calls_to_json, retry_backoff, Call, CallOutcome, ErrorInfo, Invoker, Registration, TaskContext,
+    TaskResult, Worker, WorkerOptions,
 };
 use cairnq_core::{Error, Task};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -315,18 +315,9 @@ impl NativeContext {
         let task = Task::from_json(&task)
             .map_err(cairnq_core::Error::from)
             .js()?;
-        let defaults = Backoff::default();
-        let backoff = Backoff {
-            base_ms: retry_backoff_ms.unwrap_or(defaults.base_ms),
-            max_ms: retry_backoff_max_ms.unwrap_or(defaults.max_ms),
-        };
-        let inner = TaskContext::new(
-            store.inner.clone(),
-            task,
-            worker_id,
-            lease_ms as i64,
-            backoff,
-        );
+        let backoff = retry_backoff(retry_backoff_ms, retry_backoff_max_ms).js()?;
+        let lease_ms = stored_ms("leaseMs", lease_ms).js()?;
+        let inner = TaskContext::new(store.inner.clone(), task, worker_id, lease_ms, backoff);
         Ok(NativeContext {
             inner: Arc::new(inner),
         })

@@ -179,10 +179,8 @@ forEachDialect("cli", (dialect) => {
     const live = await client.submit("live");
     await waitUntilPast(Math.max(...done.map((d) => d.completed_at_ms)) + dialect.clockSlackMs);
 
-    assert.deepEqual(await cliJson(["purge", db, "--older-than", "1h", "--dry-run"]), { dryRun: true, count: 0, ids: [] });
-    const dry = await cliJson(["purge", db, "--dry-run"]);
-    assert.equal(dry.count, 4);
-    assert.deepEqual([...dry.ids].sort(), done.map((d) => d.id).sort());
+    assert.deepEqual(await cliJson(["purge", db, "--older-than", "1h", "--dry-run"]), { dryRun: true, count: 0 });
+    assert.deepEqual(await cliJson(["purge", db, "--dry-run"]), { dryRun: true, count: 4 });
     assert.equal(await cliOk(["purge", db, "--dry-run", "--limit", "3"]), "would purge 3 tasks (dry run: nothing deleted)\n");
     assert.equal((await client.list()).length, 5, "a dry run deleted something");
 
@@ -260,7 +258,7 @@ forEachDialect("cli", (dialect) => {
     await top.until((s) => /work\s+1\s+0\s+1\s+0\s+0/.test(s), "a frame with the succeeded task");
     top.child.kill("SIGINT");
     const { code } = await top.exited;
-    assert.equal(code, 0);
+    assert.equal(code, 130, "stopped by SIGINT: 128 + 2, piped as on a terminal");
     assert.equal(top.errors(), "");
   });
 

@@ -38,7 +38,7 @@ const VALUE_EXPORTS = [
 const TYPE_EXPORTS = [
   "CallOptions", "ClientOptions", "SubmitOptions", "BackpressureOptions", "QueueDepthLimit",
   "RetentionOptions", "BatchHandler", "Handler", "TypedHandler", "WorkerOptions", "TaskContextOptions",
-  "TaskDef", "ListInput", "PurgeInput", "SubmitInput", "Conflict", "Task", "TaskStatus", "FailReason",
+  "TaskDef", "ListInput", "PurgeInput", "SubmitInput", "Conflict", "Task", "TaskSummary", "TaskStatus", "FailReason",
   "DashboardOptions", "DashboardHandler", "NodeRequestHandler",
   "TaskRef", "TerminalStatus", "WaitOptions", "RetentionCutoffs", "RetentionRule", "WatchOptions", "WatchSignal",
   "PgExecutor", "PgSession", "Row",

@@ -139,30 +139,57 @@ function relativeTime(at, now = Date.now()) {
 }
 
 /**
- * An absolute UTC timestamp with its relative form.
+ * An absolute UTC timestamp with its relative form; a time no date can hold
+ * (another SDK may have stored one) as the number itself.
  * @param {number | null | undefined} at
  * @param {number} [now]
  */
 function timestamp(at, now = Date.now()) {
   if (at === null || at === undefined) return "-";
-  return `${new Date(at).toISOString()} (${relativeTime(at, now)})`;
+  const date = new Date(at);
+  if (Number.isNaN(date.getTime())) return `${at} ms`;
+  return `${date.toISOString()} (${relativeTime(at, now)})`;
 }
 
 /**
- * A JSON value indented, for payloads, results and envelopes.
+ * Characters a terminal acts on rather than shows: C0 and C1 controls (ESC
+ * starts colour, title and clear-screen sequences), DEL, and the bidi
+ * controls that reorder what follows them.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const NAMED = /** @type {Record<string, string>} */ ({ "\n": "\\n", "\r": "\\r", "\t": "\\t" });
+
+/**
+ * A database value made safe for a terminal: every control character shown
+ * as an escape (`\n`, `\u001b`), so a task name or message cannot move the
+ * cursor, retitle the window or clear the screen. Human output only: JSON
+ * output stays exact.
+ * @param {unknown} value
+ */
+function plain(value) {
+  return String(value).replace(CONTROLS, (ch) => NAMED[ch] ?? `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/**
+ * A JSON value indented, for payloads, results and envelopes; terminal-safe
+ * (JSON escapes C0 controls, `plain` the C1 and bidi ones it leaves).
  * @param {unknown} value
  */
 function prettyJson(value) {
-  return value === undefined ? "null" : JSON.stringify(value, null, 2);
+  const text = value === undefined ? "null" : JSON.stringify(value, null, 2);
+  return text.split("\n").map(plain).join("\n");
 }
 
 /**
- * `s` cut to `width` characters with an ellipsis.
+ * `s` made terminal-safe (`plain`) and cut to `width` characters with an
+ * ellipsis.
  * @param {string} s
  * @param {number} width
  */
 function truncate(s, width) {
-  return s.length <= width ? s : `${s.slice(0, Math.max(0, width - 1))}…`;
+  const safe = plain(s);
+  return safe.length <= width ? safe : `${safe.slice(0, Math.max(0, width - 1))}…`;
 }
 
 /**
@@ -192,6 +219,7 @@ module.exports = {
   humanDuration,
   paintStatus,
   parseDuration,
+  plain,
   prettyJson,
   progressBar,
   relativeTime,

@@ -32,9 +32,11 @@ Exit codes:
   6   wait: the task was canceled
   7   the task's state does not allow the action, or a keyed submit was rejected
   10  any other failure
+  130 top: stopped by Ctrl-C (SIGINT); 143 by SIGTERM
 
 <db> is a SQLite file path or a postgres:// DSN. Only submit creates a
-database; every other command refuses a missing or non-cairnq database and
+database (not in a SQLite file holding another application's tables, unless
+--init); every other command refuses a missing or non-cairnq database and
 changes nothing. Colours only on a terminal, never with NO_COLOR set.`;
 
 // --- option parsers: one clear line for a bad value ---------------------------
@@ -50,6 +52,13 @@ function positiveInt(v) {
 function nonNegativeInt(v) {
   const n = Number(v);
   if (!/^\d+$/.test(v) || !Number.isSafeInteger(n)) throw new InvalidArgumentError("must be a non-negative integer.");
+  return n;
+}
+
+/** @param {string} v */
+function port(v) {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n > 65535) throw new InvalidArgumentError("must be a port number from 0 to 65535.");
   return n;
 }
 
@@ -95,7 +104,7 @@ async function main(argv, io = {}) {
   /** @type {CairnQ | null} */
   let client = null;
 
-  /** @param {string} db @param {{ create?: boolean }} [opts] */
+  /** @param {string} db @param {{ create?: boolean, init?: boolean }} [opts] */
   const open = (db, opts) => {
     client = inspect.openClient(db, opts);
     return client;
@@ -146,7 +155,7 @@ async function main(argv, io = {}) {
       });
       const totals = inspect.zeroCounts();
       for (const [queue, row] of Object.entries(counts)) {
-        t.push([queue, ...STATUSES.map((s) => String(row[s])), String(STATUSES.reduce((a, s) => a + row[s], 0))]);
+        t.push([fmt.plain(queue), ...STATUSES.map((s) => String(row[s])), String(STATUSES.reduce((a, s) => a + row[s], 0))]);
         for (const s of STATUSES) totals[s] += row[s];
       }
       if (Object.keys(counts).length === 0) return print("no tasks");
@@ -164,7 +173,9 @@ async function main(argv, io = {}) {
     .option("--offset <n>", "skip this many first (paging)", nonNegativeInt, 0)
     .action(async (db, opts) => {
       const cq = open(db);
-      const rows = await cq.list({ queue: opts.queue, status: opts.status, name: opts.name, limit: opts.limit + 1, offset: opts.offset });
+      // JSON lines carry whole rows; the table shows no bodies, so reads none.
+      const input = { queue: opts.queue, status: opts.status, name: opts.name, limit: opts.limit + 1, offset: opts.offset };
+      const rows = opts.json ? await cq.list(input) : await inspect.listSummaries(cq, input);
       const page = rows.slice(0, opts.limit);
       if (opts.json) {
         for (const task of page) printJson(task);
@@ -174,7 +185,7 @@ async function main(argv, io = {}) {
       const now = Date.now();
       const t = fmt.table(c, ["ID", "NAME", "QUEUE", "STATUS", "ATTEMPT", "CREATED", "UPDATED"]);
       for (const task of page) {
-        t.push([task.id, fmt.truncate(task.name, 40), task.queue, fmt.paintStatus(c, task.status), `${task.attempt}/${task.max_attempts}`, fmt.relativeTime(task.created_at_ms, now), fmt.relativeTime(task.updated_at_ms, now)]);
+        t.push([fmt.plain(task.id), fmt.truncate(task.name, 40), fmt.plain(task.queue), fmt.paintStatus(c, task.status), `${task.attempt}/${task.max_attempts}`, fmt.relativeTime(task.created_at_ms, now), fmt.relativeTime(task.updated_at_ms, now)]);
       }
       print(fmt.render(t));
       if (rows.length > opts.limit) print(c.dim(`more: --offset ${opts.offset + opts.limit}`));
@@ -197,7 +208,7 @@ async function main(argv, io = {}) {
     .action(async (db, id, opts) => {
       const task = await inspect.retryTask(open(db), taskRef(id, opts.key), { resetAttempt: opts.resetAttempt === true });
       if (opts.json) return printJson(task);
-      print(`retried ${task.id}: ${fmt.paintStatus(c, task.status)} (attempt ${task.attempt}/${task.max_attempts})`);
+      print(`retried ${fmt.plain(task.id)}: ${fmt.paintStatus(c, task.status)} (attempt ${task.attempt}/${task.max_attempts})`);
     });
 
   command("cancel <db> [id]", "cancel a queued task, or ask a running one to stop")
@@ -206,7 +217,7 @@ async function main(argv, io = {}) {
       const task = await inspect.cancelTask(open(db), taskRef(id, opts.key));
       if (opts.json) return printJson(task);
       const note = task.status === "running" ? " (cancel requested; the handler stops at its next check)" : "";
-      print(`canceled ${task.id}: ${fmt.paintStatus(c, task.status)}${note}`);
+      print(`canceled ${fmt.plain(task.id)}: ${fmt.paintStatus(c, task.status)}${note}`);
     });
 
   command("purge <db>", "delete finished tasks (oldest completion first)")
@@ -243,8 +254,8 @@ async function main(argv, io = {}) {
       }
       if (opts.json) printJson(task);
       else {
-        const why = task.status === "failed" && task.error ? `: ${task.error.message}` : "";
-        print(`${task.id} ${fmt.paintStatus(c, task.status)}${why}`);
+        const why = task.status === "failed" && task.error ? `: ${fmt.plain(task.error.message)}` : "";
+        print(`${fmt.plain(task.id)} ${fmt.paintStatus(c, task.status)}${why}`);
       }
       state.code = task.status === "succeeded" ? EXIT.OK : task.status === "failed" ? EXIT.FAILED : EXIT.CANCELED;
     });
@@ -256,6 +267,7 @@ async function main(argv, io = {}) {
     .option("--delay <duration>", "run no earlier than this from now", duration)
     .option("--priority <n>", "higher runs first", integer)
     .option("--max-attempts <n>", "attempts before it fails for good", positiveInt)
+    .option("--init", "install cairnq's tables even in a SQLite file that holds another application's tables")
     .action(async (db, name, payloadText, opts) => {
       let payload = {};
       if (payloadText !== undefined) {
@@ -265,7 +277,7 @@ async function main(argv, io = {}) {
           throw new InspectError(`payload is not valid JSON: ${/** @type {Error} */ (e).message}`, EXIT.USAGE);
         }
       }
-      const task = await open(db, { create: true }).submit(name, payload, {
+      const submitted = open(db, { create: true, init: opts.init === true }).submit(name, payload, {
         key: opts.key,
         conflict: opts.conflict,
         queue: opts.queue,
@@ -273,8 +285,14 @@ async function main(argv, io = {}) {
         priority: opts.priority,
         maxAttempts: opts.maxAttempts,
       });
+      const task = await submitted.catch((/** @type {Error & { code?: string }} */ e) => {
+        if (e.code === "CAIRNQ_NOT_CAIRNQ") throw new InspectError(`${e.message}; pass --init to add cairnq's tables to it anyway`, EXIT.NO_DATABASE);
+        // JSON text that parses to what JSON cannot store (1e999 is Infinity).
+        if (e.name === "SerializationError") throw new InspectError(`payload cannot be stored: ${e.message}`, EXIT.USAGE);
+        throw e;
+      });
       if (opts.json) return printJson(task);
-      print(`${task.id} ${fmt.paintStatus(c, task.status)} on queue ${task.queue}`);
+      print(`${fmt.plain(task.id)} ${fmt.paintStatus(c, task.status)} on queue ${fmt.plain(task.queue)}`);
     });
 
   defineSchedulesCommand({ command, open, print, printJson, colors: c });
@@ -284,11 +302,13 @@ async function main(argv, io = {}) {
     .option("--interval <duration>", "refresh every (default 1s)", positiveDuration, 1000)
     .action(async (db, opts) => {
       const { runTop } = require("./top.js");
-      await runTop(open(db), { db, queue: opts.queue, intervalMs: opts.interval, json: opts.json === true, out, colors: c });
+      const signal = await runTop(open(db), { db, queue: opts.queue, intervalMs: opts.interval, json: opts.json === true, out, colors: c });
+      // Stopped by a signal, on a terminal or piped alike: the shell's 128 + n.
+      state.code = EXIT.SIGNALED + (signal === "SIGTERM" ? 15 : 2);
     });
 
   command("ui <db>", "serve the web dashboard")
-    .option("--port <port>", "port (default 4680; 0 picks a free one)", nonNegativeInt, 4680)
+    .option("--port <port>", "port (default 4680; 0 picks a free one)", port, 4680)
     .option("--host <host>", "address to bind (default 127.0.0.1)", "127.0.0.1")
     .option("--token <token>", "required on every request, 16 characters or more (default: $CAIRNQ_UI_TOKEN; generated when --host is not loopback)")
     .option("--read-only", "no retry, cancel or purge")
@@ -316,7 +336,7 @@ async function main(argv, io = {}) {
       return e.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
     }
     const failure = inspect.classify(e);
-    err.write(`${ce.red(`error: ${failure.message}`)}\n`);
+    err.write(`${ce.red(`error: ${fmt.plain(failure.message)}`)}\n`);
     return failure.exitCode;
   } finally {
     await closeQuietly(client);
@@ -348,32 +368,32 @@ function taskRef(id, key) {
  * The human form of `get`.
  * @param {fmt.Colors} c
  * @param {Task} task
- * @param {Task[]} children
+ * @param {import("../../index.js").TaskSummary[]} children
  */
 function describeTask(c, task, children) {
   const now = Date.now();
   const lease =
-    task.lease_until_ms == null ? "-" : `${task.worker_id ?? "?"}, ${task.lease_until_ms > now ? `expires ${fmt.relativeTime(task.lease_until_ms, now)}` : `expired ${fmt.relativeTime(task.lease_until_ms, now)}`}`;
+    task.lease_until_ms == null ? "-" : `${fmt.plain(task.worker_id ?? "?")}, ${task.lease_until_ms > now ? `expires ${fmt.relativeTime(task.lease_until_ms, now)}` : `expired ${fmt.relativeTime(task.lease_until_ms, now)}`}`;
   const t = fmt.table(c, ["", ""]);
   t.options.head = [];
   /** @type {[string, string][]} */
   const rows = [
-    ["id", task.id],
-    ["name", task.name],
-    ["queue", task.queue],
+    ["id", fmt.plain(task.id)],
+    ["name", fmt.plain(task.name)],
+    ["queue", fmt.plain(task.queue)],
     ["status", fmt.paintStatus(c, task.status) + (task.cancel_requested_at_ms != null ? c.yellow(" (cancel requested)") : "")],
     ["attempt", `${task.attempt}/${task.max_attempts}`],
     ["priority", String(task.priority)],
     ["progress", task.progress == null ? "-" : fmt.progressBar(task.progress)],
-    ["message", task.message ?? "-"],
+    ["message", task.message == null ? "-" : fmt.plain(task.message)],
     ["lease", lease],
     ["run at", fmt.timestamp(task.run_at_ms, now)],
     ["created", fmt.timestamp(task.created_at_ms, now)],
     ["updated", fmt.timestamp(task.updated_at_ms, now)],
     ["completed", fmt.timestamp(task.completed_at_ms, now)],
-    ["parent", task.parent_id ?? "-"],
-    ["root", task.root_id ?? "-"],
-    ["correlation", task.correlation_id ?? "-"],
+    ["parent", fmt.plain(task.parent_id ?? "-")],
+    ["root", fmt.plain(task.root_id ?? "-")],
+    ["correlation", fmt.plain(task.correlation_id ?? "-")],
   ];
   for (const [k, v] of rows) t.push([c.dim(k), v]);
   const sections = [fmt.render(t), "", c.bold("payload"), fmt.prettyJson(task.payload)];
@@ -382,7 +402,7 @@ function describeTask(c, task, children) {
   if (task.error != null) sections.push("", c.bold(c.red("error")), fmt.prettyJson(task.error));
   if (children.length > 0) {
     const s = fmt.table(c, ["SPAWNED", "NAME", "STATUS"]);
-    for (const child of children) s.push([child.id, child.name, fmt.paintStatus(c, child.status)]);
+    for (const child of children) s.push([fmt.plain(child.id), fmt.plain(child.name), fmt.paintStatus(c, child.status)]);
     sections.push("", fmt.render(s));
   }
   return sections.join("\n");

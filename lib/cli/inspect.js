@@ -35,6 +35,8 @@ const EXIT = Object.freeze({
   REFUSED: 7,
   /** Any other failure (a database error). */
   ERROR: 10,
+  /** Stopped by signal n (`top`): exits 128 + n, as a shell reports it. */
+  SIGNALED: 128,
 });
 
 /** A failure the front ends report as one line with an exit code (or HTTP status). */
@@ -59,16 +61,25 @@ function isPostgres(db) {
  * A client on `db` (a SQLite path or a postgres:// DSN). Unless `create` is
  * set, the store only opens an existing cairnq database: it never creates a
  * file, migrates or writes anything while deciding (the core's
- * `OpenMode::Existing`).
+ * `OpenMode::Existing`). With `create`, a SQLite file holding another
+ * application's tables is refused unless `init` is set too
+ * (`OpenMode::MigrateOwn`). A URL of another scheme (`mysql://…`) is refused:
+ * it would otherwise be taken for a file path.
  * @param {string} db
- * @param {{ create?: boolean }} [opts]
+ * @param {{ create?: boolean, init?: boolean }} [opts]
  * @returns {CairnQ}
  */
 function openClient(db, opts = {}) {
   const existing = !opts.create;
   if (typeof db !== "string" || db === "") throw new InspectError("no database given", EXIT.USAGE);
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(db)?.[1];
+  if (scheme !== undefined && !isPostgres(db)) {
+    throw new InspectError(`unsupported database URL ${scheme}://…: give a SQLite file path or a postgres:// DSN`, EXIT.USAGE);
+  }
   try {
-    const store = isPostgres(db) ? new PostgresStore(db, { max: 4, existing }) : new SQLiteStore(db, { existing });
+    const store = isPostgres(db)
+      ? new PostgresStore(db, { max: 4, existing })
+      : new SQLiteStore(db, { existing, ownOnly: opts.create === true && opts.init !== true });
     return new CairnQ(store);
   } catch (err) {
     throw classify(err);
@@ -92,6 +103,8 @@ function classify(err) {
     return new InspectError(message, EXIT.NO_DATABASE);
   }
   if (e.name === "AlreadyExists") return new InspectError(message, EXIT.REFUSED);
+  // A value the store refuses to encode (`submit db job 1e999`: Infinity).
+  if (e.name === "SerializationError") return new InspectError(message, EXIT.USAGE);
   // The store's argument checks: plain Errors without a driver code.
   if (e.name === "Error" && e.code === undefined && /must be|unknown (status|conflict)|got /.test(message)) {
     return new InspectError(message, EXIT.USAGE);
@@ -168,52 +181,54 @@ async function cancelTask(client, ref) {
  */
 
 /**
- * Purge terminal tasks; with `dryRun`, count what would go instead (through
- * `list`, in bounded pages, stopping at `limit`).
+ * Purge terminal tasks; with `dryRun`, count what would go instead (the
+ * store's bounded `purgeCount`: the purge's own statement predicate, at most
+ * `limit`, on the database's clock).
  * @param {CairnQ} client
  * @param {PurgeFilter & { dryRun?: boolean }} filter
- * @returns {Promise<{ dryRun: boolean, count: number, ids: string[] }>}
+ * @returns {Promise<{ dryRun: true, count: number } | { dryRun: false, count: number, ids: string[] }>}
  */
 async function purge(client, filter) {
   const { dryRun = false, ...input } = filter;
   if (input.status !== undefined && !TERMINAL.includes(input.status)) {
     throw new InspectError(`status must be terminal, got ${input.status}`, EXIT.USAGE);
   }
-  if (dryRun) {
-    const ids = await purgeCandidates(client, input);
-    return { dryRun: true, count: ids.length, ids };
-  }
+  if (dryRun) return { dryRun: true, count: await client.purgeCount(/** @type {any} */ (input)) };
   const ids = await client.purge(/** @type {any} */ (input));
   return { dryRun: false, count: ids.length, ids };
 }
 
-const PAGE = 500;
+/**
+ * A page of tasks without their bodies (payload, result, error, metadata),
+ * which the store then never reads: what the CLI's `list` and the
+ * dashboard's task list show, bounded in bytes as in rows.
+ * @param {CairnQ} client
+ * @param {import("../../index.js").ListInput} input
+ * @returns {Promise<import("../../index.js").TaskSummary[]>}
+ */
+function listSummaries(client, input) {
+  return client.list({ ...input, bodies: false });
+}
+
+/** Bodies longer than this (as JSON text) reach the dashboard's task page truncated. */
+const BODY_PREVIEW_CHARS = 64 * 1024;
 
 /**
- * The ids `purge(input)` would delete now: terminal, completed before the
- * cutoff, matching the filters; at most `limit` (1000 by default).
- * @param {CairnQ} client
- * @param {PurgeFilter} input
- * @returns {Promise<string[]>}
+ * `task` with each body (payload, result, error, metadata) whose JSON text is
+ * longer than `limit` characters replaced by `{ truncated: true, chars,
+ * preview }`: its length and its first `limit` characters. The dashboard's
+ * task page, so one huge payload cannot make every view of it huge.
+ * @param {Task} task
+ * @param {number} [limit]
+ * @returns {Task}
  */
-async function purgeCandidates(client, input) {
-  const limit = input.limit ?? 1000;
-  const cutoff = Date.now() - (input.olderThanMs ?? 0);
-  /** @type {{ id: string, at: number }[]} */
-  const found = [];
-  for (const status of input.status ? [input.status] : TERMINAL) {
-    for (let offset = 0; ; offset += PAGE) {
-      const page = await client.list({ status, queue: input.queue, name: input.name, limit: PAGE, offset });
-      for (const task of page) {
-        const at = task.completed_at_ms;
-        if (at != null && at < cutoff) found.push({ id: task.id, at });
-      }
-      if (page.length < PAGE) break;
-    }
+function truncateBodies(task, limit = BODY_PREVIEW_CHARS) {
+  const out = /** @type {Record<string, unknown>} */ ({ ...task });
+  for (const key of ["payload", "result", "error", "metadata"]) {
+    const text = JSON.stringify(out[key] ?? null);
+    if (text.length > limit) out[key] = { truncated: true, chars: text.length, preview: text.slice(0, limit) };
   }
-  // Oldest completion first, as purge takes them.
-  found.sort((a, b) => a.at - b.at);
-  return found.slice(0, limit).map((f) => f.id);
+  return /** @type {Task} */ (/** @type {unknown} */ (out));
 }
 
 /**
@@ -222,11 +237,11 @@ async function purgeCandidates(client, input) {
  * @param {CairnQ} client
  * @param {Task} task
  * @param {number} [limit]
- * @returns {Promise<Task[]>}
+ * @returns {Promise<import("../../index.js").TaskSummary[]>}
  */
 async function spawned(client, task, limit = 200) {
   const root = task.root_id ?? task.id;
-  const tree = await client.list({ rootId: root, limit });
+  const tree = await listSummaries(client, { rootId: root, limit });
   return tree.filter((t) => t.parent_id === task.id);
 }
 
@@ -290,11 +305,12 @@ function sum(counts) {
  */
 async function oldestQueuedAgeMs(client, queue, queued) {
   if (queued <= 0) return null;
-  const [oldest] = await client.list({ queue, status: "queued", limit: 1, offset: queued - 1 });
+  const [oldest] = await listSummaries(client, { queue, status: "queued", limit: 1, offset: queued - 1 });
   return oldest ? Math.max(0, Date.now() - oldest.created_at_ms) : null;
 }
 
 module.exports = {
+  BODY_PREVIEW_CHARS,
   EXIT,
   InspectError,
   TERMINAL,
@@ -305,10 +321,11 @@ module.exports = {
   isPostgres,
   oldestQueuedAgeMs,
   openClient,
+  listSummaries,
   purge,
-  purgeCandidates,
   retryTask,
   spawned,
   stats,
+  truncateBodies,
   zeroCounts,
 };

@@ -17,7 +17,7 @@ const RUNNING_SHOWN = 15;
 /**
  * @param {CairnQ} client
  * @param {{ db: string, queue?: string, intervalMs: number, json: boolean, out: { write: (s: string) => unknown }, colors: Colors }} opts
- * @returns {Promise<void>} when interrupted (SIGINT/SIGTERM)
+ * @returns {Promise<"SIGINT" | "SIGTERM" | null>} the signal that stopped it
  */
 async function runTop(client, opts) {
   const c = opts.colors;
@@ -31,17 +31,21 @@ async function runTop(client, opts) {
     // log-update writes to a stream; anything with write() will do here.
     render = createLogUpdate(/** @type {NodeJS.WriteStream} */ (/** @type {unknown} */ (opts.out)), { showCursor: false });
   }
-  let stopped = false;
+  /** @type {{ by: "SIGINT" | "SIGTERM" | null }} */
+  const stopped = { by: null };
   /** @type {() => void} */
   let wake = () => {};
-  const stop = () => {
-    stopped = true;
+  const onInt = () => stop("SIGINT");
+  const onTerm = () => stop("SIGTERM");
+  /** @param {"SIGINT" | "SIGTERM"} signal */
+  const stop = (signal) => {
+    stopped.by = signal;
     wake();
   };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  process.once("SIGINT", onInt);
+  process.once("SIGTERM", onTerm);
   try {
-    while (!stopped) {
+    while (stopped.by === null) {
       const frame = await snapshot(client, opts.queue, throughput);
       render(opts.json ? JSON.stringify(frame) : draw(c, opts.db, frame, throughput));
       await new Promise((resolve) => {
@@ -53,10 +57,11 @@ async function runTop(client, opts) {
       });
     }
   } finally {
-    process.removeListener("SIGINT", stop);
-    process.removeListener("SIGTERM", stop);
+    process.removeListener("SIGINT", onInt);
+    process.removeListener("SIGTERM", onTerm);
     render.done?.();
   }
+  return stopped.by;
 }
 
 /**
@@ -69,7 +74,7 @@ async function snapshot(client, queue, throughput) {
   throughput.add(counts);
   const oldest = /** @type {Record<string, number | null>} */ ({});
   for (const [q, row] of Object.entries(counts)) oldest[q] = await inspect.oldestQueuedAgeMs(client, q, row.queued);
-  const running = await client.list({ status: "running", queue, limit: RUNNING_SHOWN });
+  const running = await inspect.listSummaries(client, { status: "running", queue, limit: RUNNING_SHOWN });
   const rates = Object.fromEntries(Object.keys(counts).map((q) => [q, throughput.series(q).at(-1) ?? 0]));
   return { at: Date.now(), counts, throughputPerSec: rates, oldestQueuedMs: oldest, running };
 }
@@ -88,7 +93,7 @@ function draw(c, db, frame, throughput) {
   for (const [queue, row] of Object.entries(frame.counts)) {
     const age = frame.oldestQueuedMs[queue];
     queues.push([
-      queue,
+      fmt.plain(queue),
       ...STATUSES.map((s) => (row[s] > 0 ? fmt.paintStatus(c, s, String(row[s])) : String(row[s]))),
       (frame.throughputPerSec[queue] ?? 0).toFixed(1),
       fmt.sparkline(throughput.series(queue).slice(-20)),
@@ -100,7 +105,7 @@ function draw(c, db, frame, throughput) {
     const running = fmt.table(c, ["RUNNING", "NAME", "QUEUE", "ATTEMPT", "PROGRESS", "MESSAGE", "LEASE LEFT"]);
     for (const task of frame.running) {
       const left = task.lease_until_ms == null ? "-" : task.lease_until_ms > frame.at ? fmt.humanDuration(task.lease_until_ms - frame.at) : c.red("expired");
-      running.push([task.id, fmt.truncate(task.name, 30), task.queue, `${task.attempt}/${task.max_attempts}`, fmt.progressBar(task.progress), fmt.truncate(task.message ?? "", 30), left]);
+      running.push([fmt.plain(task.id), fmt.truncate(task.name, 30), fmt.plain(task.queue), `${task.attempt}/${task.max_attempts}`, fmt.progressBar(task.progress), fmt.truncate(task.message ?? "", 30), left]);
     }
     lines.push(fmt.render(running));
   } else {
@@ -110,11 +115,13 @@ function draw(c, db, frame, throughput) {
 }
 
 /**
- * A DSN without its password.
+ * A DSN without its passwords: the user part's and a `password=` (or
+ * `sslpassword=`) query parameter's.
  * @param {string} db
  */
 function redact(db) {
-  return db.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/i, "$1***@");
+  if (!/^postgres(?:ql)?:\/\//i.test(db)) return db;
+  return db.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/i, "$1***@").replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
 }
 
 module.exports = { runTop, redact };

@@ -156,7 +156,7 @@ function createDashboard(options) {
         if (taskMatch) {
           const task = await inspect.getTask(client, { id: decodeSegment(taskMatch[1], "task id") });
           const spawned = await inspect.spawned(client, task);
-          return json({ task, spawned });
+          return json({ task: inspect.truncateBodies(task), spawned });
         }
         const listed = await schedules.readSchedules(client, route);
         if (listed !== undefined) return json(listed);
@@ -222,7 +222,7 @@ function createDashboard(options) {
     if (status !== undefined && !STATUSES.includes(/** @type {TaskStatus} */ (status))) {
       throw new inspect.InspectError(`unknown status filter: ${status}`, inspect.EXIT.USAGE);
     }
-    const rows = await client.list({
+    const rows = await inspect.listSummaries(client, {
       queue: q.get("queue") || undefined,
       status: /** @type {TaskStatus | undefined} */ (status),
       name: q.get("name") || undefined,
@@ -239,9 +239,9 @@ function createDashboard(options) {
     const term = q.trim();
     if (term === "") return { task: null };
     const byId = await client.get(term);
-    if (byId) return { task: byId, by: "id" };
+    if (byId) return { task: inspect.truncateBodies(byId), by: "id" };
     const byKey = await client.getByKey(term);
-    return { task: byKey, by: byKey ? "key" : null };
+    return { task: byKey && inspect.truncateBodies(byKey), by: byKey ? "key" : null };
   }
 
   /** @param {string} name */

@@ -6,8 +6,11 @@ use std::time::Duration;
 
 use crate::error::{js_number, Error, Result};
 
-/// Milliseconds past this are "forever" (about 31,700 years).
-const FOREVER_MS: f64 = 1e15;
+/// Milliseconds past this are "forever" (about 31,700 years). It is also the
+/// largest duration a stored time is computed from (`stored_ms`): added to the
+/// clock it stays an exact integer for SQLite, Postgres' bigint, JS numbers
+/// and JS dates.
+pub const FOREVER_MS: f64 = 1e15;
 /// The longest delay a JS timer holds (2^31 − 1 ms).
 const TIMER_MAX_MS: f64 = 2_147_483_647.0;
 
@@ -34,6 +37,28 @@ pub fn timer_ms(ms: f64) -> Duration {
 /// A JS number as an `i64`, truncated and saturated.
 pub fn saturating_i64(v: f64) -> i64 {
     v.min(i64::MAX as f64) as i64
+}
+
+/// `name`, a duration the database adds to its clock (a delay, a lease, a
+/// backoff), as whole milliseconds: it must be finite and at most
+/// `FOREVER_MS` either way, else the stored time would overflow the integer
+/// column (SQLite would keep a REAL there, Postgres refuses the bigint).
+/// Fractions are dropped, as before.
+pub fn stored_ms(name: &str, v: f64) -> Result<i64> {
+    if v.is_finite() && v.abs() <= FOREVER_MS {
+        Ok(v as i64)
+    } else {
+        Err(invalid(
+            name,
+            "a finite number of milliseconds, at most 1e15 (about 31,700 years)",
+            v,
+        ))
+    }
+}
+
+/// `stored_ms` of an optional value, `default` when absent.
+pub fn stored_ms_or(name: &str, v: Option<f64>, default: i64) -> Result<i64> {
+    v.map_or(Ok(default), |v| stored_ms(name, v))
 }
 
 fn invalid(name: &str, rule: &str, v: f64) -> Error {
@@ -98,6 +123,33 @@ mod tests {
         assert_eq!(timer_ms(f64::INFINITY), Duration::ZERO);
         assert_eq!(timer_ms(3e9), Duration::ZERO);
         assert_eq!(timer_ms(20.0), Duration::from_millis(20));
+    }
+
+    #[test]
+    fn stored_durations_are_finite_and_bounded() {
+        assert_eq!(stored_ms("leaseMs", 1500.9).unwrap(), 1500);
+        assert_eq!(stored_ms("leaseMs", -5.0).unwrap(), -5);
+        assert_eq!(
+            stored_ms("leaseMs", FOREVER_MS).unwrap(),
+            1_000_000_000_000_000
+        );
+        for bad in [
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1e300,
+            FOREVER_MS + 1.0,
+        ] {
+            let message = stored_ms("runAtDelayMs", bad).unwrap_err().to_string();
+            assert_eq!(
+                message,
+                format!(
+                    "runAtDelayMs must be a finite number of milliseconds, at most 1e15 (about 31,700 years), got {}",
+                    js_number(bad)
+                )
+            );
+        }
+        assert_eq!(stored_ms_or("delayMs", None, 7).unwrap(), 7);
     }
 
     #[test]

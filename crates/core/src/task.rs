@@ -193,15 +193,23 @@ impl Task {
     }
 
     pub(crate) fn write_json(&self, out: &mut JsonWriter) {
+        self.write_fields(out, true);
+    }
+
+    /// The row's JSON object; without `bodies`, the keys of `BODY_COLUMNS`
+    /// are left out (a listing's summary).
+    fn write_fields(&self, out: &mut JsonWriter, bodies: bool) {
         out.open();
         out.string_field("id", Some(&self.id));
         out.string_field("name", Some(&self.name));
         out.string_field("queue", Some(&self.queue));
         out.string_field("status", Some(self.status.as_str()));
-        out.raw_field("payload", Some(&self.payload));
-        out.raw_field("result", self.result.as_deref());
-        out.raw_field("error", self.error.as_deref());
-        out.raw_field("metadata", Some(&self.metadata));
+        if bodies {
+            out.raw_field("payload", Some(&self.payload));
+            out.raw_field("result", self.result.as_deref());
+            out.raw_field("error", self.error.as_deref());
+            out.raw_field("metadata", Some(&self.metadata));
+        }
         out.float_field("progress", self.progress);
         out.string_field("message", self.message.as_deref());
         out.int_field("attempt", Some(self.attempt));
@@ -221,11 +229,25 @@ impl Task {
     }
 }
 
+/// The columns that hold JSON bodies, as large as callers made them: a
+/// listing's summary rows leave them out (`summaries_to_json`).
+pub const BODY_COLUMNS: [&str; 4] = ["payload", "result", "error", "metadata"];
+
 /// Several rows as one JSON array.
 pub fn tasks_to_json<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> String {
+    rows_to_json(tasks, true)
+}
+
+/// Several rows as one JSON array of summaries: every column but the
+/// `BODY_COLUMNS`.
+pub fn summaries_to_json<'a>(tasks: impl IntoIterator<Item = &'a Task>) -> String {
+    rows_to_json(tasks, false)
+}
+
+fn rows_to_json<'a>(tasks: impl IntoIterator<Item = &'a Task>, bodies: bool) -> String {
     let tasks = tasks.into_iter();
     let mut out = JsonWriter::with_capacity(tasks.size_hint().0 * ROW_JSON_BYTES + 2);
-    out.array(tasks, |out, task| task.write_json(out));
+    out.array(tasks, |out, task| task.write_fields(out, bodies));
     out.finish()
 }
 
@@ -396,6 +418,19 @@ pub(crate) mod tests {
         let v: serde_json::Value =
             serde_json::from_str(&tasks_to_json(&[sample(), sample()])).unwrap();
         assert_eq!(v.as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn summaries_leave_the_bodies_out() {
+        let v: serde_json::Value = serde_json::from_str(&summaries_to_json(&[sample()])).unwrap();
+        let row = v[0].as_object().unwrap();
+        for column in COLUMNS {
+            assert_eq!(
+                row.contains_key(column),
+                !BODY_COLUMNS.contains(&column),
+                "{column}"
+            );
+        }
     }
 
     #[test]

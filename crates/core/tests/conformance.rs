@@ -384,6 +384,7 @@ impl Runner<'_> {
                     correlation_id: args.string("correlation_id")?,
                     limit: args.number("limit")?,
                     offset: args.number("offset")?,
+                    bodies: None,
                 };
                 tasks_value(&store.list(input).await?)
             }

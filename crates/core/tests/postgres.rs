@@ -1124,6 +1124,36 @@ async fn connection_failures_never_show_the_password() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn stored_delays_are_bounded() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let store = db.store();
+    common::stored_delays_are_bounded(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn purge_count_counts_what_purge_deletes() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let store = db.store();
+    common::purge_count_counts_what_purge_deletes(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn summaries_leave_the_bodies_unread() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let store = db.store();
+    common::summaries_leave_the_bodies_unread(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn complete_batch_follows_complete() {
     let Some(db) = TestDb::create().await else {
         return;

@@ -788,6 +788,25 @@ async fn every_statement_reaches_its_index() {
         !by_name.iter().any(|l| l == "SCAN cairnq_tasks"),
         "{by_name:#?}"
     );
+    // The purge preview counts on the indexes the purge walks (by name, the
+    // name index), never on the table.
+    for (set, index) in [
+        (&[][..], "_completed_idx"),
+        (&[":status"], "_completed_idx"),
+        (&[":queue"], "_completed_idx"),
+        (&[":queue", ":status"], "_completed_idx"),
+        (&[":name"], "cairnq_tasks_name_idx"),
+    ] {
+        let lines = plan(&conn, specialize(SQL.purge_count, set));
+        assert!(
+            lines.iter().any(|l| l.contains(index)),
+            "purge_count {set:?}: {lines:#?}"
+        );
+        assert!(
+            !lines.iter().any(|l| l == "SCAN cairnq_tasks"),
+            "{lines:#?}"
+        );
+    }
 }
 
 /// A write refused before it reaches the store (one the binding could not
@@ -877,4 +896,128 @@ async fn schedules_catch_up_follows_the_policy() {
     let store = schedule_store(&dir);
     common::schedules::catch_up_follows_the_policy(store.clone()).await;
     store.close().await.unwrap();
+}
+
+/// Stored durations, the purge preview and summary listings (the shared
+/// checks), and what only SQLite can hold: a REAL in an integer column.
+mod hardening {
+    use super::common;
+    use cairnq_core::store::{ListInput, OpenMode, SubmitInput, Target};
+    use cairnq_core::{Error, Store};
+    use rusqlite::Connection;
+
+    fn store_in(dir: &tempfile::TempDir) -> std::sync::Arc<Store> {
+        Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
+    }
+
+    #[tokio::test]
+    async fn stored_delays_are_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::stored_delays_are_bounded(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn purge_count_counts_what_purge_deletes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::purge_count_counts_what_purge_deletes(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn summaries_leave_the_bodies_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::summaries_leave_the_bodies_unread(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    /// SQLite keeps a REAL where another SDK computed a time in floating
+    /// point or past the 64-bit range: reads take it truncated and saturated
+    /// instead of failing for every row they return.
+    #[tokio::test]
+    async fn a_real_in_an_integer_column_reads_as_an_integer() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("q.db");
+        let store = Store::sqlite(path.to_str().unwrap(), None);
+        let task = store
+            .submit(SubmitInput {
+                name: "job".into(),
+                ..SubmitInput::default()
+            })
+            .await
+            .unwrap();
+        let other = Connection::open(&path).unwrap();
+        other
+            .execute(
+                "update cairnq_tasks set run_at_ms = 9.3e18, attempt = 1.75, lease_until_ms = 1.5e12, completed_at_ms = -9.3e18 where id = ?1",
+                [&task.id],
+            )
+            .unwrap();
+        let kind: String = other
+            .query_row("select typeof(run_at_ms) from cairnq_tasks", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(kind, "real");
+        let read = store
+            .get(Target::Id(task.id.clone()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(read.run_at_ms, i64::MAX);
+        assert_eq!(read.attempt, 1);
+        assert_eq!(read.lease_until_ms, Some(1_500_000_000_000));
+        assert_eq!(read.completed_at_ms, Some(i64::MIN));
+        assert_eq!(store.list(ListInput::default()).await.unwrap().len(), 1);
+        assert!(store.cancel(Target::Id(task.id)).await.unwrap().is_some());
+        store.close().await.unwrap();
+    }
+
+    /// `OpenMode::MigrateOwn`: a file of another application is refused
+    /// before anything is written (no cairnq tables, no WAL switch); a new,
+    /// empty or cairnq file opens as with `Migrate`.
+    #[tokio::test]
+    async fn migrate_own_refuses_another_applications_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = dir.path().join("app.db");
+        let conn = Connection::open(&app).unwrap();
+        conn.execute_batch(
+            "create table users (id integer primary key); insert into users default values;",
+        )
+        .unwrap();
+        drop(conn);
+        let before = std::fs::read(&app).unwrap();
+        let store = Store::sqlite_with(app.to_str().unwrap(), None, OpenMode::MigrateOwn);
+        match store.connect().await.unwrap_err() {
+            Error::NoCairnqDatabase { message, .. } => {
+                assert!(
+                    message.contains("another application's tables (users)"),
+                    "{message}"
+                )
+            }
+            other => panic!("expected NoCairnqDatabase, got {other:?}"),
+        }
+        assert_eq!(std::fs::read(&app).unwrap(), before);
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["app.db"]);
+        for fresh in ["new.db", "empty.db"] {
+            let path = dir.path().join(fresh);
+            if fresh == "empty.db" {
+                std::fs::write(&path, b"").unwrap();
+            }
+            let store = Store::sqlite_with(path.to_str().unwrap(), None, OpenMode::MigrateOwn);
+            store.connect().await.unwrap();
+            store.close().await.unwrap();
+            // Once installed, the file is cairnq's: it opens again.
+            let again = Store::sqlite_with(path.to_str().unwrap(), None, OpenMode::MigrateOwn);
+            again.connect().await.unwrap();
+            again.close().await.unwrap();
+        }
+    }
 }

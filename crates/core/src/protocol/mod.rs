@@ -8,6 +8,8 @@ pub mod schedules;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
+use crate::task::COLUMNS;
+
 /// Protocol major this SDK speaks (`cairnq_meta.protocol_version`).
 pub const PROTOCOL_VERSION: i64 = 1;
 
@@ -107,6 +109,7 @@ statements!(
     cancel,
     retry,
     purge,
+    purge_count,
     recover_leases,
     claimable_probe,
     claim,
@@ -158,6 +161,33 @@ fn derived(
 pub fn returning_row(statement: &'static str) -> &'static str {
     derived(statement, "returning", Vec::new(), || {
         format!("{statement}\nreturning *")
+    })
+}
+
+/// `statement`, which reads whole task rows as `select <star>` (`*` or
+/// `task.*`), reading the `BODY_COLUMNS` as the literals `empty` (payload and
+/// metadata are never null) and `null` instead: a listing that does not show
+/// the bodies does not read them (Postgres leaves them in TOAST, SQLite
+/// copies none of them). The row keeps its columns and their order.
+pub fn without_bodies(
+    statement: &'static str,
+    star: &'static str,
+    empty: &'static str,
+    null: &'static str,
+) -> &'static str {
+    derived(statement, "without_bodies", vec![star.to_string()], || {
+        let prefix = star.trim_end_matches('*');
+        let columns: Vec<String> = COLUMNS
+            .iter()
+            .map(|column| match *column {
+                "payload" | "metadata" => format!("{empty} as {column}"),
+                "result" | "error" => format!("{null} as {column}"),
+                other => format!("{prefix}{other}"),
+            })
+            .collect();
+        let select = format!("select {star}");
+        assert!(statement.contains(&select), "the statement reads {star}");
+        statement.replacen(&select, &format!("select {}", columns.join(", ")), 1)
     })
 }
 
@@ -244,6 +274,7 @@ impl ClaimShape {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::task::BODY_COLUMNS;
 
     #[test]
     fn ledger_names_follow_the_protocol() {
@@ -322,11 +353,45 @@ mod tests {
                 &["$1::text", "$2::text", "$3::text", "$4::text", "$5::text"],
             ),
             (POSTGRES.purge, &["$2::text", "$3::text", "$4::text"]),
+            (SQLITE.purge_count, &[":queue", ":status", ":name"]),
+            (POSTGRES.purge_count, &["$2::text", "$3::text", "$4::text"]),
             (POSTGRES.stats, &["$1::text"]),
             (SQLITE.claimable_probe, &[":names"]),
             (POSTGRES.claimable_probe, &["$2::text[]"]),
         ] {
             assert!(!specialize(sql, params).contains("is null or"));
+        }
+    }
+
+    /// The `where` clause of `sql`'s first `from cairnq_tasks` subquery.
+    fn candidate_predicate(sql: &str) -> &str {
+        let start = sql.find("    where status in").expect("a purge predicate");
+        let end = start + sql[start..].find("    limit").expect("a limit after it");
+        let predicate = &sql[start..end];
+        predicate
+            .strip_suffix("    order by completed_at_ms\n")
+            .unwrap_or(predicate)
+    }
+
+    #[test]
+    fn purge_preview_counts_what_purge_deletes() {
+        for statements in [&SQLITE, &POSTGRES] {
+            assert_eq!(
+                candidate_predicate(statements.purge_count),
+                candidate_predicate(statements.purge)
+            );
+            assert!(candidate_predicate(statements.purge).contains("completed_at_ms <"));
+        }
+    }
+
+    #[test]
+    fn listings_can_leave_the_bodies_unread() {
+        let sqlite = without_bodies(SQLITE.list, "task.*", "'{}'", "null");
+        assert!(sqlite.contains("select task.id, task.name, task.queue, task.status, '{}' as payload, null as result, null as error, '{}' as metadata, task.progress,"));
+        let postgres = without_bodies(POSTGRES.list, "*", "'{}'::jsonb", "null::jsonb");
+        assert!(postgres.contains("'{}'::jsonb as payload, null::jsonb as result,"));
+        for body in BODY_COLUMNS {
+            assert!(!sqlite.contains(&format!("task.{body}")));
         }
     }
 

@@ -20,6 +20,14 @@ pub enum OpenMode {
     /// its ledger lacks, then check the protocol version.
     #[default]
     Migrate,
+    /// `Migrate`, except into a SQLite file that holds another application's
+    /// tables and no cairnq installation: that is refused
+    /// (`Error::NoCairnqDatabase`) before anything is written, so a mistyped
+    /// path never adds cairnq's tables to someone else's file or switches it
+    /// to WAL (the command line's `submit` without `--init`). Postgres opens
+    /// as `Migrate`: a cairnq installation beside an application's tables is
+    /// the ordinary setup there.
+    MigrateOwn,
     /// For tools that inspect a database someone else made (the `cairnq`
     /// command line and dashboard): open it only if it exists and is a
     /// cairnq database of this protocol version; never create, migrate or
@@ -139,6 +147,9 @@ pub struct ListFilter {
     pub correlation_id: Option<String>,
     pub limit: i64,
     pub offset: i64,
+    /// false: the rows' `BODY_COLUMNS` are not read (payload and metadata
+    /// come back `{}`, result and error null) — a summary listing.
+    pub bodies: bool,
 }
 
 /// `purge`'s validated input (docs/protocol.md, "Purge"): finished rows
@@ -355,6 +366,8 @@ pub trait Backend: Send + Sync + 'static {
     async fn cancel(&self, target: Target) -> Result<Option<Task>>;
     async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>>;
     async fn purge(&self, filter: PurgeFilter) -> Result<Vec<String>>;
+    /// How many rows `purge(filter)` would delete now (at most its limit).
+    async fn purge_count(&self, filter: PurgeFilter) -> Result<i64>;
 
     /// Probe, recover leases, run the plan's draws, commit. Returns the
     /// plan after its draws, or `None` when the probe found nothing to do.

@@ -22,6 +22,7 @@ use crate::error::{js_number, Error, Result};
 use crate::ids::new_task_id;
 use crate::input::{
     at_least, finite_at_least, integer_at_least_one, non_negative_integer, saturating_i64,
+    stored_ms_or, FOREVER_MS,
 };
 use crate::task::{Status, Task};
 
@@ -58,6 +59,8 @@ pub struct ListInput {
     pub correlation_id: Option<String>,
     pub limit: Option<f64>,
     pub offset: Option<f64>,
+    /// `Some(false)`: summary rows, bodies unread (see `ListFilter::bodies`).
+    pub bodies: Option<bool>,
 }
 
 /// `purge`'s input as the API receives it (docs/api.md, "Stores").
@@ -92,7 +95,11 @@ impl PurgeInput {
             },
         };
         Ok(PurgeFilter {
-            older_than_ms: self.older_than_ms.map_or(0, saturating_i64),
+            // Past "forever" nothing is old enough; capped so the cutoff
+            // stays in range (Postgres computes it in bigint).
+            older_than_ms: self
+                .older_than_ms
+                .map_or(0, |v| saturating_i64(v.min(FOREVER_MS))),
             queue: self.queue,
             status,
             name: self.name,
@@ -125,6 +132,7 @@ fn new_task(input: SubmitInput) -> Result<WriteOp> {
     if let Some(v) = input.run_at_delay_ms {
         at_least("runAtDelayMs", v, 0.0)?;
     }
+    let delay_ms = stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?;
     let task = NewTask {
         root_id: Some(input.root_id.unwrap_or_else(|| id.clone())),
         id,
@@ -136,7 +144,7 @@ fn new_task(input: SubmitInput) -> Result<WriteOp> {
             .max_attempts
             .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
         priority: input.priority.map_or(0, |v| v as i64),
-        delay_ms: input.run_at_delay_ms.map_or(0, saturating_i64),
+        delay_ms,
         parent_id: input.parent_id,
         correlation_id: input.correlation_id,
     };
@@ -173,7 +181,12 @@ impl Store {
 
     /// A SQLite store that opens its file the `mode` way.
     pub fn sqlite_with(path: &str, busy_timeout_ms: Option<f64>, mode: OpenMode) -> Arc<Store> {
-        let busy = Duration::from_millis(busy_timeout_ms.unwrap_or(5_000.0).max(0.0) as u64);
+        // SQLite takes the busy timeout as an i32 of milliseconds (about 24.8
+        // days): longer ones, Infinity included, wait that long.
+        let busy_ms = busy_timeout_ms
+            .unwrap_or(5_000.0)
+            .clamp(0.0, i32::MAX as f64);
+        let busy = Duration::from_millis(busy_ms as u64);
         Store::new(Arc::new(
             sqlite::SqliteBackend::new(path, busy).with_mode(mode),
         ))
@@ -337,6 +350,7 @@ impl Store {
                 correlation_id: input.correlation_id,
                 limit,
                 offset: input.offset.map_or(0, saturating_i64),
+                bodies: input.bodies != Some(false),
             })
             .await
     }
@@ -351,6 +365,12 @@ impl Store {
 
     pub async fn purge(&self, input: PurgeInput) -> Result<Vec<String>> {
         self.purge_filtered(input.validate()?).await
+    }
+
+    /// How many rows `purge(input)` would delete now, checked as `purge`
+    /// checks it: a preview bounded by the purge's own limit.
+    pub async fn purge_count(&self, input: PurgeInput) -> Result<i64> {
+        self.backend.purge_count(input.validate()?).await
     }
 
     /// `purge` of an input `PurgeInput::validate` already checked.

@@ -24,7 +24,7 @@ pub use self::context::TaskContext;
 pub use self::invoker::Invoker;
 pub use self::registry::Registration;
 pub use self::report::{ErrorHook, ErrorInfo, Phase};
-pub use self::settings::WorkerOptions;
+pub use self::settings::{retry_backoff, WorkerOptions};
 
 use self::call::{Ending, Settlement};
 use self::heartbeat::Beat;

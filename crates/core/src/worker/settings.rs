@@ -9,7 +9,7 @@ use super::call::MaxRun;
 use super::report::ErrorHook;
 use crate::backoff::Backoff;
 use crate::error::{js_number, Result};
-use crate::input::{above_zero, duration_ms, integer_at_least_one};
+use crate::input::{above_zero, duration_ms, integer_at_least_one, stored_ms, stored_ms_or};
 use crate::store::backpressure::BackpressureOptions;
 use crate::store::DEFAULT_LEASE_MS;
 
@@ -63,11 +63,10 @@ impl Settings {
             let capacity = integer_at_least_one(&format!("resources[{quoted}]"), *capacity)?;
             resources.insert(name.clone(), capacity);
         }
-        let lease_ms = options.lease_ms.unwrap_or(DEFAULT_LEASE_MS as f64) as i64;
+        let lease_ms = stored_ms_or("leaseMs", options.lease_ms, DEFAULT_LEASE_MS)?;
         let heartbeat_ms = options
             .heartbeat_interval_ms
             .unwrap_or_else(|| (lease_ms / 3).max(50) as f64);
-        let backoff_defaults = Backoff::default();
         Ok(Settings {
             concurrency: options.concurrency,
             lease_ms,
@@ -76,12 +75,7 @@ impl Settings {
             heartbeat_every: duration_ms(heartbeat_ms).max(Duration::from_millis(1)),
             poll_every: duration_ms(options.poll_interval_ms.unwrap_or(DEFAULT_POLL_INTERVAL_MS)),
             claim_batch: options.claim_batch,
-            backoff: Backoff {
-                base_ms: options.retry_backoff_ms.unwrap_or(backoff_defaults.base_ms),
-                max_ms: options
-                    .retry_backoff_max_ms
-                    .unwrap_or(backoff_defaults.max_ms),
-            },
+            backoff: retry_backoff(options.retry_backoff_ms, options.retry_backoff_max_ms)?,
             max_run: options.max_run_ms.map(|ms| MaxRun {
                 limit: duration_ms(ms),
                 shown: js_number(ms),
@@ -90,6 +84,19 @@ impl Settings {
             resources: Arc::new(resources),
         })
     }
+}
+
+/// `retryBackoffMs` / `retryBackoffMaxMs` (defaults when absent): the delays
+/// they give are added to the clock, so both are stored durations.
+pub fn retry_backoff(base_ms: Option<f64>, max_ms: Option<f64>) -> Result<Backoff> {
+    let defaults = Backoff::default();
+    let check = |name, v: Option<f64>, default: f64| -> Result<f64> {
+        v.map_or(Ok(default), |v| stored_ms(name, v).map(|_| v))
+    };
+    Ok(Backoff {
+        base_ms: check("retryBackoffMs", base_ms, defaults.base_ms)?,
+        max_ms: check("retryBackoffMaxMs", max_ms, defaults.max_ms)?,
+    })
 }
 
 #[cfg(test)]
@@ -129,6 +136,26 @@ mod tests {
             }),
             r#"resources["gpu \"x\""] must be an integer >= 1, got 1.5"#
         );
+    }
+
+    #[test]
+    fn stored_durations_must_be_finite() {
+        assert_eq!(
+            invalid(WorkerOptions {
+                lease_ms: Some(f64::INFINITY),
+                ..Default::default()
+            }),
+            "leaseMs must be a finite number of milliseconds, at most 1e15 (about 31,700 years), got Infinity"
+        );
+        assert_eq!(
+            invalid(WorkerOptions {
+                retry_backoff_max_ms: Some(1e300),
+                ..Default::default()
+            }),
+            "retryBackoffMaxMs must be a finite number of milliseconds, at most 1e15 (about 31,700 years), got 1e+300"
+        );
+        assert!(retry_backoff(Some(f64::NAN), None).is_err());
+        assert_eq!(retry_backoff(None, None).unwrap(), Backoff::default());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cairnq_core::store::{ClaimRequest, Owned, SubmitInput, Target};
+use cairnq_core::store::{ClaimRequest, ListInput, Owned, PurgeInput, SubmitInput, Target};
 use cairnq_core::{Status, Store};
 
 /// `complete_batch`: owned tasks finish (cancel wins and keeps the old result),
@@ -141,3 +141,157 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
     }
 }
 pub mod schedules;
+
+/// A delay a stored time cannot hold is refused naming `runAtDelayMs`, and
+/// writes nothing; the largest one allowed is stored exactly.
+pub async fn stored_delays_are_bounded(store: Arc<Store>) {
+    let submit = |delay: f64| SubmitInput {
+        name: "job".into(),
+        run_at_delay_ms: Some(delay),
+        ..SubmitInput::default()
+    };
+    for (delay, shown) in [
+        (f64::INFINITY, "Infinity"),
+        (1e300, "1e+300"),
+        (1e15 + 1.0, "1000000000000001"),
+    ] {
+        let err = store.submit(submit(delay)).await.unwrap_err();
+        assert!(matches!(err, cairnq_core::Error::Invalid(_)), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!("runAtDelayMs must be a finite number of milliseconds, at most 1e15 (about 31,700 years), got {shown}")
+        );
+    }
+    assert!(store.list(ListInput::default()).await.unwrap().is_empty());
+    let far = store.submit(submit(1e15)).await.unwrap();
+    assert_eq!(far.run_at_ms - far.created_at_ms, 1_000_000_000_000_000);
+    let read = store
+        .get(Target::Id(far.id.clone()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read.run_at_ms, far.run_at_ms);
+}
+
+/// `purge_count` counts what `purge` deletes, filter for filter, up to the limit.
+pub async fn purge_count_counts_what_purge_deletes(store: Arc<Store>) {
+    for (name, queue) in [("a", "q1"), ("a", "q2"), ("b", "q1")] {
+        let input = SubmitInput {
+            name: name.into(),
+            queue: Some(queue.into()),
+            ..SubmitInput::default()
+        };
+        let task = store.submit(input).await.unwrap();
+        let claim = ClaimRequest {
+            queues: vec![queue.into()],
+            worker_id: "w1".into(),
+            lease_ms: 30_000,
+            names: None,
+        };
+        assert_eq!(store.claim(claim, 1).await.unwrap().len(), 1);
+        let owned = Owned {
+            task_id: task.id.clone(),
+            worker_id: "w1".into(),
+        };
+        store
+            .finish(
+                owned,
+                cairnq_core::store::Outcome::Complete { result: None },
+            )
+            .await
+            .unwrap();
+    }
+    store
+        .submit(SubmitInput {
+            name: "a".into(),
+            ..SubmitInput::default()
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let filter = |queue: Option<&str>, name: Option<&str>, limit: Option<f64>| PurgeInput {
+        queue: queue.map(str::to_string),
+        name: name.map(str::to_string),
+        limit,
+        ..PurgeInput::default()
+    };
+    let cases = [
+        (filter(None, None, None), 3),
+        (filter(None, None, Some(2.0)), 2),
+        (filter(Some("q1"), None, None), 2),
+        (filter(Some("q1"), Some("a"), None), 1),
+        (
+            PurgeInput {
+                status: Some("failed".into()),
+                ..PurgeInput::default()
+            },
+            0,
+        ),
+        (
+            PurgeInput {
+                older_than_ms: Some(3_600_000.0),
+                ..PurgeInput::default()
+            },
+            0,
+        ),
+    ];
+    for (input, expected) in &cases {
+        assert_eq!(
+            store.purge_count(input.clone()).await.unwrap(),
+            *expected,
+            "{input:?}"
+        );
+    }
+    assert!(store
+        .purge_count(PurgeInput {
+            limit: Some(0.0),
+            ..PurgeInput::default()
+        })
+        .await
+        .is_err());
+    let purged = store.purge(filter(Some("q1"), None, None)).await.unwrap();
+    assert_eq!(purged.len(), 2);
+    assert_eq!(
+        store.purge_count(filter(None, None, None)).await.unwrap(),
+        1
+    );
+}
+
+/// `list` with `bodies: Some(false)` reads every column but the bodies.
+pub async fn summaries_leave_the_bodies_unread(store: Arc<Store>) {
+    let task = store
+        .submit(SubmitInput {
+            name: "big".into(),
+            payload: Some(format!(r#"{{"blob":"{}"}}"#, "x".repeat(100_000))),
+            metadata: Some(r#"{"m":1}"#.into()),
+            ..SubmitInput::default()
+        })
+        .await
+        .unwrap();
+    let whole = store.list(ListInput::default()).await.unwrap();
+    let summaries = store
+        .list(ListInput {
+            bodies: Some(false),
+            name: Some("big".into()),
+            ..ListInput::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(whole.len(), 1);
+    assert_eq!(summaries.len(), 1);
+    let summary = &summaries[0];
+    assert_eq!(summary.payload, "{}");
+    assert_eq!(summary.metadata, "{}");
+    assert_eq!(
+        (summary.result.as_deref(), summary.error.as_deref()),
+        (None, None)
+    );
+    let expected = cairnq_core::Task {
+        payload: "{}".into(),
+        metadata: "{}".into(),
+        ..whole[0].clone()
+    };
+    assert_eq!(summary, &expected);
+    assert_eq!(whole[0].id, task.id);
+    assert!(whole[0].payload.len() > 100_000);
+}

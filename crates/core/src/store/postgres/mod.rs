@@ -162,7 +162,7 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
         let opened = self.transport.open().await?;
         let prepared = async {
             match self.mode {
-                OpenMode::Migrate => {
+                OpenMode::Migrate | OpenMode::MigrateOwn => {
                     let conn = self.transport.conn(&opened).await?;
                     conn::check_schema(&conn, self.schema.as_deref()).await?;
                     conn::check_protocol_version(&conn, false).await?;
@@ -222,6 +222,18 @@ fn set_filters<'a>(filters: &[(&'a str, bool)]) -> Vec<&'a str> {
         .filter(|(_, set)| *set)
         .map(|(param, _)| *param)
         .collect()
+}
+
+/// `purge` or `purge_count` with `f`'s set filters made required.
+fn purge_statement(statement: &'static str, f: &PurgeFilter) -> &'static str {
+    specialize(
+        statement,
+        &set_filters(&[
+            ("$2::text", f.queue.is_some()),
+            ("$3::text", f.status.is_some()),
+            ("$4::text", f.name.is_some()),
+        ]),
+    )
 }
 
 async fn get_by_id<S: Session>(client: &S, id: &str) -> Result<Option<Task>> {
@@ -425,7 +437,11 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     async fn list(&self, f: ListFilter) -> Result<Vec<Task>> {
         let status = f.status.map(Status::as_str);
         let sql = specialize(
-            SQL.list,
+            if f.bodies {
+                SQL.list
+            } else {
+                protocol::without_bodies(SQL.list, "*", "'{}'::jsonb", "null::jsonb")
+            },
             &set_filters(&[
                 ("$1::text", status.is_some()),
                 ("$2::text", f.queue.is_some()),
@@ -533,14 +549,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn purge(&self, f: PurgeFilter) -> Result<Vec<String>> {
         let status = f.status.map(Status::as_str);
-        let sql = specialize(
-            SQL.purge,
-            &set_filters(&[
-                ("$2::text", f.queue.is_some()),
-                ("$3::text", status.is_some()),
-                ("$4::text", f.name.is_some()),
-            ]),
-        );
+        let sql = purge_statement(SQL.purge, &f);
         let params = params![&f.older_than_ms, &f.queue, &status, &f.name, &f.limit];
         let tx = self.begin().await?;
         let purged = async {
@@ -553,6 +562,16 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         }
         .await;
         end_tx(tx, purged).await
+    }
+
+    async fn purge_count(&self, f: PurgeFilter) -> Result<i64> {
+        let status = f.status.map(Status::as_str);
+        let sql = purge_statement(SQL.purge_count, &f);
+        let params = params![&f.older_than_ms, &f.queue, &status, &f.name, &f.limit];
+        match rows(&self.client().await?, sql, &params).await?.first() {
+            Some(row) => row.int(0),
+            None => Ok(0),
+        }
     }
 
     async fn poll(

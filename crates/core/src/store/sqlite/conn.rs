@@ -56,10 +56,64 @@ fn code_name(code: rusqlite::ErrorCode) -> &'static str {
     }
 }
 
+/// How a store may use its file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    ReadWrite,
+    /// `OpenMode::Existing` on a file this process may not write (or whose
+    /// directory it may not write, where the WAL index would go): every
+    /// read works, a write fails with `SQLITE_READONLY`.
+    ReadOnly,
+}
+
+/// Whether `err` says the file (or the WAL index beside it) cannot be
+/// written or created by this process.
+pub fn is_read_only(err: &Error) -> bool {
+    matches!(err, Error::Database { code, .. } if code == "SQLITE_READONLY" || code == "SQLITE_CANTOPEN")
+        || matches!(err, Error::Connection(message) if message.contains("SQLITE_READONLY") || message.contains("SQLITE_CANTOPEN"))
+}
+
 /// Open one connection with the protocol's pragmas. The first statement reads
 /// the file header, so a file that is not a database is refused before
 /// anything could be written to it.
 pub fn open(path: &str, busy_timeout: Duration) -> Result<Connection> {
+    open_as(path, busy_timeout, Access::ReadWrite)
+}
+
+/// `path` as a read-only SQLite URI. Without a WAL index (`-shm`) no
+/// process has the file open in WAL mode, and one this process cannot create
+/// would make every read fail: `immutable` reads the file without one.
+fn read_only_uri(path: &str) -> String {
+    let mut uri = String::from("file:");
+    for c in path.chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?mode=ro");
+    if !Path::new(&format!("{path}-shm")).exists() {
+        uri.push_str("&immutable=1");
+    }
+    uri
+}
+
+/// `open` with the given access; `ReadOnly` creates and switches nothing.
+pub fn open_as(path: &str, busy_timeout: Duration, access: Access) -> Result<Connection> {
+    if access == Access::ReadOnly {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(read_only_uri(path), flags)
+            .map_err(|e| Error::Connection(format!("cannot open {path}: {}", sqlite_error(e))))?;
+        conn.busy_timeout(busy_timeout).map_err(sqlite_error)?;
+        conn.query_row("select count(*) from sqlite_master", [], |_| Ok(()))
+            .map_err(|e| not_a_database(path, e))?;
+        conn.set_prepared_statement_cache_capacity(64);
+        return Ok(conn);
+    }
     let memory = is_in_memory(path);
     if !memory && !path.starts_with("file:") {
         if let Some(parent) = Path::new(path)
@@ -124,7 +178,7 @@ fn not_a_database(path: &str, e: rusqlite::Error) -> Error {
 /// must name an existing SQLite file holding cairnq's tables with this
 /// protocol version. Opened without the create flag and `query_only`, so a
 /// missing or foreign file is left exactly as it was.
-pub fn check_existing(path: &str, busy_timeout: Duration) -> Result<()> {
+pub fn check_existing(path: &str, busy_timeout: Duration) -> Result<Access> {
     let missing = || {
         Error::no_database(format!(
             "no cairnq database at {path}: the file does not exist (nothing was created)"
@@ -135,27 +189,125 @@ pub fn check_existing(path: &str, busy_timeout: Duration) -> Result<()> {
             "no cairnq database at {path}: an in-memory database never exists before it is opened"
         )));
     }
-    if !path.starts_with("file:") && !Path::new(path).is_file() {
-        return Err(if Path::new(path).exists() {
-            Error::not_cairnq(format!("{path} is not a cairnq database: it is not a file"))
-        } else {
-            missing()
-        });
+    if !path.starts_with("file:") {
+        match metadata_of(path)? {
+            None => return Err(missing()),
+            Some(meta) if !meta.is_file() => {
+                return Err(Error::not_cairnq(format!(
+                    "{path} is not a cairnq database: it is not a file"
+                )))
+            }
+            Some(_) => {}
+        }
     }
+    let conn = inspect(path, busy_timeout)?.ok_or_else(missing)?;
+    let (conn, access, tables) = match tables_of(&conn, path) {
+        Ok(tables) => (conn, Access::ReadWrite, tables),
+        // A WAL file whose index this process may not create: read it as such.
+        Err(err) if is_read_only(&err) && !path.starts_with("file:") => {
+            let conn = open_as(path, busy_timeout, Access::ReadOnly)?;
+            let tables = tables_of(&conn, path)?;
+            (conn, Access::ReadOnly, tables)
+        }
+        Err(err) => return Err(err),
+    };
+    if tables.cairnq < 3 {
+        return Err(Error::not_cairnq(format!(
+            "{path} is not a cairnq database: it has no cairnq_meta, cairnq_migrations and cairnq_tasks tables (the file was left untouched)"
+        )));
+    }
+    check_protocol_version(&conn, true)?;
+    Ok(access)
+}
+
+/// `OpenMode::MigrateOwn`'s check, before `open` may change anything: a file
+/// holding tables, none of them cairnq's, belongs to another application.
+/// A missing or empty file, or one with a cairnq installation, passes.
+pub fn check_not_foreign(path: &str, busy_timeout: Duration) -> Result<()> {
+    if is_in_memory(path) {
+        return Ok(());
+    }
+    if !path.starts_with("file:") {
+        match metadata_of(path)? {
+            None => return Ok(()),
+            Some(meta) if meta.is_file() && meta.len() == 0 => return Ok(()),
+            Some(_) => {}
+        }
+    }
+    let Some(conn) = inspect(path, busy_timeout)? else {
+        return Ok(());
+    };
+    let tables = tables_of(&conn, path)?;
+    if tables.cairnq == 0 && !tables.others.is_empty() {
+        return Err(Error::not_cairnq(format!(
+            "{path} is not a cairnq database: it holds another application's tables ({}) and no cairnq installation (the file was left untouched)",
+            tables.others.join(", ")
+        )));
+    }
+    Ok(())
+}
+
+/// What is at `path`: `None` when nothing is; an error when this process
+/// may not look (a directory on the way it cannot enter).
+fn metadata_of(path: &str) -> Result<Option<std::fs::Metadata>> {
+    match std::fs::metadata(path) {
+        Ok(meta) => Ok(Some(meta)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(unreadable(path, &e)),
+    }
+}
+
+/// A file that exists but cannot be read or opened by this process.
+fn unreadable(path: &str, e: &std::io::Error) -> Error {
+    let why = if e.kind() == std::io::ErrorKind::PermissionDenied {
+        "permission denied".to_string()
+    } else {
+        e.to_string()
+    };
+    Error::Connection(format!("cannot open {path}: {why}"))
+}
+
+/// A connection that reads `path` without changing it (no create flag,
+/// `query_only`); `None` when there is no file to open.
+fn inspect(path: &str, busy_timeout: Duration) -> Result<Option<Connection>> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| match sqlite_error(e) {
-        Error::Database { code, .. } if code == "SQLITE_CANTOPEN" => missing(),
-        err => Error::Connection(format!("cannot open {path}: {err}")),
-    })?;
+    let conn = match Connection::open_with_flags(path, flags) {
+        Ok(conn) => conn,
+        Err(e) => {
+            return match sqlite_error(e) {
+                Error::Database { code, .. } if code == "SQLITE_CANTOPEN" => {
+                    // SQLite says "unable to open" for a missing file and for
+                    // one this process may not read alike: ask the OS which.
+                    match std::fs::File::open(path) {
+                        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                            Err(unreadable(path, &e))
+                        }
+                        _ => Ok(None),
+                    }
+                }
+                err => Err(Error::Connection(format!("cannot open {path}: {err}"))),
+            };
+        }
+    };
     conn.busy_timeout(busy_timeout).map_err(sqlite_error)?;
     conn.execute_batch("PRAGMA query_only = ON")
         .map_err(sqlite_error)?;
-    let tables: Vec<String> = (|| -> rusqlite::Result<Vec<String>> {
+    Ok(Some(conn))
+}
+
+/// What tables a file holds: how many of cairnq's three, and the others.
+struct Tables {
+    cairnq: usize,
+    others: Vec<String>,
+}
+
+fn tables_of(conn: &Connection, path: &str) -> Result<Tables> {
+    let names: Vec<String> = (|| -> rusqlite::Result<Vec<String>> {
         let mut stmt = conn.prepare(
             "select name from sqlite_master where type = 'table' \
-             and name in ('cairnq_meta', 'cairnq_tasks', 'cairnq_migrations') order by name",
+             and name not like 'sqlite\\_%' escape '\\' order by name",
         )?;
         let names = stmt.query_map([], |row| row.get(0))?;
         names.collect()
@@ -170,12 +322,16 @@ pub fn check_existing(path: &str, busy_timeout: Duration) -> Result<()> {
         }
         err => err,
     })?;
-    if tables.len() < 3 {
-        return Err(Error::not_cairnq(format!(
-            "{path} is not a cairnq database: it has no cairnq_meta, cairnq_migrations and cairnq_tasks tables (the file was left untouched)"
-        )));
-    }
-    check_protocol_version(&conn, true)
+    let (cairnq, others): (Vec<String>, Vec<String>) = names.into_iter().partition(|name| {
+        matches!(
+            name.as_str(),
+            "cairnq_meta" | "cairnq_tasks" | "cairnq_migrations"
+        )
+    });
+    Ok(Tables {
+        cairnq: cairnq.len(),
+        others,
+    })
 }
 
 /// `journal_mode = WAL` ignores the busy handler, so retry it while another
@@ -401,6 +557,29 @@ pub fn query_task(conn: &Connection, sql: &str, params: &Params<'_>) -> Result<O
     Ok(query_tasks(conn, sql, params)?.into_iter().next())
 }
 
+/// An integer column as any SDK may have stored it. SQLite keeps whatever a
+/// writer computed: a time past the 64-bit range, or one computed in floating
+/// point by another SDK, is stored as a REAL. It is read truncated and
+/// saturated, so one such row cannot fail every query that reads it.
+struct Int(i64);
+
+impl rusqlite::types::FromSql for Int {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        match value {
+            rusqlite::types::ValueRef::Real(v) => Ok(Int(v as i64)),
+            other => i64::column_result(other).map(Int),
+        }
+    }
+}
+
+fn int(row: &Row<'_>, index: usize) -> rusqlite::Result<i64> {
+    Ok(row.get::<_, Int>(index)?.0)
+}
+
+fn optional_int(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<i64>> {
+    Ok(row.get::<_, Option<Int>>(index)?.map(|v| v.0))
+}
+
 pub fn task_from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
     let status: String = row.get(3)?;
     let status = status.parse::<Status>().map_err(|_| {
@@ -421,18 +600,18 @@ pub fn task_from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
         metadata: row.get(7)?,
         progress: row.get(8)?,
         message: row.get(9)?,
-        attempt: row.get(10)?,
-        max_attempts: row.get(11)?,
-        priority: row.get(12)?,
+        attempt: int(row, 10)?,
+        max_attempts: int(row, 11)?,
+        priority: int(row, 12)?,
         worker_id: row.get(13)?,
-        lease_until_ms: row.get(14)?,
-        run_at_ms: row.get(15)?,
-        cancel_requested_at_ms: row.get(16)?,
+        lease_until_ms: optional_int(row, 14)?,
+        run_at_ms: int(row, 15)?,
+        cancel_requested_at_ms: optional_int(row, 16)?,
         parent_id: row.get(17)?,
         root_id: row.get(18)?,
         correlation_id: row.get(19)?,
-        created_at_ms: row.get(20)?,
-        updated_at_ms: row.get(21)?,
-        completed_at_ms: row.get(22)?,
+        created_at_ms: int(row, 20)?,
+        updated_at_ms: int(row, 21)?,
+        completed_at_ms: optional_int(row, 22)?,
     })
 }

@@ -171,7 +171,8 @@ impl Engine {
         checkpointer: Option<Connection>,
         on_commit: OnCommit,
     ) -> Engine {
-        let file_backed = checkpointer.is_some();
+        // Only a file has reader connections (a read-only one has no checkpointer).
+        let file_backed = !readers.is_empty();
         let catch_up = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
         let reader_count = readers.len();

@@ -13,7 +13,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use rusqlite::Connection;
 
-use self::conn::{is_in_memory, query, query_task, query_tasks, Params};
+use self::conn::{is_in_memory, query, query_task, query_tasks, Access, Params};
 use self::engine::{Engine, OnCommit};
 use self::wal_watch::WalWatch;
 use super::backend::{
@@ -115,23 +115,36 @@ impl SqliteBackend {
 /// `OpenMode::Existing` first makes sure there is a cairnq database to open),
 /// then the readers.
 fn open_engine(path: &str, busy: Duration, mode: OpenMode, on_commit: OnCommit) -> Result<Engine> {
-    let writer = match mode {
-        OpenMode::Migrate => {
+    if mode == OpenMode::MigrateOwn {
+        conn::check_not_foreign(path, busy)?;
+    }
+    let (writer, access) = match mode {
+        OpenMode::Migrate | OpenMode::MigrateOwn => {
             let writer = conn::open(path, busy)?;
             conn::check_protocol_version(&writer, false)?;
             conn::migrate(&writer)?;
             conn::analyze_if_never_analyzed(&writer);
-            writer
+            (writer, Access::ReadWrite)
         }
-        OpenMode::Existing => {
-            conn::check_existing(path, busy)?;
-            conn::open(path, busy)?
-        }
+        // A file this process may only read still serves every read.
+        OpenMode::Existing => match conn::check_existing(path, busy)? {
+            Access::ReadWrite => match conn::open(path, busy) {
+                Err(err) if conn::is_read_only(&err) && !path.starts_with("file:") => (
+                    conn::open_as(path, busy, Access::ReadOnly)?,
+                    Access::ReadOnly,
+                ),
+                opened => (opened?, Access::ReadWrite),
+            },
+            Access::ReadOnly => (
+                conn::open_as(path, busy, Access::ReadOnly)?,
+                Access::ReadOnly,
+            ),
+        },
     };
     conn::check_protocol_version(&writer, true)?;
     let file_backed = !is_in_memory(path);
     let open_reader = |busy: Duration| -> Result<Connection> {
-        let reader = conn::open(path, busy)?;
+        let reader = conn::open_as(path, busy, access)?;
         reader
             .execute_batch("PRAGMA query_only = ON")
             .map_err(conn::sqlite_error)?;
@@ -141,12 +154,12 @@ fn open_engine(path: &str, busy: Duration, mode: OpenMode, on_commit: OnCommit) 
         let readers = (0..READERS)
             .map(|_| open_reader(busy))
             .collect::<Result<Vec<_>>>()?;
-        let checkpointer = conn::open(path, busy)?;
-        (
-            readers,
-            Some(open_reader(Duration::ZERO)?),
-            Some(checkpointer),
-        )
+        // Nothing to checkpoint in a file this process cannot write.
+        let checkpointer = match access {
+            Access::ReadWrite => Some(conn::open(path, busy)?),
+            Access::ReadOnly => None,
+        };
+        (readers, Some(open_reader(Duration::ZERO)?), checkpointer)
     } else {
         (Vec::new(), None, None)
     };
@@ -414,6 +427,37 @@ fn complete_many(
     )
 }
 
+/// `purge` or `purge_count` (the same predicate and parameters) of `f`.
+fn purge_query<T>(
+    conn: &Connection,
+    statement: &'static str,
+    f: &PurgeFilter,
+    map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>> {
+    let status = f.status.map(Status::as_str);
+    let sql = specialize(
+        statement,
+        &set_filters(&[
+            (":queue", f.queue.is_some()),
+            (":status", status.is_some()),
+            (":name", f.name.is_some()),
+        ]),
+    );
+    let before_ms = now_ms().saturating_sub(f.older_than_ms);
+    query(
+        conn,
+        sql,
+        &[
+            (":before_ms", &before_ms),
+            (":queue", &f.queue),
+            (":status", &status),
+            (":name", &f.name),
+            (":limit", &f.limit),
+        ],
+        map,
+    )
+}
+
 impl SqliteBackend {
     /// The claim probe, on a reader: is a claim worth the write lock?
     async fn claimable(&self, request: &ClaimRequest) -> Result<bool> {
@@ -539,7 +583,11 @@ impl Backend for SqliteBackend {
         self.read(move |conn| {
             let status = f.status.map(Status::as_str);
             let sql = specialize(
-                SQL.list,
+                if f.bodies {
+                    SQL.list
+                } else {
+                    protocol::without_bodies(SQL.list, "task.*", "'{}'", "null")
+                },
                 &set_filters(&[
                     (":status", status.is_some()),
                     (":queue", f.queue.is_some()),
@@ -623,29 +671,14 @@ impl Backend for SqliteBackend {
     }
 
     async fn purge(&self, f: PurgeFilter) -> Result<Vec<String>> {
-        self.write(move |conn| {
-            let status = f.status.map(Status::as_str);
-            let sql = specialize(
-                SQL.purge,
-                &set_filters(&[
-                    (":queue", f.queue.is_some()),
-                    (":status", status.is_some()),
-                    (":name", f.name.is_some()),
-                ]),
-            );
-            let before_ms = now_ms().saturating_sub(f.older_than_ms);
-            query(
-                conn,
-                sql,
-                &[
-                    (":before_ms", &before_ms),
-                    (":queue", &f.queue),
-                    (":status", &status),
-                    (":name", &f.name),
-                    (":limit", &f.limit),
-                ],
-                |row| row.get(0),
-            )
+        self.write(move |conn| purge_query(conn, SQL.purge, &f, |row| row.get(0)))
+            .await
+    }
+
+    async fn purge_count(&self, f: PurgeFilter) -> Result<i64> {
+        self.read(move |conn| {
+            let counted = purge_query(conn, SQL.purge_count, &f, |row| row.get(0))?;
+            Ok(counted.into_iter().next().unwrap_or(0))
         })
         .await
     }
