@@ -284,6 +284,8 @@ async function main(argv, io = {}) {
       await runTop(open(db), { db, queue: opts.queue, intervalMs: opts.interval, json: opts.json === true, out, colors: c });
     });
 
+  require("./metrics.js").defineMetrics(program, open, out);
+
   command("ui <db>", "serve the web dashboard")
     .option("--port <port>", "port (default 4680; 0 picks a free one)", nonNegativeInt, 4680)
     .option("--host <host>", "address to bind (default 127.0.0.1)", "127.0.0.1")

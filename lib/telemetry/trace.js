@@ -1,0 +1,202 @@
+"use strict";
+// OpenTelemetry traces (docs/api.md, "Tracing"): a producer span around each
+// submit, whose context travels with the task in `metadata.traceparent`, and
+// a consumer span around each handler call, a child of that context, so a
+// submit and every attempt of its task read as one trace.
+//
+// `@opentelemetry/api` is an optional peer dependency: it is looked up once,
+// on first use, and without it, or without a registered tracer provider,
+// every function here answers "not tracing" before building anything.
+
+/**
+ * @typedef {import("@opentelemetry/api")} OtelApi
+ * @typedef {import("@opentelemetry/api").Tracer} Tracer
+ * @typedef {import("@opentelemetry/api").Span} Span
+ * @typedef {import("@opentelemetry/api").Context} Context
+ * @typedef {import("@opentelemetry/api").Attributes} Attributes
+ * @typedef {import("../../index.js").SubmitInput} SubmitInput
+ * @typedef {import("../../index.js").Task} Task
+ * @typedef {import("../context.js").TaskFields} TaskFields
+ * @typedef {{ tracer: Tracer, span: Span, context: Context }} Traced a handler call's consumer span
+ */
+
+/**
+ * The metadata key of a task's trace context (W3C Trace Context); the
+ * registered propagator writes it (and `tracestate`, `baggage` when it has them).
+ */
+const TRACEPARENT = "traceparent";
+const SYSTEM = "cairnq";
+const TRACER_NAME = "cairnq";
+const VERSION = require("../../package.json").version;
+
+/** @type {OtelApi | null | undefined} undefined until looked up, null when not installed */
+let api;
+
+/** @returns {OtelApi | null} */
+function otel() {
+  if (api === undefined) {
+    try {
+      api = require("@opentelemetry/api");
+    } catch {
+      // Not installed: tracing is off for the life of the process.
+      api = null;
+    }
+  }
+  return /** @type {OtelApi | null} */ (api);
+}
+
+/**
+ * The tracer of the registered provider, or null when there is none: the
+ * global provider is a proxy whose delegate is set only by a registration.
+ * Asked on every submit and dispatch, so a provider registered (or removed)
+ * later takes effect at once.
+ * @returns {Tracer | null}
+ */
+function activeTracer() {
+  const otelApi = api === undefined ? otel() : api;
+  if (otelApi === null) return null;
+  const provider = /** @type {any} */ (otelApi.trace.getTracerProvider());
+  if (typeof provider.getDelegateTracer === "function") return provider.getDelegateTracer(TRACER_NAME, VERSION) ?? null;
+  return otelApi.trace.getTracer(TRACER_NAME, VERSION);
+}
+
+/**
+ * @param {string} operationType
+ * @param {string} operationName
+ * @param {string} queue
+ * @param {string} name
+ * @returns {Attributes}
+ */
+function messagingAttributes(operationType, operationName, queue, name) {
+  return {
+    "messaging.system": SYSTEM,
+    "messaging.destination.name": queue,
+    "messaging.operation.type": operationType,
+    "messaging.operation.name": operationName,
+    "cairnq.task.name": name,
+  };
+}
+
+/**
+ * Submit through `write` inside a producer span: the span's context goes into
+ * the task's metadata, and the span ends when the write is answered.
+ * @param {Tracer} tracer
+ * @param {SubmitInput} input
+ * @param {(input: SubmitInput) => Promise<Task>} write
+ * @returns {Promise<Task>}
+ */
+function tracedSubmit(tracer, input, write) {
+  const otelApi = /** @type {OtelApi} */ (api);
+  const queue = input.queue ?? "default";
+  const span = tracer.startSpan(`submit ${queue}`, {
+    kind: otelApi.SpanKind.PRODUCER,
+    attributes: messagingAttributes("send", "submit", queue, input.name),
+  });
+  const given = input.metadata ?? {};
+  // Metadata that is not an object is the core's to refuse: it travels as given.
+  const carried = given !== null && typeof given === "object" && !Array.isArray(given);
+  /** @type {Record<string, string>} */
+  const carrier = {};
+  if (carried) otelApi.propagation.inject(otelApi.trace.setSpan(otelApi.context.active(), span), carrier);
+  return write(carrier[TRACEPARENT] === undefined ? input : { ...input, metadata: { ...given, ...carrier } }).then(
+    (task) => {
+      span.setAttribute("messaging.message.id", task.id);
+      span.end();
+      return task;
+    },
+    (err) => {
+      failSpan(span, err);
+      span.end();
+      throw err;
+    },
+  );
+}
+
+/**
+ * Open the consumer span of one handler call: a child of the submit's context
+ * (read back from metadata). A batch call gets one span linked to each of its
+ * tasks' contexts.
+ * @param {Tracer} tracer
+ * @param {string} name
+ * @param {boolean} batch
+ * @param {TaskFields[]} tasks
+ * @returns {Traced}
+ */
+function startProcess(tracer, name, batch, tasks) {
+  const otelApi = /** @type {OtelApi} */ (api);
+  const first = tasks[0];
+  const attributes = messagingAttributes("process", "process", first.queue, name);
+  /** @type {Context} */
+  let parent = otelApi.context.active();
+  /** @type {import("@opentelemetry/api").Link[] | undefined} */
+  let links;
+  if (batch) {
+    attributes["messaging.batch.message_count"] = tasks.length;
+    links = [];
+    for (const task of tasks) {
+      const linked = otelApi.trace.getSpanContext(extract(otelApi, task));
+      if (linked) links.push({ context: linked });
+    }
+  } else {
+    attributes["messaging.message.id"] = first.id;
+    attributes["cairnq.task.attempt"] = first.attempt;
+    parent = extract(otelApi, first);
+  }
+  const span = tracer.startSpan(`process ${first.queue}`, { kind: otelApi.SpanKind.CONSUMER, attributes, links }, parent);
+  return { tracer, span, context: otelApi.trace.setSpan(parent, span) };
+}
+
+/**
+ * The trace context a task carries in its metadata, over `base`.
+ * @param {OtelApi} otelApi
+ * @param {TaskFields} task
+ * @returns {Context}
+ */
+function extract(otelApi, task) {
+  const base = otelApi.context.active();
+  const metadata = task.metadata;
+  if (metadata === null || typeof metadata !== "object" || typeof metadata[TRACEPARENT] !== "string") return base;
+  return otelApi.propagation.extract(base, metadata);
+}
+
+/**
+ * Run `fn(...args)` with the consumer span active (children the handler
+ * submits, and spans of the application's own, nest under it).
+ * @template {unknown[]} A
+ * @template T
+ * @param {Traced} traced
+ * @param {(...args: A) => T} fn
+ * @param {A} args
+ * @returns {T}
+ */
+function runInSpan(traced, fn, ...args) {
+  return /** @type {OtelApi} */ (api).context.with(traced.context, fn, undefined, ...args);
+}
+
+/**
+ * End a consumer span with how its handler ended.
+ * @param {Traced} traced
+ * @param {"succeeded" | "failed" | "lost_lease"} outcome
+ * @param {unknown} [thrown] what a failed handler threw
+ */
+function endProcess(traced, outcome, thrown) {
+  traced.span.setAttribute("cairnq.task.outcome", outcome);
+  if (outcome !== "succeeded") failSpan(traced.span, thrown);
+  traced.span.end();
+}
+
+/**
+ * Record `err` on `span` (the `exception` event) and set its error status.
+ * @param {Span} span
+ * @param {unknown} err
+ */
+function failSpan(span, err) {
+  const otelApi = /** @type {OtelApi} */ (api);
+  const error = err instanceof Error ? err : null;
+  if (error) span.recordException(error);
+  else if (err !== undefined) span.recordException(String(err));
+  span.setAttribute("error.type", error?.name ?? "Error");
+  span.setStatus({ code: otelApi.SpanStatusCode.ERROR, message: error?.message ?? (err === undefined ? undefined : String(err)) });
+}
+
+module.exports = { TRACEPARENT, activeTracer, tracedSubmit, startProcess, runInSpan, endProcess };
