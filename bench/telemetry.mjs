@@ -2,9 +2,15 @@
 // `@opentelemetry/api` unresolvable ("absent"), resolvable with no provider
 // registered ("no provider": the case that must cost nothing), and with a
 // provider that records every span but exports none ("tracing").
-// Each repetition is a fresh `bench/figure.mjs` process per mode, the modes in
-// a rotating order; the table shows medians and the ratio to "absent".
-//   node bench/telemetry.mjs [--reps=7] [--only=drain-8,submit-seq] [--entry=…] [--pg=…] [size options]
+// Each repetition is a fresh `bench/figure.mjs` process per mode, the modes
+// back to back in a rotating order; the table shows each mode's median and the
+// median of its per-repetition ratios to "absent" (pairs taken moments apart,
+// so a machine whose load drifts over the run still compares like with like).
+// Then, in this process, what "no provider" adds to a task whatever the noise:
+// the cost of the check made once per submit and once per dispatched poll.
+//   node bench/telemetry.mjs [--reps=7] [--only=drain-8,submit-seq]
+//     [--modes=absent,no provider,tracing] [--entry=…] [--pg=…] [size options]
+import { createRequire } from "node:module";
 import path from "node:path";
 
 import { BENCH_DIR, argNumber, argValue, fmt, median, runNode } from "./lib.mjs";
@@ -17,7 +23,12 @@ const MODES = {
 
 const reps = argNumber("reps", 7);
 const ids = argValue("only", "drain-8,submit-seq").split(",");
-const passed = process.argv.slice(2).filter((a) => !a.startsWith("--reps=") && !a.startsWith("--only="));
+const names = argValue("modes", Object.keys(MODES).join(",")).split(",");
+if (names[0] !== "absent" || !names.every((name) => name in MODES)) {
+  throw new Error(`--modes: "absent" first, then any of ${Object.keys(MODES).join(", ")}`);
+}
+const own = ["--reps=", "--only=", "--modes="];
+const passed = process.argv.slice(2).filter((a) => !own.some((prefix) => a.startsWith(prefix)));
 
 /** The environment of a mode's child: its preload, if any, added to NODE_OPTIONS. */
 function envOf(preload) {
@@ -30,8 +41,7 @@ console.log(`node bench/telemetry.mjs ${process.argv.slice(2).join(" ")}`);
 const rows = [];
 for (const id of ids) {
   /** @type {Record<string, number[]>} */
-  const samples = Object.fromEntries(Object.keys(MODES).map((mode) => [mode, []]));
-  const names = Object.keys(MODES);
+  const samples = Object.fromEntries(names.map((mode) => [mode, []]));
   for (let i = 0; i < reps; i++) {
     const order = names.map((_, k) => names[(i + k) % names.length]);
     for (const mode of order) {
@@ -44,11 +54,24 @@ for (const id of ids) {
       console.log(`${id} ${mode.padEnd(12)} rep ${i + 1}: ${fmt(values[0])}`);
     }
   }
-  const base = median(samples.absent);
   for (const mode of names) {
     const s = samples[mode];
-    rows.push(`| ${id} | ${mode} | ${fmt(median(s))} (min ${fmt(Math.min(...s))}, max ${fmt(Math.max(...s))}) | ${(median(s) / base).toFixed(3)} |`);
+    const ratios = s.map((v, i) => v / samples.absent[i]);
+    const spread = `${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}`;
+    rows.push(`| ${id} | ${mode} | ${fmt(median(s))} (min ${fmt(Math.min(...s))}, max ${fmt(Math.max(...s))}) | ${median(ratios).toFixed(3)} (${spread}) |`);
   }
 }
-console.log("\n| figure | @opentelemetry/api | median (min, max) | ratio to absent |\n| --- | --- | --- | --- |");
+console.log("\n| figure | @opentelemetry/api | median (min, max) | paired ratio to absent, median (range) |\n| --- | --- | --- | --- |");
 for (const row of rows) console.log(row);
+
+// The check itself, with the API loaded and no provider: a task meets it at
+// most twice (its submit, and its poll's dispatch, shared by the poll's tasks).
+const { activeTracer } = createRequire(import.meta.url)("../lib/telemetry/trace.js");
+const CHECKS = 2_000_000;
+let found = 0;
+const started = process.hrtime.bigint();
+for (let i = 0; i < CHECKS; i++) if (activeTracer() !== null) found++;
+const nsPerCheck = Number(process.hrtime.bigint() - started) / CHECKS;
+if (found > 0) throw new Error("a tracer provider is registered in this process");
+console.log(`\nactiveTracer() with @opentelemetry/api loaded and no provider: ${nsPerCheck.toFixed(1)} ns a call`);
+
