@@ -7,7 +7,8 @@
 // median of its per-repetition ratios to "absent" (pairs taken moments apart,
 // so a machine whose load drifts over the run still compares like with like).
 // Then, in this process, what "no provider" adds to a task whatever the noise:
-// the cost of the check made once per submit and once per dispatched poll.
+// the cost of the checks made once per submit (tracer) and once per
+// dispatched poll (tracer and meter).
 //   node bench/telemetry.mjs [--reps=7] [--only=drain-8,submit-seq]
 //     [--modes=absent,no provider,tracing] [--entry=…] [--pg=…] [size options]
 import { createRequire } from "node:module";
@@ -64,14 +65,22 @@ for (const id of ids) {
 console.log("\n| figure | @opentelemetry/api | median (min, max) | paired ratio to absent, median (range) |\n| --- | --- | --- | --- |");
 for (const row of rows) console.log(row);
 
-// The check itself, with the API loaded and no provider: a task meets it at
-// most twice (its submit, and its poll's dispatch, shared by the poll's tasks).
-const { activeTracer } = createRequire(import.meta.url)("../lib/telemetry/trace.js");
+// The checks themselves, with the API loaded and no provider: a task meets
+// the tracer's at most twice (its submit, and its poll's dispatch, shared by
+// the poll's tasks) and the meter's once.
+const load = createRequire(import.meta.url);
+const checks = {
+  "activeTracer()": load("../lib/telemetry/trace.js").activeTracer,
+  "activeInstruments()": load("../lib/telemetry/meter.js").activeInstruments,
+};
 const CHECKS = 2_000_000;
-let found = 0;
-const started = process.hrtime.bigint();
-for (let i = 0; i < CHECKS; i++) if (activeTracer() !== null) found++;
-const nsPerCheck = Number(process.hrtime.bigint() - started) / CHECKS;
-if (found > 0) throw new Error("a tracer provider is registered in this process");
-console.log(`\nactiveTracer() with @opentelemetry/api loaded and no provider: ${nsPerCheck.toFixed(1)} ns a call`);
+console.log("");
+for (const [name, check] of Object.entries(checks)) {
+  let found = 0;
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < CHECKS; i++) if (check() !== null) found++;
+  const nsPerCheck = Number(process.hrtime.bigint() - started) / CHECKS;
+  if (found > 0) throw new Error(`${name}: a provider is registered in this process`);
+  console.log(`${name} with @opentelemetry/api loaded and no provider: ${nsPerCheck.toFixed(1)} ns a call`);
+}
 

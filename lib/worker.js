@@ -11,6 +11,7 @@ const { taskName } = require("./models.js");
 const { SQLiteStore, PostgresStore, backpressureArgs } = require("./store.js");
 const { TaskContext, NATIVE } = require("./context.js");
 const { activeTracer, startProcess, runInSpan, endProcess } = require("./telemetry/trace.js");
+const { activeInstruments, startMetered, endMetered } = require("./telemetry/meter.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
@@ -30,9 +31,12 @@ const { activeTracer, startProcess, runInSpan, endProcess } = require("./telemet
  * @typedef {{ fn: HandlerFn, batch: boolean }} Registration
  * @typedef {{ batch?: number, concurrency?: number, resource?: string, [option: string]: unknown }} TaskOptions
  * @typedef {import("./context.js").TaskFields} TaskFields
- * @typedef {{ id: number, name: string, batch: boolean, tasks: TaskFields[], traced?: Traced }} Call one handler
- *   call, as Rust dispatches it: of each task, what its context reads (`traced`: its consumer span, when tracing)
+ * @typedef {{ id: number, name: string, batch: boolean, tasks: TaskFields[], traced?: Traced, metered?: Metered }} Call
+ *   one handler call, as Rust dispatches it: of each task, what its context reads (`traced`: its consumer span,
+ *   when tracing; `metered`: its OpenTelemetry measurement, when a meter provider is registered)
  * @typedef {import("./telemetry/trace.js").Traced} Traced
+ * @typedef {import("./telemetry/meter.js").Metered} Metered
+ * @typedef {import("./telemetry/meter.js").Instruments} Instruments
  * @typedef {import("@opentelemetry/api").Tracer} Tracer
  */
 
@@ -253,7 +257,8 @@ class Worker {
    */
   _dispatch(text) {
     const tracer = activeTracer();
-    for (const call of /** @type {Call[]} */ (JSON.parse(text))) this._start(call, tracer);
+    const instruments = activeInstruments();
+    for (const call of /** @type {Call[]} */ (JSON.parse(text))) this._start(call, tracer, instruments);
   }
 
   /**
@@ -261,8 +266,9 @@ class Worker {
    * reported through _settle/_returned.
    * @param {Call} call
    * @param {Tracer | null} tracer
+   * @param {Instruments | null} instruments
    */
-  _start(call, tracer) {
+  _start(call, tracer, instruments) {
     const rows = call.tasks;
     const contexts = rows.map(
       (row, index) =>
@@ -272,6 +278,7 @@ class Worker {
         }),
     );
     this._running.set(call.id, contexts);
+    if (instruments !== null) call.metered = startMetered(instruments, call.name, rows[0].queue, rows.length);
     /** @type {any} whatever the handler returned */
     let value;
     try {
@@ -312,6 +319,7 @@ class Worker {
       return;
     }
     if (call.traced) endProcess(call.traced, "succeeded");
+    if (call.metered) endMetered(call.metered, "succeeded");
     this._running.delete(call.id);
     if (this._returnedIds.push(call.id) === 1) process.nextTick(() => this._flushReturned());
     this._returnedCounts.push(results.length);
@@ -334,7 +342,9 @@ class Worker {
    * @param {unknown} [thrown] what the handler threw (or why its result could not be stored)
    */
   _settle(call, outcome, thrown) {
-    if (call.traced) endProcess(call.traced, outcome.kind === "lostLease" ? "lost_lease" : "failed", thrown);
+    const ended = outcome.kind === "lostLease" ? "lost_lease" : "failed";
+    if (call.traced) endProcess(call.traced, ended, thrown);
+    if (call.metered) endMetered(call.metered, ended, thrown);
     this._running.delete(call.id);
     let next;
     // The casts: binding.d.ts may declare the kinds as a const enum, which JS cannot name.

@@ -4,9 +4,11 @@
 // a consumer span around each handler call, a child of that context, so a
 // submit and every attempt of its task read as one trace.
 //
-// `@opentelemetry/api` is an optional peer dependency: it is looked up once,
-// on first use, and without it, or without a registered tracer provider,
-// every function here answers "not tracing" before building anything.
+// Without `@opentelemetry/api` (lib/telemetry/otel.js), or without a
+// registered tracer provider, `activeTracer` answers "not tracing" before
+// anything is built.
+
+const { SCOPE, VERSION, otel } = require("./otel.js");
 
 /**
  * @typedef {import("@opentelemetry/api")} OtelApi
@@ -26,24 +28,6 @@
  */
 const TRACEPARENT = "traceparent";
 const SYSTEM = "cairnq";
-const TRACER_NAME = "cairnq";
-const VERSION = require("../../package.json").version;
-
-/** @type {OtelApi | null | undefined} undefined until looked up, null when not installed */
-let api;
-
-/** @returns {OtelApi | null} */
-function otel() {
-  if (api === undefined) {
-    try {
-      api = require("@opentelemetry/api");
-    } catch {
-      // Not installed: tracing is off for the life of the process.
-      api = null;
-    }
-  }
-  return /** @type {OtelApi | null} */ (api);
-}
 
 /**
  * The tracer of the registered provider, or null when there is none: the
@@ -53,14 +37,15 @@ function otel() {
  * @returns {Tracer | null}
  */
 function activeTracer() {
-  const otelApi = api === undefined ? otel() : api;
+  const otelApi = otel();
   if (otelApi === null) return null;
   const provider = /** @type {any} */ (otelApi.trace.getTracerProvider());
-  if (typeof provider.getDelegateTracer === "function") return provider.getDelegateTracer(TRACER_NAME, VERSION) ?? null;
-  return otelApi.trace.getTracer(TRACER_NAME, VERSION);
+  if (typeof provider.getDelegateTracer === "function") return provider.getDelegateTracer(SCOPE, VERSION) ?? null;
+  return otelApi.trace.getTracer(SCOPE, VERSION);
 }
 
 /**
+ * The attributes every cairnq span and instrument carries.
  * @param {string} operationType
  * @param {string} operationName
  * @param {string} queue
@@ -86,7 +71,7 @@ function messagingAttributes(operationType, operationName, queue, name) {
  * @returns {Promise<Task>}
  */
 function tracedSubmit(tracer, input, write) {
-  const otelApi = /** @type {OtelApi} */ (api);
+  const otelApi = /** @type {OtelApi} */ (otel());
   const queue = input.queue ?? "default";
   const span = tracer.startSpan(`submit ${queue}`, {
     kind: otelApi.SpanKind.PRODUCER,
@@ -123,7 +108,7 @@ function tracedSubmit(tracer, input, write) {
  * @returns {Traced}
  */
 function startProcess(tracer, name, batch, tasks) {
-  const otelApi = /** @type {OtelApi} */ (api);
+  const otelApi = /** @type {OtelApi} */ (otel());
   const first = tasks[0];
   const attributes = messagingAttributes("process", "process", first.queue, name);
   /** @type {Context} */
@@ -170,7 +155,7 @@ function extract(otelApi, task) {
  * @returns {T}
  */
 function runInSpan(traced, fn, ...args) {
-  return /** @type {OtelApi} */ (api).context.with(traced.context, fn, undefined, ...args);
+  return /** @type {OtelApi} */ (otel()).context.with(traced.context, fn, undefined, ...args);
 }
 
 /**
@@ -191,12 +176,20 @@ function endProcess(traced, outcome, thrown) {
  * @param {unknown} err
  */
 function failSpan(span, err) {
-  const otelApi = /** @type {OtelApi} */ (api);
+  const otelApi = /** @type {OtelApi} */ (otel());
   const error = err instanceof Error ? err : null;
   if (error) span.recordException(error);
   else if (err !== undefined) span.recordException(String(err));
-  span.setAttribute("error.type", error?.name ?? "Error");
+  span.setAttribute("error.type", errorType(err));
   span.setStatus({ code: otelApi.SpanStatusCode.ERROR, message: error?.message ?? (err === undefined ? undefined : String(err)) });
 }
 
-module.exports = { TRACEPARENT, activeTracer, tracedSubmit, startProcess, runInSpan, endProcess };
+/**
+ * The `error.type` of a failure: the thrown error's name.
+ * @param {unknown} err
+ */
+function errorType(err) {
+  return err instanceof Error ? err.name : "Error";
+}
+
+module.exports = { TRACEPARENT, errorType, messagingAttributes, activeTracer, tracedSubmit, startProcess, runInSpan, endProcess };
