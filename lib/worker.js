@@ -278,7 +278,7 @@ class Worker {
         }),
     );
     this._running.set(call.id, contexts);
-    if (instruments !== null) call.metered = startMetered(instruments, call.name, rows[0].queue, rows.length);
+    if (instruments !== null) call.metered = startMetered(instruments, call.name, rows);
     /** @type {any} whatever the handler returned */
     let value;
     try {

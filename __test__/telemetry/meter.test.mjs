@@ -1,7 +1,7 @@
 // OpenTelemetry metrics of handler calls (docs/api.md, "OpenTelemetry
 // metrics"), read through OpenTelemetry's own SDK: with a meter provider
-// registered, each call's duration and each task handed over are recorded
-// with the messaging attributes and the outcome.
+// registered, each call's duration, each task handed over and its queue wait
+// are recorded with the messaging attributes (and the call's outcome).
 import { test as nodeTest } from "node:test";
 import assert from "node:assert/strict";
 
@@ -19,7 +19,7 @@ class CollectingReader extends MetricReader {
   async onShutdown() {}
 }
 
-test("handler calls record messaging.process.duration and messaging.client.consumed.messages", async (t) => {
+test("handler calls record their duration, and tasks their count and queue wait", async (t) => {
   const reader = new CollectingReader();
   const provider = new MeterProvider({ readers: [reader] });
   metrics.setGlobalMeterProvider(provider);
@@ -33,9 +33,11 @@ test("handler calls record messaging.process.duration and messaging.client.consu
   worker.worker.task("bad", () => {
     throw new TypeError("no good");
   });
-  worker.start();
   const ids = [];
   for (const name of ["ok", "ok", "bad"]) ids.push((await client.submit(name, {}, { queue: "jobs", maxAttempts: 1 })).id);
+  // Every task waits at least this long before a handler takes it.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  worker.start();
   for (const id of ids) await waitForStatus(client, id, ["succeeded", "failed"]);
 
   const { resourceMetrics } = await reader.collect();
@@ -60,4 +62,8 @@ test("handler calls record messaging.process.duration and messaging.client.consu
   const consumed = byName(metric("messaging.client.consumed.messages").dataPoints);
   assert.equal(consumed.ok.value, 2);
   assert.equal(consumed.bad.value, 1);
+  const waits = byName(metric("cairnq.task.queue_wait.duration").dataPoints);
+  assert.equal(waits.ok.value.count, 2);
+  assert.equal(waits.bad.value.count, 1);
+  assert.ok(waits.ok.value.min >= 0.3 && waits.ok.value.max < 60, `waited ${waits.ok.value.min}–${waits.ok.value.max}s`);
 });

@@ -1,8 +1,10 @@
 "use strict";
 // OpenTelemetry metrics of a worker's handler calls (docs/api.md,
 // "OpenTelemetry metrics"): with a meter provider registered, every call
-// records its duration in `messaging.process.duration` and counts its tasks in
-// `messaging.client.consumed.messages`, with the attributes of its span.
+// records its duration in `messaging.process.duration`, and every task is
+// counted in `messaging.client.consumed.messages` and its queue wait (the
+// core's figure) recorded in `cairnq.task.queue_wait.duration`, with the
+// attributes of its span.
 // Without the API or a provider, `activeInstruments` answers null.
 
 const { SCOPE, VERSION, otel } = require("./otel.js");
@@ -11,7 +13,9 @@ const { errorType, messagingAttributes } = require("./trace.js");
 /**
  * @typedef {import("@opentelemetry/api").Meter} Meter
  * @typedef {import("@opentelemetry/api").Attributes} Attributes
- * @typedef {{ meter: Meter, duration: import("@opentelemetry/api").Histogram, consumed: import("@opentelemetry/api").Counter }} Instruments
+ * @typedef {import("@opentelemetry/api").Histogram} Histogram
+ * @typedef {{ meter: Meter, duration: Histogram, queueWait: Histogram, consumed: import("@opentelemetry/api").Counter }} Instruments
+ * @typedef {import("../context.js").TaskFields} TaskFields
  * @typedef {{ instruments: Instruments, started: number, attributes: Attributes }} Metered a handler call being measured
  */
 
@@ -32,6 +36,7 @@ function activeInstruments() {
     made = {
       meter,
       duration: meter.createHistogram("messaging.process.duration", { unit: "s", description: "How long a handler call ran." }),
+      queueWait: meter.createHistogram("cairnq.task.queue_wait.duration", { unit: "s", description: "How long a task had been due when its handler started." }),
       consumed: meter.createCounter("messaging.client.consumed.messages", { unit: "{message}", description: "Tasks handed to handlers." }),
     };
   }
@@ -39,16 +44,17 @@ function activeInstruments() {
 }
 
 /**
- * A handler call starts: its tasks are counted now, its duration at its end.
+ * A handler call starts: its tasks are counted and their queue waits
+ * recorded now, its duration at its end.
  * @param {Instruments} instruments
  * @param {string} name
- * @param {string} queue
- * @param {number} tasks
+ * @param {TaskFields[]} tasks
  * @returns {Metered}
  */
-function startMetered(instruments, name, queue, tasks) {
-  const attributes = messagingAttributes("process", "process", queue, name);
-  instruments.consumed.add(tasks, attributes);
+function startMetered(instruments, name, tasks) {
+  const attributes = messagingAttributes("process", "process", tasks[0].queue, name);
+  instruments.consumed.add(tasks.length, attributes);
+  for (const task of tasks) instruments.queueWait.record((task.queue_wait_ms ?? 0) / 1000, attributes);
   return { instruments, started: performance.now(), attributes };
 }
 

@@ -32,7 +32,7 @@ pub(crate) fn started(timings: &mut Timings, call: &Call) {
     let now = now_ms();
     let name = of_name(timings, &call.name);
     for context in &call.contexts {
-        let waited = (now - context.task().run_at_ms).max(0);
+        let waited = context.task().queue_wait_ms(now);
         name.queue_wait.observe(waited as f64 / 1000.0);
     }
 }
