@@ -19,7 +19,7 @@ const { SCOPE, VERSION, otel } = require("./otel.js");
  * @typedef {import("../../index.js").SubmitInput} SubmitInput
  * @typedef {import("../../index.js").Task} Task
  * @typedef {import("../context.js").TaskFields} TaskFields
- * @typedef {{ tracer: Tracer, span: Span, context: Context }} Traced a handler call's consumer span
+ * @typedef {{ span: Span, context: Context }} Traced a handler call's consumer span, and its context
  */
 
 /**
@@ -78,8 +78,10 @@ function tracedSubmit(tracer, input, write) {
     attributes: messagingAttributes("send", "submit", queue, input.name),
   });
   const given = input.metadata ?? {};
-  // Metadata that is not an object is the core's to refuse: it travels as given.
-  const carried = given !== null && typeof given === "object" && !Array.isArray(given);
+  // Only a plain object takes the keys: anything else (refused by the core, or
+  // encoded by its own toJSON) travels exactly as given.
+  const prototype = given !== null && typeof given === "object" ? Object.getPrototypeOf(given) : undefined;
+  const carried = prototype === Object.prototype || prototype === null;
   /** @type {Record<string, string>} */
   const carrier = {};
   if (carried) otelApi.propagation.inject(otelApi.trace.setSpan(otelApi.context.active(), span), carrier);
@@ -128,7 +130,7 @@ function startProcess(tracer, name, batch, tasks) {
     parent = extract(otelApi, first);
   }
   const span = tracer.startSpan(`process ${first.queue}`, { kind: otelApi.SpanKind.CONSUMER, attributes, links }, parent);
-  return { tracer, span, context: otelApi.trace.setSpan(parent, span) };
+  return { span, context: otelApi.trace.setSpan(parent, span) };
 }
 
 /**
@@ -192,4 +194,4 @@ function errorType(err) {
   return err instanceof Error ? err.name : "Error";
 }
 
-module.exports = { TRACEPARENT, errorType, messagingAttributes, activeTracer, tracedSubmit, startProcess, runInSpan, endProcess };
+module.exports = { errorType, messagingAttributes, activeTracer, tracedSubmit, startProcess, runInSpan, endProcess };
