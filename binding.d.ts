@@ -49,6 +49,14 @@ export declare class NativeGate {
   acquire(queue: string): Promise<void>
 }
 
+export declare class NativeMetrics {
+  constructor(store: NativeStore)
+  /** Show `worker`'s queue waits and run times too. */
+  addWorker(worker: NativeWorker): void
+  /** The Prometheus text exposition, read now. */
+  render(): Promise<string>
+}
+
 export declare class NativeRetention {
   constructor(store: NativeStore, opts: RetentionArgs, onError?: ErrorCallback | undefined | null)
   start(): void

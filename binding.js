@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.NativeClaimSession = nativeBinding.NativeClaimSession
 module.exports.NativeContext = nativeBinding.NativeContext
 module.exports.NativeGate = nativeBinding.NativeGate
+module.exports.NativeMetrics = nativeBinding.NativeMetrics
 module.exports.NativeRetention = nativeBinding.NativeRetention
 module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.NativeWatch = nativeBinding.NativeWatch

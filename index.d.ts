@@ -819,6 +819,8 @@ export interface DashboardOptions {
   allowedHosts?: string[] | true;
   /** How often pages refresh, in ms (default 2000). */
   refreshMs?: number;
+  /** Workers of this process whose queue waits and run times `/metrics` shows. */
+  workers?: Worker[];
 }
 
 /** The dashboard as a fetch-style handler (Bun.serve, Hono, Deno, …). */
@@ -839,6 +841,24 @@ export type NodeRequestHandler = (
 export declare function createDashboard(options: DashboardOptions): DashboardHandler;
 /** `handler` for Node's http server or Express (mount it at its `basePath`). */
 export declare function toNodeHandler(handler: DashboardHandler): NodeRequestHandler;
+
+export interface MetricsOptions {
+  /** The database to read (every scrape: one `stats` and one queue-age read). */
+  client: CairnQ;
+  /** Workers of this process whose queue waits and run times are shown. */
+  workers?: Worker[];
+}
+
+/** A Prometheus exporter (docs/api.md, "Metrics"). */
+export interface Metrics {
+  /** `text/plain; version=0.0.4; charset=utf-8` */
+  readonly contentType: string;
+  /** The text exposition, read now. */
+  render(): Promise<string>;
+}
+
+/** The Prometheus metrics `/metrics` serves, for a server of your own. */
+export declare function createMetrics(options: MetricsOptions): Metrics;
 
 // Only the declarations marked `export` above are part of the package.
 export {};

@@ -15,6 +15,10 @@ const { createPoolExecutor } = require("./lib/executor.js");
 function createDashboard(options) {
   return require("./lib/dashboard/handler.js").createDashboard(options);
 }
+/** @param {import("./index.js").MetricsOptions} options */
+function createMetrics(options) {
+  return require("./lib/telemetry/metrics.js").createMetrics(options);
+}
 /** @param {import("./index.js").DashboardHandler} handler */
 function toNodeHandler(handler) {
   return require("./lib/dashboard/node-adapter.js").toNodeHandler(handler);
@@ -51,6 +55,7 @@ module.exports = {
   ProtocolVersionMismatch: errors.ProtocolVersionMismatch,
   SerializationError: errors.SerializationError,
   createDashboard,
+  createMetrics,
   toNodeHandler,
   SchemaMismatch: errors.SchemaMismatch,
   UnsupportedBackend: errors.UnsupportedBackend,

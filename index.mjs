@@ -32,6 +32,7 @@ export const {
   ProtocolVersionMismatch,
   SerializationError,
   createDashboard,
+  createMetrics,
   toNodeHandler,
   SchemaMismatch,
   UnsupportedBackend,

@@ -227,15 +227,16 @@ function killGroup(child) {
 }
 
 /**
- * Run `node script args…` in its own process group; resolve the last JSON line
+ * Run `node script args…` (environment `env`) in its own process group; resolve the last JSON line
  * it printed on stdout. After `timeoutMs` the whole group (the script and any
  * child it forked) is killed and the promise rejects with `label`.
  */
-export function runNode(script, args, { label, timeoutMs, echo = false }) {
+export function runNode(script, args, { label, timeoutMs, echo = false, env = process.env }) {
   killChildrenOnInterrupt();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [path.resolve(BENCH_DIR, script), ...args], {
       detached: true,
+      env,
       stdio: ["ignore", "pipe", "pipe"],
     });
     running.add(child);

@@ -14,8 +14,8 @@ const { SCHEDULE_METADATA_KEY } = require("./schedules.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
- * @typedef {Pick<Task, "id" | "name" | "queue" | "payload" | "metadata" | "attempt" | "root_id" | "correlation_id">} TaskFields
- *   what a context reads of its task: a worker hands over only these
+ * @typedef {Pick<Task, "id" | "name" | "queue" | "payload" | "metadata" | "attempt" | "root_id" | "correlation_id"> & { queue_wait_ms?: number }} TaskFields
+ *   what a context reads of its task: a worker hands over only these, and how long each had been due as its call started
  * @typedef {import("../index.js").TaskDef} TaskDef
  * @typedef {import("../index.js").SubmitOptions} SubmitOptions
  * @typedef {import("../index.js").CallOptions} CallOptions

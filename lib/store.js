@@ -9,6 +9,7 @@ const { TaskTimeout, fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { ExecutorBridge, isExecutor, bigints } = require("./executor.js");
 const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
+const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
@@ -192,6 +193,16 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   submit(input) {
+    const tracer = activeTracer();
+    if (tracer !== null) return tracedSubmit(tracer, input, (traced) => this._submitNow(traced));
+    return this._submitNow(input);
+  }
+
+  /**
+   * @param {SubmitInput} input
+   * @returns {Promise<Task>}
+   */
+  _submitNow(input) {
     let args;
     try {
       args = this._submitArgs(input);

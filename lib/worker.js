@@ -10,6 +10,8 @@ const { dumpJson, encodeEnvelope } = require("./json.js");
 const { taskName } = require("./models.js");
 const { SQLiteStore, PostgresStore, backpressureArgs } = require("./store.js");
 const { TaskContext, NATIVE } = require("./context.js");
+const { activeTracer, startProcess, runInSpan, endProcess } = require("./telemetry/trace.js");
+const { activeInstruments, startMetered, endMetered } = require("./telemetry/meter.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
@@ -29,8 +31,13 @@ const { TaskContext, NATIVE } = require("./context.js");
  * @typedef {{ fn: HandlerFn, batch: boolean }} Registration
  * @typedef {{ batch?: number, concurrency?: number, resource?: string, [option: string]: unknown }} TaskOptions
  * @typedef {import("./context.js").TaskFields} TaskFields
- * @typedef {{ id: number, name: string, batch: boolean, tasks: TaskFields[] }} Call one handler call, as Rust
- *   dispatches it: of each task, what its context reads
+ * @typedef {{ id: number, name: string, batch: boolean, tasks: TaskFields[], traced?: Traced, metered?: Metered }} Call
+ *   one handler call, as Rust dispatches it: of each task, what its context reads (`traced`: its consumer span,
+ *   when tracing; `metered`: its OpenTelemetry measurement, when a meter provider is registered)
+ * @typedef {import("./telemetry/trace.js").Traced} Traced
+ * @typedef {import("./telemetry/meter.js").Metered} Metered
+ * @typedef {import("./telemetry/meter.js").Instruments} Instruments
+ * @typedef {import("@opentelemetry/api").Tracer} Tracer
  */
 
 const SIGNALS = ["SIGINT", "SIGTERM"];
@@ -249,14 +256,19 @@ class Worker {
    * @param {string} text
    */
   _dispatch(text) {
-    for (const call of /** @type {Call[]} */ (JSON.parse(text))) this._start(call);
+    const tracer = activeTracer();
+    const instruments = activeInstruments();
+    for (const call of /** @type {Call[]} */ (JSON.parse(text))) this._start(call, tracer, instruments);
   }
 
   /**
-   * Run one call's handler; its end is reported through _settle/_returned.
+   * Run one call's handler (inside its consumer span when tracing); its end is
+   * reported through _settle/_returned.
    * @param {Call} call
+   * @param {Tracer | null} tracer
+   * @param {Instruments | null} instruments
    */
-  _start(call) {
+  _start(call, tracer, instruments) {
     const rows = call.tasks;
     const contexts = rows.map(
       (row, index) =>
@@ -266,20 +278,26 @@ class Worker {
         }),
     );
     this._running.set(call.id, contexts);
+    if (instruments !== null) call.metered = startMetered(instruments, call.name, rows);
     /** @type {any} whatever the handler returned */
     let value;
     try {
       // Rust dispatches only registered names.
       const { fn } = /** @type {Registration} */ (this._handlers.get(call.name));
-      value = call.batch ? fn(contexts) : fn(contexts[0], rows[0].payload);
+      if (tracer === null) {
+        value = callHandler(fn, call, contexts);
+      } else {
+        call.traced = startProcess(tracer, call.name, call.batch, rows);
+        value = runInSpan(call.traced, callHandler, fn, call, contexts);
+      }
     } catch (thrown) {
-      this._settle(call, outcomeOfThrow(thrown));
+      this._settle(call, outcomeOfThrow(thrown), thrown);
       return;
     }
     if (value !== null && typeof value?.then === "function") {
       Promise.resolve(value).then(
         (resolved) => this._returned(call, resolved),
-        (thrown) => this._settle(call, outcomeOfThrow(thrown)),
+        (thrown) => this._settle(call, outcomeOfThrow(thrown), thrown),
       );
     } else {
       this._returned(call, value);
@@ -295,10 +313,13 @@ class Worker {
    */
   _returned(call, value) {
     const results = resultsOf(value, call.tasks, call.batch);
-    if (results.some((r) => r.unserializable !== undefined)) {
-      this._settle(call, { kind: "returned", results });
+    const unserializable = results.find((r) => r.unserializable !== undefined);
+    if (unserializable) {
+      this._settle(call, { kind: "returned", results }, unserializable.unserializable);
       return;
     }
+    if (call.traced) endProcess(call.traced, "succeeded");
+    if (call.metered) endMetered(call.metered, "succeeded");
     this._running.delete(call.id);
     if (this._returnedIds.push(call.id) === 1) process.nextTick(() => this._flushReturned());
     this._returnedCounts.push(results.length);
@@ -318,8 +339,12 @@ class Worker {
   /**
    * @param {Call} call
    * @param {Outcome} outcome
+   * @param {unknown} [thrown] what the handler threw (or why its result could not be stored)
    */
-  _settle(call, outcome) {
+  _settle(call, outcome, thrown) {
+    const ended = outcome.kind === "lostLease" ? "lost_lease" : "failed";
+    if (call.traced) endProcess(call.traced, ended, thrown);
+    if (call.metered) endMetered(call.metered, ended, thrown);
     this._running.delete(call.id);
     let next;
     // The casts: binding.d.ts may declare the kinds as a const enum, which JS cannot name.
@@ -338,6 +363,17 @@ class Worker {
   _startNext(next) {
     if (next != null) this._dispatch(next);
   }
+}
+
+/**
+ * Call a handler the way its registration asks: `(contexts)` for a batch,
+ * else `(context, payload)`.
+ * @param {HandlerFn} fn
+ * @param {Call} call
+ * @param {TaskContext[]} contexts
+ */
+function callHandler(fn, call, contexts) {
+  return call.batch ? fn(contexts) : fn(contexts[0], call.tasks[0].payload);
 }
 
 /**

@@ -14,9 +14,12 @@ mod executor;
 mod schedules;
 mod watch;
 mod worker;
+// After `store` and `worker`, whose structs its constructor and methods take.
+mod metrics;
 
 pub use backpressure::NativeGate;
 pub use executor::quote_schema;
+pub use metrics::NativeMetrics;
 pub use retention::NativeRetention;
 pub use store::NativeStore;
 pub use watch::{NativeWatch, DEFAULT_WATCH_POLL_MS};

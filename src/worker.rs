@@ -169,6 +169,11 @@ pub struct NativeWorker {
 }
 
 impl NativeWorker {
+    /// The core worker (for the metrics exporter, which reads its timings).
+    pub(crate) fn core(&self) -> &Worker {
+        &self.worker
+    }
+
     fn ready(&self) -> Option<String> {
         let calls = self.worker.start_ready();
         (!calls.is_empty()).then(|| calls_to_json(&calls))

@@ -34,6 +34,8 @@ const VALUE_EXPORTS = [
   // Additions of the 0.8–0.12 API (docs/api.md).
   "SchemaMismatch", "UnsupportedBackend", "ListenUnavailable", "isTerminalStatus", "DEFAULT_WATCH_POLL_MS",
   "createPoolExecutor",
+  // Observability (docs/api.md, "Metrics").
+  "createMetrics",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions", "ClientOptions", "SubmitOptions", "BackpressureOptions", "QueueDepthLimit",
@@ -44,6 +46,7 @@ const TYPE_EXPORTS = [
   "PgExecutor", "PgSession", "Row",
   // Schedules (docs/api.md, "Schedules").
   "ScheduleOptions", "Schedule", "ScheduleOrigin", "CatchUp",
+  "MetricsOptions", "Metrics",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */

@@ -307,6 +307,8 @@ async function main(argv, io = {}) {
       state.code = EXIT.SIGNALED + (signal === "SIGTERM" ? 15 : 2);
     });
 
+  require("./metrics.js").defineMetrics(program, open, out);
+
   command("ui <db>", "serve the web dashboard")
     .option("--port <port>", "port (default 4680; 0 picks a free one)", port, 4680)
     .option("--host <host>", "address to bind (default 127.0.0.1)", "127.0.0.1")

@@ -17,6 +17,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 
 const inspect = require("../cli/inspect.js");
+const { metricsRoute } = require("./metrics.js");
 const { parseDuration } = require("../cli/format.js");
 const { STATUSES } = require("../models.js");
 const { hostRule } = require("./hosts.js");
@@ -73,6 +74,7 @@ function createDashboard(options) {
   const cookieName = "cairnq_dashboard_token";
   const assets = new Map(Object.entries(FILES).map(([name, type]) => [name, { body: fs.readFileSync(path.join(ASSETS, name)), type }]));
   const throughput = new inspect.Throughput(60);
+  const metrics = metricsRoute(client, options.workers);
   /** @type {{ at: number, body: unknown } | null} */
   let overview = null;
   /** @type {Promise<unknown> | null} */
@@ -146,6 +148,7 @@ function createDashboard(options) {
           return json({ csrf, readOnly, refreshMs, statuses: STATUSES, version: require("../../package.json").version });
         }
         if (route === "api/overview") return json(await readOverview());
+        if (route === "metrics") return await metrics();
         if (route === "api/tasks") return json(await listTasks(url.searchParams));
         if (route === "api/search") return json(await search(url.searchParams.get("q") ?? ""));
         if (route === "api/purge-preview") {

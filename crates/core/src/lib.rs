@@ -6,6 +6,7 @@ pub mod backoff;
 pub mod error;
 pub mod ids;
 pub mod input;
+pub mod metrics;
 pub mod protocol;
 pub mod retention;
 pub mod schedule;

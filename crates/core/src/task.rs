@@ -179,7 +179,13 @@ impl Task {
     /// "TaskContext": id, name, queue, attempt, payload, metadata and the
     /// lineage a child submit inherits), as one JSON object: the rest of the
     /// row stays in Rust, where the lease and settlement live.
-    pub(crate) fn write_handler_json(&self, out: &mut JsonWriter) {
+    /// How long (ms) the task has been due at `now` (0 before it is).
+    pub fn queue_wait_ms(&self, now: i64) -> i64 {
+        (now - self.run_at_ms).max(0)
+    }
+
+    /// What a handler's context reads, and the queue wait at `now`.
+    pub(crate) fn write_handler_json(&self, out: &mut JsonWriter, now: i64) {
         out.open();
         out.string_field("id", Some(&self.id));
         out.string_field("name", Some(&self.name));
@@ -189,6 +195,7 @@ impl Task {
         out.int_field("attempt", Some(self.attempt));
         out.string_field("root_id", self.root_id.as_deref());
         out.string_field("correlation_id", self.correlation_id.as_deref());
+        out.int_field("queue_wait_ms", Some(self.queue_wait_ms(now)));
         out.close();
     }
 
@@ -354,6 +361,16 @@ impl JsonWriter {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn queue_wait_counts_from_run_at_and_never_below_zero() {
+        let task = Task {
+            run_at_ms: 5_000,
+            ..sample()
+        };
+        assert_eq!(task.queue_wait_ms(7_500), 2_500);
+        assert_eq!(task.queue_wait_ms(4_000), 0);
+    }
 
     pub fn sample() -> Task {
         Task {

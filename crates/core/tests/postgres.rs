@@ -1385,6 +1385,13 @@ async fn every_statement_reaches_its_index() {
             &["cairnq_tasks_claim"],
         ),
         (
+            "oldest_due",
+            SQL.oldest_due,
+            vec![],
+            // Any index with the status first: the planner's cost call.
+            &["cairnq_tasks_claim|cairnq_tasks_status_idx|cairnq_tasks_status_completed_idx"],
+        ),
+        (
             "purge",
             SQL.purge,
             vec![&older, &none, &none, &none, &limit],

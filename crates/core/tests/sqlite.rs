@@ -699,6 +699,7 @@ async fn every_statement_reaches_its_index() {
             false,
         ),
         ("queue_depth", SQL.queue_depth, "cairnq_tasks_claim", false),
+        ("oldest_due", SQL.oldest_due, "cairnq_tasks_claim", false),
         ("purge", SQL.purge, "cairnq_tasks_completed_idx", true),
         (
             "purge status",

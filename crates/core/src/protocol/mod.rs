@@ -104,6 +104,7 @@ statements!(
     get_status_by_key,
     list,
     stats,
+    oldest_due,
     queue_depth,
     protocol_version,
     cancel,

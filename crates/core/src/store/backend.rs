@@ -362,6 +362,9 @@ pub trait Backend: Send + Sync + 'static {
     }
     /// Counts of every queue, or of `queue` only.
     async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>>;
+    /// Per queue with a due queued task, how long (ms) the longest-waiting
+    /// one has been due.
+    async fn oldest_due(&self) -> Result<Vec<(String, i64)>>;
     async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64>;
     async fn cancel(&self, target: Target) -> Result<Option<Task>>;
     async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>>;

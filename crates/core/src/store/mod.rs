@@ -402,6 +402,12 @@ impl Store {
         Ok(stats)
     }
 
+    /// Per queue with a due queued task, how long (ms) the longest-waiting
+    /// one has been due (the metrics' queue age).
+    pub async fn oldest_due(&self) -> Result<BTreeMap<String, i64>> {
+        Ok(self.backend.oldest_due().await?.into_iter().collect())
+    }
+
     pub async fn queue_depth(&self, queue: String, max_depth: f64) -> Result<i64> {
         let max_depth = non_negative_integer("maxDepth", max_depth)?;
         if max_depth == 0 {

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::context::TaskContext;
 use super::report::Reporter;
 use crate::error::Error;
+use crate::ids::now_ms;
 use crate::task::JsonWriter;
 
 /// About what one task's handler JSON takes with a small payload: a buffer's first guess.
@@ -30,8 +31,9 @@ pub struct Call {
 
 /// Calls as the bindings hand them to JS in one text:
 /// `[{"id", "name", "batch", "tasks": [what each handler reads of its task]}, …]`
-/// (`Task::write_handler_json`).
+/// (`Task::write_handler_json`, with the queue wait as the calls start).
 pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
+    let now = now_ms();
     let rows: usize = calls.iter().map(|call| call.contexts.len()).sum();
     let mut out = JsonWriter::with_capacity(rows * HANDLER_JSON_BYTES + calls.len() * 64 + 2);
     out.array(calls, |out, call| {
@@ -41,7 +43,7 @@ pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
         out.bool_field("batch", call.batch);
         out.key("tasks");
         out.array(&call.contexts, |out, context| {
-            context.task().write_handler_json(out)
+            context.task().write_handler_json(out, now)
         });
         out.close();
     });
@@ -300,6 +302,9 @@ mod tests {
             value[0]["tasks"][0]["payload"], payload,
             "rows embed their JSON as stored"
         );
+        let waited = value[1]["tasks"][0]["queue_wait_ms"].as_i64().unwrap();
+        let due = crate::task::tests::sample().run_at_ms;
+        assert!((now_ms() - due - 1000..=now_ms() - due).contains(&waited));
     }
 
     #[test]

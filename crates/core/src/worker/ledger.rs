@@ -196,9 +196,13 @@ impl RunState {
         }
     }
 
-    /// Ends a running call: refunds its charges and stops its timer. `None`
-    /// when it had already ended.
-    pub(crate) fn release(&self, call_id: u64, ending: &Ending) -> Option<Arc<Call>> {
+    /// Ends a running call: refunds its charges and stops its timer. The
+    /// call and how long its handler ran; `None` when it had already ended.
+    pub(crate) fn release(
+        &self,
+        call_id: u64,
+        ending: &Ending,
+    ) -> Option<(Arc<Call>, Option<Duration>)> {
         let mut ledger = self.ledger();
         let Some(charge) = ledger.running.remove(&call_id) else {
             // The late answer of an abandoned handler.
@@ -220,8 +224,8 @@ impl RunState {
         if let Some(timer) = charge.timer {
             timer.abort();
         }
-        if let Some(started) = charge.started {
-            let took = started.elapsed();
+        let took = charge.started.map(|started| started.elapsed());
+        if let Some(took) = took {
             ledger.call_time = Some(match ledger.call_time {
                 None => took,
                 Some(average) => (average * 7 + took) / 8,
@@ -231,7 +235,7 @@ impl RunState {
         if let (Ending::TimedOut(_), Some(call)) = (ending, &call) {
             ledger.abandoned.insert(call_id, call.clone());
         }
-        call
+        call.map(|call| (call, took))
     }
 
     pub(crate) fn forget(&self, call: &Call) {

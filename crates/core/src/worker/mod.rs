@@ -13,6 +13,7 @@ mod plan;
 mod registry;
 mod report;
 mod settings;
+mod timings;
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -25,6 +26,7 @@ pub use self::invoker::Invoker;
 pub use self::registry::Registration;
 pub use self::report::{ErrorHook, ErrorInfo, Phase};
 pub use self::settings::{retry_backoff, WorkerOptions};
+pub use self::timings::{merge as merge_timings, NameTimings, Timings};
 
 use self::call::{Ending, Settlement};
 use self::heartbeat::Beat;
@@ -51,6 +53,8 @@ pub(crate) struct Shared {
     stopped: watch::Sender<bool>,
     /// The run in progress, for `settle` and `context`.
     run: Mutex<Weak<RunState>>,
+    /// Queue waits and run times per task name, for the metrics.
+    timings: Mutex<Timings>,
 }
 
 /// A worker: registrations plus the loop that claims and runs their tasks.
@@ -78,6 +82,7 @@ impl Worker {
                 registry: Mutex::new(Registry::default()),
                 stopped: watch::channel(false).0,
                 run: Mutex::new(Weak::new()),
+                timings: Mutex::new(Timings::new()),
             }),
         })
     }
@@ -88,6 +93,11 @@ impl Worker {
 
     pub fn store(&self) -> &Arc<Store> {
         &self.shared.store
+    }
+
+    /// Queue waits and run times per task name since the worker was made.
+    pub fn timings(&self) -> Timings {
+        self.shared.timings().clone()
     }
 
     /// `worker.task(name, options, fn)`: adds or replaces (in place) the
@@ -181,6 +191,10 @@ impl Worker {
 impl Shared {
     fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
         self.registry.lock().expect("registry lock")
+    }
+
+    fn timings(&self) -> std::sync::MutexGuard<'_, Timings> {
+        self.timings.lock().expect("timings")
     }
 
     fn current_run(&self) -> Option<Arc<RunState>> {
@@ -411,6 +425,12 @@ impl Shared {
     /// `maxRunMs` timers; the caller starts them.
     fn admit_held(self: &Arc<Self>, run: &Arc<RunState>) -> Vec<Arc<Call>> {
         let calls = run.admit_held();
+        if !calls.is_empty() {
+            let mut timings = self.timings();
+            for call in &calls {
+                timings::started(&mut timings, call);
+            }
+        }
         if let Some(max_run) = &self.settings.max_run {
             for call in &calls {
                 let (shared, weak_run, max_run, id) =
@@ -430,9 +450,12 @@ impl Shared {
     /// A call's handler has ended (or was abandoned): refund its charges,
     /// then queue its completions for the next poll and write its failures.
     fn end_call(&self, run: &Arc<RunState>, call_id: u64, ending: Ending) {
-        let Some(call) = run.release(call_id, &ending) else {
+        let Some((call, took)) = run.release(call_id, &ending) else {
             return;
         };
+        if let (Some(took), false) = (took, matches!(ending, Ending::NoHandler)) {
+            timings::ran(&mut self.timings(), &call.name, took);
+        }
         let writes = call::settlements(&call, ending, &self.reporter);
         call.expect_writes(writes.len());
         if writes.is_empty() {

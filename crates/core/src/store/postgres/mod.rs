@@ -500,6 +500,14 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
             .collect()
     }
 
+    async fn oldest_due(&self) -> Result<Vec<(String, i64)>> {
+        rows(&self.client().await?, SQL.oldest_due, &[])
+            .await?
+            .iter()
+            .map(|row| Ok((row.text(0)?, row.int(1)?)))
+            .collect()
+    }
+
     async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64> {
         let found = rows(
             &self.client().await?,

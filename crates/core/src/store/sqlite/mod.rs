@@ -649,6 +649,15 @@ impl Backend for SqliteBackend {
         .await
     }
 
+    async fn oldest_due(&self) -> Result<Vec<(String, i64)>> {
+        self.read(move |conn| {
+            query(conn, SQL.oldest_due, &[(":now", &now_ms())], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+            })
+        })
+        .await
+    }
+
     async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64> {
         self.read(move |conn| {
             let rows = query(

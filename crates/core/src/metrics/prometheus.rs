@@ -1,0 +1,170 @@
+//! The Prometheus text exposition format (version 0.0.4) of a snapshot: the
+//! metric names, their help, types and labels live here and nowhere else.
+
+use std::fmt::Write;
+
+use super::histogram::Histogram;
+use super::snapshot::{Snapshot, FINISHED};
+use crate::task::Status;
+
+/// The text `/metrics` serves and `cairnq metrics` prints.
+pub fn render(snapshot: &Snapshot) -> String {
+    let mut out = String::with_capacity(1024 + snapshot.timings.len() * 4096);
+    family(
+        &mut out,
+        "cairnq_tasks",
+        "gauge",
+        "Tasks in the database, per queue and status.",
+    );
+    for (queue, counts) in &snapshot.stats {
+        for status in Status::ALL {
+            let labels = [("queue", queue.as_str()), ("status", status.as_str())];
+            sample(&mut out, "cairnq_tasks", &labels, counts[status as usize]);
+        }
+    }
+    family(
+        &mut out,
+        "cairnq_queue_oldest_due_age_seconds",
+        "gauge",
+        "How long the queue's longest-waiting due task has been due (0 when none is).",
+    );
+    for queue in snapshot.stats.keys() {
+        let ms = snapshot.oldest_due_ms.get(queue).copied().unwrap_or(0);
+        let labels = [("queue", queue.as_str())];
+        sample(
+            &mut out,
+            "cairnq_queue_oldest_due_age_seconds",
+            &labels,
+            ms as f64 / 1000.0,
+        );
+    }
+    family(
+        &mut out,
+        "cairnq_tasks_finished_total",
+        "counter",
+        "Tasks seen reaching a terminal status since this exporter started, per queue and status.",
+    );
+    for (queue, totals) in &snapshot.finished {
+        for (status, total) in FINISHED.iter().zip(totals) {
+            let labels = [("queue", queue.as_str()), ("status", status.as_str())];
+            sample(&mut out, "cairnq_tasks_finished_total", &labels, total);
+        }
+    }
+    if !snapshot.timings.is_empty() {
+        histogram_family(
+            &mut out,
+            "cairnq_task_queue_wait_seconds",
+            "Time from a task being due (run_at) to its handler's start, per task name.",
+            snapshot.timings.iter().map(|(n, t)| (n, &t.queue_wait)),
+        );
+        histogram_family(
+            &mut out,
+            "cairnq_task_run_seconds",
+            "Time a handler call ran, per task name.",
+            snapshot.timings.iter().map(|(n, t)| (n, &t.run_time)),
+        );
+    }
+    out
+}
+
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
+}
+
+fn histogram_family<'a>(
+    out: &mut String,
+    name: &str,
+    help: &str,
+    by_name: impl Iterator<Item = (&'a String, &'a Histogram)>,
+) {
+    family(out, name, "histogram", help);
+    let bucket = format!("{name}_bucket");
+    for (task_name, histogram) in by_name {
+        for (bound, count) in histogram.cumulative() {
+            let le = bound.map_or_else(|| "+Inf".to_string(), |b| b.to_string());
+            let labels = [("name", task_name.as_str()), ("le", le.as_str())];
+            sample(out, &bucket, &labels, count);
+        }
+        let labels = [("name", task_name.as_str())];
+        sample(out, &format!("{name}_sum"), &labels, histogram.sum());
+        sample(out, &format!("{name}_count"), &labels, histogram.count());
+    }
+}
+
+fn sample(out: &mut String, name: &str, labels: &[(&str, &str)], value: impl std::fmt::Display) {
+    out.push_str(name);
+    out.push('{');
+    for (i, (label, value)) in labels.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(label);
+        out.push_str("=\"");
+        escape_label(out, value);
+        out.push('"');
+    }
+    let _ = writeln!(out, "}} {value}");
+}
+
+/// Label values escape backslash, double quote and line feed.
+fn escape_label(out: &mut String, value: &str) {
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::worker::NameTimings;
+
+    #[test]
+    fn renders_every_family_with_escaped_labels() {
+        let mut snapshot = Snapshot::default();
+        snapshot
+            .stats
+            .insert("we\"ird\\q\n".to_string(), [3, 1, 7, 0, 2]);
+        snapshot
+            .oldest_due_ms
+            .insert("we\"ird\\q\n".to_string(), 1500);
+        snapshot
+            .finished
+            .insert("we\"ird\\q\n".to_string(), [4, 0, 1]);
+        let mut timings = NameTimings::default();
+        timings.queue_wait.observe(0.02);
+        timings.run_time.observe(2.0);
+        snapshot.timings.insert("send".to_string(), timings);
+        let text = render(&snapshot);
+        let q = r#"queue="we\"ird\\q\n""#;
+        assert!(text.contains("# TYPE cairnq_tasks gauge\n"));
+        assert!(text.contains(&format!("cairnq_tasks{{{q},status=\"queued\"}} 3\n")));
+        assert!(text.contains(&format!("cairnq_tasks{{{q},status=\"canceled\"}} 2\n")));
+        assert!(text.contains(&format!("cairnq_queue_oldest_due_age_seconds{{{q}}} 1.5\n")));
+        assert!(text.contains(&format!(
+            "cairnq_tasks_finished_total{{{q},status=\"succeeded\"}} 4\n"
+        )));
+        assert!(text.contains("# TYPE cairnq_task_queue_wait_seconds histogram\n"));
+        assert!(
+            text.contains("cairnq_task_queue_wait_seconds_bucket{name=\"send\",le=\"0.01\"} 0\n")
+        );
+        assert!(
+            text.contains("cairnq_task_queue_wait_seconds_bucket{name=\"send\",le=\"0.025\"} 1\n")
+        );
+        assert!(text.contains("cairnq_task_run_seconds_bucket{name=\"send\",le=\"+Inf\"} 1\n"));
+        assert!(text.contains("cairnq_task_run_seconds_sum{name=\"send\"} 2\n"));
+        assert!(text.contains("cairnq_task_run_seconds_count{name=\"send\"} 1\n"));
+    }
+
+    #[test]
+    fn no_worker_timings_no_histograms() {
+        let text = render(&Snapshot::default());
+        assert!(!text.contains("histogram"));
+        assert!(text.contains("# TYPE cairnq_tasks_finished_total counter\n"));
+    }
+}

@@ -1,0 +1,22 @@
+"use strict";
+// `cairnq metrics <db>`: the Prometheus text `/metrics` serves, printed once
+// (its finished counters start at this reading, so they read 0).
+
+const { createMetrics } = require("../telemetry/metrics.js");
+
+/**
+ * @param {import("commander").Command} program
+ * @param {(db: string) => import("../client.js").CairnQ} open
+ * @param {{ write: (s: string) => unknown }} out
+ */
+function defineMetrics(program, open, out) {
+  program
+    .command("metrics <db>")
+    .description("print the Prometheus metrics once (what `cairnq ui` serves at /metrics)")
+    .addHelpText("after", "\n<db> is a SQLite file path or a postgres:// DSN. Exit codes: cairnq --help.")
+    .action(async (db) => {
+      out.write(await createMetrics({ client: /** @type {any} */ (open(db)) }).render());
+    });
+}
+
+module.exports = { defineMetrics };
