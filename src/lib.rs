@@ -11,11 +11,12 @@ mod retention;
 mod store;
 // After `store`: its `#[napi] impl NativeStore` needs the struct seen first.
 mod executor;
+mod foreign;
 mod watch;
 mod worker;
 
 pub use backpressure::NativeGate;
-pub use executor::quote_schema;
+pub use executor::{dsn_fields, quote_schema};
 pub use retention::NativeRetention;
 pub use store::NativeStore;
 pub use watch::{NativeWatch, DEFAULT_WATCH_POLL_MS};
