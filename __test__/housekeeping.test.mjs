@@ -587,13 +587,16 @@ describe("a test double with only the method a component calls", () => {
     assert.match((await rejectionOf(odd.sweep())).message, /store\.purge resolved to 3/);
   });
 
-  test("QueueDepthGate: a double's headroom is granted; none is QueueFull", async () => {
+  test("QueueDepthGate: a double's headroom is granted; none is QueueFull; its failure rejects as thrown", async () => {
     let headroom = 2;
     const gate = new QueueDepthGate({ queueDepth: async () => headroom }, { maxQueueDepth: 2, maxQueueWaitMs: 50, queuePollIntervalMs: 10 });
     await gate.acquire("q");
     await gate.acquire("q");
     headroom = 0;
     await assertQueueFull(gate.acquire("q"), "q", 2, 50);
+    const boom = new Error("the probe failed");
+    const failing = new QueueDepthGate({ queueDepth: async () => Promise.reject(boom) }, { maxQueueDepth: 1 });
+    assert.equal(await rejectionOf(failing.acquire("q")), boom);
   });
 
   test("an object without the method is a TypeError naming what is accepted", () => {

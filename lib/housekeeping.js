@@ -22,9 +22,11 @@ class QueueDepthGate {
    */
   constructor(store, opts) {
     const native = ownNative(store, ["queueDepth"]);
+    const foreign = native ? null : foreignStore(store, "queueDepth", "QueueDepthGate");
+    this._raise = raiseFrom(foreign);
     const args = backpressureArgs(opts);
     this._native = nativeSync(() =>
-      native ? new NativeGate(native, args) : NativeGate.foreign(foreignStore(store, "queueDepth", "QueueDepthGate").call, args),
+      native ? new NativeGate(native, args) : NativeGate.foreign(/** @type {ForeignStore} */ (foreign).call, args),
     );
   }
 
@@ -41,7 +43,7 @@ class QueueDepthGate {
    * @returns {Promise<void>}
    */
   acquire(queue) {
-    return this._native.acquire(queue).catch(raise);
+    return this._native.acquire(queue).catch(this._raise);
   }
 }
 
@@ -53,8 +55,7 @@ class RetentionSweeper {
   constructor(store, opts) {
     const native = ownNative(store, ["purge"]);
     const foreign = native ? null : foreignStore(store, "purge", "RetentionSweeper");
-    /** What a foreign store's purge threw last: reported as itself, not as its message. */
-    this._foreign = foreign;
+    this._raise = raiseFrom(foreign);
     const onError = opts.onError;
     // The hook must never take the sweep down with it: its throws are swallowed.
     const report = onError
@@ -83,17 +84,27 @@ class RetentionSweeper {
 
   /** @returns {Promise<number>} */
   sweep() {
-    return this._native.sweep().catch((/** @type {unknown} */ err) => {
-      const thrown = this._foreign?.takeThrown();
-      if (thrown !== undefined) throw thrown;
-      return raise(err);
-    });
+    return this._native.sweep().catch(this._raise);
   }
 }
 
 /**
  * @typedef {{ call: (request: string) => Promise<string>, takeThrown: () => unknown }} ForeignStore
  */
+
+/**
+ * A rejection handler: what a foreign store's method threw, as thrown (not
+ * as its message), else the native error mapped onto our classes.
+ * @param {ForeignStore | null} foreign
+ * @returns {(err: unknown) => never}
+ */
+function raiseFrom(foreign) {
+  return (err) => {
+    const thrown = foreign?.takeThrown();
+    if (thrown !== undefined) throw thrown;
+    return raise(err);
+  };
+}
 
 /**
  * A store that is not this package's own, as the core calls it: each request

@@ -38,6 +38,7 @@ const TABLE = [
   "postgres://db.example/app?ssl=true",
   "postgres://db.example/app?ssl=1",
   "postgres://db.example/app?ssl=0",
+  "postgres://db.example/app?ssl=no-verify",
   "postgres://db.example/app?ssl=true&sslmode=disable",
   "postgres:///app?host=/var/run/postgresql",
   "postgres://me@/app?host=/tmp/pg%20sockets",
@@ -65,7 +66,7 @@ function asNodePostgres(dsn) {
   const sslmode =
     c.sslmode === "disable" || c.ssl === false
       ? "disable"
-      : c.sslmode === "no-verify" || c.sslmode === "require"
+      : c.sslmode === "no-verify" || c.sslmode === "require" || c.ssl === "no-verify"
         ? "require"
         : c.sslmode === "verify-full" || c.sslmode === "verify-ca" || c.ssl === true
           ? "verify-full"
@@ -126,5 +127,21 @@ describe("DSN parameters on a real server", { skip: PG_SKIP, timeout: SUITE_TIME
     );
     assert.equal(names, "cairnq dsn test");
     assert.ok((await backendQueries(adminDsn, database)).length > 0);
+  });
+
+  test("sslmode=no-verify encrypts without checking the certificate; ssl=true checks it", async (t) => {
+    const { dsn, adminDsn, database } = await createDatabase(t);
+    const encrypted = CairnQ.postgres(withParams(dsn, "sslmode=no-verify&application_name=cairnq_no_verify"));
+    defer(t, () => encrypted.close());
+    await encrypted.connect();
+    const ssl = await psql(
+      adminDsn,
+      `select distinct s.ssl from pg_stat_ssl s join pg_stat_activity a using (pid) where a.datname = '${database}' and a.application_name = 'cairnq_no_verify'`,
+    );
+    assert.equal(ssl, "t");
+    // The test server's certificate is self-signed: a checked one is refused.
+    const checked = CairnQ.postgres(withParams(dsn, "ssl=true"));
+    defer(t, () => checked.close());
+    assert.match((await rejectionOf(checked.connect())).message, /certificate/i);
   });
 });

@@ -63,14 +63,6 @@ impl Dsn {
     pub fn fields(dsn: &str) -> Result<serde_json::Value> {
         let parsed = Dsn::parse_in(dsn, |_| None)?;
         let config = &parsed.config;
-        let hosts: Vec<String> = config
-            .get_hosts()
-            .iter()
-            .map(|host| match host {
-                Host::Tcp(name) => name.clone(),
-                Host::Unix(path) => path.display().to_string(),
-            })
-            .collect();
         let sslmode = match (config.get_ssl_mode(), parsed.verify) {
             (SslMode::Disable, _) => "disable",
             (SslMode::Prefer, _) => "prefer",
@@ -79,7 +71,7 @@ impl Dsn {
         };
         let text = |v: Option<&[u8]>| v.map(|v| String::from_utf8_lossy(v).into_owned());
         Ok(serde_json::json!({
-            "hosts": hosts,
+            "hosts": host_names(config),
             "ports": config.get_ports(),
             "user": config.get_user(),
             "password": text(config.get_password()),
@@ -148,24 +140,28 @@ fn fill_from_env(config: &mut Config, env: impl Fn(&str) -> Option<String>) -> R
     Ok(())
 }
 
-/// `postgres://user@host:port/dbname`, without the password.
-fn describe(config: &Config) -> String {
-    let names: Vec<String> = if config.get_hosts().is_empty() {
-        config
+/// The hosts (a socket directory as its path), else the host addresses.
+fn host_names(config: &Config) -> Vec<String> {
+    if config.get_hosts().is_empty() {
+        return config
             .get_hostaddrs()
             .iter()
             .map(|a| a.to_string())
-            .collect()
-    } else {
-        config
-            .get_hosts()
-            .iter()
-            .map(|host| match host {
-                Host::Tcp(name) => name.clone(),
-                Host::Unix(path) => path.display().to_string(),
-            })
-            .collect()
-    };
+            .collect();
+    }
+    config
+        .get_hosts()
+        .iter()
+        .map(|host| match host {
+            Host::Tcp(name) => name.clone(),
+            Host::Unix(path) => path.display().to_string(),
+        })
+        .collect()
+}
+
+/// `postgres://user@host:port/dbname`, without the password.
+fn describe(config: &Config) -> String {
+    let names = host_names(config);
     let hosts: Vec<String> = names
         .iter()
         .enumerate()
@@ -193,8 +189,7 @@ fn invalid(what: impl Display) -> Error {
 
 /// Query parameters handed to the driver as they are (libpq's names and
 /// meanings); node-postgres ignores what it does not know, and so do we.
-const PASSED_ON: [&str; 8] = [
-    "options",
+const PASSED_ON: [&str; 7] = [
     "connect_timeout",
     "keepalives",
     "keepalives_idle",
@@ -290,7 +285,7 @@ fn url_to_conninfo(dsn: &str) -> Result<Option<(String, bool)>> {
         }
     }
     out.push("options", options.trim_start());
-    for name in PASSED_ON.iter().filter(|name| **name != "options") {
+    for name in PASSED_ON {
         if let Some(value) = param(name) {
             out.push(name, value);
         }
@@ -307,7 +302,7 @@ fn url_to_conninfo(dsn: &str) -> Result<Option<(String, bool)>> {
 
 /// `sslmode` and `ssl` as node-postgres reads them, in libpq's terms:
 /// `sslmode` wins; `ssl=true`/`1` is TLS with the certificate checked,
-/// `ssl=0` none; `no-verify` is TLS without the check. `prefer`, `require`
+/// `ssl=0` none; `no-verify` (either) is TLS without the check. `prefer`, `require`
 /// and `verify-ca` keep libpq's meanings (docs/api.md, "Differences of a
 /// native worker").
 fn tls_mode(sslmode: Option<&str>, ssl: Option<&str>) -> Result<(&'static str, bool)> {
@@ -322,6 +317,7 @@ fn tls_mode(sslmode: Option<&str>, ssl: Option<&str>) -> Result<(&'static str, b
             )))
         }
         (None, Some("true" | "1")) => ("require", true),
+        (None, Some("no-verify")) => ("require", false),
         (None, Some("0")) => ("disable", false),
         (None, _) => ("prefer", false),
     })
