@@ -45,6 +45,11 @@ export declare class NativeContext {
 
 export declare class NativeGate {
   constructor(store: NativeStore, opts: BackpressureArgs)
+  /**
+   * A gate over a store that is not this package's own, whose
+   * `queueDepth` `call` reaches (`src/foreign.rs`).
+   */
+  static foreign(call: ExecutorFn, opts: BackpressureArgs): NativeGate
   limitFor(queue: string): number | null
   acquire(queue: string): Promise<void>
 }
@@ -59,6 +64,11 @@ export declare class NativeMetrics {
 
 export declare class NativeRetention {
   constructor(store: NativeStore, opts: RetentionArgs, onError?: ErrorCallback | undefined | null)
+  /**
+   * A sweeper over a store that is not this package's own, whose `purge`
+   * `call` reaches (`src/foreign.rs`).
+   */
+  static foreign(call: ExecutorFn, opts: RetentionArgs, onError?: ErrorCallback | undefined | null): NativeRetention
   start(): void
   stop(): Promise<void>
   sweep(): Promise<number>
@@ -198,6 +208,13 @@ export interface ContextArg {
 
 /** `watch`'s poll period when `pollMs` is not given (exported as is). */
 export declare const DEFAULT_WATCH_POLL_MS: number
+
+/**
+ * What a connection string resolves to, as JSON text: hosts, ports, user,
+ * password, database, options, application_name and sslmode (the DSN
+ * table test holds it against node-postgres's own parser).
+ */
+export declare function dsnFields(dsn: string): string
 
 export interface ErrorArg {
   reason: string

@@ -844,5 +844,6 @@ module.exports.NativeStore = nativeBinding.NativeStore
 module.exports.NativeWatch = nativeBinding.NativeWatch
 module.exports.NativeWorker = nativeBinding.NativeWorker
 module.exports.DEFAULT_WATCH_POLL_MS = nativeBinding.DEFAULT_WATCH_POLL_MS
+module.exports.dsnFields = nativeBinding.dsnFields
 module.exports.OutcomeKind = nativeBinding.OutcomeKind
 module.exports.quoteSchema = nativeBinding.quoteSchema

@@ -4,12 +4,14 @@
 // sweeper class, and process lifetime — on every dialect (dialects.mjs).
 import assert from "node:assert/strict";
 import path from "node:path";
+import { describe } from "node:test";
 
-import { CairnQ, CairnQError, PostgresStore, QueueDepthGate, QueueFull, RetentionSweeper, SQLiteStore } from "../index.mjs";
+import { CairnQ, CairnQError, PostgresStore, QueueDepthGate, QueueFull, RetentionSweeper, SQLiteStore, Worker } from "../index.mjs";
 import {
   REPO_ROOT,
   claimTask,
   defer,
+  makeDbPath,
   rejectionOf,
   runProcess,
   settlesWithin,
@@ -352,15 +354,16 @@ forEachDialect("retention through ClientOptions.retention", (dialect) => {
   });
 });
 
+/** `n` succeeded tasks, finished before now. */
+async function finishMany(client, n) {
+  const finished = [];
+  for (let i = 0; i < n; i++) finished.push(await submitAndSucceed(client, `job-${i}`));
+  await waitUntilPast(Math.max(...finished.map((x) => x.completed_at_ms)));
+  return finished;
+}
+
 // ---------------------------------------------------------------------------
 forEachDialect("RetentionSweeper", (dialect) => {
-  async function finishMany(client, n) {
-    const finished = [];
-    for (let i = 0; i < n; i++) finished.push(await submitAndSucceed(client, `job-${i}`));
-    await waitUntilPast(Math.max(...finished.map((x) => x.completed_at_ms)));
-    return finished;
-  }
-
   test("sweep() returns the count and drains more than `limit` rows in batches", async (t) => {
     const { client } = await dialect.open(t);
     await finishMany(client, 7);
@@ -476,5 +479,164 @@ forEachDialect("RetentionSweeper", (dialect) => {
     await sweeper.stop();
     assert.ok(errors[0] instanceof Error);
     assert.match(errors[0].message, dialect.name === "sqlite" ? /q\.db/ : /cannot connect to Postgres/);
+  });
+});
+
+// ---------------------------------------------------------------------------
+// Stores that are not this package's own (a store wrapped for metrics, a
+// subclass, a test double) are driven through their JS methods, on the same
+// timers, batches and stop() as a native store.
+forEachDialect("stores that are not this package's own", (dialect) => {
+  test("RetentionSweeper: a store wrapped for metrics is purged through its purge, batch by batch", async (t) => {
+    const { client } = await dialect.open(t);
+    await finishMany(client, 5);
+    const inputs = [];
+    const wrapped = {
+      purge: (input) => {
+        inputs.push(input);
+        return client.store.purge(input);
+      },
+    };
+    const sweeper = new RetentionSweeper(wrapped, { olderThanMs: 0, limit: 2 });
+    assert.equal(await sweeper.sweep(), 5);
+    assert.deepEqual(inputs, [1, 2, 3].map(() => ({ olderThanMs: 0, limit: 2 })));
+    assert.equal((await client.list()).length, 0);
+
+    const rules = new RetentionSweeper(wrapped, { olderThanMs: { failed: 0 }, limit: 10 });
+    assert.equal(await rules.sweep(), 0);
+    assert.deepEqual(inputs.at(-1), { olderThanMs: 0, status: "failed", limit: 10 });
+  });
+
+  test("RetentionSweeper and QueueDepthGate: a subclass's overriding methods are the ones called", async (t) => {
+    const { client, db } = await dialect.open(t);
+    await finishMany(client, 2);
+    const calls = [];
+    const Base = dialect.name === "sqlite" ? SQLiteStore : PostgresStore;
+    class Metered extends Base {
+      purge(input) {
+        calls.push("purge");
+        return super.purge(input);
+      }
+      queueDepth(queue, maxDepth) {
+        calls.push("queueDepth");
+        return super.queueDepth(queue, maxDepth);
+      }
+    }
+    const store = new Metered(db);
+    defer(t, () => store.close());
+    assert.equal(await new RetentionSweeper(store, { olderThanMs: 0 }).sweep(), 2);
+    await new QueueDepthGate(store, { maxQueueDepth: 5 }).acquire("default");
+    assert.deepEqual(calls, ["purge", "queueDepth"]);
+  });
+
+  test("QueueDepthGate: a wrapped store's queueDepth grants headroom and holds a full queue", async (t) => {
+    const { client } = await dialect.open(t);
+    const probes = [];
+    const wrapped = {
+      queueDepth: (queue, maxDepth) => {
+        probes.push([queue, maxDepth]);
+        return client.store.queueDepth(queue, maxDepth);
+      },
+    };
+    const gate = new QueueDepthGate(wrapped, { maxQueueDepth: 1, maxQueueWaitMs: 100, queuePollIntervalMs: 20 });
+    await gate.acquire("a");
+    await client.submit("job", {}, { queue: "a" });
+    await assertQueueFull(gate.acquire("a"), "a", 1, 100);
+    assert.deepEqual(probes[0], ["a", 1]);
+    assert.ok(probes.length >= 2, "the full queue was probed again");
+  });
+});
+
+describe("a test double with only the method a component calls", () => {
+  test("RetentionSweeper: the schedule sweeps it; a failed purge goes to onError as thrown and the next interval sweeps again", async (t) => {
+    const boom = new Error("the metrics backend is down");
+    let purges = 0;
+    const double = {
+      purge: async () => {
+        purges++;
+        if (purges === 2) throw boom;
+        return [];
+      },
+    };
+    const errors = [];
+    const sweeper = new RetentionSweeper(double, { olderThanMs: 0, intervalMs: 20, onError: (err) => errors.push(err) });
+    defer(t, () => sweeper.stop());
+    sweeper.start();
+    await waitFor(() => purges >= 4, { timeoutMs: 10_000, message: "the schedule stopped after the failure" });
+    await sweeper.stop();
+    assert.deepEqual(errors, [boom]);
+    const after = purges;
+    await waitUntilPast(Date.now() + 100);
+    assert.equal(purges, after, "stop() ended the schedule");
+  });
+
+  test("RetentionSweeper: stop() after an on-demand sweep() returns at once, not after the interval", async (t) => {
+    const double = { purge: async () => ["a"] };
+    const sweeper = new RetentionSweeper(double, { olderThanMs: 0, limit: 3, intervalMs: 600_000 });
+    defer(t, () => sweeper.stop());
+    sweeper.start();
+    assert.equal(await sweeper.sweep(), 1);
+    assert.equal(await settlesWithin(sweeper.stop(), 10_000), true, "stop() waited for the interval");
+  });
+
+  test("RetentionSweeper: sweep() rejects with what purge threw; a purge that answers no id list is a clear error", async () => {
+    const boom = new Error("nope");
+    const failing = new RetentionSweeper({ purge: async () => Promise.reject(boom) }, { olderThanMs: 0 });
+    assert.equal(await rejectionOf(failing.sweep()), boom);
+    const odd = new RetentionSweeper({ purge: async () => 3 }, { olderThanMs: 0 });
+    assert.match((await rejectionOf(odd.sweep())).message, /store\.purge resolved to 3/);
+  });
+
+  test("QueueDepthGate: a double's headroom is granted; none is QueueFull; its failure rejects as thrown", async () => {
+    let headroom = 2;
+    const gate = new QueueDepthGate({ queueDepth: async () => headroom }, { maxQueueDepth: 2, maxQueueWaitMs: 50, queuePollIntervalMs: 10 });
+    await gate.acquire("q");
+    await gate.acquire("q");
+    headroom = 0;
+    await assertQueueFull(gate.acquire("q"), "q", 2, 50);
+    const boom = new Error("the probe failed");
+    const failing = new QueueDepthGate({ queueDepth: async () => Promise.reject(boom) }, { maxQueueDepth: 1 });
+    assert.equal(await rejectionOf(failing.acquire("q")), boom);
+  });
+
+  test("an object without the method is a TypeError naming what is accepted", () => {
+    for (const bad of [{}, null, 42]) {
+      assert.throws(() => new RetentionSweeper(bad, { olderThanMs: 0 }), {
+        name: "TypeError",
+        message: /^RetentionSweeper needs a TaskStore, or an object with a purge\(\) method like a TaskStore's/,
+      });
+      assert.throws(() => new QueueDepthGate(bad, { maxQueueDepth: 1 }), {
+        name: "TypeError",
+        message: /^QueueDepthGate needs a TaskStore, or an object with a queueDepth\(\) method like a TaskStore's/,
+      });
+    }
+  });
+
+  test("a Worker given a foreign store is a TypeError saying what it accepts", (t) => {
+    const db = makeDbPath(t);
+    const store = sqlite.store(db);
+    class Instrumented extends SQLiteStore {
+      claim(...args) {
+        return super.claim(...args);
+      }
+    }
+    const patched = sqlite.store(db);
+    patched.heartbeatBatch = async () => ({});
+    const cases = [
+      [{ purge() {}, claim() {} }, /got an object that is not one$/],
+      [new Instrumented(db), /got one whose claim is replaced$/],
+      [patched, /got one whose heartbeatBatch is replaced$/],
+    ];
+    for (const [foreign, got] of cases) {
+      assert.throws(() => new Worker(foreign, ["default"]), (err) => {
+        assert.equal(err.name, "TypeError");
+        assert.match(err.message, /^Worker needs a SQLiteStore or PostgresStore of this package with its own methods/);
+        assert.match(err.message, got);
+        return true;
+      });
+    }
+    const worker = new Worker(store, ["default"]);
+    assert.equal(typeof worker.workerId, "string", "an unmodified store is accepted");
+    t.after(() => store.close());
   });
 });

@@ -173,14 +173,16 @@ class ExecutorBridge {
 }
 
 /**
- * Row objects as their values in column order (the statements read by position).
+ * Row objects as the column names once and each row's values in that order
+ * (the core reads task rows by name, other statements' named columns by
+ * position).
  * @param {unknown} rows
  */
 function rowsOf(rows) {
   if (!Array.isArray(rows)) throw new TypeError("PgExecutor.query must resolve to an array of row objects");
-  return rows.map((row) => Object.values(row));
+  const columns = rows.length === 0 ? [] : Object.keys(rows[0]);
+  return { columns, rows: rows.map((row) => columns.map((column) => row[column])) };
 }
-
 
 /**
  * `schema` double-quoted; a name quoting could not keep a name is refused

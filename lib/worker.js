@@ -8,7 +8,7 @@ const { LostLease, TaskError, errorEnvelope, exceptionEnvelope, fromNative } = r
 const { nativeSync, raise } = require("./native-call.js");
 const { dumpJson, encodeEnvelope } = require("./json.js");
 const { taskName } = require("./models.js");
-const { SQLiteStore, PostgresStore, backpressureArgs } = require("./store.js");
+const { SQLiteStore, PostgresStore, backpressureArgs, replacedMethods } = require("./store.js");
 const { TaskContext, NATIVE } = require("./context.js");
 const { activeTracer, startProcess, runInSpan, endProcess } = require("./telemetry/trace.js");
 const { activeInstruments, startMetered, endMetered } = require("./telemetry/meter.js");
@@ -61,6 +61,15 @@ class Worker {
    * @param {WorkerOptions} [opts]
    */
   constructor(store, queues, opts = {}) {
+    const replaced = replacedMethods(store);
+    if (replaced === null || replaced.length > 0) {
+      // The worker's claims, heartbeats and settlements run in Rust, on the
+      // native store: JS methods of another store would never be called.
+      const what = replaced === null ? "an object that is not one" : `one whose ${replaced.join(", ")} ${replaced.length === 1 ? "is" : "are"} replaced`;
+      throw new TypeError(
+        `Worker needs a SQLiteStore or PostgresStore of this package with its own methods (the native worker calls the store natively, never a JS method), got ${what}`,
+      );
+    }
     this._store = store;
     this._ownsStore = false;
     /**

@@ -1,10 +1,15 @@
-//! `NativeGate`: the `QueueDepthGate` class for callers that hold one directly.
+//! `NativeGate`: the `QueueDepthGate` class for callers that hold one
+//! directly, over a store of this package or any object with `queueDepth`.
+
+use std::sync::Arc;
 
 use cairnq_core::store::backpressure::QueueDepthGate;
 use napi::Result;
 use napi_derive::napi;
 
 use crate::errors::IntoJs;
+use crate::executor::ExecutorFn;
+use crate::foreign::ForeignStore;
 use crate::store::{BackpressureArgs, NativeStore};
 
 #[napi]
@@ -16,7 +21,17 @@ pub struct NativeGate {
 impl NativeGate {
     #[napi(constructor)]
     pub fn new(store: &NativeStore, opts: BackpressureArgs) -> Result<Self> {
-        let gate = QueueDepthGate::new(store.inner.backend().clone(), opts.into()).js()?;
+        let probe = Arc::new(store.inner.backend().clone());
+        let gate = QueueDepthGate::new(probe, opts.into()).js()?;
+        Ok(NativeGate { gate })
+    }
+
+    /// A gate over a store that is not this package's own, whose
+    /// `queueDepth` `call` reaches (`src/foreign.rs`).
+    #[napi(factory)]
+    pub fn foreign(call: ExecutorFn, opts: BackpressureArgs) -> Result<Self> {
+        let probe = Arc::new(ForeignStore::new(call));
+        let gate = QueueDepthGate::new(probe, opts.into()).js()?;
         Ok(NativeGate { gate })
     }
 

@@ -28,16 +28,23 @@ struct JsExecutor {
     call: ExecutorFn,
 }
 
+/// One request to a JS function and its answer; a rejection's message is
+/// the error's.
+pub async fn call_js(call: &ExecutorFn, request: String) -> cairnq_core::Result<String> {
+    let failed = |e: napi::Error| Error::Connection(e.reason);
+    call.call_async(request)
+        .await
+        .map_err(failed)?
+        .await
+        .map_err(failed)
+}
+
 #[async_trait]
 impl Executor for JsExecutor {
     async fn call(&self, request: String) -> cairnq_core::Result<String> {
-        let lost = |e: napi::Error| Error::Connection(format!("the executor failed: {}", e.reason));
-        self.call
-            .call_async(request)
+        call_js(&self.call, request)
             .await
-            .map_err(lost)?
-            .await
-            .map_err(lost)
+            .map_err(|e| Error::Connection(format!("the executor failed: {e}")))
     }
 }
 
@@ -46,6 +53,16 @@ impl Executor for JsExecutor {
 #[napi]
 pub fn quote_schema(schema: String) -> Result<String> {
     cairnq_core::store::postgres::quoted_schema(&schema).js()
+}
+
+/// What a connection string resolves to, as JSON text: hosts, ports, user,
+/// password, database, options, application_name and sslmode (the DSN
+/// table test holds it against node-postgres's own parser).
+#[napi]
+pub fn dsn_fields(dsn: String) -> Result<String> {
+    cairnq_core::store::postgres::dsn_fields(&dsn)
+        .map(|fields| fields.to_string())
+        .js()
 }
 
 /// What `completeIn` opened: `session` is the executor's transaction id

@@ -11,6 +11,7 @@ mod retention;
 mod store;
 // After `store`: its `#[napi] impl NativeStore` needs the struct seen first.
 mod executor;
+mod foreign;
 mod schedules;
 mod watch;
 mod worker;
@@ -18,7 +19,7 @@ mod worker;
 mod metrics;
 
 pub use backpressure::NativeGate;
-pub use executor::quote_schema;
+pub use executor::{dsn_fields, quote_schema};
 pub use metrics::NativeMetrics;
 pub use retention::NativeRetention;
 pub use store::NativeStore;

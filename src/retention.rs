@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
-use cairnq_core::retention::{Cutoffs, RetentionOptions, RetentionSweeper};
+use cairnq_core::retention::{Cutoffs, Purger, RetentionOptions, RetentionSweeper};
 use cairnq_core::store::PurgeInput;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use crate::errors::{reason, IntoJs};
+use crate::executor::ExecutorFn;
+use crate::foreign::ForeignStore;
 use crate::store::NativeStore;
 use napi::Result;
 
@@ -46,6 +48,25 @@ impl NativeRetention {
         opts: RetentionArgs,
         on_error: Option<ErrorCallback>,
     ) -> Result<Self> {
+        NativeRetention::over(store.inner.clone(), opts, on_error)
+    }
+
+    /// A sweeper over a store that is not this package's own, whose `purge`
+    /// `call` reaches (`src/foreign.rs`).
+    #[napi(factory)]
+    pub fn foreign(
+        call: ExecutorFn,
+        opts: RetentionArgs,
+        on_error: Option<ErrorCallback>,
+    ) -> Result<Self> {
+        NativeRetention::over(Arc::new(ForeignStore::new(call)), opts, on_error)
+    }
+
+    fn over(
+        store: Arc<dyn Purger>,
+        opts: RetentionArgs,
+        on_error: Option<ErrorCallback>,
+    ) -> Result<Self> {
         let hook = on_error.map(|callback| {
             let callback = Arc::new(callback);
             Arc::new(move |err| {
@@ -72,7 +93,7 @@ impl NativeRetention {
             interval_ms: opts.interval_ms,
             limit: opts.limit,
         };
-        let sweeper = RetentionSweeper::new(store.inner.clone(), options, hook).js()?;
+        let sweeper = RetentionSweeper::new(store, options, hook).js()?;
         Ok(NativeRetention {
             sweeper: Arc::new(sweeper),
         })

@@ -24,6 +24,7 @@ import {
 } from "../helpers.mjs";
 import {
   PG_SKIP,
+  POSTGRES_MIGRATIONS,
   PSQL,
   backendQueries,
   createDatabase,
@@ -107,18 +108,7 @@ describe("Postgres: connecting and submitting", { skip: PG_SKIP, timeout: SUITE_
     assert.equal(task.run_at_ms, task.created_at_ms);
 
     const ledger = await psql(dsn, "select name from cairnq_migrations order by name");
-    assert.deepEqual(ledger.split("\n"), [
-      "0001_init.sql",
-      "0002_purge_index.sql",
-      "0003_notify.sql",
-      "0004_lease_index.sql",
-      "0005_clear_terminal_lease.sql",
-      "0006_claim_name_index.sql",
-      "0007_purge_status_index.sql",
-      "0008_claim_due_index.sql",
-      "0009_purge_queue_index.sql",
-      "0010_drop_status_index.sql",
-    ]);
+    assert.deepEqual(ledger.split("\n"), POSTGRES_MIGRATIONS);
     assert.equal(await psql(dsn, "select value from cairnq_meta where key = 'schema_version'"), "10");
     assert.equal(await psql(dsn, "select value from cairnq_meta where key = 'protocol_version'"), "1");
     assert.equal(await client.store.protocolVersion(), 1);

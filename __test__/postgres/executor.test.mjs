@@ -22,7 +22,7 @@ import {
   createPoolExecutor,
 } from "../../index.mjs";
 import { claimTask, defer, manageWorker, openClient, rejectionOf, spawnScript, waitFor } from "../helpers.mjs";
-import { PG_FIXTURES, PG_SKIP, createDatabase, dsnWithDatabase, psql } from "./pg-helpers.mjs";
+import { PG_FIXTURES, PG_SKIP, POSTGRES_MIGRATIONS, createDatabase, dsnWithDatabase, psql } from "./pg-helpers.mjs";
 
 const SUITE_TIMEOUT_MS = 180_000;
 const SUCCEED_IN_WORKER = path.join(PG_FIXTURES, "succeed-in-worker.mjs");
@@ -324,6 +324,8 @@ describe("completeIn and ctx.succeedIn", { skip: PG_SKIP, timeout: SUITE_TIMEOUT
       const done = await client.wait(task.id, { timeoutMs: 20_000 });
       assert.equal(done.status, "succeeded");
       assert.deepEqual(done.result, { billed: 5 });
+      // The handler goes on after its settlement is visible.
+      await waitFor(() => answers.length === 3, { timeoutMs: 20_000, message: "the handler did not finish" });
       assert.deepEqual(answers, ["succeeded", null, true]);
       assert.deepEqual(await invoices(), [{ task_id: task.id, amount: 5 }]);
     });
@@ -488,4 +490,211 @@ describe("succeedIn under SIGKILL", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }
     assert.equal(rows.size, ids.length, "a row without its settlement");
     assert.ok(tasks.some((task) => task.attempt > 1), "some task was re-run after a kill");
   });
+});
+
+// An adapter over another driver, unit-tested the way 0.12's were: a fake
+// that records every call and answers `[]` to everything but the
+// `protocol_version` read. The connect sequence it sees is the protocol's
+// (docs/protocol.md, "Connection setup (Postgres)"), and nothing more.
+
+/** A recording fake executor: `log` holds one line per call, in order. */
+function recordingExecutor({ version = "1", listen } = {}) {
+  const log = [];
+  const calls = { close: 0, listen: 0 };
+  const isVersionRead = (text) => /from cairnq_meta where key = 'protocol_version'/.test(text);
+  const session = (where) => ({
+    query: async (text, values) => {
+      log.push({ where, op: "query", text, values });
+      return isVersionRead(text) ? [{ value: version }] : [];
+    },
+    exec: async (sql) => {
+      log.push({ where, op: "exec", text: sql });
+    },
+  });
+  let txs = 0;
+  const executor = {
+    ...session("outside"),
+    tx: async (fn) => {
+      const where = `tx${++txs}`;
+      log.push({ where, op: "begin" });
+      try {
+        const value = await fn(session(where));
+        log.push({ where, op: "commit" });
+        return value;
+      } catch (err) {
+        log.push({ where, op: "rollback" });
+        throw err;
+      }
+    },
+    close: async () => {
+      calls.close++;
+    },
+  };
+  if (listen) {
+    executor.listen = (...args) => {
+      calls.listen++;
+      return listen(...args);
+    };
+  }
+  return { executor, log, calls };
+}
+
+/** The connect sequence the protocol asks, as `where op text-pattern` lines. */
+function expectedConnect() {
+  const lines = [
+    ["outside", "query", /from \(select 1\) as one\s+left join pg_catalog\.pg_class/],
+    ["outside", "exec", /^create table if not exists cairnq_migrations/],
+  ];
+  POSTGRES_MIGRATIONS.forEach((name, i) => {
+    const where = `tx${i + 1}`;
+    lines.push(
+      [where, "begin", null],
+      [where, "exec", /^lock table cairnq_migrations in exclusive mode$/],
+      [where, "query", /^select 1 from cairnq_migrations where name = \$1/, [name]],
+      [where, "exec", /cairnq/],
+      [where, "query", /^insert into cairnq_migrations \(name, applied_at_ms\)/, [name]],
+      [where, "commit", null],
+    );
+  });
+  lines.push(["outside", "query", /from cairnq_meta where key = 'protocol_version'/]);
+  return lines;
+}
+
+function assertSequence(log, expected) {
+  assert.equal(log.length, expected.length, `calls: ${log.map((l) => `${l.where} ${l.op} ${l.text ?? ""}`.slice(0, 90)).join("\n")}`);
+  expected.forEach(([where, op, pattern, values], i) => {
+    const line = log[i];
+    const seen = `call ${i}: ${line.where} ${line.op} ${line.text ?? ""}`;
+    assert.equal(line.where, where, seen);
+    assert.equal(line.op, op, seen);
+    if (pattern) assert.match(line.text.trim(), pattern, seen);
+    if (values) assert.deepEqual(line.values, values, seen);
+  });
+}
+
+describe("an executor that answers only what the protocol asks", { timeout: SUITE_TIMEOUT_MS }, () => {
+  test("connects with exactly the protocol's sequence: guard, ledger, each migration under the lock in tx, version", async () => {
+    const { executor, log, calls } = recordingExecutor();
+    const store = new PostgresStore(executor);
+    await store.connect();
+    assertSequence(log, expectedConnect());
+    await store.close();
+    assert.equal(calls.close, 0, "an application's executor is never closed");
+  });
+
+  test("protocol_version 999 is refused with that number; the executor is not closed", async () => {
+    const { executor, calls } = recordingExecutor({ version: "999" });
+    const store = new PostgresStore(executor);
+    const err = await rejectionOf(store.connect());
+    assert.equal(err.name, "ProtocolVersionMismatch");
+    assert.equal(err.message, "storage protocol_version=999, SDK supports 1");
+    await store.close();
+    assert.equal(calls.close, 0);
+  });
+
+  test("without listen it polls: watch emits poll signals, a worker idles, nothing is pushed", async (t) => {
+    const { executor, log } = recordingExecutor();
+    const client = closeLater(t, CairnQ.postgres(executor));
+    await client.connect();
+    assert.equal(client.store._native.listening(), false);
+    const signals = [];
+    const stop = client.watch({ pollMs: 10 }, (s) => signals.push(s));
+    defer(t, stop);
+    await waitFor(() => signals.length >= 3, { timeoutMs: 20_000, message: "no poll signals" });
+    assert.ok(signals.every((s) => s.reason === "poll"), JSON.stringify(signals));
+
+    const errors = [];
+    const worker = manageWorker(
+      t,
+      new Worker(client.store, ["default"], { pollIntervalMs: 10, onError: (err) => errors.push(err) }),
+    );
+    worker.worker.task("job", async () => null);
+    worker.start();
+    const connected = log.length;
+    await waitFor(() => log.slice(connected).filter((l) => /claimable|has_work/.test(l.text ?? "")).length >= 3, {
+      timeoutMs: 20_000,
+      message: "the worker did not poll",
+    });
+    assert.deepEqual(errors, []);
+  });
+
+  test("a LISTEN that works is started once, after the protocol_version read", async (t) => {
+    const { executor, log, calls } = recordingExecutor({ listen: async () => () => {} });
+    const client = closeLater(t, CairnQ.postgres(executor));
+    await client.connect();
+    await waitFor(() => client.store._native.listening(), { timeoutMs: 20_000, message: "never listening" });
+    assert.equal(calls.listen, 1);
+    assertSequence(log, expectedConnect());
+  });
+
+  test("close() while connecting: that connect rejects saying so, no LISTEN follows, watch only polls", async () => {
+    const { executor, calls } = recordingExecutor({ listen: async () => () => {} });
+    const tx = executor.tx;
+    let entered;
+    const inMigration = new Promise((resolve) => (entered = resolve));
+    let release;
+    const held = new Promise((resolve) => (release = resolve));
+    executor.tx = async (fn) => {
+      entered();
+      await held;
+      return tx(fn);
+    };
+    const store = new PostgresStore(executor);
+    const connecting = store.connect();
+    await inMigration;
+    const closing = store.close();
+    release();
+    const err = await rejectionOf(connecting);
+    await closing;
+    assert.equal(err.constructor, Error);
+    assert.equal(err.message, "store was closed while connecting");
+
+    const signals = [];
+    const stop = store.watch({ pollMs: 10 }, (s) => signals.push(s));
+    await waitFor(() => signals.length >= 3, { timeoutMs: 20_000, message: "no poll signals" });
+    stop();
+    assert.ok(signals.every((s) => s.reason === "poll"), JSON.stringify(signals));
+    assert.equal(store._native.listening(), false);
+    assert.deepEqual(calls, { close: 0, listen: 0 }, "no LISTEN after the close, and the executor stays open");
+
+    await store.connect();
+    await waitFor(() => calls.listen === 1, { timeoutMs: 20_000, message: "a later connect did not LISTEN" });
+    await store.close();
+    assert.equal(calls.close, 0);
+  });
+
+  test("completeIn runs fn in the executor's tx, then complete there; no row is LostLease", async () => {
+    const { executor, log } = recordingExecutor();
+    const store = new PostgresStore(executor);
+    await store.connect();
+    const connected = log.length;
+    let sawSession = false;
+    const err = await rejectionOf(
+      store.completeIn({ taskId: "task_x", workerId: "w1" }, async (session) => {
+        await session.query("insert into invoices values ($1)", ["task_x"]);
+        sawSession = true;
+      }),
+    );
+    assert.ok(err instanceof LostLease, String(err));
+    assert.ok(sawSession);
+    const after = log.slice(connected).map((l) => `${l.where} ${l.op}`);
+    assert.deepEqual(after, ["tx11 begin", "tx11 query", "tx11 query", "tx11 rollback"]);
+  });
+});
+
+describe("a cairnq_tasks that is not the protocol's", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
+  for (const kind of ["dsn", "executor"]) {
+    test(`${kind}: is refused at connect, naming the migration, and left as it was`, async (t) => {
+      const { executor, dsn, adminDsn, database } = await openExecutor(t);
+      const admin = dsnWithDatabase(adminDsn, database);
+      await psql(admin, "create table cairnq_tasks (id text primary key, body text); insert into cairnq_tasks values ('a', 'b')");
+      const client = closeLater(t, CairnQ.postgres(kind === "dsn" ? dsn : executor));
+      const err = await rejectionOf(client.connect());
+      assert.match(err.message, /^migration 0001_init\.sql failed: column "\w+" does not exist/);
+      assert.equal(await psql(admin, "select string_agg(attname, ',' order by attnum) from pg_attribute where attrelid = 'cairnq_tasks'::regclass and attnum > 0"), "id,body");
+      assert.equal(await psql(admin, "select coalesce(to_regclass('cairnq_meta')::text, 'none')"), "none");
+      assert.equal(await psql(admin, "select count(*) from cairnq_migrations"), "0");
+      assert.equal(await psql(admin, "select body from cairnq_tasks"), "b");
+    });
+  }
 });

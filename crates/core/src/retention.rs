@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use async_trait::async_trait;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
@@ -88,13 +89,28 @@ fn rules(opts: &RetentionOptions) -> Result<(Vec<PurgeFilter>, f64)> {
 
 pub type ErrorHook = Arc<dyn Fn(Error) + Send + Sync>;
 
+/// What the sweeper deletes through: a store of this package, or (from the
+/// binding) an application's object with a `purge` method. Returns the ids
+/// one batch deleted.
+#[async_trait]
+pub trait Purger: Send + Sync {
+    async fn purge(&self, filter: PurgeFilter) -> Result<Vec<String>>;
+}
+
+#[async_trait]
+impl Purger for Store {
+    async fn purge(&self, filter: PurgeFilter) -> Result<Vec<String>> {
+        self.purge_filtered(filter).await
+    }
+}
+
 pub struct RetentionSweeper {
     inner: Arc<Inner>,
     running: Mutex<Option<JoinHandle<()>>>,
 }
 
 struct Inner {
-    store: Arc<Store>,
+    store: Arc<dyn Purger>,
     rules: Vec<PurgeFilter>,
     interval: Duration,
     on_error: Option<ErrorHook>,
@@ -104,7 +120,7 @@ struct Inner {
 
 impl RetentionSweeper {
     pub fn new(
-        store: Arc<Store>,
+        store: Arc<dyn Purger>,
         opts: RetentionOptions,
         on_error: Option<ErrorHook>,
     ) -> Result<RetentionSweeper> {
@@ -171,7 +187,7 @@ impl Inner {
         let mut deleted = 0;
         for rule in &self.rules {
             loop {
-                let ids = self.store.purge_filtered(rule.clone()).await?;
+                let ids = self.store.purge(rule.clone()).await?;
                 deleted += ids.len();
                 if self.stopping.load(Ordering::SeqCst) {
                     return Ok(deleted);

@@ -1082,6 +1082,40 @@ async fn close_ends_push_wakeups_and_operations_reconnect() {
     store.close().await.unwrap();
 }
 
+/// A connect still in flight when `close()` is called publishes nothing: it
+/// fails saying so, starts no LISTEN and closes the pool it opened; the
+/// store connects again on a later call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_closed_while_connecting_publishes_nothing() {
+    let db = test_db!();
+    let (store, backend) = db.store_with_backend();
+    // Polled in order: the connect is under way when the close arrives.
+    let (connected, closed) = tokio::join!(store.connect(), store.close());
+    closed.unwrap();
+    match connected {
+        Err(Error::Connection(message)) => {
+            assert_eq!(message, "store was closed while connecting")
+        }
+        other => panic!("expected the connect to be refused, got {other:?}"),
+    }
+    let sql = db.sql().await;
+    let others = format!(
+        "select count(*)::text from pg_stat_activity where datname = '{}' and pid <> pg_backend_pid()",
+        db.name
+    );
+    eventually("the connect's sessions to end", || async {
+        (strings(&sql, &others).await == ["0"]).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!backend.listening(), "no LISTEN after the close");
+    assert_eq!(strings(&sql, &others).await, ["0"]);
+
+    store.connect().await.unwrap();
+    wait_listening(&backend).await;
+    store.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connection_failures_never_show_the_password() {
     let db = test_db!();

@@ -6,6 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use async_trait::async_trait;
+
 use super::backend::Backend;
 use crate::error::{Error, Result};
 use crate::input::integer_at_least_one;
@@ -29,6 +31,20 @@ pub struct BackpressureOptions {
     pub queue_poll_interval_ms: Option<f64>,
 }
 
+/// Where the gate reads a queue's headroom: a store's backend, or (from the
+/// binding) an application's object with a `queueDepth` method.
+#[async_trait]
+pub trait DepthProbe: Send + Sync {
+    async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64>;
+}
+
+#[async_trait]
+impl DepthProbe for Arc<dyn Backend> {
+    async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64> {
+        Backend::queue_depth(&**self, queue, max_depth).await
+    }
+}
+
 #[derive(Default)]
 struct QueueState {
     grant: i64,
@@ -37,7 +53,7 @@ struct QueueState {
 }
 
 pub struct QueueDepthGate {
-    backend: Arc<dyn Backend>,
+    probe: Arc<dyn DepthProbe>,
     limit: QueueDepthLimit,
     max_wait_ms: f64,
     first_backoff_ms: f64,
@@ -45,7 +61,7 @@ pub struct QueueDepthGate {
 }
 
 impl QueueDepthGate {
-    pub fn new(backend: Arc<dyn Backend>, opts: BackpressureOptions) -> Result<QueueDepthGate> {
+    pub fn new(probe: Arc<dyn DepthProbe>, opts: BackpressureOptions) -> Result<QueueDepthGate> {
         let check = |queue: &str, v: f64| {
             integer_at_least_one(&format!("maxQueueDepth for {queue}"), v).map(|_| ())
         };
@@ -58,7 +74,7 @@ impl QueueDepthGate {
             }
         }
         Ok(QueueDepthGate {
-            backend,
+            probe,
             limit: opts.max_queue_depth,
             max_wait_ms: opts.max_queue_wait_ms.unwrap_or(DEFAULT_MAX_QUEUE_WAIT_MS),
             first_backoff_ms: opts
@@ -101,7 +117,7 @@ impl QueueDepthGate {
                     return Ok(());
                 }
                 if s.probes == seen {
-                    let headroom = self.backend.queue_depth(queue.to_string(), limit).await?;
+                    let headroom = self.probe.queue_depth(queue.to_string(), limit).await?;
                     s.probes += 1;
                     s.grant = headroom.clamp(0, GRANT_CAP);
                     if s.grant > 0 {

@@ -225,7 +225,7 @@ impl Store {
 
     /// Install (or replace) the gate every later submit passes.
     pub fn use_backpressure(&self, opts: BackpressureOptions) -> Result<()> {
-        let gate = QueueDepthGate::new(self.backend.clone(), opts)?;
+        let gate = QueueDepthGate::new(Arc::new(self.backend.clone()), opts)?;
         *self.gate.write().expect("gate lock") = Some(Arc::new(gate));
         Ok(())
     }

@@ -1,16 +1,8 @@
 //! Postgres connections the protocol's way (docs/protocol.md, "Migration
-//! ledger", "Connection setup (Postgres)"): the DSN and what may be shown of
-//! it, error mapping, migrations, and reading rows.
+//! ledger", "Connection setup (Postgres)"): error mapping, the connect
+//! checks, migrations, and reading rows.
 
-use std::fmt::Display;
-use std::str::FromStr;
-use std::time::Duration;
-
-use deadpool_postgres::PoolError;
-use tokio_postgres::config::Host;
 use tokio_postgres::error::SqlState;
-use tokio_postgres::Config;
-use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 
@@ -18,135 +10,8 @@ use crate::error::{Error, Result};
 use crate::protocol::{self, POSTGRES, POSTGRES_INSTALLATIONS, POSTGRES_MIGRATIONS};
 use crate::task::{Status, Task, COLUMNS};
 
-/// libpq waits forever by default; a store should report an unreachable host.
-const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// A parsed connection string and a password-free description of its target.
-#[derive(Clone)]
-pub struct Dsn {
-    pub config: Config,
-    pub tls: MakeRustlsConnect,
-    target: String,
-}
-
-impl Dsn {
-    /// Accepts both libpq forms (`postgres://…` URLs and `key=value` lists). The
-    /// raw string is never echoed: it may hold the password.
-    pub fn parse(dsn: &str) -> Result<Dsn> {
-        let (dsn, verify) = super::tls::split_verification(dsn);
-        let mut config = Config::from_str(&dsn)
-            .map_err(|e| Error::Connection(format!("invalid Postgres connection string: {e}")))?;
-        fill_from_env(&mut config, |name| std::env::var(name).ok())?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
-        }
-        let target = describe(&config);
-        Ok(Dsn {
-            config,
-            tls: super::tls::connector(verify),
-            target,
-        })
-    }
-
-    /// `postgres://user@host:port/dbname`, without the password.
-    pub fn target(&self) -> &str {
-        &self.target
-    }
-
-    pub fn connection_error(&self, cause: impl Display) -> Error {
-        Error::Connection(format!(
-            "cannot connect to Postgres at {}: {cause}",
-            self.target
-        ))
-    }
-
-    /// A failure to obtain a pooled connection.
-    pub fn pool_error(&self, e: PoolError) -> Error {
-        match e {
-            PoolError::Backend(e) => self.connection_error(driver_cause(&e)),
-            PoolError::Closed => Error::Connection("the store was closed".into()),
-            other => self.connection_error(other),
-        }
-    }
-}
-
-/// What the DSN leaves out comes from the libpq environment variables, as
-/// node-postgres (the reference's driver) does; the host defaults to localhost.
-fn fill_from_env(config: &mut Config, env: impl Fn(&str) -> Option<String>) -> Result<()> {
-    if config.get_hosts().is_empty() && config.get_hostaddrs().is_empty() {
-        let hosts = env("PGHOST").unwrap_or_else(|| "localhost".into());
-        for host in hosts.split(',') {
-            config.host(host.trim());
-        }
-    }
-    if config.get_ports().is_empty() {
-        if let Some(port) = env("PGPORT") {
-            let port = port
-                .trim()
-                .parse()
-                .map_err(|_| Error::Connection(format!("PGPORT is not a port number: {port}")))?;
-            config.port(port);
-        }
-    }
-    if config.get_user().is_none() {
-        if let Some(user) = env("PGUSER") {
-            config.user(user);
-        }
-    }
-    if config.get_password().is_none() {
-        if let Some(password) = env("PGPASSWORD") {
-            config.password(password);
-        }
-    }
-    if config.get_dbname().is_none() {
-        if let Some(dbname) = env("PGDATABASE") {
-            config.dbname(dbname);
-        }
-    }
-    Ok(())
-}
-
-/// `postgres://user@host:port/dbname`, without the password.
-fn describe(config: &Config) -> String {
-    let names: Vec<String> = if config.get_hosts().is_empty() {
-        config
-            .get_hostaddrs()
-            .iter()
-            .map(|a| a.to_string())
-            .collect()
-    } else {
-        config
-            .get_hosts()
-            .iter()
-            .map(|host| match host {
-                Host::Tcp(name) => name.clone(),
-                Host::Unix(path) => path.display().to_string(),
-            })
-            .collect()
-    };
-    let hosts: Vec<String> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            let port = config
-                .get_ports()
-                .get(i)
-                .or_else(|| config.get_ports().first())
-                .copied()
-                .unwrap_or(5432);
-            format!("{name}:{port}")
-        })
-        .collect();
-    let user = config
-        .get_user()
-        .map(|u| format!("{u}@"))
-        .unwrap_or_default();
-    let dbname = config.get_dbname().unwrap_or("");
-    format!("postgres://{user}{}/{dbname}", hosts.join(","))
-}
-
 /// The server's own words when it refused us, else the driver's.
-fn driver_cause(e: &tokio_postgres::Error) -> String {
+pub(super) fn driver_cause(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
         None => with_sources(e),
@@ -192,7 +57,8 @@ pub fn db_error(e: tokio_postgres::Error) -> Error {
     }
 }
 
-/// Run one statement and hand back its rows.
+/// Run one statement and hand back its rows (read by position: the
+/// statement names its columns).
 pub async fn rows<S: Session + ?Sized>(
     session: &S,
     sql: &str,
@@ -214,12 +80,12 @@ pub async fn tasks<S: Session + ?Sized>(
     sql: &str,
     params: &[Param<'_>],
 ) -> Result<Vec<Task>> {
-    session
-        .query(sql, params)
-        .await?
-        .iter()
-        .map(task_from_row)
-        .collect()
+    let rows = session.query(sql, params).await?;
+    let Some(first) = rows.first() else {
+        return Ok(Vec::new());
+    };
+    let columns = TaskColumns::of(first)?;
+    rows.iter().map(|row| columns.task(row)).collect()
 }
 
 pub async fn task<S: Session + ?Sized>(
@@ -230,44 +96,75 @@ pub async fn task<S: Session + ?Sized>(
     Ok(tasks(session, sql, params).await?.into_iter().next())
 }
 
-fn json<R: PgRow>(row: &R, index: usize) -> Result<String> {
-    row.opt_json(index)?.ok_or_else(|| Error::Database {
-        code: SqlState::NOT_NULL_VIOLATION.code().to_string(),
-        message: format!("column {index} is null"),
-    })
-}
+/// Where each of a task row's columns is in one statement's result: task
+/// rows are read by name, so the table's column order does not matter (and
+/// no catalog query checks it). Resolved once per result; a result in the
+/// table's order (any table the protocol created) is recognized in one pass.
+pub struct TaskColumns([usize; COLUMNS.len()]);
 
-/// A full task row, columns in table order (checked at connect).
-pub fn task_from_row<R: PgRow>(row: &R) -> Result<Task> {
-    let status = row.text(3)?;
-    Ok(Task {
-        id: row.text(0)?,
-        name: row.text(1)?,
-        queue: row.text(2)?,
-        status: status.parse::<Status>().map_err(|_| Error::Database {
-            code: SqlState::DATA_EXCEPTION.code().to_string(),
-            message: format!("unknown task status {status}"),
-        })?,
-        payload: json(row, 4)?,
-        result: row.opt_json(5)?,
-        error: row.opt_json(6)?,
-        metadata: json(row, 7)?,
-        progress: row.opt_float(8)?,
-        message: row.opt_text(9)?,
-        attempt: row.int(10)?,
-        max_attempts: row.int(11)?,
-        priority: row.int(12)?,
-        worker_id: row.opt_text(13)?,
-        lease_until_ms: row.opt_int(14)?,
-        run_at_ms: row.int(15)?,
-        cancel_requested_at_ms: row.opt_int(16)?,
-        parent_id: row.opt_text(17)?,
-        root_id: row.opt_text(18)?,
-        correlation_id: row.opt_text(19)?,
-        created_at_ms: row.int(20)?,
-        updated_at_ms: row.int(21)?,
-        completed_at_ms: row.opt_int(22)?,
-    })
+impl TaskColumns {
+    pub fn of<R: PgRow>(row: &R) -> Result<TaskColumns> {
+        let mut at: [usize; COLUMNS.len()] = std::array::from_fn(|i| i);
+        let in_order = COLUMNS
+            .iter()
+            .enumerate()
+            .all(|(i, name)| row.column_name(i) == Some(*name));
+        if !in_order {
+            for (slot, name) in at.iter_mut().zip(COLUMNS) {
+                *slot = (0..)
+                    .map_while(|i| row.column_name(i).map(|found| (i, found)))
+                    .find(|(_, found)| *found == name)
+                    .map(|(i, _)| i)
+                    .ok_or_else(|| Error::Database {
+                        code: SqlState::UNDEFINED_COLUMN.code().to_string(),
+                        message: format!("a task row has no column {name}"),
+                    })?;
+            }
+        }
+        Ok(TaskColumns(at))
+    }
+
+    fn json<R: PgRow>(&self, row: &R, column: usize) -> Result<String> {
+        row.opt_json(self.0[column])?
+            .ok_or_else(|| Error::Database {
+                code: SqlState::NOT_NULL_VIOLATION.code().to_string(),
+                message: format!("column {} is null", COLUMNS[column]),
+            })
+    }
+
+    /// The task in `row`, a row of the result these positions were resolved on.
+    pub fn task<R: PgRow>(&self, row: &R) -> Result<Task> {
+        let at = &self.0;
+        let status = row.text(at[3])?;
+        Ok(Task {
+            id: row.text(at[0])?,
+            name: row.text(at[1])?,
+            queue: row.text(at[2])?,
+            status: status.parse::<Status>().map_err(|_| Error::Database {
+                code: SqlState::DATA_EXCEPTION.code().to_string(),
+                message: format!("unknown task status {status}"),
+            })?,
+            payload: self.json(row, 4)?,
+            result: row.opt_json(at[5])?,
+            error: row.opt_json(at[6])?,
+            metadata: self.json(row, 7)?,
+            progress: row.opt_float(at[8])?,
+            message: row.opt_text(at[9])?,
+            attempt: row.int(at[10])?,
+            max_attempts: row.int(at[11])?,
+            priority: row.int(at[12])?,
+            worker_id: row.opt_text(at[13])?,
+            lease_until_ms: row.opt_int(at[14])?,
+            run_at_ms: row.int(at[15])?,
+            cancel_requested_at_ms: row.opt_int(at[16])?,
+            parent_id: row.opt_text(at[17])?,
+            root_id: row.opt_text(at[18])?,
+            correlation_id: row.opt_text(at[19])?,
+            created_at_ms: row.int(at[20])?,
+            updated_at_ms: row.int(at[21])?,
+            completed_at_ms: row.opt_int(at[22])?,
+        })
+    }
 }
 
 /// The first row's first column.
@@ -290,19 +187,21 @@ async fn flag<S: Session + ?Sized>(session: &S, sql: &str) -> Result<bool> {
     }
 }
 
-/// Refuse a database stamped with another protocol major. Before migrating a
-/// missing stamp is fine (a new database); after, it reads as 0.
-pub async fn check_protocol_version<S: Session + ?Sized>(
-    session: &S,
-    missing_is_error: bool,
-) -> Result<()> {
-    let has_meta = flag(session, "select to_regclass('cairnq_meta') is not null").await?;
-    let found = if has_meta {
+/// Before migrating (a DSN store only): refuse a database stamped with
+/// another protocol major before changing anything; a missing stamp is a
+/// new database.
+pub async fn check_version_before_migrating<S: Session + ?Sized>(session: &S) -> Result<()> {
+    let found = if flag(session, "select to_regclass('cairnq_meta') is not null").await? {
         read_protocol_version(session).await?
     } else {
         None
     };
-    protocol::check_version(found, missing_is_error)
+    protocol::check_version(found, false)
+}
+
+/// The protocol's version check, once the tables exist: a missing row reads as 0.
+pub async fn check_protocol_version<S: Session + ?Sized>(session: &S) -> Result<()> {
+    protocol::check_version(read_protocol_version(session).await?, true)
 }
 
 /// `OpenMode::Existing`'s check, by reads only: the database must hold
@@ -394,9 +293,23 @@ pub async fn migrate<T: Transport>(transport: &T, opened: &T::Opened) -> Result<
     for migration in POSTGRES_MIGRATIONS {
         let tx = transport.begin(opened).await?;
         let applied = apply(&tx, migration).await;
-        end_tx(tx, applied).await?;
+        end_tx(tx, applied)
+            .await
+            .map_err(|err| failed_migration(migration, err))?;
     }
-    check_columns(&transport.conn(opened).await?).await
+    Ok(())
+}
+
+/// A migration's failure names it (a `cairnq_tasks` that is not the
+/// protocol's fails here, on an index over a column it lacks).
+fn failed_migration(migration: &protocol::Migration, err: Error) -> Error {
+    match err {
+        Error::Database { code, message } => Error::Database {
+            code,
+            message: format!("migration {} failed: {message}", migration.name),
+        },
+        other => other,
+    }
 }
 
 /// One migration under the ledger's lock, unless the ledger has it.
@@ -444,31 +357,10 @@ async fn create_ledger<S: Session>(session: &S) -> Result<()> {
     }
 }
 
-/// Rows are read by position, so the table must have the protocol's columns in
-/// the protocol's order.
-async fn check_columns<S: Session>(session: &S) -> Result<()> {
-    let names: Vec<String> = session
-        .query(
-            "select attname::text from pg_attribute \
-             where attrelid = 'cairnq_tasks'::regclass and attnum > 0 and not attisdropped \
-             order by attnum",
-            &[],
-        )
-        .await?
-        .iter()
-        .map(|row| row.text(0))
-        .collect::<Result<_>>()?;
-    if names.len() < COLUMNS.len() || names.iter().zip(COLUMNS).any(|(a, b)| a != b) {
-        return Err(Error::Connection(format!(
-            "cairnq_tasks does not have the protocol's columns (found {})",
-            names.join(", ")
-        )));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
+    use std::fmt::Display;
+
     use super::*;
 
     #[test]
@@ -515,47 +407,6 @@ mod tests {
     }
 
     #[test]
-    fn descriptions_never_hold_the_password() {
-        for dsn in [
-            "postgres://alice:s3cret@db.example:6543/app",
-            "host=db.example port=6543 user=alice password='s3cret' dbname=app",
-        ] {
-            let parsed = Dsn::parse(dsn).unwrap();
-            assert_eq!(parsed.target, "postgres://alice@db.example:6543/app");
-            let message = parsed.connection_error("refused").to_string();
-            assert!(!message.contains("s3cret"), "{message}");
-        }
-    }
-
-    #[test]
-    fn the_environment_fills_what_the_dsn_leaves_out() {
-        let env = |name: &str| match name {
-            "PGHOST" => Some("db1,db2".to_string()),
-            "PGPORT" => Some("6000".to_string()),
-            "PGUSER" => Some("envuser".to_string()),
-            "PGPASSWORD" => Some("envpass".to_string()),
-            "PGDATABASE" => Some("envdb".to_string()),
-            _ => None,
-        };
-        let mut config = Config::from_str("postgres:///app").unwrap();
-        fill_from_env(&mut config, env).unwrap();
-        assert_eq!(
-            describe(&config),
-            "postgres://envuser@db1:6000,db2:6000/app"
-        );
-        assert_eq!(config.get_password(), Some(&b"envpass"[..]));
-
-        let mut explicit = Config::from_str("postgres://me:pw@here:7000/mine").unwrap();
-        fill_from_env(&mut explicit, env).unwrap();
-        assert_eq!(describe(&explicit), "postgres://me@here:7000/mine");
-        assert_eq!(explicit.get_password(), Some(&b"pw"[..]));
-
-        let mut bare = Config::from_str("postgres://").unwrap();
-        fill_from_env(&mut bare, |_| None).unwrap();
-        assert_eq!(describe(&bare), "postgres://localhost:5432/");
-    }
-
-    #[test]
     fn causes_are_part_of_the_message() {
         #[derive(Debug)]
         struct Outer(std::io::Error);
@@ -575,14 +426,5 @@ mod tests {
             with_sources(&Outer(refused)),
             "error connecting to server: Connection refused"
         );
-    }
-
-    #[test]
-    fn bad_connection_strings_are_not_echoed() {
-        let Err(err) = Dsn::parse("postgres://alice:s3cret@db.example:notaport/app") else {
-            panic!("a bad port must be refused");
-        };
-        assert!(matches!(err, Error::Connection(_)));
-        assert!(!err.to_string().contains("s3cret"), "{err}");
     }
 }

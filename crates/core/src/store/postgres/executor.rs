@@ -4,7 +4,7 @@
 //! decisions are the native ones; only the carrying differs.
 //!
 //! Requests: `{"op":"query","tx":id|null,"sql":…,"params":[…]}` (answer:
-//! rows, each an array of column values in order), `{"op":"exec","tx":…,
+//! `{"columns":[names…],"rows":[[values in that order]…]}`), `{"op":"exec","tx":…,
 //! "sql":…}`, `{"op":"begin"}` (answer: a transaction id), `{"op":"end",
 //! "tx":id,"commit":bool}`, `{"op":"listen"}` (answer: whether push is on),
 //! `{"op":"unlisten"}`. Answers are `{"ok":value}` or `{"error":{"code":
@@ -115,20 +115,27 @@ impl ExecutorSession {
             json!({"op": "query", "tx": self.tx, "sql": sql, "params": params}),
         )
         .await?;
-        let Value::Array(rows) = answer else {
-            return Err(Error::Connection(
-                "the executor answered a query without rows".into(),
-            ));
-        };
-        rows.into_iter()
-            .map(|row| match row {
-                Value::Array(columns) => Ok(JsonRow(columns)),
-                _ => Err(Error::Connection(
-                    "the executor answered a row that is not a list".into(),
-                )),
+        let Answered { columns, rows } = serde_json::from_value(answer).map_err(|e| {
+            Error::Connection(format!(
+                "the executor answered a query without its columns and rows: {e}"
+            ))
+        })?;
+        let columns: Arc<[String]> = columns.into();
+        Ok(rows
+            .into_iter()
+            .map(|values| JsonRow {
+                columns: columns.clone(),
+                values,
             })
-            .collect()
+            .collect())
     }
+}
+
+/// A query's answer: the column names once, each row's values in their order.
+#[derive(Deserialize)]
+struct Answered {
+    columns: Vec<String>,
+    rows: Vec<Vec<Value>>,
 }
 
 #[async_trait]
@@ -225,6 +232,7 @@ impl Transport for ExecutorTransport {
     type Opened = ();
     type Conn = ExecutorSession;
     type Tx = ExecutorTx;
+    const READS_VERSION_BEFORE_MIGRATING: bool = false;
 
     fn target(&self) -> &str {
         "the application's executor"
@@ -275,11 +283,14 @@ impl Transport for ExecutorTransport {
 /// (docs/api.md, "Row normalization"): integers may arrive as numbers or
 /// decimal strings (int8 from node-postgres; bigints are sent as their
 /// decimal text), JSON columns as text or already decoded.
-pub struct JsonRow(Vec<Value>);
+pub struct JsonRow {
+    columns: Arc<[String]>,
+    values: Vec<Value>,
+}
 
 impl JsonRow {
     fn at(&self, index: usize) -> Result<&Value> {
-        self.0
+        self.values
             .get(index)
             .ok_or_else(|| Error::Connection(format!("the executor's row has no column {index}")))
     }
@@ -292,6 +303,10 @@ fn mistyped(index: usize, wanted: &str, found: &Value) -> Error {
 }
 
 impl PgRow for JsonRow {
+    fn column_name(&self, index: usize) -> Option<&str> {
+        self.columns.get(index).map(String::as_str)
+    }
+
     fn text(&self, index: usize) -> Result<String> {
         self.opt_text(index)?
             .ok_or_else(|| mistyped(index, "text", &Value::Null))
@@ -368,9 +383,17 @@ impl PgRow for JsonRow {
 mod tests {
     use super::*;
 
+    fn unnamed(values: Vec<Value>) -> JsonRow {
+        let columns: Vec<String> = (0..values.len()).map(|i| format!("c{i}")).collect();
+        JsonRow {
+            columns: columns.into(),
+            values,
+        }
+    }
+
     #[test]
     fn integers_arrive_as_numbers_or_decimal_text() {
-        let row = JsonRow(vec![
+        let row = unnamed(vec![
             json!(5),
             json!("1733040000000"),
             json!(null),
@@ -381,13 +404,13 @@ mod tests {
         assert_eq!(row.opt_int(2).unwrap(), None);
         assert_eq!(row.int(3).unwrap(), 3);
         assert!(row.int(2).is_err());
-        let bad = JsonRow(vec![json!("12x"), json!(1.5), json!(true)]);
+        let bad = unnamed(vec![json!("12x"), json!(1.5), json!(true)]);
         assert!(bad.int(0).is_err() && bad.int(1).is_err() && bad.int(2).is_err());
     }
 
     #[test]
     fn json_columns_arrive_as_text_or_decoded() {
-        let row = JsonRow(vec![
+        let row = unnamed(vec![
             json!("{\"a\":1}"),
             json!({"a": 1}),
             json!([1, "x"]),
@@ -399,6 +422,37 @@ mod tests {
         assert_eq!(row.opt_json(2).unwrap().as_deref(), Some("[1,\"x\"]"));
         assert_eq!(row.opt_json(3).unwrap(), None);
         assert_eq!(row.opt_json(4).unwrap().as_deref(), Some("7"));
+    }
+
+    #[test]
+    fn task_rows_are_read_by_name_in_any_column_order() {
+        use crate::store::postgres::conn::TaskColumns;
+        use crate::task::COLUMNS;
+        let value = |name: &str| match name {
+            "status" => json!("queued"),
+            "payload" | "metadata" => json!({}),
+            "attempt" | "max_attempts" | "priority" => json!(1),
+            "run_at_ms" | "created_at_ms" | "updated_at_ms" => json!("1733040000000"),
+            "id" | "name" | "queue" => json!(format!("the {name}")),
+            _ => Value::Null,
+        };
+        let mut names: Vec<String> = COLUMNS.iter().rev().map(|c| c.to_string()).collect();
+        names.insert(5, "extra".into());
+        let row = JsonRow {
+            values: names.iter().map(|n| value(n)).collect(),
+            columns: names.into(),
+        };
+        let task = TaskColumns::of(&row).unwrap().task(&row).unwrap();
+        assert_eq!(
+            (task.id.as_str(), task.name.as_str(), task.queue.as_str()),
+            ("the id", "the name", "the queue")
+        );
+        assert_eq!((task.attempt, task.created_at_ms), (1, 1_733_040_000_000));
+
+        let short = unnamed(vec![json!("x")]);
+        assert!(TaskColumns::of(&short)
+            .err()
+            .is_some_and(|e| e.to_string().contains("no column id")));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio_postgres::{AsyncMessage, Connection};
 
-use super::conn::Dsn;
+use super::dsn::Dsn;
 use super::executor::{request, Executor, ExecutorTransport, Refused};
 use super::native::NativeTransport;
 use crate::store::backend::{Push, PushSubscriber};

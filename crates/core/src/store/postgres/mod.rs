@@ -4,6 +4,7 @@
 //! "Connection setup (Postgres)").
 
 mod conn;
+mod dsn;
 pub mod executor;
 mod listener;
 mod native;
@@ -19,7 +20,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 pub use self::conn::quoted_schema;
-use self::conn::{execute, rows, task, tasks, Dsn};
+use self::conn::{execute, rows, task, tasks};
+use self::dsn::Dsn;
 use self::executor::{Executor, ExecutorTransport};
 use self::listener::{PushSource, PushWakes};
 pub use self::native::NativeTransport;
@@ -36,6 +38,11 @@ use crate::task::{Status, Task};
 /// An open shared transaction; `None` once its owner has ended it.
 type SharedSlot<X> = Arc<tokio::sync::Mutex<Option<X>>>;
 
+/// What a connection string resolves to, as JSON (the environment left out).
+pub fn dsn_fields(dsn: &str) -> Result<serde_json::Value> {
+    Dsn::fields(dsn)
+}
+
 /// Pool size when none is given: what node-postgres, the reference's driver, uses.
 pub const DEFAULT_POOL_SIZE: usize = 10;
 
@@ -51,6 +58,8 @@ pub struct PostgresBackend<T: Transport> {
     lifecycle: tokio::sync::Mutex<()>,
     /// Finished connect attempts, so callers that waited on one share its failure.
     attempts: AtomicU64,
+    /// Bumped by every `close`: a connect begun before it publishes nothing.
+    closes: AtomicU64,
     last_failure: Mutex<Option<(u64, Error)>>,
     wakes: PushWakes,
     /// Transactions a caller shares (`completeIn`), by id.
@@ -98,6 +107,7 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
             opened: RwLock::new(None),
             lifecycle: tokio::sync::Mutex::new(()),
             attempts: AtomicU64::new(0),
+            closes: AtomicU64::new(0),
             last_failure: Mutex::new(None),
             wakes: PushWakes::default(),
             shared: Mutex::new(HashMap::new()),
@@ -131,6 +141,7 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
         if let Some(opened) = self.current() {
             return Ok(opened);
         }
+        let closes = self.closes.load(Ordering::SeqCst);
         let seen = self.attempts.load(Ordering::SeqCst);
         let _open = self.lifecycle.lock().await;
         if let Some(opened) = self.current() {
@@ -141,7 +152,16 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
                 return Err(err.clone());
             }
         }
-        let result = self.open().await;
+        let mut result = self.open().await;
+        if self.closes.load(Ordering::SeqCst) != closes {
+            // Closed meanwhile: nothing is published, no LISTEN starts.
+            if let Ok(opened) = result {
+                self.transport.release(opened);
+            }
+            result = Err(Error::Connection(
+                "store was closed while connecting".into(),
+            ));
+        }
         let attempt = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
         match result {
             Ok(opened) => {
@@ -165,7 +185,9 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
                 OpenMode::Migrate | OpenMode::MigrateOwn => {
                     let conn = self.transport.conn(&opened).await?;
                     conn::check_schema(&conn, self.schema.as_deref()).await?;
-                    conn::check_protocol_version(&conn, false).await?;
+                    if T::READS_VERSION_BEFORE_MIGRATING {
+                        conn::check_version_before_migrating(&conn).await?;
+                    }
                     drop(conn);
                     conn::migrate(&self.transport, &opened).await?;
                 }
@@ -175,7 +197,7 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
                 }
             }
             let conn = self.transport.conn(&opened).await?;
-            conn::check_protocol_version(&conn, true).await
+            conn::check_protocol_version(&conn).await
         }
         .await;
         match prepared {
@@ -402,6 +424,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     }
 
     async fn close(&self) -> Result<()> {
+        self.closes.fetch_add(1, Ordering::SeqCst);
         let _guard = self.lifecycle.lock().await;
         self.wakes.shutdown();
         if let Some(opened) = self.opened.write().expect("opened slot").take() {

@@ -7,7 +7,8 @@ use serde_json::Value;
 use tokio_postgres::types::{to_sql_checked, FromSql, IsNull, ToSql, Type};
 use tokio_postgres::Row;
 
-use super::conn::{db_error, quoted_schema, Dsn};
+use super::conn::{db_error, quoted_schema};
+use super::dsn::Dsn;
 use super::transport::{Param, PgRow, Session, Transaction, Transport};
 use crate::error::{Error, Result};
 
@@ -24,6 +25,7 @@ impl Transport for NativeTransport {
     type Opened = Pool;
     type Conn = Object;
     type Tx = NativeTx;
+    const READS_VERSION_BEFORE_MIGRATING: bool = true;
 
     fn target(&self) -> &str {
         self.dsn.target()
@@ -228,6 +230,9 @@ fn column<'a, T: FromSql<'a>>(row: &'a Row, index: usize) -> Result<T> {
 }
 
 impl PgRow for Row {
+    fn column_name(&self, index: usize) -> Option<&str> {
+        self.columns().get(index).map(|c| c.name())
+    }
     fn text(&self, index: usize) -> Result<String> {
         column(self, index)
     }

@@ -131,8 +131,12 @@ impl Serialize for Param<'_> {
     }
 }
 
-/// A result row read by column position, whatever carried it.
+/// A result row read by column position, whatever carried it. Statements
+/// that name their columns are read by position; full task rows (`*`) by
+/// name, through positions resolved once per result (`conn::TaskColumns`).
 pub trait PgRow: Send + Sync {
+    /// The name of the column at `index`, `None` past the last.
+    fn column_name(&self, index: usize) -> Option<&str>;
     fn text(&self, index: usize) -> Result<String>;
     fn opt_text(&self, index: usize) -> Result<Option<String>>;
     /// Any integer column (`integer`, `bigint`) widened to i64.
@@ -183,6 +187,11 @@ pub trait Transport: Send + Sync + 'static {
     fn release(&self, opened: Self::Opened);
     async fn conn(&self, opened: &Self::Opened) -> Result<Self::Conn>;
     async fn begin(&self, opened: &Self::Opened) -> Result<Self::Tx>;
+    /// Whether connect reads the stored protocol version before migrating
+    /// too, so that a database of another protocol is refused untouched. An
+    /// application's executor is asked exactly the protocol's connect
+    /// sequence (docs/protocol.md, "Connection setup (Postgres)").
+    const READS_VERSION_BEFORE_MIGRATING: bool;
 }
 
 /// End a transaction by its body's outcome: commit what it returned, roll
