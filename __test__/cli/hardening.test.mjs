@@ -83,10 +83,13 @@ forEachDialect("cli hardening", (dialect) => {
     assert.equal((await cliJson(["purge", db, "--queue", "a"])).count, 2);
   });
 
-  test("ui --port out of range and a payload JSON cannot carry are usage errors (exit 2)", async (t) => {
+  test("ui --port out of range, a base path with ? or # and a payload JSON cannot carry are usage errors (exit 2)", async (t) => {
     const db = await dialect.createDatabase(t);
     await cliOk(["submit", db, "job"]);
     assertFailure(await cli(["ui", db, "--port", "70000"]), 2, /option '--port <port>' argument '70000' is invalid\. must be a port number from 0 to 65535/);
+    for (const base of ["/a?b", "/a#b"]) {
+      assertFailure(await cli(["ui", db, "--base-path", base]), 2, /option '--base-path <path>' argument '.*' is invalid\. must be a path, without \? or #/);
+    }
     assertFailure(await cli(["submit", db, "job", "1e999"]), 2, /^error: payload cannot be stored: non-finite number Infinity is not JSON-serializable$/);
   });
 

@@ -10,14 +10,16 @@ export const SKIP = CHROMIUM || process.env.CI ? false : "no Chromium (apt-get i
 
 /**
  * Launch Chromium before the suite's tests and close it after them; call in a
- * `describe` body. Returns a getter of the browser.
+ * `describe` body (or at a file's top level). Returns a getter of the browser.
+ * @param {string[]} [args] more command-line switches
  */
-export function useChromium() {
+export function useChromium(args = []) {
   let browser;
   before(async () => {
+    if (SKIP) return;
     if (!CHROMIUM) throw new Error("CI is set but no Chromium was found: .ci/run installs Debian's chromium package");
     const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage", ...args] });
   });
   after(async () => {
     await browser?.close();

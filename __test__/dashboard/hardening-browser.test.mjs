@@ -10,37 +10,23 @@
 // - Bidi controls in database values (U+202E…) must not reorder the page.
 
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import http from "node:http";
-import { after, before, describe } from "node:test";
+import { describe } from "node:test";
 
 import { createDashboard, toNodeHandler } from "../../index.mjs";
 import { defer } from "../helpers.mjs";
 import { DIALECTS, test } from "../dialects.mjs";
 import { spawnCli, uiUrl } from "../cli/cli-helpers.mjs";
+import { SKIP, useChromium } from "./chromium.mjs";
 
-const CHROMIUM = process.env.CAIRNQ_CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => fs.existsSync(p));
-const SKIP = CHROMIUM || process.env.CI ? false : "no Chromium (apt-get install chromium, or set CAIRNQ_CHROMIUM)";
 const UI = { timeout: 30_000 };
 const BIDI = /[\u202A-\u202E\u2066-\u2069]/;
 
-let browser;
-before(async () => {
-  if (SKIP) return;
-  if (!CHROMIUM) throw new Error("CI is set but no Chromium was found: .ci/run installs Debian's chromium package");
-  const { chromium } = await import("playwright-core");
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-dev-shm-usage", "--host-resolver-rules=MAP rebind.test 127.0.0.1"],
-  });
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useChromium(["--host-resolver-rules=MAP rebind.test 127.0.0.1"]);
 
 /** A page in a context of its own (closed when the test ends) that fails the test on a script error. */
 async function newPage(t) {
-  const context = await browser.newContext();
+  const context = await browser().newContext();
   defer(t, () => context.close());
   const page = await context.newPage();
   const errors = [];

@@ -1,26 +1,25 @@
 // The dashboard's schedules page in a real browser (chromium.mjs): `cairnq
-// ui` as a process on a real SQLite file shows every schedule with its next
+// ui` as a process, on each dialect, shows every schedule with its next
 // and last run, and pauses and resumes one; the actions follow the same CSRF,
 // same-origin and read-only rules as every other action.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { CairnQ } from "../../index.mjs";
-import { defer, makeDbPath, waitFor } from "../helpers.mjs";
+import { defer, waitFor } from "../helpers.mjs";
+import { DIALECTS } from "../dialects.mjs";
 import { spawnCli, uiUrl } from "../cli/cli-helpers.mjs";
 import { SKIP, useChromium } from "./chromium.mjs";
 
 const TIMEOUT_MS = 120_000;
 const UI = { timeout: 30_000 };
 
-describe("dashboard schedules page in Chromium", { skip: SKIP }, () => {
-  const chromium = useChromium();
+const chromium = useChromium();
+
+for (const dialect of DIALECTS) describe(`dashboard schedules page in Chromium on ${dialect.name}`, { skip: SKIP || dialect.skip }, () => {
 
   /** A database with two schedules, `cairnq ui` on it, and a page on #/schedules. */
   async function setup(t, extra = []) {
-    const db = makeDbPath(t);
-    const client = CairnQ.sqlite(db);
-    defer(t, () => client.close());
+    const { client, db } = await dialect.open(t);
     await client.schedule("nightly-report", { task: "report", cron: "0 2 * * *", tz: "Europe/Berlin" });
     await client.schedule("audit", { task: "audit", cron: "*/15 * * * *", queue: "ops" });
     await client.pauseSchedule("audit");

@@ -63,6 +63,17 @@ function port(v) {
 }
 
 /** @param {string} v */
+function basePath(v) {
+  const { normalizeBase } = require("../dashboard/handler.js");
+  try {
+    normalizeBase(v);
+  } catch (err) {
+    throw new InvalidArgumentError(`${/** @type {Error} */ (err).message.replace(/^basePath /, "")}.`);
+  }
+  return v;
+}
+
+/** @param {string} v */
 function integer(v) {
   const n = Number(v);
   if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n)) throw new InvalidArgumentError("must be an integer.");
@@ -314,7 +325,7 @@ async function main(argv, io = {}) {
     .option("--host <host>", "address to bind (default 127.0.0.1)", "127.0.0.1")
     .option("--token <token>", "required on every request, 16 characters or more (default: $CAIRNQ_UI_TOKEN; generated when --host is not loopback)")
     .option("--read-only", "no retry, cancel or purge")
-    .option("--base-path <path>", "serve under this path prefix", "/")
+    .option("--base-path <path>", "serve under this path prefix", basePath, "/")
     .action(async (db, opts) => {
       const { serve } = require("../dashboard/server.js");
       const { tokenProblem } = require("../dashboard/handler.js");
