@@ -73,7 +73,7 @@ forEachDialect("metrics", (dialect) => {
     await waitFor(() => Date.now() >= due.run_at_ms + 1500, { timeoutMs: 5_000 });
     const dash = createDashboard({ client });
     defer(t, () => dash.close());
-    const response = await dash(new Request("http://app.test/metrics"));
+    const response = await dash(new Request("http://localhost/metrics"));
     assert.equal(response.status, 200);
     assert.equal(response.headers.get("content-type"), "text/plain; version=0.0.4; charset=utf-8");
     const served = families(await response.text());
@@ -137,7 +137,7 @@ forEachDialect("metrics", (dialect) => {
     defer(t, () => dash.close());
     // The last run time is recorded when its handler's end is handed back.
     const text = await waitFor(async () => {
-      const served = await (await dash(new Request("http://app.test/metrics"))).text();
+      const served = await (await dash(new Request("http://localhost/metrics"))).text();
       const runs = Object.values(histogram(served, "cairnq_task_run_seconds"));
       return runs.reduce((n, series) => n + series.count, 0) === 4 ? served : null;
     });
@@ -161,15 +161,15 @@ forEachDialect("metrics", (dialect) => {
   test("/metrics answers to the token and read-only rules", async (t) => {
     const { client, db } = await dialect.open(t);
     await client.submit("a", {});
-    const dash = createDashboard({ client, token: "s3cret", readOnly: true, basePath: "/admin" });
+    const dash = createDashboard({ client, token: "s3cret-metrics-token", readOnly: true, basePath: "/admin" });
     defer(t, () => dash.close());
-    const scrape = (headers = {}, method = "GET") => dash(new Request("http://app.test/admin/metrics", { method, headers }));
+    const scrape = (headers = {}, method = "GET") => dash(new Request("http://localhost/admin/metrics", { method, headers }));
     assert.equal((await scrape()).status, 401);
     assert.equal((await scrape({ authorization: "Bearer wrong" })).status, 401);
-    const ok = await scrape({ authorization: "Bearer s3cret" });
+    const ok = await scrape({ authorization: "Bearer s3cret-metrics-token" });
     assert.equal(ok.status, 200, "a read-only dashboard serves its metrics");
     assert.equal(asStats(families(await ok.text()).cairnq_tasks).default.queued, 1);
-    assert.equal((await scrape({ authorization: "Bearer s3cret", "content-type": "application/json" }, "POST")).status, 403);
+    assert.equal((await scrape({ authorization: "Bearer s3cret-metrics-token", "content-type": "application/json" }, "POST")).status, 403);
 
     // `cairnq ui` beyond loopback generates a token, and /metrics needs it.
     const ui = spawnCli(t, ["ui", db, "--host", "0.0.0.0", "--port", "0", "--read-only", "--json"]);
