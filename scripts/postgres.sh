@@ -5,7 +5,8 @@
 #                                            print the DSN on stdout (logs go to stderr)
 #   scripts/postgres.sh stop  [DIR]          stop the cluster
 #
-# DIR defaults to .pg/ in the repository (gitignored), PORT to 54329. Host
+# DIR defaults to .pg/ in the repository (gitignored), PORT to $CAIRNQ_PG_PORT
+# or else 54329 (set it where another cluster holds that port). Host
 # connections need the password (scram-sha-256), so authentication is real,
 # and the server offers TLS with a self-signed certificate, so the default
 # sslmode (prefer) connects encrypted. Durability is switched off (the data is
@@ -16,7 +17,7 @@ set -euo pipefail
 command=${1:-start}
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 data=${2:-}
-port=${3:-54329}
+port=${3:-${CAIRNQ_PG_PORT:-54329}}
 password=postgres
 database=cairnq_test
 
