@@ -1168,6 +1168,26 @@ async fn stored_delays_are_bounded() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_debounce_burst_makes_one_task_until_it_starts() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let store = db.store();
+    common::debounce::a_burst_makes_one_task_until_it_starts(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_debounce_input_writes_nothing() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let store = db.store();
+    common::debounce::bad_debounce_input_writes_nothing(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn purge_count_counts_what_purge_deletes() {
     let Some(db) = TestDb::create().await else {
         return;

@@ -362,11 +362,35 @@ async fn keyed_insert<S: Session>(
         (KeyDecision::CancelThenInsert, Some(existing)) => {
             cancel_by_id(tx, &existing.id).await?;
         }
+        (KeyDecision::Postpone, Some(queued)) => {
+            if let Some(postponed) = postpone(tx, &queued.id, new, conflict).await? {
+                return Ok(postponed);
+            }
+        }
         _ => {}
     }
     let inserted = insert_new(tx, new).await?;
     execute(tx, SQL.upsert_key, &params![&key, &new.id]).await?;
     Ok(inserted)
+}
+
+/// `debounce.sql` on the queued task `id` (docs/protocol.md, "Debounced
+/// submit"); `None` when a claim took it first.
+async fn postpone<S: Session>(
+    tx: &S,
+    id: &str,
+    new: &NewTask,
+    conflict: Conflict,
+) -> Result<Option<Task>> {
+    let Conflict::Debounce(window) = conflict else {
+        unreachable!("only a debounced submit postpones")
+    };
+    task(
+        tx,
+        SQL.debounce,
+        &params![&id, &new.payload, &window.window_ms, &window.max_delay_ms],
+    )
+    .await
 }
 
 /// A poll's statements inside its transaction: the completions, lease

@@ -368,6 +368,12 @@ fn insert_keyed(conn: &Connection, task: &NewTask, key: &str, conflict: Conflict
         KeyDecision::CancelThenInsert => {
             cancel_by_id(conn, &existing.expect("a live task to replace").id)?;
         }
+        KeyDecision::Postpone => {
+            let queued = existing.expect("a queued task to postpone");
+            if let Some(postponed) = postpone(conn, &queued.id, task, conflict)? {
+                return Ok(postponed);
+            }
+        }
         KeyDecision::Insert => {}
     }
     let inserted = insert_new(conn, task)?;
@@ -378,6 +384,30 @@ fn insert_keyed(conn: &Connection, task: &NewTask, key: &str, conflict: Conflict
         |_| Ok(()),
     )?;
     Ok(inserted)
+}
+
+/// `debounce.sql` on the queued task `id` (docs/protocol.md, "Debounced submit").
+fn postpone(
+    conn: &Connection,
+    id: &str,
+    task: &NewTask,
+    conflict: Conflict,
+) -> Result<Option<Task>> {
+    let Conflict::Debounce(window) = conflict else {
+        unreachable!("only a debounced submit postpones")
+    };
+    update_one(
+        conn,
+        SQL.debounce,
+        id,
+        &[
+            (":id", &id),
+            (":payload", &task.payload),
+            (":debounce_ms", &window.window_ms),
+            (":max_delay_ms", &window.max_delay_ms),
+            (":now", &now_ms()),
+        ],
+    )
 }
 
 fn finish(conn: &Connection, owned: &Owned, outcome: &Outcome) -> Result<Task> {
