@@ -126,7 +126,7 @@ pub enum KeyDecision {
     CancelThenInsert,
     /// Give the queued existing task the new payload and a later start
     /// (`debounce.sql`); insert when it was claimed meanwhile.
-    Postpone,
+    Postpone(Debounce),
     /// Insert a new task and repoint the key.
     Insert,
 }
@@ -147,7 +147,7 @@ impl Conflict {
                 KeyDecision::ReturnExisting
             }
             Conflict::Replace if live => KeyDecision::CancelThenInsert,
-            Conflict::Debounce(_) if status == Status::Queued => KeyDecision::Postpone,
+            Conflict::Debounce(window) if status == Status::Queued => KeyDecision::Postpone(window),
             _ => KeyDecision::Insert,
         }
     }

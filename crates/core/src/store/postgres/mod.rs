@@ -27,8 +27,9 @@ use self::listener::{PushSource, PushWakes};
 pub use self::native::NativeTransport;
 use self::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
 use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, OpenMode,
-    Outcome, Owned, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef,
+    Backend, ClaimPlan, ClaimRequest, Conflict, Debounce, KeyDecision, ListFilter, NewTask,
+    OpenMode, Outcome, Owned, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target,
+    TaskRef,
 };
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
@@ -362,8 +363,8 @@ async fn keyed_insert<S: Session>(
         (KeyDecision::CancelThenInsert, Some(existing)) => {
             cancel_by_id(tx, &existing.id).await?;
         }
-        (KeyDecision::Postpone, Some(queued)) => {
-            if let Some(postponed) = postpone(tx, &queued.id, new, conflict).await? {
+        (KeyDecision::Postpone(window), Some(queued)) => {
+            if let Some(postponed) = postpone(tx, &queued.id, new, window).await? {
                 return Ok(postponed);
             }
         }
@@ -380,11 +381,8 @@ async fn postpone<S: Session>(
     tx: &S,
     id: &str,
     new: &NewTask,
-    conflict: Conflict,
+    window: Debounce,
 ) -> Result<Option<Task>> {
-    let Conflict::Debounce(window) = conflict else {
-        unreachable!("only a debounced submit postpones")
-    };
     task(
         tx,
         SQL.debounce,
