@@ -93,8 +93,17 @@ export type SubmitInput = {
   /** Default: the new task's own id. */
   rootId?: string | null;
   correlationId?: string | null;
-  /** Default 0; must be >= 0. */
+  /** Default 0; must be >= 0. Not with `debounceMs`. */
   runAtDelayMs?: number;
+  /**
+   * Debounce (docs/api.md, "Debounce"): while the key's task is still queued,
+   * this submit replaces its payload and moves its start to `debounceMs` from
+   * now; once it has started, this submit makes a new task. Needs `key`; a
+   * finite number >= 1; not with a `conflict` other than `"reuse"`.
+   */
+  debounceMs?: number;
+  /** With `debounceMs`: the latest start, counted from the burst's first submit; >= `debounceMs`. */
+  maxDelayMs?: number;
 };
 
 /** Submit options: {@link SubmitInput} without `name` and `payload`. */

@@ -229,6 +229,8 @@ class TaskStore {
       rootId: input.rootId ?? undefined,
       correlationId: input.correlationId ?? undefined,
       runAtDelayMs: input.runAtDelayMs ?? undefined,
+      debounceMs: input.debounceMs ?? undefined,
+      maxDelayMs: input.maxDelayMs ?? undefined,
     };
   }
 

@@ -40,6 +40,10 @@ pub struct SubmitArgs {
     pub correlation_id: Option<String>,
     #[serde(default, deserialize_with = "spelled_number")]
     pub run_at_delay_ms: Option<f64>,
+    #[serde(default, deserialize_with = "spelled_number")]
+    pub debounce_ms: Option<f64>,
+    #[serde(default, deserialize_with = "spelled_number")]
+    pub max_delay_ms: Option<f64>,
 }
 
 /// One client write of a JS tick (`lib/store.js` gathers them and sends
@@ -207,6 +211,8 @@ impl From<SubmitArgs> for SubmitInput {
             root_id: args.root_id,
             correlation_id: args.correlation_id,
             run_at_delay_ms: args.run_at_delay_ms,
+            debounce_ms: args.debounce_ms,
+            max_delay_ms: args.max_delay_ms,
         }
     }
 }

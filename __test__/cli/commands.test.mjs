@@ -245,6 +245,18 @@ forEachDialect("cli", (dialect) => {
     assertFailure(await cli(["submit", db, "job", "--conflict", "maybe"]), 2, /argument 'maybe' is invalid\. Allowed choices are reuse, reuse-succeeded, reject, replace/);
   });
 
+  test("submit: --debounce and --max-delay", async (t) => {
+    const db = await dialect.createDatabase(t);
+    const first = await cliJson(["submit", db, "save", '{"v":1}', "--key", "doc", "--debounce", "1h", "--max-delay", "2h"]);
+    assert.equal(first.run_at_ms - first.created_at_ms, 3_600_000);
+    const second = await cliJson(["submit", db, "save", '{"v":2}', "--key", "doc", "--debounce", "1h", "--max-delay", "2h"]);
+    assert.equal(second.id, first.id);
+    assert.deepEqual(second.payload, { v: 2 });
+    assert.equal(second.run_at_ms - second.updated_at_ms, 3_600_000);
+    assertFailure(await cli(["submit", db, "save", "--debounce", "1s"]), 2, /^error: debounceMs requires a key$/);
+    assertFailure(await cli(["submit", db, "save", "--key", "doc", "--debounce", "2s", "--max-delay", "1s"]), 2, /^error: maxDelayMs must be >= debounceMs \(2000\), got 1000$/);
+  });
+
   test("top: counts, throughput and running tasks until Ctrl-C", async (t) => {
     const db = await dialect.createDatabase(t);
     const client = clientOn(t, dialect, db);

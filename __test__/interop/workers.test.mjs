@@ -393,6 +393,30 @@ for (const sdk of SDKS) {
         await ourWorker.stopAndDrain();
       });
 
+      scenario("a Python worker runs a debounced task once, with the burst's last payload", async (t) => {
+        const db = await backend.freshDatabase(t);
+        const ours = await openOurs(t, backend, db);
+        const pyWorker = spawnPyWorker(t, db, { handlers: ["echo"] });
+        const pyWorkerId = await pyWorker.ready();
+
+        const answers = [];
+        for (let i = 0; i < 5; i += 1) {
+          answers.push(await ours.submit("echo", { i }, { key: "save:1", debounceMs: 500, maxDelayMs: 5_000 }));
+        }
+        assert.equal(new Set(answers.map((task) => task.id)).size, 1);
+        const id = answers[0].id;
+        const row = await waitFor(async () => {
+          const task = await ours.get(id);
+          return task.status === "succeeded" ? task : null;
+        }, { timeoutMs: 60_000 });
+        assert.equal(row.worker_id, pyWorkerId);
+        assert.deepEqual(row.result.echo, { i: 4 });
+        assert.ok(row.run_at_ms >= answers.at(-1).updated_at_ms + 500);
+        assert.deepEqual(pyWorker.startedTaskIds(), [id]);
+        assert.equal((await ours.list()).length, 1);
+        await pyWorker.terminate();
+      });
+
       scenario("our call()s are served by a Python worker: results and TaskError envelopes", async (t) => {
         const db = await backend.freshDatabase(t);
         const ours = await openOurs(t, backend, db);

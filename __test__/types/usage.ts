@@ -165,6 +165,7 @@ async function client(path: string): Promise<void> {
   };
   const keyed = await cq.submit(resize, { url: "u", width: 3 }, submitOptions);
   await cq.submit("x", undefined, { key: null });
+  const debounced: Task = await cq.submit(resize, { url: "u", width: 4 }, { key: "resize:4", debounceMs: 2_000, maxDelayMs: 10_000 });
 
   // call: unknown by name, R by definition.
   const r1 = await cq.call("report.build", { month: "2026-10" });

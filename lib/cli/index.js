@@ -276,6 +276,8 @@ async function main(argv, io = {}) {
     .addOption(new Option("--conflict <strategy>", "what a key already in use does").choices(["reuse", "reuse-succeeded", "reject", "replace"]))
     .option("--queue <queue>", "queue (default: default)")
     .option("--delay <duration>", "run no earlier than this from now", duration)
+    .option("--debounce <duration>", "with --key: a queued task under the key takes this payload and starts this long after this submit", duration)
+    .option("--max-delay <duration>", "with --debounce: start no later than this after the burst's first submit", duration)
     .option("--priority <n>", "higher runs first", integer)
     .option("--max-attempts <n>", "attempts before it fails for good", positiveInt)
     .option("--init", "install cairnq's tables even in a SQLite file that holds another application's tables")
@@ -293,6 +295,8 @@ async function main(argv, io = {}) {
         conflict: opts.conflict,
         queue: opts.queue,
         runAtDelayMs: opts.delay,
+        debounceMs: opts.debounce,
+        maxDelayMs: opts.maxDelay,
         priority: opts.priority,
         maxAttempts: opts.maxAttempts,
       });

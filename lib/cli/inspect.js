@@ -106,7 +106,7 @@ function classify(err) {
   // A value the store refuses to encode (`submit db job 1e999`: Infinity).
   if (e.name === "SerializationError") return new InspectError(message, EXIT.USAGE);
   // The store's argument checks: plain Errors without a driver code.
-  if (e.name === "Error" && e.code === undefined && /must be|unknown (status|conflict)|got /.test(message)) {
+  if (e.name === "Error" && e.code === undefined && /must be|unknown (status|conflict)|got |debounceMs/.test(message)) {
     return new InspectError(message, EXIT.USAGE);
   }
   return new InspectError(message, EXIT.ERROR);

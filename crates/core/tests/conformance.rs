@@ -370,6 +370,7 @@ impl Runner<'_> {
                     root_id: None,
                     correlation_id: args.string("correlation_id")?,
                     run_at_delay_ms: args.number("run_at_delay_ms")?,
+                    ..SubmitInput::default()
                 };
                 task_value(&store.submit(input).await?)
             }

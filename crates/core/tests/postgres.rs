@@ -1168,6 +1168,78 @@ async fn stored_delays_are_bounded() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_debounce_burst_makes_one_task_until_it_starts() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let store = db.store();
+    common::debounce::a_burst_makes_one_task_until_it_starts(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+/// A claim that holds the queued row when a debounced submit arrives wins:
+/// the submit waits on the row lock, finds the row running and inserts a new
+/// task instead of postponing one that has started.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_debounce_racing_a_claim_makes_a_new_task() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let store = db.store();
+    let submit = |payload: &str| SubmitInput {
+        name: "save".into(),
+        key: Some("doc".into()),
+        payload: Some(payload.into()),
+        debounce_ms: Some(60_000.0),
+        ..SubmitInput::default()
+    };
+    let queued = store.submit(submit(r#"{"v":1}"#)).await.unwrap();
+    let mut raw = db.sql().await;
+    let claim = raw.transaction().await.unwrap();
+    claim
+        .execute(
+            "update cairnq_tasks set status = 'running', attempt = 1, worker_id = 'w', \
+             lease_until_ms = run_at_ms + 60000 where id = $1",
+            &[&queued.id],
+        )
+        .await
+        .unwrap();
+    let racing = tokio::spawn({
+        let store = store.clone();
+        async move { store.submit(submit(r#"{"v":2}"#)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!racing.is_finished(), "the submit waits on the claimed row");
+    claim.commit().await.unwrap();
+    let answered = racing.await.unwrap().unwrap();
+    assert_ne!(answered.id, queued.id);
+    assert_eq!(answered.status, Status::Queued);
+    let first = store
+        .get(Target::Id(queued.id.clone()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.status, Status::Running);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&first.payload).unwrap(),
+        serde_json::json!({"v": 1})
+    );
+    let keyed = store.get(Target::Key("doc".into())).await.unwrap().unwrap();
+    assert_eq!(keyed.id, answered.id);
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_debounce_input_writes_nothing() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let store = db.store();
+    common::debounce::bad_debounce_input_writes_nothing(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn purge_count_counts_what_purge_deletes() {
     let Some(db) = TestDb::create().await else {
         return;

@@ -920,6 +920,22 @@ mod hardening {
     }
 
     #[tokio::test]
+    async fn a_debounce_burst_makes_one_task_until_it_starts() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::debounce::a_burst_makes_one_task_until_it_starts(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn bad_debounce_input_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::debounce::bad_debounce_input_writes_nothing(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
     async fn purge_count_counts_what_purge_deletes() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_in(&dir);

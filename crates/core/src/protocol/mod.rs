@@ -98,6 +98,7 @@ statements!(
     lock_key,
     get_key,
     upsert_key,
+    debounce,
     get,
     get_by_key,
     get_status,

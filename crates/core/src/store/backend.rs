@@ -90,6 +90,17 @@ pub enum Conflict {
     ReuseSucceeded,
     Reject,
     Replace,
+    /// A debounced submit (docs/protocol.md, "Debounced submit").
+    Debounce(Debounce),
+}
+
+/// A debounced submit's window: the queued task under the key starts
+/// `window_ms` after the latest submit, but no later than `max_delay_ms` after
+/// its creation (the burst's first submit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Debounce {
+    pub window_ms: i64,
+    pub max_delay_ms: i64,
 }
 
 impl Conflict {
@@ -113,6 +124,9 @@ pub enum KeyDecision {
     Reject,
     /// Cancel the live existing task, then insert.
     CancelThenInsert,
+    /// Give the queued existing task the new payload and a later start
+    /// (`debounce.sql`); insert when it was claimed meanwhile.
+    Postpone(Debounce),
     /// Insert a new task and repoint the key.
     Insert,
 }
@@ -133,6 +147,7 @@ impl Conflict {
                 KeyDecision::ReturnExisting
             }
             Conflict::Replace if live => KeyDecision::CancelThenInsert,
+            Conflict::Debounce(window) if status == Status::Queued => KeyDecision::Postpone(window),
             _ => KeyDecision::Insert,
         }
     }

@@ -4,6 +4,7 @@
 
 mod backend;
 pub mod backpressure;
+mod debounce;
 pub mod postgres;
 mod schedule_rows;
 mod session;
@@ -18,6 +19,7 @@ pub use schedule_rows::*;
 pub use session::ClaimSession;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
+use self::debounce::{debounce_of, DebounceInput};
 use crate::error::{js_number, Error, Result};
 use crate::ids::new_task_id;
 use crate::input::{
@@ -48,6 +50,9 @@ pub struct SubmitInput {
     pub root_id: Option<String>,
     pub correlation_id: Option<String>,
     pub run_at_delay_ms: Option<f64>,
+    /// docs/api.md, "Debounce".
+    pub debounce_ms: Option<f64>,
+    pub max_delay_ms: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -109,6 +114,9 @@ impl PurgeInput {
 }
 
 /// A client write as the API receives it (see `Store::write_group`).
+// Unboxed: each write is built once and moved straight into a `WriteOp`, and
+// a box would cost every submit an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Write {
     Submit(SubmitInput),
@@ -126,13 +134,23 @@ fn new_task(input: SubmitInput) -> Result<WriteOp> {
     let conflict_name = input.conflict.as_deref().unwrap_or("reuse");
     let conflict = Conflict::parse(conflict_name)
         .ok_or_else(|| Error::Invalid(format!("unknown conflict strategy: {conflict_name}")))?;
+    let debounce = debounce_of(&DebounceInput {
+        debounce_ms: input.debounce_ms,
+        max_delay_ms: input.max_delay_ms,
+        key: input.key.as_deref(),
+        conflict: input.conflict.as_deref(),
+        run_at_delay_ms: input.run_at_delay_ms,
+    })?;
     if let Some(v) = input.max_attempts {
         at_least("maxAttempts", v, 1.0)?;
     }
     if let Some(v) = input.run_at_delay_ms {
         at_least("runAtDelayMs", v, 0.0)?;
     }
-    let delay_ms = stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?;
+    let delay_ms = match debounce {
+        Some(window) => window.window_ms,
+        None => stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?,
+    };
     let task = NewTask {
         root_id: Some(input.root_id.unwrap_or_else(|| id.clone())),
         id,
@@ -150,7 +168,7 @@ fn new_task(input: SubmitInput) -> Result<WriteOp> {
     };
     Ok(match input.key {
         None => WriteOp::Insert(task),
-        Some(key) => WriteOp::InsertKeyed(task, key, conflict),
+        Some(key) => WriteOp::InsertKeyed(task, key, debounce.map_or(conflict, Conflict::Debounce)),
     })
 }
 

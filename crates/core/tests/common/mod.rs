@@ -140,6 +140,7 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
         assert_eq!(claim_one(Some(one), lists).await, [name]);
     }
 }
+pub mod debounce;
 pub mod schedules;
 
 /// A delay a stored time cannot hold is refused naming `runAtDelayMs`, and

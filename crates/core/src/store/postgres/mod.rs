@@ -27,8 +27,9 @@ use self::listener::{PushSource, PushWakes};
 pub use self::native::NativeTransport;
 use self::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
 use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, NewTask, OpenMode,
-    Outcome, Owned, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef,
+    Backend, ClaimPlan, ClaimRequest, Conflict, Debounce, KeyDecision, ListFilter, NewTask,
+    OpenMode, Outcome, Owned, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target,
+    TaskRef,
 };
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
@@ -362,11 +363,32 @@ async fn keyed_insert<S: Session>(
         (KeyDecision::CancelThenInsert, Some(existing)) => {
             cancel_by_id(tx, &existing.id).await?;
         }
+        (KeyDecision::Postpone(window), Some(queued)) => {
+            if let Some(postponed) = postpone(tx, &queued.id, new, window).await? {
+                return Ok(postponed);
+            }
+        }
         _ => {}
     }
     let inserted = insert_new(tx, new).await?;
     execute(tx, SQL.upsert_key, &params![&key, &new.id]).await?;
     Ok(inserted)
+}
+
+/// `debounce.sql` on the queued task `id` (docs/protocol.md, "Debounced
+/// submit"); `None` when a claim took it first.
+async fn postpone<S: Session>(
+    tx: &S,
+    id: &str,
+    new: &NewTask,
+    window: Debounce,
+) -> Result<Option<Task>> {
+    task(
+        tx,
+        SQL.debounce,
+        &params![&id, &new.payload, &window.window_ms, &window.max_delay_ms],
+    )
+    .await
 }
 
 /// A poll's statements inside its transaction: the completions, lease

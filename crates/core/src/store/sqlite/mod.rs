@@ -17,8 +17,9 @@ use self::conn::{is_in_memory, query, query_task, query_tasks, Access, Params};
 use self::engine::{Engine, OnCommit};
 use self::wal_watch::WalWatch;
 use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, KeyDecision, ListFilter, Look, NewTask, OpenMode,
-    Outcome, Owned, Polled, PurgeFilter, StatusCount, Target, TaskRef, WriteAnswer, WriteOp,
+    Backend, ClaimPlan, ClaimRequest, Conflict, Debounce, KeyDecision, ListFilter, Look, NewTask,
+    OpenMode, Outcome, Owned, Polled, PurgeFilter, StatusCount, Target, TaskRef, WriteAnswer,
+    WriteOp,
 };
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
@@ -368,6 +369,12 @@ fn insert_keyed(conn: &Connection, task: &NewTask, key: &str, conflict: Conflict
         KeyDecision::CancelThenInsert => {
             cancel_by_id(conn, &existing.expect("a live task to replace").id)?;
         }
+        KeyDecision::Postpone(window) => {
+            let queued = existing.expect("a queued task to postpone");
+            if let Some(postponed) = postpone(conn, &queued.id, task, window)? {
+                return Ok(postponed);
+            }
+        }
         KeyDecision::Insert => {}
     }
     let inserted = insert_new(conn, task)?;
@@ -378,6 +385,22 @@ fn insert_keyed(conn: &Connection, task: &NewTask, key: &str, conflict: Conflict
         |_| Ok(()),
     )?;
     Ok(inserted)
+}
+
+/// `debounce.sql` on the queued task `id` (docs/protocol.md, "Debounced submit").
+fn postpone(conn: &Connection, id: &str, task: &NewTask, window: Debounce) -> Result<Option<Task>> {
+    update_one(
+        conn,
+        SQL.debounce,
+        id,
+        &[
+            (":id", &id),
+            (":payload", &task.payload),
+            (":debounce_ms", &window.window_ms),
+            (":max_delay_ms", &window.max_delay_ms),
+            (":now", &now_ms()),
+        ],
+    )
 }
 
 fn finish(conn: &Connection, owned: &Owned, outcome: &Outcome) -> Result<Task> {

@@ -1,0 +1,127 @@
+// Debounced submit (docs/api.md, "Debounce"; docs/protocol.md, "Debounced
+// submit"): a burst of keyed submits makes one task with the last payload,
+// started a window after the last submit, bounded by maxDelayMs; real worker
+// and submitter processes — on every dialect.
+
+import assert from "node:assert/strict";
+import path from "node:path";
+
+import { REPO_ROOT, spawnScript, waitFor } from "../helpers.mjs";
+import { forEachDialect, test } from "../dialects.mjs";
+
+const WORKER = path.join(REPO_ROOT, "__test__/fixtures/debounce-worker.mjs");
+const SUBMITTER = path.join(REPO_ROOT, "__test__/fixtures/debounce-submitter.mjs");
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+forEachDialect("debounced submit", (dialect) => {
+  /** A worker process serving "save" on `db`, once it reports serving. */
+  async function startWorker(t, db) {
+    const proc = spawnScript(t, WORKER, { dialect: dialect.name, db });
+    await proc.waitForEvent((e) => e.event === "serving", { what: "serving" });
+    return proc;
+  }
+
+  test("50 submits of one key within 1 s make one task with the last payload, started a window after the last", async (t) => {
+    const { client, db } = await dialect.open(t);
+    await client.connect();
+    const worker = await startWorker(t, db);
+    const debounceMs = 1_500;
+    const answers = [];
+    let lastSubmitAt = 0;
+    for (let i = 0; i < 50; i += 1) {
+      lastSubmitAt = Date.now();
+      answers.push(await client.submit("save", { i }, { key: "save:doc-1", debounceMs, maxDelayMs: 10_000 }));
+      await sleep(15);
+    }
+    assert.ok(Date.now() - answers[0].created_at_ms < 10_000);
+    assert.equal(new Set(answers.map((task) => task.id)).size, 1);
+    const last = answers.at(-1);
+    assert.deepEqual(last.payload, { i: 49 });
+    assert.equal(last.run_at_ms - last.updated_at_ms, debounceMs);
+    assert.ok(last.run_at_ms >= lastSubmitAt + debounceMs - dialect.clockSlackMs);
+
+    const started = await worker.waitForEvent((e) => e.event === "started", { what: "the start" });
+    assert.equal(started.id, last.id);
+    assert.deepEqual(started.payload, { i: 49 });
+    assert.ok(started.at >= last.run_at_ms - dialect.clockSlackMs, `started ${started.at - last.run_at_ms} ms early`);
+    await waitFor(async () => (await client.get(last.id)).status === "succeeded");
+    const tasks = await client.list();
+    assert.equal(tasks.length, 1);
+    assert.equal(worker.events().filter((e) => e.event === "started").length, 1);
+  });
+
+  test("maxDelayMs bounds a never-ending burst; later submits go to a new task", async (t) => {
+    const { client, db } = await dialect.open(t);
+    await client.connect();
+    const worker = await startWorker(t, db);
+    const opts = { key: "save:doc-2", debounceMs: 500, maxDelayMs: 1_500 };
+    const answers = [];
+    // Submits every 100 ms until the first task has started and two more went in.
+    let i = 0;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      answers.push(await client.submit("save", { i }, opts));
+      i += 1;
+      const starts = worker.events().filter((e) => e.event === "started");
+      if (starts.length > 0 && answers.at(-1).id !== answers[0].id && answers.at(-2).id !== answers[0].id) break;
+      assert.ok(Date.now() < deadline, `the first task never started; ${worker.tail()}`);
+      await sleep(100);
+    }
+    const first = answers[0];
+    assert.ok(answers.at(-1).updated_at_ms - first.created_at_ms > opts.maxDelayMs, `the burst outlasted maxDelayMs (${answers.length} submits)`);
+    const firstStored = await waitFor(async () => {
+      const task = await client.get(first.id);
+      return task.status === "succeeded" ? task : null;
+    });
+    assert.equal(firstStored.run_at_ms, first.created_at_ms + opts.maxDelayMs);
+    const start = worker.events().find((e) => e.event === "started" && e.id === first.id);
+    assert.ok(start.at >= firstStored.run_at_ms - dialect.clockSlackMs);
+    const lastForFirst = answers.findLast((task) => task.id === first.id);
+    assert.deepEqual(firstStored.payload, lastForFirst.payload);
+    // Once another id is answered, the first one never comes back.
+    const switched = answers.findIndex((task) => task.id !== first.id);
+    assert.ok(answers.slice(switched).every((task) => task.id !== first.id));
+    for (const task of answers) assert.ok(task.run_at_ms <= task.created_at_ms + opts.maxDelayMs);
+    assert.equal((await client.getByKey(opts.key)).id, answers.at(-1).id);
+  });
+
+  test("debounced submits from 3 processes to one key make one task", async (t) => {
+    const { client, db } = await dialect.open(t);
+    await client.connect();
+    const startAt = Date.now() + 3_000;
+    const submitters = [0, 1, 2].map((tag) =>
+      spawnScript(t, SUBMITTER, { dialect: dialect.name, db, key: "save:shared", count: 30, debounceMs: 60_000, startAt, tag }),
+    );
+    const reports = await Promise.all(
+      submitters.map((proc) => proc.waitForEvent((e) => e.event === "submitted", { timeoutMs: 60_000, what: "its submits" })),
+    );
+    const ids = new Set(reports.flatMap((report) => report.ids));
+    assert.equal(ids.size, 1);
+    const tasks = await client.list();
+    assert.equal(tasks.length, 1);
+    assert.equal(tasks[0].status, "queued");
+    assert.equal(tasks[0].payload.i, 29);
+  });
+
+  test("bad debounce input is refused naming the field and writes nothing", async (t) => {
+    const { client } = await dialect.open(t);
+    const cases = [
+      [{ debounceMs: 100 }, /^debounceMs requires a key/],
+      [{ key: "k", debounceMs: 0 }, /^debounceMs must be >= 1, got 0/],
+      [{ key: "k", debounceMs: -5 }, /^debounceMs must be >= 1, got -5/],
+      [{ key: "k", debounceMs: NaN }, /^debounceMs must be >= 1, got NaN/],
+      [{ key: "k", debounceMs: Infinity }, /^debounceMs must be >= 1, got Infinity/],
+      [{ key: "k", debounceMs: 1e300 }, /^debounceMs must be a finite number of milliseconds/],
+      [{ key: "k", maxDelayMs: 100 }, /^maxDelayMs requires debounceMs/],
+      [{ key: "k", debounceMs: 100, maxDelayMs: 50 }, /^maxDelayMs must be >= debounceMs \(100\), got 50/],
+      [{ key: "k", debounceMs: 100, maxDelayMs: Infinity }, /^maxDelayMs must be >= 1, got Infinity/],
+      [{ key: "k", debounceMs: 100, conflict: "replace" }, /^conflict cannot be replace with debounceMs/],
+      [{ key: "k", debounceMs: 100, runAtDelayMs: 10 }, /^runAtDelayMs cannot be combined with debounceMs/],
+    ];
+    for (const [opts, message] of cases) {
+      await assert.rejects(client.submit("save", {}, opts), { message }, JSON.stringify(opts));
+    }
+    assert.deepEqual(await client.list(), []);
+    assert.equal(await client.getByKey("k"), null);
+  });
+});

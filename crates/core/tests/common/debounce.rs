@@ -1,0 +1,143 @@
+//! Debounced submit on a real store (docs/protocol.md, "Debounced submit").
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairnq_core::store::{ClaimRequest, ListInput, SubmitInput, Target};
+use cairnq_core::{Status, Store};
+
+fn debounced(payload: u32, window: f64, max_delay: Option<f64>) -> SubmitInput {
+    SubmitInput {
+        name: "save".into(),
+        key: Some("save:doc-1".into()),
+        payload: Some(format!(r#"{{"v":{payload}}}"#)),
+        debounce_ms: Some(window),
+        max_delay_ms: max_delay,
+        ..SubmitInput::default()
+    }
+}
+
+fn payload_of(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap()
+}
+
+/// While the key's task is queued a debounced submit updates it in place: the
+/// last payload, a start one window after the latest submit, capped at the
+/// burst's first submit plus `maxDelayMs`. Once claimed, the next submit makes
+/// a new task and the key points at it; the running one is left alone.
+pub async fn a_burst_makes_one_task_until_it_starts(store: Arc<Store>) {
+    let first = store
+        .submit(debounced(1, 1_000.0, Some(1_500.0)))
+        .await
+        .unwrap();
+    assert_eq!(first.status, Status::Queued);
+    assert_eq!(first.run_at_ms - first.created_at_ms, 1_000);
+
+    let second = store
+        .submit(debounced(2, 1_000.0, Some(1_500.0)))
+        .await
+        .unwrap();
+    assert_eq!(second.id, first.id);
+    assert_eq!(payload_of(&second.payload), payload_of(r#"{"v":2}"#));
+    assert!(second.run_at_ms >= first.run_at_ms);
+    assert!(second.run_at_ms - second.updated_at_ms <= 1_000);
+    assert_eq!(second.created_at_ms, first.created_at_ms);
+
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let capped = store
+        .submit(debounced(3, 1_000.0, Some(1_500.0)))
+        .await
+        .unwrap();
+    assert_eq!(capped.id, first.id);
+    assert_eq!(capped.run_at_ms, first.created_at_ms + 1_500);
+    let read = store
+        .get(Target::Id(first.id.clone()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(payload_of(&read.payload), payload_of(r#"{"v":3}"#));
+
+    // A plain keyed submit still reuses the queued task untouched.
+    let plain = SubmitInput {
+        debounce_ms: None,
+        max_delay_ms: None,
+        ..debounced(9, 1.0, None)
+    };
+    let reused = store.submit(plain).await.unwrap();
+    assert_eq!(
+        (reused.id.as_str(), reused.run_at_ms),
+        (first.id.as_str(), capped.run_at_ms)
+    );
+    assert_eq!(payload_of(&reused.payload), payload_of(r#"{"v":3}"#));
+
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let request = ClaimRequest {
+        queues: vec!["default".into()],
+        worker_id: "w1".into(),
+        lease_ms: 30_000,
+        names: None,
+    };
+    let claimed = store.claim(request, 10).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].id, first.id);
+
+    let next = store.submit(debounced(4, 1_000.0, None)).await.unwrap();
+    assert_ne!(next.id, first.id);
+    assert_eq!(next.status, Status::Queued);
+    assert_eq!(next.run_at_ms - next.created_at_ms, 1_000);
+    let keyed = store
+        .get(Target::Key("save:doc-1".into()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(keyed.id, next.id);
+    let running = store
+        .get(Target::Id(first.id.clone()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(running.status, Status::Running);
+    assert_eq!(payload_of(&running.payload), payload_of(r#"{"v":3}"#));
+    assert_eq!(store.list(ListInput::default()).await.unwrap().len(), 2);
+}
+
+/// Each refusal names its field and writes nothing.
+pub async fn bad_debounce_input_writes_nothing(store: Arc<Store>) {
+    let keyless = SubmitInput {
+        key: None,
+        ..debounced(1, 100.0, None)
+    };
+    let replace = SubmitInput {
+        conflict: Some("replace".into()),
+        ..debounced(1, 100.0, None)
+    };
+    let delayed = SubmitInput {
+        run_at_delay_ms: Some(5.0),
+        ..debounced(1, 100.0, None)
+    };
+    let lone_max = SubmitInput {
+        debounce_ms: None,
+        ..debounced(1, 100.0, Some(200.0))
+    };
+    for (input, field) in [
+        (keyless, "debounceMs"),
+        (debounced(1, 0.0, None), "debounceMs"),
+        (debounced(1, f64::NAN, None), "debounceMs"),
+        (debounced(1, f64::INFINITY, None), "debounceMs"),
+        (debounced(1, 100.0, Some(-1.0)), "maxDelayMs"),
+        (debounced(1, 100.0, Some(50.0)), "maxDelayMs"),
+        (lone_max, "maxDelayMs"),
+        (replace, "conflict"),
+        (delayed, "runAtDelayMs"),
+    ] {
+        let err = store.submit(input).await.unwrap_err();
+        assert!(matches!(err, cairnq_core::Error::Invalid(_)), "{err:?}");
+        assert!(err.to_string().starts_with(field), "{err}");
+    }
+    assert!(store.list(ListInput::default()).await.unwrap().is_empty());
+    assert!(store
+        .get(Target::Key("save:doc-1".into()))
+        .await
+        .unwrap()
+        .is_none());
+}
