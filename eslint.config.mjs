@@ -13,6 +13,7 @@ export default [
       "npm/",
       ".venv/",
       ".venv-015/",
+      ".venv-zig/",
       ".pg/",
       ".tools/",
       "bench/results/",
