@@ -9,7 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use cairnq_core::store::postgres::executor::{Executor, ExecutorTransport};
 use cairnq_core::store::postgres::PostgresBackend;
-use cairnq_core::store::Owned;
+use cairnq_core::store::HeldTask;
 use cairnq_core::{Error, Store};
 use napi::bindgen_prelude::Promise;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -144,7 +144,7 @@ impl NativeStore {
         worker_id: String,
         result_json: Option<String>,
     ) -> Result<String> {
-        let owned = Owned { task_id, worker_id };
+        let owned = HeldTask { task_id, worker_id };
         self.inner
             .backend()
             .shared_tx_complete(id as u64, owned, result_json)

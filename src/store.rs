@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cairnq_core::input::{stored_ms_or, timer_ms};
 use cairnq_core::store::backpressure::{BackpressureOptions, QueueDepthLimit};
 use cairnq_core::store::{
-    ClaimRequest, ClaimSession, Draw, ListInput, OpenMode, Outcome, Owned, PurgeInput, Stats,
+    ClaimRequest, ClaimSession, Draw, HeldTask, ListInput, OpenMode, Outcome, PurgeInput, Stats,
     SubmitInput, Target, TaskRef, Write, WriteAnswer, DEFAULT_LEASE_MS,
 };
 use cairnq_core::task::{summaries_to_json, tasks_to_json, Status};
@@ -225,8 +225,8 @@ impl TryFrom<WriteArgs> for Write {
             |field: &str| CoreError::Invalid(format!("write {:?}: {field} is required", args.kind));
         let task_id = || args.task_id.clone().ok_or_else(|| missing("taskId"));
         let key = || args.key.clone().ok_or_else(|| missing("key"));
-        let owned = || -> cairnq_core::Result<Owned> {
-            Ok(Owned {
+        let owned = || -> cairnq_core::Result<HeldTask> {
+            Ok(HeldTask {
                 task_id: task_id()?,
                 worker_id: args.worker_id.clone().ok_or_else(|| missing("workerId"))?,
             })

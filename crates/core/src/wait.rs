@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::input::duration_ms;
-use crate::store::{Look, Store, Target};
+use crate::store::{Store, Target, WaitPoll};
 use crate::task::Task;
 
 pub const DEFAULT_POLL_MS: f64 = 100.0;
@@ -43,7 +43,7 @@ pub async fn wait(store: &Store, target: Target, opts: WaitOptions) -> Result<Ta
     let mut interval = opts.poll_ms.unwrap_or(DEFAULT_POLL_MS);
     loop {
         let ticket = store.wake_ticket();
-        let Look { probed, mut row } = store.look(target.clone()).await?;
+        let WaitPoll { probed, mut row } = store.look(target.clone()).await?;
         if let Some(task) = row.take_if(|task| task.status.is_terminal()) {
             return Ok(task);
         }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairnq_core::store::{
-    ClaimRequest, ListInput, Outcome, Owned, PurgeInput, SubmitInput, Target, TaskRef,
+    ClaimRequest, HeldTask, ListInput, Outcome, PurgeInput, SubmitInput, Target, TaskRef,
     DEFAULT_LEASE_MS,
 };
 use cairnq_core::{Error, Status, Store, Task};
@@ -232,8 +232,8 @@ impl Args {
             .ok_or_else(|| format!("argument {key} is required"))
     }
 
-    fn owned(&self) -> Result<Owned, String> {
-        Ok(Owned {
+    fn owned(&self) -> Result<HeldTask, String> {
+        Ok(HeldTask {
             task_id: self.required_string("id")?,
             worker_id: self.required_string("worker_id")?,
         })

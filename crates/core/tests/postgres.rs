@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use cairnq_core::store::postgres::{NativeTransport, PostgresBackend};
 use cairnq_core::store::{
-    ClaimRequest, ListInput, Outcome, Owned, PurgeInput, SubmitInput, Target,
+    ClaimRequest, HeldTask, ListInput, Outcome, PurgeInput, SubmitInput, Target,
 };
 use cairnq_core::{Error, Status, Store, Task};
 use serde_json::{json, Value};
@@ -201,8 +201,8 @@ async fn claim(store: &Store, queues: &[&str], worker: &str, limit: i64) -> Vec<
         .unwrap()
 }
 
-fn owned(task: &Task, worker: &str) -> Owned {
-    Owned {
+fn owned(task: &Task, worker: &str) -> HeldTask {
+    HeldTask {
         task_id: task.id.clone(),
         worker_id: worker.into(),
     }

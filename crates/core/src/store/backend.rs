@@ -189,7 +189,7 @@ pub struct TaskRef {
 /// A wait's poll (docs/protocol.md, "Status probes"): the probe, and the row
 /// when the probe found the task terminal.
 #[derive(Clone, Debug)]
-pub struct Look {
+pub struct WaitPoll {
     pub probed: Option<TaskRef>,
     /// Read only after a terminal probe; `None` if the row went meanwhile.
     pub row: Option<Task>,
@@ -217,7 +217,7 @@ pub enum Target {
 
 /// The ownership predicate's inputs: which task, held by which worker.
 #[derive(Clone, Debug)]
-pub struct Owned {
+pub struct HeldTask {
     pub task_id: String,
     pub worker_id: String,
 }
@@ -247,9 +247,9 @@ pub enum WriteOp {
     InsertKeyed(NewTask, String, Conflict),
     Cancel(Target),
     Retry(Target, bool),
-    Finish(Owned, Outcome),
-    Progress(Owned, Option<f64>, Option<String>),
-    Heartbeat(Owned, i64),
+    Finish(HeldTask, Outcome),
+    Progress(HeldTask, Option<f64>, Option<String>),
+    Heartbeat(HeldTask, i64),
 }
 
 /// A transaction opened for a caller (`completeIn`): `session` is the
@@ -367,13 +367,13 @@ pub trait Backend: Send + Sync + 'static {
     async fn get_status(&self, target: Target) -> Result<Option<TaskRef>>;
     /// `get_status`, then `get` once the probe sees a terminal status.
     /// Backends that can do both in one visit override it.
-    async fn look(&self, target: Target) -> Result<Look> {
+    async fn look(&self, target: Target) -> Result<WaitPoll> {
         let probed = self.get_status(target.clone()).await?;
         let row = match &probed {
             Some(found) if found.status.is_terminal() => self.get(target).await?,
             _ => None,
         };
-        Ok(Look { probed, row })
+        Ok(WaitPoll { probed, row })
     }
     /// Counts of every queue, or of `queue` only.
     async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>>;
@@ -409,7 +409,7 @@ pub trait Backend: Send + Sync + 'static {
         probe: bool,
         plan: Box<dyn ClaimPlan>,
     ) -> Result<Polled>;
-    async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task>;
+    async fn heartbeat(&self, owned: HeldTask, lease_ms: i64) -> Result<Task>;
     /// Renews each listed task the worker still owns; returns `(id, cancel
     /// requested)` for those, in no particular order.
     async fn heartbeat_batch(
@@ -420,11 +420,11 @@ pub trait Backend: Send + Sync + 'static {
     ) -> Result<Vec<(String, bool)>>;
     async fn progress(
         &self,
-        owned: Owned,
+        owned: HeldTask,
         progress: Option<f64>,
         message: Option<String>,
     ) -> Result<Task>;
-    async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task>;
+    async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task>;
     /// `complete` for many tasks of one worker in one statement; `items` are
     /// `(task id, result JSON)`. Returns the ids finished (the others' leases
     /// were lost).
@@ -495,7 +495,7 @@ pub trait Backend: Send + Sync + 'static {
     async fn shared_tx_complete(
         &self,
         _id: u64,
-        _owned: Owned,
+        _owned: HeldTask,
         _result: Option<String>,
     ) -> Result<Task> {
         Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))

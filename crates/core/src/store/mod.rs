@@ -122,9 +122,9 @@ pub enum Write {
     Submit(SubmitInput),
     Cancel(Target),
     Retry(Target, bool),
-    Finish(Owned, Outcome),
-    Progress(Owned, Option<f64>, Option<String>),
-    Heartbeat(Owned, i64),
+    Finish(HeldTask, Outcome),
+    Progress(HeldTask, Option<f64>, Option<String>),
+    Heartbeat(HeldTask, i64),
 }
 
 /// `submit`'s checks and defaults (docs/api.md, "Values and JSON", "Stores"): a
@@ -402,7 +402,7 @@ impl Store {
     }
 
     /// A wait's poll: the status probe, and the row once it is terminal.
-    pub async fn look(&self, target: Target) -> Result<Look> {
+    pub async fn look(&self, target: Target) -> Result<WaitPoll> {
         self.backend.look(target).await
     }
 
@@ -482,7 +482,7 @@ impl Store {
             .unwrap_or_default())
     }
 
-    pub async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task> {
+    pub async fn heartbeat(&self, owned: HeldTask, lease_ms: i64) -> Result<Task> {
         self.backend.heartbeat(owned, lease_ms).await
     }
 
@@ -500,14 +500,14 @@ impl Store {
 
     pub async fn progress(
         &self,
-        owned: Owned,
+        owned: HeldTask,
         progress: Option<f64>,
         message: Option<String>,
     ) -> Result<Task> {
         self.backend.progress(owned, progress, message).await
     }
 
-    pub async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task> {
+    pub async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
         self.backend.finish(owned, outcome).await
     }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Weak};
 
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
-use crate::store::{Outcome, Owned, Store, Target};
+use crate::store::{HeldTask, Outcome, Store, Target};
 use crate::task::Task;
 
 /// Hears that a worker's context has lost its lease (the run's invoker).
@@ -136,8 +136,8 @@ impl TaskContext {
         self.settling.fetch_sub(1, SeqCst);
     }
 
-    fn owned(&self) -> Owned {
-        Owned {
+    fn owned(&self) -> HeldTask {
+        HeldTask {
             task_id: self.task.id.clone(),
             worker_id: self.worker_id.clone(),
         }

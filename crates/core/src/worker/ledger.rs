@@ -17,17 +17,17 @@ use super::report::Reporter;
 use crate::error::Error;
 
 /// Handlers whose recent calls average less than this may have a round of
-/// calls claimed ahead of them (see `Shared::poll_until_stopped`).
+/// calls claimed ahead of them (see `WorkerInner::poll_until_stopped`).
 const SHORT_CALL: Duration = Duration::from_millis(5);
 
 /// A returned task waiting for its `complete` (written by the next poll).
-pub(crate) struct Leftover {
+pub(crate) struct PendingCompletion {
     pub(crate) call: Arc<Call>,
     pub(crate) context: Arc<TaskContext>,
     pub(crate) result: Option<String>,
 }
 
-impl Leftover {
+impl PendingCompletion {
     pub(crate) fn item(&self) -> (String, Option<String>) {
         (self.context.task_id().to_string(), self.result.clone())
     }
@@ -40,7 +40,7 @@ pub(crate) struct RunState {
     /// Tells the invoker of a lost lease; contexts hold it weakly.
     pub(crate) lease_lost: Arc<dyn Fn(&TaskContext) + Send + Sync>,
     pub(crate) ledger: Mutex<Ledger>,
-    pub(crate) completions: Mutex<Vec<Leftover>>,
+    pub(crate) completions: Mutex<Vec<PendingCompletion>>,
     /// Wakes the poll loop: a call ended or a settlement was written.
     pub(crate) changed: Notify,
     pub(crate) runtime: tokio::runtime::Handle,
@@ -249,7 +249,7 @@ impl RunState {
         }
     }
 
-    pub(crate) fn take_completions(&self) -> Vec<Leftover> {
+    pub(crate) fn take_completions(&self) -> Vec<PendingCompletion> {
         std::mem::take(&mut *self.completions.lock().expect("completions"))
     }
 
@@ -257,7 +257,7 @@ impl RunState {
     /// or the lease was lost; a failed write is reported per task.
     pub(crate) fn deliver(
         &self,
-        leftovers: Vec<Leftover>,
+        pending: Vec<PendingCompletion>,
         written: std::result::Result<Vec<String>, &Error>,
         reporter: &Reporter,
     ) {
@@ -265,15 +265,15 @@ impl RunState {
             Ok(ids) => ids.iter().cloned().collect(),
             Err(_) => HashSet::new(),
         };
-        for leftover in leftovers {
-            let context = &leftover.context;
+        for completion in pending {
+            let context = &completion.context;
             match &written {
                 Ok(_) if completed.contains(context.task_id()) => context.mark_settled(),
                 Ok(_) => context.mark_lease_lost(),
                 Err(err) => reporter.execute((*err).clone(), context.task_id()),
             }
             context.end_settling();
-            self.write_done(&leftover.call);
+            self.write_done(&completion.call);
         }
     }
 }

@@ -30,7 +30,7 @@ pub use self::timings::{merge as merge_timings, NameTimings, Timings};
 
 use self::call::{Ending, Settlement};
 use self::heartbeat::Beat;
-use self::ledger::{Charge, Leftover, RunState};
+use self::ledger::{Charge, PendingCompletion, RunState};
 use self::plan::{Limits, PollPlan};
 use self::registry::{Registry, Schedule};
 use self::report::Reporter;
@@ -43,7 +43,7 @@ use crate::task::Task;
 /// Pause after a failed claim session before the next poll.
 const CLAIM_ERROR_PAUSE: Duration = Duration::from_millis(250);
 
-pub(crate) struct Shared {
+pub(crate) struct WorkerInner {
     id: String,
     store: Arc<Store>,
     queues: Vec<String>,
@@ -61,7 +61,7 @@ pub(crate) struct Shared {
 /// Cheap to clone; clones share everything.
 #[derive(Clone)]
 pub struct Worker {
-    shared: Arc<Shared>,
+    shared: Arc<WorkerInner>,
 }
 
 impl Worker {
@@ -73,7 +73,7 @@ impl Worker {
             store.use_backpressure(backpressure)?;
         }
         Ok(Worker {
-            shared: Arc::new(Shared {
+            shared: Arc::new(WorkerInner {
                 id: new_worker_id(),
                 store,
                 queues,
@@ -188,7 +188,7 @@ impl Worker {
     }
 }
 
-impl Shared {
+impl WorkerInner {
     fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
         self.registry.lock().expect("registry lock")
     }
@@ -289,17 +289,17 @@ impl Shared {
                 lease_ms: self.settings.lease_ms,
                 names: Some(schedule.names.clone()),
             };
-            let leftovers = run.take_completions();
-            let items = leftovers.iter().map(Leftover::item).collect();
+            let pending = run.take_completions();
+            let items = pending.iter().map(PendingCompletion::item).collect();
             match self.store.poll(request, items, !backlog, plan).await {
                 Err(err) => {
-                    run.deliver(leftovers, Err(&err), &self.reporter);
+                    run.deliver(pending, Err(&err), &self.reporter);
                     self.reporter.claim(err);
                     backlog = false;
                     sleep_unless_stopped(&mut stop, CLAIM_ERROR_PAUSE).await;
                 }
                 Ok((completed, plan)) => {
-                    run.deliver(leftovers, Ok(completed), &self.reporter);
+                    run.deliver(pending, Ok(completed), &self.reporter);
                     match plan {
                         Some(plan) if !plan.calls.is_empty() => {
                             claimed_any = true;
@@ -343,14 +343,14 @@ impl Shared {
     /// Write the queued completions on their own (no claim to pair them
     /// with); false when there were none.
     async fn flush_completions(&self, run: &RunState) -> bool {
-        let leftovers = run.take_completions();
-        if leftovers.is_empty() {
+        let pending = run.take_completions();
+        if pending.is_empty() {
             return false;
         }
-        let items = leftovers.iter().map(Leftover::item).collect();
+        let items = pending.iter().map(PendingCompletion::item).collect();
         match self.store.complete_batch(self.id.clone(), items).await {
-            Ok(completed) => run.deliver(leftovers, Ok(completed), &self.reporter),
-            Err(err) => run.deliver(leftovers, Err(&err), &self.reporter),
+            Ok(completed) => run.deliver(pending, Ok(completed), &self.reporter),
+            Err(err) => run.deliver(pending, Err(&err), &self.reporter),
         }
         true
     }
@@ -465,11 +465,14 @@ impl Shared {
             match settlement {
                 Settlement::Complete(result) => {
                     context.begin_settling();
-                    run.completions.lock().expect("completions").push(Leftover {
-                        call: call.clone(),
-                        context,
-                        result,
-                    });
+                    run.completions
+                        .lock()
+                        .expect("completions")
+                        .push(PendingCompletion {
+                            call: call.clone(),
+                            context,
+                            result,
+                        });
                 }
                 Settlement::Fail {
                     envelope,

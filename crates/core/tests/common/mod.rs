@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use cairnq_core::store::{ClaimRequest, ListInput, Owned, PurgeInput, SubmitInput, Target};
+use cairnq_core::store::{ClaimRequest, HeldTask, ListInput, PurgeInput, SubmitInput, Target};
 use cairnq_core::{Status, Store};
 
 /// `complete_batch`: owned tasks finish (cancel wins and keeps the old result),
@@ -60,7 +60,7 @@ pub async fn complete_batch_follows_complete(store: Arc<Store>) {
         (Status::Running, Some("w2"))
     );
     // The foreign worker still owns its task.
-    let owned = Owned {
+    let owned = HeldTask {
         task_id: theirs[0].id.clone(),
         worker_id: "w2".into(),
     };
@@ -190,7 +190,7 @@ pub async fn purge_count_counts_what_purge_deletes(store: Arc<Store>) {
             names: None,
         };
         assert_eq!(store.claim(claim, 1).await.unwrap().len(), 1);
-        let owned = Owned {
+        let owned = HeldTask {
             task_id: task.id.clone(),
             worker_id: "w1".into(),
         };

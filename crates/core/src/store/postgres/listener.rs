@@ -52,13 +52,13 @@ impl PushSource for ExecutorTransport {
 /// The listener of one store and the sleeps it can end.
 #[derive(Default)]
 pub struct PushWakes {
-    shared: Arc<Shared>,
+    shared: Arc<ListenerInner>,
     task: Mutex<Option<JoinHandle<()>>>,
     source: Mutex<Option<Source>>,
 }
 
 #[derive(Default)]
-struct Shared {
+struct ListenerInner {
     state: Mutex<State>,
     listening: AtomicBool,
     /// An executor's subscription ended.
@@ -172,7 +172,7 @@ impl PushWakes {
     }
 }
 
-impl Shared {
+impl ListenerInner {
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().expect("wake state")
     }
@@ -250,7 +250,7 @@ impl Shared {
 
 /// A sleeper's entry in the wake table, removed however the sleep ends.
 struct Registration<'a> {
-    shared: &'a Shared,
+    shared: &'a ListenerInner,
     id: Option<u64>,
     wake: Arc<Notify>,
 }
@@ -277,7 +277,7 @@ enum Ended {
     Lost { subscribed: bool },
 }
 
-async fn listen_forever(shared: Arc<Shared>, source: Source) {
+async fn listen_forever(shared: Arc<ListenerInner>, source: Source) {
     let mut retry = FIRST_RETRY;
     loop {
         let ended = match &source {
@@ -302,7 +302,7 @@ async fn listen_forever(shared: Arc<Shared>, source: Source) {
     }
 }
 
-async fn listen_once(shared: &Shared, dsn: &Dsn) -> Ended {
+async fn listen_once(shared: &ListenerInner, dsn: &Dsn) -> Ended {
     let Ok((client, mut connection)) = dsn.config.connect(dsn.tls.clone()).await else {
         return Ended::Lost { subscribed: false };
     };
@@ -329,7 +329,7 @@ async fn listen_once(shared: &Shared, dsn: &Dsn) -> Ended {
 /// One subscription through the executor: it refuses for good (throwing
 /// `ListenUnavailable`, or having no `listen`), fails for now, or runs until
 /// it reports its end.
-async fn listen_through(shared: &Shared, executor: &dyn Executor) -> Ended {
+async fn listen_through(shared: &ListenerInner, executor: &dyn Executor) -> Ended {
     match request(executor, serde_json::json!({"op": "listen"})).await {
         Ok(serde_json::Value::Bool(true)) => {
             shared.listening.store(true, Ordering::SeqCst);
@@ -342,7 +342,7 @@ async fn listen_through(shared: &Shared, executor: &dyn Executor) -> Ended {
 }
 
 /// Drive the connection to its next message; false once it has ended.
-async fn deliver_next<S, T>(shared: &Shared, connection: &mut Connection<S, T>) -> bool
+async fn deliver_next<S, T>(shared: &ListenerInner, connection: &mut Connection<S, T>) -> bool
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,

@@ -27,8 +27,8 @@ use self::listener::{PushSource, PushWakes};
 pub use self::native::NativeTransport;
 use self::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
 use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, Debounce, KeyDecision, ListFilter, NewTask,
-    OpenMode, Outcome, Owned, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target,
+    Backend, ClaimPlan, ClaimRequest, Conflict, Debounce, HeldTask, KeyDecision, ListFilter,
+    NewTask, OpenMode, Outcome, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target,
     TaskRef,
 };
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
@@ -316,7 +316,7 @@ async fn resolve_key<S: Session>(tx: &S, key: &str) -> Result<Option<Task>> {
 async fn owned_write<S: Session>(
     client: &S,
     sql: &str,
-    owned: &Owned,
+    owned: &HeldTask,
     extra: &[Param<'_>],
 ) -> Result<Task> {
     let mut values = params![&owned.task_id, &owned.worker_id].to_vec();
@@ -671,7 +671,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         })
     }
 
-    async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task> {
+    async fn heartbeat(&self, owned: HeldTask, lease_ms: i64) -> Result<Task> {
         owned_write(
             &self.client().await?,
             SQL.heartbeat,
@@ -700,7 +700,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn progress(
         &self,
-        owned: Owned,
+        owned: HeldTask,
         progress: Option<f64>,
         message: Option<String>,
     ) -> Result<Task> {
@@ -713,7 +713,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         .await
     }
 
-    async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task> {
+    async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
         let client = self.client().await?;
         match &outcome {
             Outcome::Succeed { result } => {
@@ -822,7 +822,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     async fn shared_tx_complete(
         &self,
         id: u64,
-        owned: Owned,
+        owned: HeldTask,
         result: Option<String>,
     ) -> Result<Task> {
         let tx = self.take_shared(id).await?;

@@ -152,7 +152,7 @@ pub struct Engine {
     /// next group first copies the rest on the writer's connection, where no
     /// commit of ours can slip in between, so the log can start over. Never
     /// on the JS thread (an inline write declines while it is set) nor on the
-    /// async runtime's (`Turn::CatchUpElsewhere`).
+    /// async runtime's (`TurnEnd::CatchUpElsewhere`).
     catch_up: Arc<AtomicBool>,
 }
 
@@ -433,13 +433,13 @@ impl Engine {
                 return;
             }
             match self.combine(false) {
-                Turn::HandedOff => return,
-                Turn::CatchUpElsewhere => {
+                TurnEnd::HandedOff => return,
+                TurnEnd::CatchUpElsewhere => {
                     self.combining.store(false, SeqCst);
                     self.drain_elsewhere();
                     return;
                 }
-                Turn::Drained => {}
+                TurnEnd::Drained => {}
             }
             self.combining.store(false, SeqCst);
             // A job queued after the last look but before the release above
@@ -453,7 +453,7 @@ impl Engine {
     /// Run groups until the queue is empty. Without `may_wait`, a group that
     /// finds the file locked goes back to the front of the queue and a thread
     /// that may wait takes over as combiner.
-    fn combine(self: &Arc<Self>, may_wait: bool) -> Turn {
+    fn combine(self: &Arc<Self>, may_wait: bool) -> TurnEnd {
         let mut writer = self.writer.lock().expect("writer");
         let waiting = if may_wait {
             self.busy_timeout
@@ -468,7 +468,7 @@ impl Engine {
         let Some(conn) = conn.as_ref() else {
             // Closed: every queued job hears so as its reply drops.
             self.queue.lock().expect("write queue").clear();
-            return Turn::Drained;
+            return TurnEnd::Drained;
         };
         if *current != waiting && conn.busy_timeout(waiting).is_ok() {
             *current = waiting;
@@ -481,7 +481,7 @@ impl Engine {
             // A catch-up copies the log's tail and syncs the file: milliseconds
             // the async runtime's thread (its only one) must not spend.
             if self.catch_up.load(SeqCst) && tokio::runtime::Handle::try_current().is_ok() {
-                return Turn::CatchUpElsewhere;
+                return TurnEnd::CatchUpElsewhere;
             }
             let group: Vec<_> = {
                 let mut queue = self.queue.lock().expect("write queue");
@@ -490,7 +490,7 @@ impl Engine {
             };
             last_group = group.len();
             if group.is_empty() {
-                return Turn::Drained;
+                return TurnEnd::Drained;
             }
             if self.catch_up.swap(false, SeqCst) {
                 checkpoint(conn);
@@ -515,7 +515,7 @@ impl Engine {
                     engine.combining.store(false, SeqCst);
                     engine.drain();
                 });
-                return Turn::HandedOff;
+                return TurnEnd::HandedOff;
             }
         }
     }
@@ -563,7 +563,7 @@ impl Engine {
 }
 
 #[derive(PartialEq, Eq)]
-enum Turn {
+enum TurnEnd {
     Drained,
     HandedOff,
     /// A catch-up is due and this is the async runtime's thread.

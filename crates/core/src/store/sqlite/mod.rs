@@ -17,9 +17,9 @@ use self::conn::{is_in_memory, query, query_task, query_tasks, Access, Params};
 use self::engine::{Engine, OnCommit};
 use self::wal_watch::WalWatch;
 use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, Debounce, KeyDecision, ListFilter, Look, NewTask,
-    OpenMode, Outcome, Owned, Polled, PurgeFilter, StatusCount, Target, TaskRef, WriteAnswer,
-    WriteOp,
+    Backend, ClaimPlan, ClaimRequest, Conflict, Debounce, HeldTask, KeyDecision, ListFilter,
+    NewTask, OpenMode, Outcome, Polled, PurgeFilter, StatusCount, Target, TaskRef, WaitPoll,
+    WriteAnswer, WriteOp,
 };
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
@@ -251,13 +251,13 @@ fn status_of(conn: &Connection, target: &Target) -> Result<Option<TaskRef>> {
         .transpose()
 }
 
-fn look_at(conn: &Connection, target: &Target) -> Result<Look> {
+fn look_at(conn: &Connection, target: &Target) -> Result<WaitPoll> {
     let probed = status_of(conn, target)?;
     let row = match &probed {
         Some(found) if found.status.is_terminal() => get_target(conn, target)?,
         _ => None,
     };
-    Ok(Look { probed, row })
+    Ok(WaitPoll { probed, row })
 }
 
 fn cancel_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
@@ -292,7 +292,7 @@ fn resolve_key(conn: &Connection, key: &str) -> Result<Option<Task>> {
 fn owned_write(
     conn: &Connection,
     sql: &'static str,
-    owned: &Owned,
+    owned: &HeldTask,
     extra: &Params<'_>,
 ) -> Result<Task> {
     let now = now_ms();
@@ -403,7 +403,7 @@ fn postpone(conn: &Connection, id: &str, task: &NewTask, window: Debounce) -> Re
     )
 }
 
-fn finish(conn: &Connection, owned: &Owned, outcome: &Outcome) -> Result<Task> {
+fn finish(conn: &Connection, owned: &HeldTask, outcome: &Outcome) -> Result<Task> {
     match outcome {
         Outcome::Succeed { result } => owned_write(
             conn,
@@ -642,7 +642,7 @@ impl Backend for SqliteBackend {
 
     /// Probe and row in one visit (`read_here`): this is what a `call()`
     /// reads once its task finishes.
-    async fn look(&self, target: Target) -> Result<Look> {
+    async fn look(&self, target: Target) -> Result<WaitPoll> {
         self.engine()
             .await?
             .read_here(move |conn| look_at(conn, &target))
@@ -776,7 +776,7 @@ impl Backend for SqliteBackend {
         .await
     }
 
-    async fn heartbeat(&self, owned: Owned, lease_ms: i64) -> Result<Task> {
+    async fn heartbeat(&self, owned: HeldTask, lease_ms: i64) -> Result<Task> {
         let row = self.write_op(WriteOp::Heartbeat(owned, lease_ms)).await?;
         Ok(row.expect("an owned write returns its row"))
     }
@@ -806,7 +806,7 @@ impl Backend for SqliteBackend {
 
     async fn progress(
         &self,
-        owned: Owned,
+        owned: HeldTask,
         progress: Option<f64>,
         message: Option<String>,
     ) -> Result<Task> {
@@ -863,7 +863,7 @@ impl Backend for SqliteBackend {
             .await
     }
 
-    async fn finish(&self, owned: Owned, outcome: Outcome) -> Result<Task> {
+    async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
         let row = self.write_op(WriteOp::Finish(owned, outcome)).await?;
         Ok(row.expect("an owned write returns its row"))
     }
