@@ -12,6 +12,14 @@ import { fileURLToPath } from "node:url";
 import { CairnQ, CairnQError } from "../index.mjs";
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+/**
+ * The protocol's migration ledger names of both dialects, in order
+ * (`{sqlite, postgres}`): the one fixture the Rust tests pin the core against too.
+ */
+export function migrationLedger() {
+  return JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "crates/core/tests/fixtures/migration-ledger.json"), "utf8"));
+}
 export const PYTHON = process.env.CAIRNQ_PYTHON ?? "python3";
 
 /** The 23 columns of `cairnq_tasks` in table order (docs/protocol.md, "Schema"). */

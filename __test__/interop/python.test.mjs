@@ -14,6 +14,7 @@ import { promisify } from "node:util";
 
 import { CairnQ } from "../../index.mjs";
 import { SDKS, pythonSdkProblem, sdkSkipReason } from "./sdks.mjs";
+import { migrationLedger } from "../helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -23,29 +24,13 @@ const pgDsn = process.env.CAIRNQ_TEST_PG_DSN;
 const PYTHON_STEP_TIMEOUT_MS = 60_000;
 const SCENARIO_TIMEOUT_MS = 180_000;
 
-// docs/protocol.md, "Migration ledger": what 0.7.0 applies, and the four this
-// package and 0.15.1 add after it.
-const V6_SQLITE_LEDGER = [
-  "0001_init.sql",
-  "0002_purge_index.sql",
-  "0004_lease_index.sql",
-  "0005_clear_terminal_lease.sql",
-  "0006_claim_name_index.sql",
-];
-const V6_POSTGRES_LEDGER = [
-  "0001_init.sql",
-  "0002_purge_index.sql",
-  "0003_notify.sql",
-  "0004_lease_index.sql",
-  "0005_clear_terminal_lease.sql",
-  "0006_claim_name_index.sql",
-];
-const SINCE_V6 = [
-  "0007_purge_status_index.sql",
-  "0008_claim_due_index.sql",
-  "0009_purge_queue_index.sql",
-  "0010_drop_status_index.sql",
-];
+// docs/protocol.md, "Migration ledger": what 0.7.0 applies (up to 0006),
+// and the four this package and 0.15.1 add after it.
+const LEDGER = migrationLedger();
+const isV6 = (name) => name < "0007";
+const V6_SQLITE_LEDGER = LEDGER.sqlite.filter(isV6);
+const V6_POSTGRES_LEDGER = LEDGER.postgres.filter(isV6);
+const SINCE_V6 = LEDGER.sqlite.filter((name) => !isV6(name));
 const V10_META = { protocol_version: "1", schema_version: "10" };
 
 // Non-ASCII (Python stores it as \uXXXX escapes, we as raw UTF-8), an astral

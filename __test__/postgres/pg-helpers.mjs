@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CairnQ, Worker } from "../../index.mjs";
-import { REPO_ROOT, defer, manageWorker, spawnScript, waitFor } from "../helpers.mjs";
+import { REPO_ROOT, defer, manageWorker, migrationLedger, spawnScript, waitFor } from "../helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 
@@ -31,18 +31,7 @@ const IN_CI = Boolean(process.env.CI);
 export const PG_SKIP = BASE_DSN || IN_CI ? false : "CAIRNQ_TEST_PG_DSN is not set (scripts/postgres.sh start prints one)";
 
 /** The Postgres migration ledger's names, in order (docs/protocol.md, "Migration ledger"). */
-export const POSTGRES_MIGRATIONS = [
-  "0001_init.sql",
-  "0002_purge_index.sql",
-  "0003_notify.sql",
-  "0004_lease_index.sql",
-  "0005_clear_terminal_lease.sql",
-  "0006_claim_name_index.sql",
-  "0007_purge_status_index.sql",
-  "0008_claim_due_index.sql",
-  "0009_purge_queue_index.sql",
-  "0010_drop_status_index.sql",
-];
+export const POSTGRES_MIGRATIONS = migrationLedger().postgres;
 
 export function requireDsn() {
   if (!BASE_DSN) throw new Error("CAIRNQ_TEST_PG_DSN must be set when CI is set: the Postgres tests cannot run");

@@ -388,18 +388,6 @@ const SCHEMA_V10: &[(&str, &str, &str)] = &[
     ("index", "cairnq_tasks_status_completed_idx", "CREATE INDEX cairnq_tasks_status_completed_idx\n    on cairnq_tasks (status, completed_at_ms)"),
 ];
 
-const LEDGER_V10: [&str; 9] = [
-    "0001_init.sql",
-    "0002_purge_index.sql",
-    "0004_lease_index.sql",
-    "0005_clear_terminal_lease.sql",
-    "0006_claim_name_index.sql",
-    "0007_purge_status_index.sql",
-    "0008_claim_due_index.sql",
-    "0009_purge_queue_index.sql",
-    "0010_drop_status_index.sql",
-];
-
 /// `(type, name) → sql` of the cairnq objects (autoindexes and SQLite's own left out).
 fn schema(conn: &Connection) -> BTreeMap<(String, String), String> {
     let mut stmt = conn
@@ -457,7 +445,7 @@ async fn a_new_database_has_the_protocols_schema_text() {
         .collect();
     assert_eq!(schema(&conn), expected);
     let names: Vec<String> = ledger(&conn).into_iter().map(|(name, _)| name).collect();
-    assert_eq!(names, LEDGER_V10);
+    assert_eq!(names, common::ledger_names("sqlite"));
     assert_eq!(meta(&conn), v10_meta());
 }
 
@@ -529,7 +517,7 @@ async fn a_v6_database_is_brought_to_v10_through_the_ledger_on_first_open() {
         "applied migrations are not redone"
     );
     let names: Vec<&str> = after.iter().map(|(name, _)| name.as_str()).collect();
-    assert_eq!(names, LEDGER_V10);
+    assert_eq!(names, common::ledger_names("sqlite"));
     assert_eq!(meta(&conn), v10_meta());
     let objects = schema(&conn);
     for (kind, name, sql) in SCHEMA_V10.iter().filter(|(kind, ..)| *kind == "index") {

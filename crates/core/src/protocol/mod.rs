@@ -280,37 +280,16 @@ mod tests {
 
     #[test]
     fn ledger_names_follow_the_protocol() {
-        let sqlite: Vec<_> = SQLITE_MIGRATIONS.iter().map(|m| m.name).collect();
-        assert_eq!(
-            sqlite,
-            [
-                "0001_init.sql",
-                "0002_purge_index.sql",
-                "0004_lease_index.sql",
-                "0005_clear_terminal_lease.sql",
-                "0006_claim_name_index.sql",
-                "0007_purge_status_index.sql",
-                "0008_claim_due_index.sql",
-                "0009_purge_queue_index.sql",
-                "0010_drop_status_index.sql"
-            ]
-        );
-        let postgres: Vec<_> = POSTGRES_MIGRATIONS.iter().map(|m| m.name).collect();
-        assert_eq!(
-            postgres,
-            [
-                "0001_init.sql",
-                "0002_purge_index.sql",
-                "0003_notify.sql",
-                "0004_lease_index.sql",
-                "0005_clear_terminal_lease.sql",
-                "0006_claim_name_index.sql",
-                "0007_purge_status_index.sql",
-                "0008_claim_due_index.sql",
-                "0009_purge_queue_index.sql",
-                "0010_drop_status_index.sql"
-            ]
-        );
+        let fixture: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/migration-ledger.json"))
+                .expect("migration-ledger.json is JSON");
+        for (dialect, migrations) in [
+            ("sqlite", SQLITE_MIGRATIONS),
+            ("postgres", POSTGRES_MIGRATIONS),
+        ] {
+            let names: Vec<_> = migrations.iter().map(|m| m.name).collect();
+            assert_eq!(serde_json::json!(names), fixture[dialect], "{dialect}");
+        }
     }
 
     #[test]

@@ -296,3 +296,17 @@ pub async fn summaries_leave_the_bodies_unread(store: Arc<Store>) {
     assert_eq!(whole[0].id, task.id);
     assert!(whole[0].payload.len() > 100_000);
 }
+
+/// The protocol's migration ledger of `dialect` ("sqlite" or "postgres"), in
+/// order: `tests/fixtures/migration-ledger.json`, the one list every test pins.
+pub fn ledger_names(dialect: &str) -> Vec<String> {
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("../fixtures/migration-ledger.json"))
+            .expect("migration-ledger.json is JSON");
+    fixture[dialect]
+        .as_array()
+        .unwrap_or_else(|| panic!("migration-ledger.json has no {dialect} list"))
+        .iter()
+        .map(|name| name.as_str().expect("a ledger name").to_string())
+        .collect()
+}
