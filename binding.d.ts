@@ -121,6 +121,12 @@ export declare class NativeStore {
   /** Resolves with the terminal row, or rejects with TaskTimeout. */
   wait(taskId: string, opts: WaitArgs): Promise<string>
   waitByKey(key: string, opts: WaitArgs): Promise<string>
+  /**
+   * A wait on an id or key that names no task: resolves once it runs
+   * out, with the timeout it ran out (`TaskTimeout` is JS's to raise,
+   * naming what was waited on as given).
+   */
+  runOutWait(opts: WaitArgs): Promise<number>
   claim(args: ClaimArgs): Promise<string>
   /** `[[id, cancelRequested], …]` for the tasks still owned. */
   heartbeatBatch(taskIds: Array<string>, workerId: string, leaseMs?: number | undefined | null): Promise<Array<[string, boolean]>>
@@ -266,8 +272,9 @@ export interface PurgeArgs {
 export declare function quoteSchema(schema: string): string
 
 export interface RegistrationArgs {
-  batch?: number
-  concurrency?: number
+  /** A number, or any other value as `String(value)` spells it. */
+  batch?: number | string
+  concurrency?: number | string
   resource?: string
 }
 
@@ -308,6 +315,14 @@ export interface SharedTxObject {
 export interface TaskRefObject {
   id: string
   status: string
+}
+
+export declare function taskStatuses(): TaskStatuses
+
+/** Every status in `STATUSES` order, and the terminal ones. */
+export interface TaskStatuses {
+  all: Array<string>
+  terminal: Array<string>
 }
 
 export interface WaitArgs {

@@ -36,8 +36,6 @@ const { PostgresStore } = require("./postgres-store.js");
  * @property {(taskId: string, opts: WaitOptions) => Promise<Task>} wait
  */
 
-const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
-
 class CairnQ {
   /**
    * @param {TaskStore} store
@@ -189,7 +187,7 @@ class CairnQ {
    * @returns {Promise<Task>}
    */
   wait(taskId, opts = {}) {
-    return this._store._wait(taskId, { ...opts, timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS });
+    return this._store._wait(taskId, opts);
   }
 
   /**
@@ -199,7 +197,7 @@ class CairnQ {
    * @returns {Promise<Task>}
    */
   waitByKey(key, opts = {}) {
-    return this._store._waitByKey(key, { ...opts, timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS });
+    return this._store._waitByKey(key, opts);
   }
 
   /**
@@ -254,7 +252,7 @@ class CairnQ {
  * @returns {Promise<unknown>}
  */
 async function callThrough(via, task, payload, opts) {
-  const { waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS, pollMs, maxPollMs, ...submitOpts } = opts;
+  const { waitTimeoutMs, pollMs, maxPollMs, ...submitOpts } = opts;
   const submitted = await via.submit(task, payload, submitOpts);
   const done = await via.wait(submitted.id, { timeoutMs: waitTimeoutMs, pollMs, maxPollMs });
   if (done.status === "succeeded") return done.result ?? null;
@@ -262,4 +260,4 @@ async function callThrough(via, task, payload, opts) {
   throw new TaskCanceled(done.id);
 }
 
-module.exports = { CairnQ, callThrough, DEFAULT_WAIT_TIMEOUT_MS };
+module.exports = { CairnQ, callThrough };

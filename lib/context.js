@@ -9,7 +9,7 @@ const { LostLease, asEnvelope, fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 const { taskName } = require("./models.js");
-const { callThrough, DEFAULT_WAIT_TIMEOUT_MS } = require("./client.js");
+const { callThrough } = require("./client.js");
 const { SCHEDULE_METADATA_KEY } = require("./schedules.js");
 
 /**
@@ -271,7 +271,7 @@ class TaskContext {
    * @returns {Promise<Task>}
    */
   wait(taskId, opts = {}) {
-    return this._store._wait(taskId, { timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, pollMs: opts.pollMs });
+    return this._store._wait(taskId, { timeoutMs: opts.timeoutMs, pollMs: opts.pollMs });
   }
 
   /**

@@ -36,13 +36,15 @@ const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
 const parseRows = (text) => JSON.parse(text);
 
 /**
+ * A JS timer: a delay it cannot hold (NaN, negative, past 2^31 − 1 ms) fires
+ * at once, the rule the core's `timer_ms` follows for the native wakes.
  * @param {number} ms
  * @param {boolean} keepAlive
  * @returns {Promise<void>}
  */
 function sleep(ms, keepAlive) {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, Math.max(0, ms));
+    const timer = setTimeout(resolve, ms);
     if (!keepAlive) timer.unref?.();
   });
 }
@@ -57,24 +59,6 @@ function sleep(ms, keepAlive) {
 const namesTask = (value) => typeof value === "string";
 
 const NO_TASK = Promise.resolve(null);
-
-/** The longest delay a Node timer takes (a longer one fires at once). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * A wait on a task id or key that names no task: TaskTimeout at its deadline,
- * which, as for the native wait, a timeout that is not finite never reaches.
- * @param {unknown} taskId
- * @param {unknown} key
- * @param {WaitOptions} opts
- * @returns {Promise<never>}
- */
-async function untilDeadline(taskId, key, opts) {
-  const timeoutMs = opts.timeoutMs ?? null;
-  let left = timeoutMs === null ? 0 : Number.isFinite(timeoutMs) ? timeoutMs : Infinity;
-  for (; left > 0; left -= MAX_TIMER_MS) await sleep(Math.min(left, MAX_TIMER_MS), true);
-  throw new TaskTimeout(/** @type {string} */ (taskId), { timeoutMs, task: null, key: /** @type {string | null} */ (key) });
-}
 
 class TaskStore {
   /** @param {import("../binding.js").NativeStore} native */
@@ -527,9 +511,10 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _wait(taskId, opts) {
-    if (!namesTask(taskId)) return untilDeadline(taskId, null, opts);
+    const args = waitArgs(opts);
+    if (!namesTask(taskId)) return this._runOut(taskId, null, args);
     // The native wait resolves with a row (never "no row") or rejects.
-    return /** @type {Promise<Task>} */ (this._native.wait(taskId, waitArgs(opts)).then(parseRow, raise));
+    return /** @type {Promise<Task>} */ (this._native.wait(taskId, args).then(parseRow, raise));
   }
 
   /**
@@ -539,8 +524,22 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _waitByKey(key, opts) {
-    if (!namesTask(key)) return untilDeadline(key, key, opts);
-    return /** @type {Promise<Task>} */ (this._native.waitByKey(key, waitArgs(opts)).then(parseRow, raise));
+    const args = waitArgs(opts);
+    if (!namesTask(key)) return this._runOut(key, key, args);
+    return /** @type {Promise<Task>} */ (this._native.waitByKey(key, args).then(parseRow, raise));
+  }
+
+  /**
+   * @internal A wait on an id or key that names no task: TaskTimeout once the
+   * core's deadline for it passes (never, for a timeout that is not finite).
+   * @param {unknown} taskId
+   * @param {unknown} key
+   * @param {import("../binding.js").WaitArgs} args
+   * @returns {Promise<never>}
+   */
+  async _runOut(taskId, key, args) {
+    const timeoutMs = await this._native.runOutWait(args).catch(raise);
+    throw new TaskTimeout(/** @type {string} */ (taskId), { timeoutMs, task: null, key: /** @type {string | null} */ (key) });
   }
 }
 

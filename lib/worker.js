@@ -105,17 +105,12 @@ class Worker {
           }
         }
       : undefined;
+    /** @param {string} calls */
+    const dispatch = (calls) => this._dispatch(calls);
+    /** @param {ContextArg} lost */
+    const abortLostLease = ({ call, index }) => this._running.get(call)?.[index]?._syncAbort();
     this._native = nativeSync(
-      () =>
-        new NativeWorker(
-          store._native,
-          queues,
-          workerArgs(opts),
-          /** @param {string} calls */ (calls) => this._dispatch(calls),
-          () => undefined,
-          /** @param {ContextArg} arg */ ({ call, index }) => this._running.get(call)?.[index]?._syncAbort(),
-          report,
-        ),
+      () => new NativeWorker(store._native, queues, workerArgs(opts), dispatch, answerPing, abortLostLease, report),
     );
     this._id = this._native.id;
   }
@@ -126,7 +121,7 @@ class Worker {
    */
   static sqlite(path, opts = {}) {
     const { queues = ["default"], busyTimeoutMs, ...rest } = opts;
-    return owned(new Worker(new SQLiteStore(path, { busyTimeoutMs }), queues, rest));
+    return owningItsStore(new Worker(new SQLiteStore(path, { busyTimeoutMs }), queues, rest));
   }
 
   /**
@@ -135,7 +130,7 @@ class Worker {
    */
   static postgres(source, opts = {}) {
     const { queues = ["default"], max, schema, ...rest } = opts;
-    return owned(new Worker(new PostgresStore(source, { max, schema }), queues, rest));
+    return owningItsStore(new Worker(new PostgresStore(source, { max, schema }), queues, rest));
   }
 
   /** This worker's id, the `worker_id` on the tasks it holds. */
@@ -178,20 +173,10 @@ class Worker {
       opts = optsOrFn ?? {};
       fn = maybeFn;
     }
-    // docs/api.md, "Registrations": any value that is not an integer >= 1 gets
-    // the message, not only numbers (a string would otherwise fail the native
-    // conversion).
-    for (const option of ["batch", "concurrency"]) {
-      /** @type {any} whatever the caller passed */
-      const value = opts[option];
-      if (value != null && !(Number.isInteger(value) && value >= 1)) {
-        throw new Error(`${option} must be an integer >= 1, got ${String(value)}`);
-      }
-    }
     nativeSync(() =>
       this._native.register(name, {
-        batch: opts.batch ?? undefined,
-        concurrency: opts.concurrency ?? undefined,
+        batch: numberOrSpelled(opts.batch),
+        concurrency: numberOrSpelled(opts.concurrency),
         resource: opts.resource ?? undefined,
       }),
     );
@@ -389,12 +374,32 @@ function callHandler(fn, call, contexts) {
 }
 
 /**
+ * `worker`, marked as owning its store (made by Worker.sqlite/postgres):
+ * serve() and background() close the store when they end.
  * @param {Worker} worker
  * @returns {Worker}
  */
-function owned(worker) {
+function owningItsStore(worker) {
   worker._ownsStore = true;
   return worker;
+}
+
+/**
+ * The heartbeat's ping: the core measures how late the JS thread runs it
+ * (EventLoopBlocked); running at all is the answer.
+ */
+function answerPing() {}
+
+/**
+ * An option that should be a number, as the core checks it (docs/api.md,
+ * "Registrations"): a number as is, any other value as String(value) spells
+ * it, which the core refuses with that spelling; null means absent.
+ * @param {unknown} value
+ * @returns {number | string | undefined}
+ */
+function numberOrSpelled(value) {
+  if (value == null) return undefined;
+  return typeof value === "number" ? value : String(value);
 }
 
 /**

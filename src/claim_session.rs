@@ -1,7 +1,7 @@
 //! `store.claimSession`: a claim transaction whose draws the JS plan makes
 //! one by one.
 
-use cairnq_core::store::{ClaimRequest, ClaimSession, Draw};
+use cairnq_core::store::{ClaimInput, ClaimSession, Draw};
 use cairnq_core::task::tasks_to_json;
 use napi_derive::napi;
 
@@ -20,7 +20,7 @@ pub struct NativeClaimSession {
 impl NativeStore {
     #[napi]
     pub fn open_claim_session(&self, args: ClaimArgs) -> Result<NativeClaimSession> {
-        let request = ClaimRequest::try_from(args).js()?;
+        let request = ClaimInput::from(args).request().js()?;
         let backend = self.inner.backend().clone();
         let session = napi::bindgen_prelude::within_runtime_if_available(move || {
             ClaimSession::open(backend, request, &tokio::runtime::Handle::current())

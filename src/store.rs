@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cairnq_core::input::{stored_ms_or, timer_ms};
+use cairnq_core::input::timer_ms;
 use cairnq_core::store::backpressure::{BackpressureOptions, QueueDepthLimit};
 use cairnq_core::store::{
-    ClaimRequest, ListInput, OpenMode, PurgeInput, Stats, Target, TaskRef, DEFAULT_LEASE_MS,
+    self, stats_to_json, ClaimInput, ListInput, OpenMode, PurgeInput, Target, TaskRef,
 };
-use cairnq_core::task::{summaries_to_json, tasks_to_json, Status};
+use cairnq_core::task::{summaries_to_json, tasks_to_json};
 use cairnq_core::wait::{self, WaitOptions};
-use cairnq_core::{Error as CoreError, Store, Task};
+use cairnq_core::{Store, Task};
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
@@ -47,16 +47,15 @@ impl From<ListArgs> for ListInput {
     }
 }
 
-impl TryFrom<ClaimArgs> for ClaimRequest {
-    type Error = CoreError;
-
-    fn try_from(args: ClaimArgs) -> cairnq_core::Result<Self> {
-        Ok(ClaimRequest {
+impl From<ClaimArgs> for ClaimInput {
+    fn from(args: ClaimArgs) -> Self {
+        ClaimInput {
             queues: args.queues,
             worker_id: args.worker_id,
-            lease_ms: lease(args.lease_ms)?,
+            lease_ms: args.lease_ms,
+            limit: args.limit,
             names: args.names,
-        })
+        }
     }
 }
 
@@ -154,36 +153,12 @@ impl From<BackpressureArgs> for BackpressureOptions {
     }
 }
 
-pub(crate) fn lease(ms: Option<f64>) -> cairnq_core::Result<i64> {
-    stored_ms_or("leaseMs", ms, DEFAULT_LEASE_MS)
-}
-
-fn row(task: Task) -> String {
+pub(crate) fn row(task: Task) -> String {
     task.to_json()
 }
 
 fn maybe_row(task: Option<Task>) -> Option<String> {
     task.map(row)
-}
-
-/// `{queue: {queued, running, succeeded, failed, canceled}}` in `STATUSES` order.
-fn stats_json(stats: &Stats) -> String {
-    let queues: Vec<String> = stats
-        .iter()
-        .map(|(queue, counts)| {
-            let per_status: Vec<String> = Status::ALL
-                .iter()
-                .zip(counts)
-                .map(|(status, n)| format!("\"{status}\":{n}"))
-                .collect();
-            format!(
-                "{}:{{{}}}",
-                serde_json::Value::from(queue.as_str()),
-                per_status.join(",")
-            )
-        })
-        .collect();
-    format!("{{{}}}", queues.join(","))
 }
 
 #[napi]
@@ -351,7 +326,11 @@ impl NativeStore {
 
     #[napi]
     pub async fn stats(&self, queue: Option<String>) -> Result<String> {
-        self.inner.stats(queue).await.map(|s| stats_json(&s)).js()
+        self.inner
+            .stats(queue)
+            .await
+            .map(|s| stats_to_json(&s))
+            .js()
     }
 
     #[napi]
@@ -394,10 +373,19 @@ impl NativeStore {
             .js()
     }
 
+    /// A wait on an id or key that names no task: resolves once it runs
+    /// out, with the timeout it ran out (`TaskTimeout` is JS's to raise,
+    /// naming what was waited on as given).
+    #[napi]
+    pub async fn run_out_wait(&self, opts: WaitArgs) -> f64 {
+        wait::run_out(opts.into()).await
+    }
+
     #[napi]
     pub async fn claim(&self, args: ClaimArgs) -> Result<String> {
-        let limit = args.limit.map_or(1, |v| v as i64);
-        let request = ClaimRequest::try_from(args).js()?;
+        let input = ClaimInput::from(args);
+        let limit = input.limit();
+        let request = input.request().js()?;
         self.inner
             .claim(request, limit)
             .await
@@ -414,7 +402,7 @@ impl NativeStore {
         lease_ms: Option<f64>,
     ) -> Result<Vec<(String, bool)>> {
         self.inner
-            .heartbeat_batch(task_ids, worker_id, lease(lease_ms).js()?)
+            .heartbeat_batch(task_ids, worker_id, store::lease_ms(lease_ms).js()?)
             .await
             .js()
     }

@@ -11,12 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairnq_core::input::stored_ms;
+use cairnq_core::input::{stored_ms, NumberArg};
 use cairnq_core::worker::{
     calls_to_json, retry_backoff, Call, CallOutcome, ErrorInfo, Invoker, Registration, TaskContext,
     TaskResult, Worker, WorkerOptions,
 };
 use cairnq_core::{Error, Task};
+use napi::bindgen_prelude::Either;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Result, Status};
 use napi_derive::napi;
@@ -42,18 +43,26 @@ pub struct WorkerArgs {
 
 #[napi(object)]
 pub struct RegistrationArgs {
-    pub batch: Option<f64>,
-    pub concurrency: Option<f64>,
+    /// A number, or any other value as `String(value)` spells it.
+    pub batch: Option<Either<f64, String>>,
+    pub concurrency: Option<Either<f64, String>>,
     pub resource: Option<String>,
 }
 
 impl From<RegistrationArgs> for Registration {
     fn from(args: RegistrationArgs) -> Self {
         Registration {
-            batch: args.batch,
-            concurrency: args.concurrency,
+            batch: args.batch.map(number_arg),
+            concurrency: args.concurrency.map(number_arg),
             resource: args.resource,
         }
+    }
+}
+
+fn number_arg(value: Either<f64, String>) -> NumberArg {
+    match value {
+        Either::A(number) => NumberArg::Number(number),
+        Either::B(spelled) => NumberArg::Other(spelled),
     }
 }
 

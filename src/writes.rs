@@ -2,14 +2,12 @@
 //! `lib/store.js` encodes them (one JSON array), decoded one by one into the
 //! core's `Write`s, and their replies as one JSON array.
 
-use cairnq_core::input::stored_ms_or;
-use cairnq_core::store::{HeldTask, Outcome, SubmitInput, Target, Write, WriteAnswer};
+use cairnq_core::store::{self, HeldTask, Outcome, SubmitInput, Target, Write, WriteAnswer};
 use cairnq_core::Error as CoreError;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::errors::reason;
-use crate::store::lease;
 use napi::Result;
 
 /// `submit`'s arguments inside a write.
@@ -197,14 +195,14 @@ impl TryFrom<WriteArgs> for Write {
             WriteKind::Complete => Write::Finish(owned()?, Outcome::Complete { result: args.json }),
             WriteKind::Fail => Write::Finish(
                 owned()?,
-                Outcome::Fail {
-                    error: args.json.clone().ok_or_else(|| missing("json"))?,
-                    retryable: args.retryable != Some(false),
-                    delay_ms: stored_ms_or("delayMs", args.delay_ms, 0)?.max(0),
-                },
+                store::fail_outcome(
+                    args.json.clone().ok_or_else(|| missing("json"))?,
+                    args.retryable != Some(false),
+                    args.delay_ms,
+                )?,
             ),
             WriteKind::Progress => Write::Progress(owned()?, args.progress, args.message),
-            WriteKind::Heartbeat => Write::Heartbeat(owned()?, lease(args.lease_ms)?),
+            WriteKind::Heartbeat => Write::Heartbeat(owned()?, store::lease_ms(args.lease_ms)?),
         })
     }
 }

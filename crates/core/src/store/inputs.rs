@@ -4,7 +4,7 @@
 use crate::error::{Error, Result};
 use crate::ids::new_task_id;
 use crate::input::{at_least, finite_at_least, saturating_i64, stored_ms_or, FOREVER_MS};
-use crate::store::backend::{Conflict, NewTask, PurgeFilter, WriteOp};
+use crate::store::backend::{ClaimRequest, Conflict, NewTask, Outcome, PurgeFilter, WriteOp};
 use crate::store::debounce::{debounce_of, DebounceInput};
 use crate::task::Status;
 
@@ -13,6 +13,52 @@ pub const DEFAULT_LEASE_MS: i64 = 30_000;
 pub const DEFAULT_MAX_ATTEMPTS: i64 = 3;
 pub const DEFAULT_LIST_LIMIT: i64 = 100;
 pub const DEFAULT_PURGE_LIMIT: i64 = 1_000;
+/// Tasks `store.claim` takes when no `limit` is given.
+pub const DEFAULT_CLAIM_LIMIT: i64 = 1;
+
+/// `leaseMs` as a worker or a store method receives it: `DEFAULT_LEASE_MS`
+/// when absent.
+pub fn lease_ms(v: Option<f64>) -> Result<i64> {
+    stored_ms_or("leaseMs", v, DEFAULT_LEASE_MS)
+}
+
+/// `store.claim`'s and `store.claimSession`'s input as the API receives it.
+#[derive(Clone, Debug, Default)]
+pub struct ClaimInput {
+    pub queues: Vec<String>,
+    pub worker_id: String,
+    pub lease_ms: Option<f64>,
+    /// `store.claim` only.
+    pub limit: Option<f64>,
+    pub names: Option<Vec<String>>,
+}
+
+impl ClaimInput {
+    /// How many tasks `store.claim` takes (a fraction truncated).
+    pub fn limit(&self) -> i64 {
+        self.limit.map_or(DEFAULT_CLAIM_LIMIT, |v| v as i64)
+    }
+
+    /// The claim request, its lease checked (`lease_ms`).
+    pub fn request(self) -> Result<ClaimRequest> {
+        Ok(ClaimRequest {
+            queues: self.queues,
+            worker_id: self.worker_id,
+            lease_ms: lease_ms(self.lease_ms)?,
+            names: self.names,
+        })
+    }
+}
+
+/// `store.fail`'s outcome: re-queued (when `retryable` and attempts remain)
+/// after `delayMs`, none when absent or negative.
+pub fn fail_outcome(error: String, retryable: bool, delay_ms: Option<f64>) -> Result<Outcome> {
+    Ok(Outcome::Fail {
+        error,
+        retryable,
+        delay_ms: stored_ms_or("delayMs", delay_ms, 0)?.max(0),
+    })
+}
 
 /// `submit`'s input as the API receives it: JSON already encoded by the
 /// caller, numbers as JS numbers, absent fields `None`.

@@ -43,6 +43,27 @@ pub enum Write {
 /// `stats()`: queue → status → count, every status present, queues ascending.
 pub type Stats = BTreeMap<String, [i64; 5]>;
 
+/// `stats` as JSON: `{queue: {queued, running, succeeded, failed, canceled}}`,
+/// statuses in `Status::ALL` order.
+pub fn stats_to_json(stats: &Stats) -> String {
+    let queues: Vec<String> = stats
+        .iter()
+        .map(|(queue, counts)| {
+            let per_status: Vec<String> = Status::ALL
+                .iter()
+                .zip(counts)
+                .map(|(status, n)| format!("\"{status}\":{n}"))
+                .collect();
+            format!(
+                "{}:{{{}}}",
+                serde_json::Value::from(queue.as_str()),
+                per_status.join(",")
+            )
+        })
+        .collect();
+    format!("{{{}}}", queues.join(","))
+}
+
 /// A task store: one backend plus the backpressure gate every submit passes.
 pub struct Store {
     backend: Arc<dyn Backend>,
@@ -454,4 +475,19 @@ fn in_order(answers: Vec<Option<WriteAnswer>>, written: Vec<WriteAnswer>) -> Vec
         .into_iter()
         .map(|answer| answer.unwrap_or_else(|| written.next().expect("one answer per op")))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_json_names_every_status_of_every_queue() {
+        let stats = Stats::from([("q\"1".to_string(), [1, 2, 3, 4, 5])]);
+        assert_eq!(
+            stats_to_json(&stats),
+            r#"{"q\"1":{"queued":1,"running":2,"succeeded":3,"failed":4,"canceled":5}}"#
+        );
+        assert_eq!(stats_to_json(&Stats::new()), "{}");
+    }
 }

@@ -5,14 +5,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::input::integer_at_least_one;
+use crate::input::{integer_arg_at_least_one, NumberArg};
 
-/// `worker.task(name, {batch, concurrency, resource}, fn)` options, as JS
-/// numbers; all absent for the plain `(ctx, payload)` form.
+/// `worker.task(name, {batch, concurrency, resource}, fn)` options as JS
+/// gave them (a number, or any other value, which is refused); all absent
+/// for the plain `(ctx, payload)` form.
 #[derive(Clone, Debug, Default)]
 pub struct Registration {
-    pub batch: Option<f64>,
-    pub concurrency: Option<f64>,
+    pub batch: Option<NumberArg>,
+    pub concurrency: Option<NumberArg>,
     pub resource: Option<String>,
 }
 
@@ -32,8 +33,10 @@ impl Handler {
     }
 }
 
-fn positive_integer(what: &str, value: Option<f64>) -> Result<Option<i64>> {
-    value.map(|v| integer_at_least_one(what, v)).transpose()
+fn positive_integer(what: &str, value: Option<NumberArg>) -> Result<Option<i64>> {
+    value
+        .map(|v| integer_arg_at_least_one(what, &v))
+        .transpose()
 }
 
 /// Checks `options` against docs/api.md, "Registrations"; `resources` are the
@@ -164,8 +167,8 @@ mod tests {
     fn options_are_validated_with_the_api_messages() {
         let none = resources(&[]);
         let bad_batch = Registration {
-            batch: Some(1.5),
-            concurrency: Some(0.0),
+            batch: Some(1.5.into()),
+            concurrency: Some(0.0.into()),
             ..Default::default()
         };
         assert_eq!(
@@ -173,12 +176,21 @@ mod tests {
             "batch must be an integer >= 1, got 1.5"
         );
         let bad_concurrency = Registration {
-            concurrency: Some(0.0),
+            concurrency: Some(0.0.into()),
             ..Default::default()
         };
         assert_eq!(
             message(validate("a", bad_concurrency, &none)),
             "concurrency must be an integer >= 1, got 0"
+        );
+        // Any other JS value, as String(value) spells it: never valid.
+        let text = Registration {
+            batch: Some(NumberArg::Other("2".into())),
+            ..Default::default()
+        };
+        assert_eq!(
+            message(validate("a", text, &none)),
+            "batch must be an integer >= 1, got 2"
         );
         let undeclared = Registration {
             resource: Some("gpu".into()),
