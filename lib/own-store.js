@@ -19,9 +19,9 @@ function replacedMethods(store, methods) {
   const own = [SQLiteStore, PostgresStore].find((kind) => store instanceof kind);
   if (!own) return null;
   /** @type {Record<string, unknown>} */
-  const given = /** @type {any} */ (store);
+  const candidate = /** @type {any} */ (store);
   const ours = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (own.prototype));
-  return (methods ?? storeMethods(own)).filter((name) => given[name] !== ours[name]);
+  return (methods ?? storeMethods(own)).filter((name) => candidate[name] !== ours[name]);
 }
 
 /**

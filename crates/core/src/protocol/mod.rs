@@ -204,8 +204,9 @@ pub fn specialize(statement: &'static str, set: &[&str]) -> &'static str {
     }
     let args = set.iter().map(|p| p.to_string()).collect();
     derived(statement, "specialize", args, || {
-        set.iter()
-            .fold(statement.to_string(), |text, param| required(&text, param))
+        set.iter().fold(statement.to_string(), |text, param| {
+            with_term_required(&text, param)
+        })
     })
 }
 
@@ -221,7 +222,7 @@ pub fn specialize_for(statement: &'static str, filters: &[(&str, bool)]) -> &'st
 }
 
 /// `text` with each `(param is null or <condition>)` term made `<condition>`.
-fn required(text: &str, param: &str) -> String {
+fn with_term_required(text: &str, param: &str) -> String {
     let open = format!("({param} is null or ");
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
