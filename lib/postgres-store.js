@@ -5,7 +5,8 @@
 const { NativeStore } = require("./native.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { ExecutorBridge, isExecutor } = require("./executor.js");
-const { TaskStore, openMode } = require("./store.js");
+const { TaskStore } = require("./store.js");
+const { openMode } = require("./store-args.js");
 
 class PostgresStore extends TaskStore {
   /**

@@ -3,7 +3,8 @@
 
 const { NativeStore } = require("./native.js");
 const { nativeSync } = require("./native-call.js");
-const { TaskStore, openMode } = require("./store.js");
+const { TaskStore } = require("./store.js");
+const { openMode } = require("./store-args.js");
 
 class SQLiteStore extends TaskStore {
   /**

@@ -7,6 +7,7 @@
 const { NativeWatch, DEFAULT_WATCH_POLL_MS } = require("./native.js");
 const { TaskTimeout } = require("./errors.js");
 const { TickWrites } = require("./tick-writes.js");
+const { purgeArgs, waitArgs, backpressureArgs } = require("./store-args.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { inSharedTransaction, nativeSession } = require("./shared-tx.js");
 const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
@@ -543,54 +544,4 @@ class TaskStore {
   }
 }
 
-/**
- * `purge` input as the core takes it: null filters are off.
- * @param {PurgeInput} input
- */
-function purgeArgs(input) {
-  const { olderThanMs, queue, status, name, limit } = input;
-  return {
-    olderThanMs: olderThanMs ?? undefined,
-    queue: queue ?? undefined,
-    // Any non-null status reaches the core's check, which words the refusal.
-    status: status == null ? undefined : String(status),
-    name: name ?? undefined,
-    limit: limit ?? undefined,
-  };
-}
-
-/**
- * The core's open mode for a store's options (`existing`, `ownOnly`).
- * @param {{ existing?: boolean, ownOnly?: boolean }} opts
- * @returns {string | undefined}
- */
-function openMode(opts) {
-  if (opts.existing === true) return "existing";
-  return opts.ownOnly === true ? "own" : undefined;
-}
-
-/**
- * @param {WaitOptions} opts
- * @returns {import("../binding.js").WaitArgs}
- */
-function waitArgs(opts) {
-  return {
-    timeoutMs: opts.timeoutMs ?? undefined,
-    pollMs: opts.pollMs ?? undefined,
-    maxPollMs: opts.maxPollMs ?? undefined,
-  };
-}
-
-/**
- * @param {BackpressureOptions} opts
- * @returns {import("../binding.js").BackpressureArgs}
- */
-function backpressureArgs(opts) {
-  return {
-    maxQueueDepth: opts.maxQueueDepth,
-    maxQueueWaitMs: opts.maxQueueWaitMs,
-    queuePollIntervalMs: opts.queuePollIntervalMs,
-  };
-}
-
-module.exports = { TaskStore, backpressureArgs, openMode, DEFAULT_WATCH_POLL_MS };
+module.exports = { TaskStore, DEFAULT_WATCH_POLL_MS };
