@@ -1,7 +1,7 @@
 // Backpressure (docs/api.md, "Backpressure"; ClientOptions.maxQueueDepth) and
 // retention (docs/api.md, "Retention"; ClientOptions.retention): gating submits
 // on queue depth, QueueFull, the gate class itself, scheduled purges, the
-// sweeper class, and process lifetime — on every dialect (dialects.mjs).
+// sweeper class, and process lifetime — on every dialect (support/dialects.mjs).
 import assert from "node:assert/strict";
 import path from "node:path";
 import { describe } from "node:test";
@@ -19,8 +19,8 @@ import {
   submitAndSucceed,
   waitFor,
   waitUntilPast,
-} from "./helpers.mjs";
-import { forEachDialect, sqlite, test } from "./dialects.mjs";
+} from "./support/helpers.mjs";
+import { forEachDialect, sqlite, test } from "./support/dialects.mjs";
 
 function assertPlainError(fn, message) {
   assert.throws(fn, (err) => {

@@ -8,12 +8,12 @@ import path from "node:path";
 import { describe, test } from "node:test";
 import { promisify } from "node:util";
 
-import { REPO_ROOT, makeDbPath } from "../helpers.mjs";
-import { cliJson, cliOk } from "./cli-helpers.mjs";
+import { REPO_ROOT, makeDbPath } from "../support/helpers.mjs";
+import { cliJson, cliOk } from "../support/cli-helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 const python = process.env.CAIRNQ_PYTHON ?? "python3";
-const helper = path.join(REPO_ROOT, "__test__", "interop", "py", "cairnq_cli.py");
+const helper = path.join(REPO_ROOT, "__test__", "fixtures", "python", "cairnq_cli.py");
 const probe = spawnSync(python, ["-c", "import cairnq"], { encoding: "utf8", timeout: 60_000 });
 const SKIP =
   probe.status === 0
@@ -22,7 +22,7 @@ const SKIP =
       ? false
       : `Python cairnq SDK unavailable; set CAIRNQ_PYTHON to a Python with "cairnq[postgres]==0.7.0"`;
 
-/** One step of the Python helper (interop/py/cairnq_cli.py); its JSON output. */
+/** One step of the Python helper (fixtures/python/cairnq_cli.py); its JSON output. */
 async function py(command, db, ...args) {
   const { stdout } = await execFileAsync(python, [helper, command, "--db", db, ...args], {
     env: { ...process.env, PYTHONUTF8: "1" },

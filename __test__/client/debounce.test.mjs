@@ -6,8 +6,8 @@
 import assert from "node:assert/strict";
 import path from "node:path";
 
-import { REPO_ROOT, spawnScript, waitFor } from "../helpers.mjs";
-import { forEachDialect, test } from "../dialects.mjs";
+import { REPO_ROOT, spawnScript, waitFor } from "../support/helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
 
 const WORKER = path.join(REPO_ROOT, "__test__/fixtures/debounce-worker.mjs");
 const SUBMITTER = path.join(REPO_ROOT, "__test__/fixtures/debounce-submitter.mjs");

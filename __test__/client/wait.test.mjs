@@ -12,8 +12,8 @@ import {
   runProcess,
   submitAndFail,
   submitAndSucceed,
-} from "../helpers.mjs";
-import { forEachDialect, sqlite, test } from "../dialects.mjs";
+} from "../support/helpers.mjs";
+import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("wait and waitByKey", (dialect) => {

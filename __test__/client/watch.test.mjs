@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 
 import { DEFAULT_WATCH_POLL_MS } from "../../index.mjs";
-import { claimTask, runProcess, submitAndSucceed, waitFor } from "../helpers.mjs";
-import { forEachDialect, postgres, sqlite, test } from "../dialects.mjs";
+import { claimTask, runProcess, submitAndSucceed, waitFor } from "../support/helpers.mjs";
+import { forEachDialect, postgres, sqlite, test } from "../support/dialects.mjs";
 
 /** A subscription recording its signals; unsubscribed when the test ends. */
 function record(t, client, opts, { throwing = false } = {}) {

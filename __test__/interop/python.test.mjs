@@ -1,6 +1,6 @@
 // Interop with the Python SDK (PyPI cairnq 0.7.0, schema_version 6, and 0.15.1,
 // schema_version 10): both SDKs share one database, so whatever one writes the
-// other must read and act on. The Python side runs through py/cairnq_cli.py, one
+// other must read and act on. The Python side runs through fixtures/python/cairnq_cli.py, one
 // process per step, with the real SDK. Every scenario runs against each version
 // (CAIRNQ_PYTHON: 0.7.0; CAIRNQ_PYTHON_015: 0.15.1).
 import { describe, test } from "node:test";
@@ -13,12 +13,12 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CairnQ } from "../../index.mjs";
-import { SDKS, pythonSdkProblem, sdkSkipReason } from "./sdks.mjs";
-import { migrationLedger } from "../helpers.mjs";
+import { SDKS, pythonSdkProblem, sdkSkipReason } from "../support/python-sdks.mjs";
+import { migrationLedger } from "../support/helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cliScript = path.join(here, "py", "cairnq_cli.py");
+const cliScript = path.join(here, "..", "fixtures", "python", "cairnq_cli.py");
 const pgDsn = process.env.CAIRNQ_TEST_PG_DSN;
 // Python's interpreter start-up plus an SDK connect; generous for a loaded CI box.
 const PYTHON_STEP_TIMEOUT_MS = 60_000;

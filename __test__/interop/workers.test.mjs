@@ -1,9 +1,9 @@
 // Worker interop with the Python SDKs (PyPI cairnq 0.7.0 and 0.15.1, see
-// sdks.mjs), on SQLite and on Postgres: tasks submitted through one SDK's API are run by the other SDK's
+// support/python-sdks.mjs), on SQLite and on Postgres: tasks submitted through one SDK's API are run by the other SDK's
 // worker, and both SDKs read the outcome (result, failure envelope, row) alike.
 //
-// The Python side is real processes with the real SDK: py/cairnq_cli.py for
-// the API side (one process per step) and py/worker_proc.py for a long-running
+// The Python side is real processes with the real SDK: fixtures/python/cairnq_cli.py for
+// the API side (one process per step) and fixtures/python/worker_proc.py for a long-running
 // Python Worker, stopped with SIGTERM. Our workers run in this process and are
 // stopped with `worker.stop()` and drained. Every child is killed when its
 // test ends (and, as a last resort, when this process exits).
@@ -15,13 +15,13 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CairnQ, TaskError, Worker } from "../../index.mjs";
-import { defer, makeDbPath, waitFor } from "../helpers.mjs";
-import { SDKS, pythonSdkProblem, sdkSkipReason } from "./sdks.mjs";
+import { defer, makeDbPath, waitFor } from "../support/helpers.mjs";
+import { SDKS, pythonSdkProblem, sdkSkipReason } from "../support/python-sdks.mjs";
 
 const execFileAsync = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const cliScript = path.join(here, "py", "cairnq_cli.py");
-const workerScript = path.join(here, "py", "worker_proc.py");
+const cliScript = path.join(here, "..", "fixtures", "python", "cairnq_cli.py");
+const workerScript = path.join(here, "..", "fixtures", "python", "worker_proc.py");
 const pgDsn = process.env.CAIRNQ_TEST_PG_DSN;
 const PY_ENV = { ...process.env, PYTHONUTF8: "1", PYTHONUNBUFFERED: "1" };
 
@@ -155,7 +155,7 @@ for (const sdk of SDKS) {
   }
 
   /**
-   * A Python Worker process (py/worker_proc.py) registered for `handlers`.
+   * A Python Worker process (fixtures/python/worker_proc.py) registered for `handlers`.
    * `ready()` resolves with its worker id once its store is connected;
    * `terminate()` sends SIGTERM and asserts a clean, drained exit. A child still
    * alive when the test ends gets SIGTERM, then SIGKILL.

@@ -21,8 +21,8 @@ import {
   Worker,
   createPoolExecutor,
 } from "../../index.mjs";
-import { claimTask, defer, manageWorker, openClient, rejectionOf, spawnScript, waitFor } from "../helpers.mjs";
-import { PG_FIXTURES, PG_SKIP, POSTGRES_MIGRATIONS, createDatabase, dsnWithDatabase, psql } from "./pg-helpers.mjs";
+import { claimTask, defer, manageWorker, openClient, rejectionOf, spawnScript, waitFor } from "../support/helpers.mjs";
+import { PG_FIXTURES, PG_SKIP, POSTGRES_MIGRATIONS, createDatabase, dsnWithDatabase, psql } from "../support/pg-helpers.mjs";
 
 const SUITE_TIMEOUT_MS = 180_000;
 const SUCCEED_IN_WORKER = path.join(PG_FIXTURES, "succeed-in-worker.mjs");

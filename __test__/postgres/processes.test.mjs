@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import path from "node:path";
 
 import { CairnQ } from "../../index.mjs";
-import { defer, statusTotals, waitFor } from "../helpers.mjs";
-import { waitForStatus } from "../worker-helpers.mjs";
+import { defer, statusTotals, waitFor } from "../support/helpers.mjs";
+import { waitForStatus } from "../support/worker-helpers.mjs";
 import {
   PG_SKIP,
   createDatabase,
@@ -20,7 +20,7 @@ import {
   serverBinDir,
   spawnPgFixture,
   tempDir,
-} from "./pg-helpers.mjs";
+} from "../support/pg-helpers.mjs";
 
 // A hung test must fail, not hold CI: generous for a loaded machine.
 const SUITE_TIMEOUT_MS = 900_000;

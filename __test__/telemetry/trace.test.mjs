@@ -11,10 +11,10 @@ import path from "node:path";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 
 import { TaskError } from "../../index.mjs";
-import { REPO_ROOT, defer, openClient, waitFor } from "../helpers.mjs";
-import { SDKS, pythonSdkProblem, sdkSkipReason } from "../interop/sdks.mjs";
-import { CALL, makeWorker, spawnFixture, waitForStatus } from "../worker-helpers.mjs";
-import tracing from "./tracing.cjs";
+import { REPO_ROOT, defer, openClient, waitFor } from "../support/helpers.mjs";
+import { SDKS, pythonSdkProblem, sdkSkipReason } from "../support/python-sdks.mjs";
+import { CALL, makeWorker, spawnFixture, waitForStatus } from "../support/worker-helpers.mjs";
+import tracing from "../support/tracing.cjs";
 
 const test = (name, fn) => nodeTest(name, { timeout: 120_000 }, fn);
 
@@ -192,7 +192,7 @@ describe("tracing and the Python SDK", () => {
     const tracer = install();
     const { client, dbPath } = openClient(t);
     await client.connect();
-    const script = path.join(REPO_ROOT, "__test__", "interop", "py", "worker_proc.py");
+    const script = path.join(REPO_ROOT, "__test__", "fixtures", "python", "worker_proc.py");
     const child = spawn(sdk.python, [script, "--db", dbPath, "--handlers", "echo"], { stdio: ["ignore", "pipe", "inherit"] });
     let stdout = "";
     child.stdout.on("data", (d) => (stdout += d));

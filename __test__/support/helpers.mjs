@@ -9,9 +9,9 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { CairnQ, CairnQError } from "../index.mjs";
+import { CairnQ, CairnQError } from "../../index.mjs";
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /**
  * The protocol's migration ledger names of both dialects, in order

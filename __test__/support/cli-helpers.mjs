@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import path from "node:path";
 
-import { REPO_ROOT, runProcess, waitFor } from "../helpers.mjs";
+import { REPO_ROOT, runProcess, waitFor } from "./helpers.mjs";
 
 export const CLI = path.join(REPO_ROOT, "bin", "cairnq.js");
 

@@ -6,10 +6,10 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { LostLease, Worker } from "../index.mjs";
+import { LostLease, Worker } from "../../index.mjs";
 import { manageWorker, rejectionOf, spawnScript, waitFor } from "./helpers.mjs";
 
-export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
+export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "fixtures");
 
 /** `call` options for a handler that runs in this process: a hang fails, bounded. */
 export const CALL = { waitTimeoutMs: 20_000 };

@@ -15,11 +15,11 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CairnQ, Worker } from "../../index.mjs";
-import { REPO_ROOT, defer, manageWorker, migrationLedger, spawnScript, waitFor } from "../helpers.mjs";
+import { REPO_ROOT, defer, manageWorker, migrationLedger, spawnScript, waitFor } from "./helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 
-export const PG_FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
+export const PG_FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "fixtures");
 export const BASE_DSN = process.env.CAIRNQ_TEST_PG_DSN || null;
 const IN_CI = Boolean(process.env.CI);
 
@@ -178,7 +178,7 @@ export function freePort() {
   });
 }
 
-/** Spawn a fixture of `__test__/postgres/fixtures/` (see `spawnScript`). */
+/** Spawn a fixture of `__test__/fixtures/` (see `spawnScript`). */
 export function spawnPgFixture(t, fixture, config) {
   return spawnScript(t, path.join(PG_FIXTURES, fixture), config, { eventTimeoutMs: 60_000 });
 }
