@@ -311,17 +311,15 @@ forEachDialect("retention through ClientOptions.retention", (dialect) => {
 
   // A child process with a SQLite file of its own.
   if (dialect === sqlite) {
-    test("a script that configures retention exits promptly, with or without close()", async () => {
+    test("a script that configures retention exits promptly, with or without close()", async (t) => {
       const entry = JSON.stringify(new URL("../index.mjs", import.meta.url).href);
       for (const closeIt of [true, false]) {
+        const dbPath = JSON.stringify(makeDbPath(t));
         const script = `
-          import fs from "node:fs"; import os from "node:os"; import path from "node:path";
           const { CairnQ } = await import(${entry});
-          const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-"));
-          const client = CairnQ.sqlite(path.join(dir, "q.db"), { retention: { olderThanMs: 1000, intervalMs: 3600000 } });
+          const client = CairnQ.sqlite(${dbPath}, { retention: { olderThanMs: 1000, intervalMs: 3600000 } });
           await client.submit("job", {});
           ${closeIt ? "await client.close();" : ""}
-          process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
           console.log("done");
         `;
         const out = await runProcess(process.execPath, ["--input-type=module", "-e", script], {

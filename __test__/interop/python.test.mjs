@@ -6,15 +6,13 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CairnQ } from "../../index.mjs";
 import { SDKS, pythonSdkProblem, sdkSkipReason } from "../support/python-sdks.mjs";
-import { migrationLedger } from "../support/helpers.mjs";
+import { makeDbPath, migrationLedger } from "../support/helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -88,9 +86,7 @@ for (const sdk of SDKS) {
       skip: skipReason,
       v6Ledger: V6_SQLITE_LEDGER,
       async freshDatabase(t) {
-        const dir = await mkdtemp(path.join(tmpdir(), "cairnq-interop-"));
-        t.after(() => rm(dir, { recursive: true, force: true }));
-        return path.join(dir, "tasks.db");
+        return makeDbPath(t, "tasks.db");
       },
       open: (db) => CairnQ.sqlite(db),
     },

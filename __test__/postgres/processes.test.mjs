@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 
 import { CairnQ } from "../../index.mjs";
-import { defer, statusTotals, waitFor } from "../support/helpers.mjs";
+import { defer, makeTempDir, statusTotals, waitFor } from "../support/helpers.mjs";
 import { waitForStatus } from "../support/worker-helpers.mjs";
 import {
   PG_SKIP,
@@ -19,7 +19,6 @@ import {
   readJsonLines,
   serverBinDir,
   spawnPgFixture,
-  tempDir,
 } from "../support/pg-helpers.mjs";
 
 // A hung test must fail, not hold CI: generous for a loaded machine.
@@ -58,7 +57,7 @@ describe("Postgres worker processes", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS
   test("handlers that block the event loop past their lease run exactly once, across two processes", async (t) => {
     const { dsn } = await createDatabase(t);
     const client = openPgClient(t, dsn);
-    const runsFile = path.join(tempDir(t), "runs.jsonl");
+    const runsFile = path.join(makeTempDir(t), "runs.jsonl");
     const ids = [];
     for (let i = 0; i < 4; i++) ids.push((await client.submit("job", { i })).id);
 
@@ -98,7 +97,7 @@ describe("Postgres worker processes", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS
     const { dsn } = await createDatabase(t);
     const client = openPgClient(t, dsn, { max: 10 });
     await client.connect();
-    const runsFile = path.join(tempDir(t), "runs.jsonl");
+    const runsFile = path.join(makeTempDir(t), "runs.jsonl");
     const cfg = { dsn, handler: "ok", quiet: true, concurrency: 8, leaseMs: 30_000, pollIntervalMs: 50, runsFile };
     const workers = [0, 1, 2].map(() => spawnPgFixture(t, FIXTURE, cfg));
     for (const w of workers) await w.waitForEvent((e) => e.event === "serving", { what: "serving" });
@@ -143,7 +142,7 @@ describe("Postgres worker processes", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS
   test("a worker process SIGKILLed mid-task: another recovers the task after lease expiry (attempt 2)", async (t) => {
     const { dsn } = await createDatabase(t);
     const client = openPgClient(t, dsn);
-    const runsFile = path.join(tempDir(t), "runs.jsonl");
+    const runsFile = path.join(makeTempDir(t), "runs.jsonl");
     const leaseMs = 1000;
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await client.submit("job", { i })).id);
@@ -203,7 +202,7 @@ describe(
       const dsn = cluster.dsn;
       const N = 2000;
       const leaseMs = 3000;
-      const runsFile = path.join(tempDir(t), "runs.jsonl");
+      const runsFile = path.join(makeTempDir(t), "runs.jsonl");
       let client = CairnQ.postgres(dsn);
       defer(t, () => client.close());
       const ids = await submitMany(client, N);

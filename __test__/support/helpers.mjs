@@ -112,9 +112,13 @@ export function defer(t, fn) {
   stack.push(fn);
 }
 
-/** A fresh directory under the OS temp dir, removed when the test ends. */
-export function makeTempDir(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-"));
+/**
+ * A fresh directory under the OS temp dir, removed when the test ends (after
+ * everything registered on it later has been closed): the one way the tests
+ * make a temp dir.
+ */
+export function makeTempDir(t, prefix = "cairnq-") {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

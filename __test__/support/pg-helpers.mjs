@@ -9,13 +9,12 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CairnQ, Worker } from "../../index.mjs";
-import { REPO_ROOT, defer, manageWorker, migrationLedger, spawnScript, waitFor } from "./helpers.mjs";
+import { REPO_ROOT, defer, makeTempDir, manageWorker, migrationLedger, spawnScript, waitFor } from "./helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 
@@ -193,13 +192,6 @@ export function readJsonLines(file) {
     .map((line) => JSON.parse(line));
 }
 
-/** A temp dir removed when the test ends. */
-export function tempDir(t, prefix = "cairnq-pg-") {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 const POSTGRES_SH = path.join(REPO_ROOT, "scripts", "postgres.sh");
 
 async function postgresSh(args, timeoutMs = 180_000) {
@@ -218,7 +210,8 @@ async function postgresSh(args, timeoutMs = 180_000) {
  */
 export async function privateCluster(t) {
   const port = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-pg-own-"));
+  // Removed after the cluster is stopped (deferred cleanups run last-first).
+  const dir = makeTempDir(t, "cairnq-pg-own-");
   const cluster = {
     dir,
     port,
@@ -231,13 +224,7 @@ export async function privateCluster(t) {
       return postgresSh(["stop", dir]);
     },
   };
-  defer(t, async () => {
-    try {
-      await cluster.stop();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  defer(t, () => cluster.stop());
   await cluster.start();
   return cluster;
 }
