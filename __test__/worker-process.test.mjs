@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
-import { openClient, waitFor } from "./support/helpers.mjs";
-import { spawnFixture, waitAllTerminal, waitForStatus } from "./support/worker-helpers.mjs";
+import { openClient, spawnFixture, waitFor } from "./support/helpers.mjs";
+import { waitAllTerminal, waitForStatus } from "./support/worker-helpers.mjs";
 
 // Every test is bounded: a hang fails that test instead of the whole run.
 const test = (name, fn) => nodeTest(name, { timeout: 180_000 }, fn);

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 
 import { CairnQ } from "../../index.mjs";
-import { defer, makeTempDir, statusTotals, waitFor } from "../support/helpers.mjs";
+import { defer, makeTempDir, spawnFixture, statusTotals, waitFor } from "../support/helpers.mjs";
 import { waitForStatus } from "../support/worker-helpers.mjs";
 import {
   PG_SKIP,
@@ -18,13 +18,13 @@ import {
   privateCluster,
   readJsonLines,
   serverBinDir,
-  spawnPgFixture,
 } from "../support/pg-helpers.mjs";
 
 // A hung test must fail, not hold CI: generous for a loaded machine.
 const SUITE_TIMEOUT_MS = 900_000;
 
-const FIXTURE = "pg-worker.mjs";
+/** A worker process on Postgres (fixtures/pg-worker.mjs). */
+const spawnWorker = (t, config) => spawnFixture(t, "pg-worker.mjs", config, { eventTimeoutMs: 60_000 });
 
 /** Submit `n` tasks named "job" with payload {i}, `parallel` at a time; returns their ids in order. */
 async function submitMany(client, n, parallel = 100) {
@@ -62,7 +62,7 @@ describe("Postgres worker processes", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS
     for (let i = 0; i < 4; i++) ids.push((await client.submit("job", { i })).id);
 
     const cfg = { dsn, handler: "block", blockMs: 2500, leaseMs: 1000, runsFile, pollIntervalMs: 50 };
-    const workers = [spawnPgFixture(t, FIXTURE, cfg), spawnPgFixture(t, FIXTURE, cfg)];
+    const workers = [spawnWorker(t, cfg), spawnWorker(t, cfg)];
 
     // 4 × 2.5 s over two processes is ~5 s; the bound is for a loaded machine.
     const rows = [];
@@ -99,7 +99,7 @@ describe("Postgres worker processes", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS
     await client.connect();
     const runsFile = path.join(makeTempDir(t), "runs.jsonl");
     const cfg = { dsn, handler: "ok", quiet: true, concurrency: 8, leaseMs: 30_000, pollIntervalMs: 50, runsFile };
-    const workers = [0, 1, 2].map(() => spawnPgFixture(t, FIXTURE, cfg));
+    const workers = [0, 1, 2].map(() => spawnWorker(t, cfg));
     for (const w of workers) await w.waitForEvent((e) => e.event === "serving", { what: "serving" });
 
     const N = 5000;
@@ -147,7 +147,7 @@ describe("Postgres worker processes", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await client.submit("job", { i })).id);
 
-    const doomed = spawnPgFixture(t, FIXTURE, { dsn, handler: "hang", leaseMs, runsFile });
+    const doomed = spawnWorker(t, { dsn, handler: "hang", leaseMs, runsFile });
     const started = await doomed.waitForEvent((e) => e.event === "started", { what: "a started handler" });
     assert.equal(started.attempt, 1);
     const firstLease = (await client.get(started.id)).lease_until_ms;
@@ -162,7 +162,7 @@ describe("Postgres worker processes", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS
     assert.equal(orphan.status, "running");
     assert.equal(orphan.attempt, 1);
 
-    const rescuer = spawnPgFixture(t, FIXTURE, { dsn, handler: "ok", leaseMs, runsFile });
+    const rescuer = spawnWorker(t, { dsn, handler: "ok", leaseMs, runsFile });
     const rows = [];
     for (const id of ids) rows.push(await waitForStatus(client, id, ["succeeded", "failed", "canceled"], { timeoutMs: 60_000 }));
     for (const row of rows) assert.equal(row.status, "succeeded", JSON.stringify(row));
@@ -207,7 +207,7 @@ describe(
       defer(t, () => client.close());
       const ids = await submitMany(client, N);
 
-      const worker = spawnPgFixture(t, FIXTURE, {
+      const worker = spawnWorker(t, {
         dsn,
         handler: "sleep",
         sleepMs: 3,

@@ -4,8 +4,7 @@
 import assert from "node:assert/strict";
 
 import { forEachDialect, test } from "../support/dialects.mjs";
-import { waitFor } from "../support/helpers.mjs";
-import { spawnFixture } from "../support/worker-helpers.mjs";
+import { spawnFixture, waitFor } from "../support/helpers.mjs";
 
 const WINDOW_MS = 10_000;
 

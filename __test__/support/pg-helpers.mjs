@@ -1,7 +1,6 @@
 // Helpers for the Postgres tests: a database of its own per test (created and
 // dropped through psql), clients and workers that are closed when the test
-// ends, worker processes whose JSON output lines can be awaited, and a private
-// cluster for the tests that restart the server.
+// ends, and a private cluster for the tests that restart the server.
 //
 // The tests read CAIRNQ_TEST_PG_DSN (`scripts/postgres.sh start` prints one).
 // Without it they skip with a reason, unless CI is set: then they fail.
@@ -10,15 +9,13 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CairnQ, Worker } from "../../index.mjs";
-import { REPO_ROOT, defer, makeTempDir, manageWorker, migrationLedger, spawnScript, waitFor } from "./helpers.mjs";
+import { REPO_ROOT, defer, makeTempDir, manageWorker, migrationLedger, waitFor } from "./helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 
-export const PG_FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "fixtures");
 export const BASE_DSN = process.env.CAIRNQ_TEST_PG_DSN || null;
 const IN_CI = Boolean(process.env.CI);
 
@@ -175,11 +172,6 @@ export function freePort() {
       server.close(() => resolve(port));
     });
   });
-}
-
-/** Spawn a fixture of `__test__/fixtures/` (see `spawnScript`). */
-export function spawnPgFixture(t, fixture, config) {
-  return spawnScript(t, path.join(PG_FIXTURES, fixture), config, { eventTimeoutMs: 60_000 });
 }
 
 /** One JSON object per line of `file` ([] if the file does not exist). */

@@ -11,9 +11,9 @@ import path from "node:path";
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 
 import { TaskError } from "../../index.mjs";
-import { REPO_ROOT, defer, openClient, waitFor } from "../support/helpers.mjs";
+import { REPO_ROOT, defer, openClient, spawnFixture, waitFor } from "../support/helpers.mjs";
 import { SDKS, pythonSdkProblem, sdkSkipReason } from "../support/python-sdks.mjs";
-import { CALL, makeWorker, spawnFixture, waitForStatus } from "../support/worker-helpers.mjs";
+import { CALL, makeWorker, waitForStatus } from "../support/worker-helpers.mjs";
 import tracing from "../support/tracing.cjs";
 
 const test = (name, fn) => nodeTest(name, { timeout: 120_000 }, fn);
