@@ -234,6 +234,16 @@ export function waitUntilPast(ms) {
   return waitFor(() => Date.now() > ms, { timeoutMs: 5_000, intervalMs: 1 });
 }
 
+/** One JSON object per line of `file` ([] if the file does not exist). */
+export function readJsonLines(file) {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
 export function sha256OfFile(file) {
   return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 }

@@ -174,16 +174,6 @@ export function freePort() {
   });
 }
 
-/** One JSON object per line of `file` ([] if the file does not exist). */
-export function readJsonLines(file) {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
-}
-
 const POSTGRES_SH = path.join(REPO_ROOT, "scripts", "postgres.sh");
 
 async function postgresSh(args, timeoutMs = 180_000) {
