@@ -5,21 +5,12 @@
 // (CAIRNQ_PYTHON: 0.7.0; CAIRNQ_PYTHON_015: 0.15.1).
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 
 import { CairnQ } from "../../index.mjs";
-import { SDKS, pythonSdkProblem, sdkSkipReason } from "../support/python-sdks.mjs";
+import { SDKS, pythonSdkProblem, pythonStep, sdkSkipReason } from "../support/python-sdks.mjs";
 import { makeDbPath, migrationLedger } from "../support/helpers.mjs";
 
-const execFileAsync = promisify(execFile);
-const here = path.dirname(fileURLToPath(import.meta.url));
-const cliScript = path.join(here, "..", "fixtures", "python", "cairnq_cli.py");
 const pgDsn = process.env.CAIRNQ_TEST_PG_DSN;
-// Python's interpreter start-up plus an SDK connect; generous for a loaded CI box.
-const PYTHON_STEP_TIMEOUT_MS = 60_000;
 const SCENARIO_TIMEOUT_MS = 180_000;
 
 // docs/protocol.md, "Migration ledger": what 0.7.0 applies (up to 0006),
@@ -50,22 +41,8 @@ const BAD_INPUT_ENVELOPE = {
 
 /** The helper commands, run with `sdk`'s interpreter. */
 function pythonOf(sdk) {
-  /** Runs one subcommand of the Python helper and returns its JSON output. */
-  async function py(command, db, ...args) {
-    try {
-      const { stdout } = await execFileAsync(sdk.python, [cliScript, command, "--db", db, ...args], {
-        // UTF-8 argv and stdout whatever the locale of the CI shell.
-        env: { ...process.env, PYTHONUTF8: "1" },
-        timeout: PYTHON_STEP_TIMEOUT_MS,
-        maxBuffer: 16 * 1024 * 1024,
-      });
-      return JSON.parse(stdout);
-    } catch (err) {
-      throw new Error(`python ${sdk.version} helper '${command}' failed: ${err.message}\n${err.stderr ?? ""}`, {
-        cause: err,
-      });
-    }
-  }
+  /** One step of the Python helper: its JSON output (`error` when the SDK raised). */
+  const py = (command, db, ...args) => pythonStep(sdk, command, db, ...args);
   async function pyTask(command, db, ...args) {
     const out = await py(command, db, ...args);
     assert.equal(out.error, undefined, `python ${command} raised ${JSON.stringify(out.error)}`);
