@@ -24,32 +24,13 @@ export function migrationLedger() {
 }
 export const PYTHON = process.env.CAIRNQ_PYTHON ?? "python3";
 
-/** The 23 columns of `cairnq_tasks` in table order (docs/protocol.md, "Schema"). */
-export const TASK_COLUMNS = [
-  "id",
-  "name",
-  "queue",
-  "status",
-  "payload",
-  "result",
-  "error",
-  "metadata",
-  "progress",
-  "message",
-  "attempt",
-  "max_attempts",
-  "priority",
-  "worker_id",
-  "lease_until_ms",
-  "run_at_ms",
-  "cancel_requested_at_ms",
-  "parent_id",
-  "root_id",
-  "correlation_id",
-  "created_at_ms",
-  "updated_at_ms",
-  "completed_at_ms",
-];
+/**
+ * The columns of `cairnq_tasks` in table order (docs/protocol.md, "Schema"):
+ * the one fixture the core's `task::COLUMNS` is pinned against too.
+ */
+export const TASK_COLUMNS = JSON.parse(
+  fs.readFileSync(path.join(REPO_ROOT, "crates/core/tests/fixtures/task-columns.json"), "utf8"),
+).columns;
 
 /** A task id: "task_" + a 26-character ULID. */
 export const TASK_ID = /^task_[0-7][0-9ABCDEFGHJKMNPQRSTVWXYZ]{25}$/;
