@@ -8,7 +8,7 @@ const { NativeStore, NativeWatch, DEFAULT_WATCH_POLL_MS } = require("./native.js
 const { TaskTimeout, fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { ExecutorBridge, isExecutor, bigints } = require("./executor.js");
-const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
+const { dumpJson, dumpOptionalJson, encodeEnvelope, nonFiniteAsText, parseRow } = require("./json.js");
 const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
 
 /**
@@ -231,6 +231,7 @@ class TaskStore {
       runAtDelayMs: input.runAtDelayMs ?? undefined,
       debounceMs: input.debounceMs ?? undefined,
       maxDelayMs: input.maxDelayMs ?? undefined,
+      group: input.group ?? undefined,
     };
   }
 
@@ -706,13 +707,6 @@ function holdsNonFinite(value) {
   return false;
 }
 
-/**
- * @param {string} _key
- * @param {unknown} value
- */
-function nonFiniteAsText(_key, value) {
-  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
-}
 
 /**
  * @param {BackpressureOptions} opts

@@ -44,6 +44,7 @@ pub struct SubmitArgs {
     pub debounce_ms: Option<f64>,
     #[serde(default, deserialize_with = "spelled_number")]
     pub max_delay_ms: Option<f64>,
+    pub group: Option<String>,
 }
 
 /// One client write of a JS tick (`lib/store.js` gathers them and sends
@@ -213,6 +214,7 @@ impl From<SubmitArgs> for SubmitInput {
             run_at_delay_ms: args.run_at_delay_ms,
             debounce_ms: args.debounce_ms,
             max_delay_ms: args.max_delay_ms,
+            group: args.group,
         }
     }
 }
@@ -662,6 +664,7 @@ impl NativeClaimSession {
         let draw = Draw {
             names,
             limit: limit as i64,
+            flow: false,
         };
         session
             .draw(draw)

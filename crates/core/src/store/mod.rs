@@ -5,6 +5,7 @@
 mod backend;
 pub mod backpressure;
 mod debounce;
+pub mod flow;
 pub mod postgres;
 mod schedule_rows;
 mod session;
@@ -53,6 +54,8 @@ pub struct SubmitInput {
     /// docs/api.md, "Debounce".
     pub debounce_ms: Option<f64>,
     pub max_delay_ms: Option<f64>,
+    /// docs/api.md, "Flow control": kept in the metadata.
+    pub group: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -147,6 +150,7 @@ fn new_task(input: SubmitInput) -> Result<WriteOp> {
     if let Some(v) = input.run_at_delay_ms {
         at_least("runAtDelayMs", v, 0.0)?;
     }
+    let metadata = flow::group::grouped_metadata(input.metadata, input.group)?;
     let delay_ms = match debounce {
         Some(window) => window.window_ms,
         None => stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?,
@@ -157,7 +161,7 @@ fn new_task(input: SubmitInput) -> Result<WriteOp> {
         name: input.name,
         queue: input.queue.unwrap_or_else(|| DEFAULT_QUEUE.to_string()),
         payload: input.payload.unwrap_or_else(|| "{}".to_string()),
-        metadata: input.metadata.unwrap_or_else(|| "{}".to_string()),
+        metadata: metadata.unwrap_or_else(|| "{}".to_string()),
         max_attempts: input
             .max_attempts
             .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
@@ -468,6 +472,7 @@ impl Store {
         let draw = Draw {
             names: request.names.clone(),
             limit,
+            flow: false,
         };
         Ok(self
             .claim_session(

@@ -6,6 +6,7 @@
 mod conn;
 mod dsn;
 pub mod executor;
+mod flow;
 mod listener;
 mod native;
 mod schedules;
@@ -31,6 +32,7 @@ use super::backend::{
     NewTask, OpenMode, Outcome, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target,
     TaskRef,
 };
+use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
 use crate::protocol::{self, specialize, ClaimShape, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
@@ -410,6 +412,10 @@ async fn claim_draws<S: Session>(
             plan.accept(Vec::new());
             continue;
         }
+        if draw.flow {
+            flow::draw(tx, request, &draw, plan).await?;
+            continue;
+        }
         let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
         // Equality forms bind the single element, list forms the whole list.
         let queue = match shape {
@@ -773,6 +779,14 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn install_schedules(&self) -> Result<()> {
         schedules::install(self.begin().await?).await
+    }
+
+    async fn declare_flow(
+        &self,
+        worker_id: String,
+        declarations: Vec<Declaration>,
+    ) -> Result<Vec<Replaced>> {
+        flow::declare(self.begin().await?, &worker_id, &declarations).await
     }
 
     async fn schedule_read(

@@ -3,6 +3,7 @@
 
 mod conn;
 mod engine;
+mod flow;
 mod schedules;
 mod wal_watch;
 mod wal_writes;
@@ -21,6 +22,7 @@ use super::backend::{
     NewTask, OpenMode, Outcome, Polled, PurgeFilter, StatusCount, Target, TaskRef, WaitPoll,
     WriteAnswer, WriteOp,
 };
+use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
@@ -742,6 +744,10 @@ impl Backend for SqliteBackend {
                     plan.accept(Vec::new());
                     continue;
                 }
+                if draw.flow {
+                    flow::draw(conn, &request, &draw, &mut *plan)?;
+                    continue;
+                }
                 let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
                 let names_json = draw.names.as_deref().map(json_list);
                 let one_name = draw.names.as_ref().and_then(|n| n.first().cloned());
@@ -843,6 +849,15 @@ impl Backend for SqliteBackend {
 
     async fn install_schedules(&self) -> Result<()> {
         self.transaction(schedules::install).await
+    }
+
+    async fn declare_flow(
+        &self,
+        worker_id: String,
+        declarations: Vec<Declaration>,
+    ) -> Result<Vec<Replaced>> {
+        self.transaction(move |conn| flow::declare(conn, &worker_id, &declarations))
+            .await
     }
 
     async fn schedule_read(
