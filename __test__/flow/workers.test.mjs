@@ -23,7 +23,7 @@ async function allSucceeded(client, count, workers, timeoutMs) {
   try {
     await waitFor(async () => (await client.stats()).default?.succeeded === count, { timeoutMs, intervalMs: 50 });
   } catch (err) {
-    throw new Error(`${err.message}; ${workers.map((w) => w.tail()).join("\n")}`);
+    throw new Error(`${err.message}; ${workers.map((w) => w.tail()).join("\n")}`, { cause: err });
   }
 }
 
