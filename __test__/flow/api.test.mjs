@@ -3,10 +3,12 @@
 // its context and in its metadata, and the latest declaration winning for
 // every declaring worker (logged once by the worker that replaced another's).
 import assert from "node:assert/strict";
+import { describe } from "node:test";
 
-import { forEachDialect, setupWorker, sqlite, test } from "../dialects.mjs";
-import { runPython, waitFor } from "../helpers.mjs";
-import { psql } from "../postgres/pg-helpers.mjs";
+import { CairnQ, PostgresStore, Worker, createPoolExecutor } from "../../index.mjs";
+import { forEachDialect, postgres, setupWorker, sqlite, test } from "../dialects.mjs";
+import { defer, manageWorker, runPython, waitFor } from "../helpers.mjs";
+import { PG_SKIP, psql } from "../postgres/pg-helpers.mjs";
 import { staysFalse } from "../worker-helpers.mjs";
 
 /** The flow-control tables the database holds (none until a worker declares limits). */
@@ -134,5 +136,36 @@ forEachDialect("flow control API", (dialect) => {
     await second.stopAndDrain();
     assert.equal(warnings.length, 1);
     assert.equal(await flowTables(dialect, db), "cairnq_flow_limits,cairnq_flow_starts");
+  });
+});
+
+describe("flow control through the application's executor", { skip: PG_SKIP }, () => {
+  test("a rate limit and a group concurrency hold on a store over a pg pool", async (t) => {
+    const db = await postgres.createDatabase(t);
+    const executor = await createPoolExecutor(db);
+    defer(t, () => executor.close());
+    const client = new CairnQ(new PostgresStore(executor));
+    defer(t, () => client.close());
+    for (const group of ["a", "a", "a", "b", "b"]) await client.submit("export", {}, { group });
+    const running = new Map();
+    const started = [];
+    let overlaps = 0;
+    const handle = manageWorker(t, new Worker(new PostgresStore(executor), ["default"], { pollIntervalMs: 20, concurrency: 4 }));
+    handle.worker.task("export", { groupConcurrency: 1, rateLimit: { max: 3, perMs: 600_000 } }, async (ctx) => {
+      started.push(ctx.taskId);
+      running.set(ctx.group, (running.get(ctx.group) ?? 0) + 1);
+      if (running.get(ctx.group) > 1) overlaps += 1;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      running.set(ctx.group, running.get(ctx.group) - 1);
+    });
+    handle.start();
+    await waitFor(() => started.length === 3, { timeoutMs: 20_000 });
+    assert.ok(await staysFalse(() => started.length > 3, 500));
+    assert.equal(overlaps, 0);
+    const queued = await client.list({ status: "queued" });
+    assert.equal(queued.length, 2);
+    assert.ok(queued.every((task) => task.attempt === 0));
+    await handle.stopAndDrain();
+    assert.equal(await flowTables(postgres, db), "cairnq_flow_limits,cairnq_flow_starts");
   });
 });

@@ -38,6 +38,17 @@ impl FlowGate {
         self.closed().insert(name.to_string(), until);
     }
 
+    /// `names` without those whose window is still full.
+    pub fn open_names(&self, names: &[String]) -> Vec<String> {
+        let now = Instant::now();
+        let closed = self.closed();
+        names
+            .iter()
+            .filter(|name| closed.get(*name).is_none_or(|until| *until <= now))
+            .cloned()
+            .collect()
+    }
+
     /// An idle sleep of `idle`, cut to when the first closed window opens.
     pub fn sleep_bound(&self, idle: Duration) -> Duration {
         let now = Instant::now();
@@ -85,7 +96,9 @@ impl FlowState {
         for declaration in pending {
             declared.insert(declaration.name, declaration.limits);
         }
-        for replaced in replaced {
+        // Replacing its own earlier declaration (a registration changed while
+        // running) is no disagreement between workers.
+        for replaced in replaced.iter().filter(|r| r.previous.by != worker_id) {
             notice(replaced.notice());
         }
         Ok(())
@@ -104,6 +117,8 @@ mod tests {
         gate.close("a", 100);
         assert!(gate.is_closed("a"));
         assert!(!gate.is_closed("b"));
+        let names = ["a".to_string(), "b".to_string()];
+        assert_eq!(gate.open_names(&names), ["b"]);
         assert!(gate.sleep_bound(idle) <= Duration::from_millis(100));
         gate.close("a", 0);
         assert!(!gate.is_closed("a"));

@@ -303,7 +303,8 @@ impl WorkerInner {
                 queues: self.queues.clone(),
                 worker_id: self.id.clone(),
                 lease_ms: self.settings.lease_ms,
-                names: Some(schedule.names.clone()),
+                // A name whose rate window is full makes no probe open a transaction.
+                names: Some(self.flow.gate.open_names(&schedule.names)),
             };
             let pending = run.take_completions();
             let items = pending.iter().map(PendingCompletion::item).collect();
