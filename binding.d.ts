@@ -133,6 +133,13 @@ export declare class NativeStore {
   listenClosed(): void
   /** Whether push wakeups are live. */
   listening(): boolean
+  /** Insert or update the schedule `specJson` describes; the stored schedule. */
+  schedule(specJson: string): Promise<string>
+  /** Every schedule, by name, as a JSON array. */
+  schedules(): Promise<string>
+  pauseSchedule(name: string): Promise<string | null>
+  resumeSchedule(name: string): Promise<string | null>
+  unschedule(name: string): Promise<string | null>
   sharedTxOpen(): Promise<SharedTxObject>
   /**
    * One statement of the caller in the shared transaction; rows as JSON.
@@ -142,13 +149,6 @@ export declare class NativeStore {
   /** Settle the task in the shared transaction and commit; the row as JSON. */
   sharedTxComplete(id: number, taskId: string, workerId: string, resultJson?: string | undefined | null): Promise<string>
   sharedTxAbort(id: number): Promise<void>
-  /** Insert or update the schedule `specJson` describes; the stored schedule. */
-  schedule(specJson: string): Promise<string>
-  /** Every schedule, by name, as a JSON array. */
-  schedules(): Promise<string>
-  pauseSchedule(name: string): Promise<string | null>
-  resumeSchedule(name: string): Promise<string | null>
-  unschedule(name: string): Promise<string | null>
 }
 
 export declare class NativeWatch {

@@ -6,7 +6,8 @@ const { TaskCanceled, TaskFailed } = require("./errors.js");
 const { RetentionSweeper } = require("./housekeeping.js");
 const { taskName } = require("./models.js");
 const { schedule, schedules, changeSchedule } = require("./schedules.js");
-const { SQLiteStore, PostgresStore } = require("./store.js");
+const { SQLiteStore } = require("./sqlite-store.js");
+const { PostgresStore } = require("./postgres-store.js");
 
 /**
  * @typedef {import("../index.js").Task} Task

@@ -9,10 +9,13 @@ mod backpressure;
 mod errors;
 mod retention;
 mod store;
-// After `store`: its `#[napi] impl NativeStore` needs the struct seen first.
+mod writes;
+// After `store`: their `#[napi] impl NativeStore` needs the struct seen first.
+mod claim_session;
 mod executor;
 mod foreign;
 mod schedules;
+mod shared_tx;
 mod watch;
 mod worker;
 // After `store` and `worker`, whose structs its constructor and methods take.

@@ -5,7 +5,8 @@
 // Both front ends format the answers; neither runs SQL of its own.
 
 const { CairnQ } = require("../client.js");
-const { SQLiteStore, PostgresStore } = require("../store.js");
+const { SQLiteStore } = require("../sqlite-store.js");
+const { PostgresStore } = require("../postgres-store.js");
 const { STATUSES } = require("../models.js");
 
 /**

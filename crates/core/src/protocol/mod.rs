@@ -210,6 +210,17 @@ pub fn specialize(statement: &'static str, set: &[&str]) -> &'static str {
     })
 }
 
+/// `specialize` for a call's optional filters, given as `(parameter, set)`
+/// pairs: the terms of the filters that are set become required.
+pub fn specialize_for(statement: &'static str, filters: &[(&str, bool)]) -> &'static str {
+    let set: Vec<&str> = filters
+        .iter()
+        .filter(|(_, set)| *set)
+        .map(|(param, _)| *param)
+        .collect();
+    specialize(statement, &set)
+}
+
 /// `text` with each `(param is null or <condition>)` term made `<condition>`.
 fn required(text: &str, param: &str) -> String {
     let open = format!("({param} is null or ");

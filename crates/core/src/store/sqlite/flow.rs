@@ -5,7 +5,8 @@
 
 use rusqlite::Connection;
 
-use super::conn::{apply_in_transaction, query, query_tasks};
+use super::conn::apply_in_transaction;
+use super::query::{query, query_tasks};
 use crate::error::Result;
 use crate::ids::now_ms;
 use crate::protocol::flow::{SQLITE as SQL, SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD};
