@@ -45,6 +45,8 @@ pub struct RegistrationArgs {
     pub batch: Option<f64>,
     pub concurrency: Option<f64>,
     pub resource: Option<String>,
+    /// `{rateLimit, groupConcurrency}` as JSON, non-finite numbers spelled.
+    pub flow: Option<String>,
 }
 
 impl From<RegistrationArgs> for Registration {
@@ -53,6 +55,7 @@ impl From<RegistrationArgs> for Registration {
             batch: args.batch,
             concurrency: args.concurrency,
             resource: args.resource,
+            flow: args.flow,
         }
     }
 }
@@ -105,6 +108,7 @@ struct JsInvoker {
     dispatch: JsFn<String, ()>,
     ping: JsFn<(), ()>,
     lease_lost: JsFn<ContextArg, ()>,
+    notice: Option<JsFn<String, ()>>,
 }
 
 impl From<OutcomeArg> for CallOutcome {
@@ -158,6 +162,12 @@ impl Invoker for JsInvoker {
                 .call(arg, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
+
+    fn notice(&self, message: &str) {
+        if let Some(notice) = &self.notice {
+            notice.call(message.to_string(), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
 }
 
 #[napi]
@@ -182,6 +192,8 @@ impl NativeWorker {
 
 #[napi]
 impl NativeWorker {
+    // Each JS callback crosses as a thread-safe function of its own.
+    #[allow(clippy::too_many_arguments)]
     #[napi(constructor)]
     pub fn new(
         store: &NativeStore,
@@ -191,6 +203,7 @@ impl NativeWorker {
         ping: JsFn<(), ()>,
         lease_lost: JsFn<ContextArg, ()>,
         on_error: Option<JsFn<ErrorArg, ()>>,
+        notice: Option<JsFn<String, ()>>,
     ) -> Result<Self> {
         let on_error = on_error.map(|report| {
             let report = Arc::new(report);
@@ -222,6 +235,7 @@ impl NativeWorker {
             dispatch,
             ping,
             lease_lost,
+            notice,
         });
         Ok(NativeWorker {
             worker,

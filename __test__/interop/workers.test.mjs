@@ -471,6 +471,39 @@ for (const sdk of SDKS) {
         assert.ok(migrations.some((m) => m.name === "node_schedules_0001.sql"), JSON.stringify(migrations));
         await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
       });
+
+      scenario("a database with flow tables: the Python worker opens it and runs grouped tasks (without the limits)", async (t) => {
+        const db = await backend.freshDatabase(t);
+        const ours = await openOurs(t, backend, db);
+        // Our worker declares a group concurrency (creating the flow tables)
+        // and runs one grouped task under it.
+        const ourWorker = startOurWorker(t, backend, db, (w) => w.task("js.export", { groupConcurrency: 1 }, ourEcho));
+        const declared = await ours.submit("js.export", {}, { group: "customer:1" });
+        assert.equal((await ours.wait(declared.id, { timeoutMs: OUR_CALL_WAIT_MS })).status, "succeeded");
+        const grouped = [];
+        for (let i = 0; i < 3; i += 1) {
+          grouped.push(await ours.submit("py.export", { ...RICH_PAYLOAD, i }, { group: "customer:1", metadata: { i } }));
+        }
+        const pyWorker = spawnPyWorker(t, db, { handlers: ["py.export"] });
+        const pyWorkerId = await pyWorker.ready();
+        const rows = await Promise.all(grouped.map((task) => ours.wait(task.id, { timeoutMs: OUR_CALL_WAIT_MS })));
+        for (const [i, row] of rows.entries()) {
+          const detail = JSON.stringify(row);
+          assert.equal(row.status, "succeeded", detail);
+          assert.equal(row.worker_id, pyWorkerId, detail);
+          assert.equal(row.result.by, "python", detail);
+          assert.deepEqual(row.result.echo, { ...RICH_PAYLOAD, i }, detail);
+          assert.deepEqual(row.metadata, { i, "cairnq.group": "customer:1" }, detail);
+        }
+        // The Python SDK reads the grouped rows and the ledger as ever.
+        const read = await py("get", db, grouped[0].id);
+        assert.deepEqual(read.task.metadata, { i: 0, "cairnq.group": "customer:1" });
+        const listed = await py("list", db, "--name", "py.export");
+        assert.equal(listed.tasks.length, 3);
+        const { migrations } = await py("ledger", db);
+        assert.ok(migrations.some((m) => m.name === "node_flow_0001.sql"), JSON.stringify(migrations));
+        await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
+      });
     });
   }
 }

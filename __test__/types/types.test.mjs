@@ -48,6 +48,8 @@ const TYPE_EXPORTS = [
   "PgExecutor", "PgSession", "Row",
   // Schedules (docs/api.md, "Schedules").
   "ScheduleOptions", "Schedule", "ScheduleOrigin", "CatchUp",
+  // Flow control (docs/api.md, "Flow control").
+  "RateLimit",
   "MetricsOptions", "Metrics",
 ].sort();
 
