@@ -6,10 +6,10 @@ import assert from "node:assert/strict";
 import { describe } from "node:test";
 
 import { CairnQ, PostgresStore, Worker, createPoolExecutor } from "../../index.mjs";
-import { forEachDialect, postgres, setupWorker, sqlite, test } from "../dialects.mjs";
-import { defer, manageWorker, runPython, waitFor } from "../helpers.mjs";
-import { PG_SKIP, psql } from "../postgres/pg-helpers.mjs";
-import { staysFalse } from "../worker-helpers.mjs";
+import { forEachDialect, postgres, setupWorker, sqlite, test } from "../support/dialects.mjs";
+import { defer, manageWorker, runPython, waitFor } from "../support/helpers.mjs";
+import { PG_SKIP, psql } from "../support/pg-helpers.mjs";
+import { staysFalse } from "../support/worker-helpers.mjs";
 
 /** The flow-control tables the database holds (none until a worker declares limits). */
 async function flowTables(dialect, db) {

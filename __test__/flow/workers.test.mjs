@@ -3,9 +3,8 @@
 // database alone — on every dialect.
 import assert from "node:assert/strict";
 
-import { forEachDialect, test } from "../dialects.mjs";
-import { waitFor } from "../helpers.mjs";
-import { spawnFixture } from "../worker-helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
+import { spawnFixture, waitFor } from "../support/helpers.mjs";
 
 /** Three worker processes serving `name` with `options`, once all report serving. */
 async function startWorkers(t, dialect, db, name, options, extra = {}) {
