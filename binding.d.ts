@@ -164,7 +164,7 @@ export declare class NativeWatch {
 }
 
 export declare class NativeWorker {
-  constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<string, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<ContextArg, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null)
+  constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<string, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<ContextArg, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null, notice?: JsFn<string, undefined> | undefined | null)
   get id(): string
   register(name: string, opts: RegistrationArgs): void
   /**
@@ -276,6 +276,8 @@ export interface RegistrationArgs {
   batch?: number | string
   concurrency?: number | string
   resource?: string
+  /** `{rateLimit, groupConcurrency}` as JSON, non-finite numbers spelled. */
+  flow?: string
 }
 
 export interface ResultArg {

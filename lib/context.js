@@ -12,6 +12,9 @@ const { taskName } = require("./models.js");
 const { callThrough } = require("./client.js");
 const { SCHEDULE_METADATA_KEY } = require("./schedules.js");
 
+/** Where a task's metadata holds its group: the core's `store::flow::GROUP_METADATA_KEY`. */
+const GROUP_METADATA_KEY = "cairnq.group";
+
 /**
  * @typedef {import("../index.js").Task} Task
  * @typedef {Pick<Task, "id" | "name" | "queue" | "payload" | "metadata" | "attempt" | "root_id" | "correlation_id"> & { queue_wait_ms?: number }} TaskFields
@@ -121,6 +124,11 @@ class TaskContext {
   get schedule() {
     const origin = this._task.metadata?.[SCHEDULE_METADATA_KEY];
     return origin && typeof origin.name === "string" ? origin : null;
+  }
+  /** The group this task was submitted with (docs/api.md, "Flow control"), or null. */
+  get group() {
+    const group = this._task.metadata?.[GROUP_METADATA_KEY];
+    return typeof group === "string" && group !== "" ? group : null;
   }
   get rootId() {
     return this._task.root_id;

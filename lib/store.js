@@ -163,6 +163,7 @@ class TaskStore {
       runAtDelayMs: input.runAtDelayMs ?? undefined,
       debounceMs: input.debounceMs ?? undefined,
       maxDelayMs: input.maxDelayMs ?? undefined,
+      group: input.group ?? undefined,
     };
   }
 

@@ -7,6 +7,7 @@
 // tick's replies (or its own error).
 
 const { fromNative } = require("./errors.js");
+const { nonFiniteAsText } = require("./json.js");
 
 /** @typedef {{ kind: string, [field: string]: unknown }} WriteArgs */
 
@@ -134,14 +135,6 @@ function holdsNonFinite(value) {
     }
   }
   return false;
-}
-
-/**
- * @param {string} _key
- * @param {unknown} value
- */
-function nonFiniteAsText(_key, value) {
-  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
 }
 
 module.exports = { TickWrites };

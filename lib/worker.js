@@ -6,7 +6,7 @@
 const { NativeWorker } = require("./native.js");
 const { LostLease, TaskError, errorEnvelope, exceptionEnvelope, fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
-const { dumpJson, encodeEnvelope } = require("./json.js");
+const { dumpJson, encodeEnvelope, nonFiniteAsText } = require("./json.js");
 const { taskName } = require("./models.js");
 const { backpressureArgs } = require("./store-args.js");
 const { SQLiteStore } = require("./sqlite-store.js");
@@ -32,7 +32,8 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  * @typedef {{ concurrency?: number }} RunOptions
  * @typedef {(...args: any[]) => unknown} HandlerFn a handler: `(ctx, payload)`, or `(contexts)` for a batch
  * @typedef {{ fn: HandlerFn, batch: boolean }} Registration
- * @typedef {{ batch?: number, concurrency?: number, resource?: string, [option: string]: unknown }} TaskOptions
+ * @typedef {import("../index.js").RateLimit} RateLimit
+ * @typedef {{ batch?: number, concurrency?: number, resource?: string, rateLimit?: RateLimit | null, groupConcurrency?: number | null, [option: string]: unknown }} TaskOptions
  * @typedef {import("./context.js").TaskFields} TaskFields
  * @typedef {{ id: number, name: string, batch: boolean, tasks: TaskFields[], traced?: Traced, metered?: Metered }} Call
  *   one handler call, as Rust dispatches it: of each task, what its context reads (`traced`: its consumer span,
@@ -44,6 +45,9 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  */
 
 const SIGNALS = ["SIGINT", "SIGTERM"];
+
+/** The `code` of the warning a worker emits once when its declared limits replace another worker's (docs/api.md, "Flow control"). */
+const FLOW_NOTICE_CODE = "CAIRNQ_FLOW_LIMITS_REPLACED";
 
 /**
  * The outcome of a handler whose failure could not even be described.
@@ -110,7 +114,17 @@ class Worker {
     /** @param {ContextArg} lost */
     const abortLostLease = ({ call, index }) => this._running.get(call)?.[index]?._syncAbort();
     this._native = nativeSync(
-      () => new NativeWorker(store._native, queues, workerArgs(opts), dispatch, answerPing, abortLostLease, report),
+      () =>
+        new NativeWorker(
+          store._native,
+          queues,
+          workerArgs(opts),
+          dispatch,
+          answerPing,
+          abortLostLease,
+          report,
+          warnFlowLimitsReplaced,
+        ),
     );
     this._id = this._native.id;
   }
@@ -178,6 +192,7 @@ class Worker {
         batch: numberOrSpelled(opts.batch),
         concurrency: numberOrSpelled(opts.concurrency),
         resource: opts.resource ?? undefined,
+        flow: flowOptions(opts),
       }),
     );
     // A missing fn is not refused here: each call of it fails as a handler that threw.
@@ -363,6 +378,17 @@ class Worker {
 }
 
 /**
+ * A registration's `rateLimit` and `groupConcurrency` as the core checks them
+ * (docs/api.md, "Flow control"), or undefined when it declares neither.
+ * @param {TaskOptions} opts
+ * @returns {string | undefined}
+ */
+function flowOptions(opts) {
+  if (opts.rateLimit == null && opts.groupConcurrency == null) return undefined;
+  return JSON.stringify({ rateLimit: opts.rateLimit, groupConcurrency: opts.groupConcurrency }, nonFiniteAsText);
+}
+
+/**
  * Call a handler the way its registration asks: `(contexts)` for a batch,
  * else `(context, payload)`.
  * @param {HandlerFn} fn
@@ -389,6 +415,15 @@ function owningItsStore(worker) {
  * (EventLoopBlocked); running at all is the answer.
  */
 function answerPing() {}
+
+/**
+ * The notice the core gives once when this worker's declared limits replace
+ * another worker's (docs/api.md, "Flow control"): a process warning.
+ * @param {string} message
+ */
+function warnFlowLimitsReplaced(message) {
+  process.emitWarning(message, { code: FLOW_NOTICE_CODE });
+}
 
 /**
  * An option that should be a number, as the core checks it (docs/api.md,

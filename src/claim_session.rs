@@ -52,6 +52,7 @@ impl NativeClaimSession {
         let draw = Draw {
             names,
             limit: limit as i64,
+            flow: false,
         };
         session
             .draw(draw)

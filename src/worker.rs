@@ -47,6 +47,8 @@ pub struct RegistrationArgs {
     pub batch: Option<Either<f64, String>>,
     pub concurrency: Option<Either<f64, String>>,
     pub resource: Option<String>,
+    /// `{rateLimit, groupConcurrency}` as JSON, non-finite numbers spelled.
+    pub flow: Option<String>,
 }
 
 impl From<RegistrationArgs> for Registration {
@@ -55,6 +57,7 @@ impl From<RegistrationArgs> for Registration {
             batch: args.batch.map(number_arg),
             concurrency: args.concurrency.map(number_arg),
             resource: args.resource,
+            flow: args.flow,
         }
     }
 }
@@ -114,6 +117,7 @@ struct JsInvoker {
     dispatch: JsFn<String, ()>,
     ping: JsFn<(), ()>,
     lease_lost: JsFn<ContextArg, ()>,
+    notice: Option<JsFn<String, ()>>,
 }
 
 impl From<OutcomeArg> for CallOutcome {
@@ -167,6 +171,12 @@ impl Invoker for JsInvoker {
                 .call(arg, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
+
+    fn notice(&self, message: &str) {
+        if let Some(notice) = &self.notice {
+            notice.call(message.to_string(), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
 }
 
 #[napi]
@@ -191,6 +201,8 @@ impl NativeWorker {
 
 #[napi]
 impl NativeWorker {
+    // Each JS callback crosses as a thread-safe function of its own.
+    #[allow(clippy::too_many_arguments)]
     #[napi(constructor)]
     pub fn new(
         store: &NativeStore,
@@ -200,6 +212,7 @@ impl NativeWorker {
         ping: JsFn<(), ()>,
         lease_lost: JsFn<ContextArg, ()>,
         on_error: Option<JsFn<ErrorArg, ()>>,
+        notice: Option<JsFn<String, ()>>,
     ) -> Result<Self> {
         let on_error = on_error.map(|report| {
             let report = Arc::new(report);
@@ -231,6 +244,7 @@ impl NativeWorker {
             dispatch,
             ping,
             lease_lost,
+            notice,
         });
         Ok(NativeWorker {
             worker,

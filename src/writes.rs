@@ -33,6 +33,7 @@ pub struct SubmitArgs {
     pub debounce_ms: Option<f64>,
     #[serde(default, deserialize_with = "spelled_number")]
     pub max_delay_ms: Option<f64>,
+    pub group: Option<String>,
 }
 
 /// One client write of a JS tick (`lib/store.js` gathers them and sends
@@ -161,6 +162,7 @@ impl From<SubmitArgs> for SubmitInput {
             run_at_delay_ms: args.run_at_delay_ms,
             debounce_ms: args.debounce_ms,
             max_delay_ms: args.max_delay_ms,
+            group: args.group,
         }
     }
 }

@@ -3,6 +3,7 @@
 //! files live under `crates/core/protocol/<dialect>/` and are compiled into the
 //! binary.
 
+pub mod flow;
 pub mod schedules;
 
 use std::collections::HashMap;
@@ -301,6 +302,14 @@ mod tests {
         ] {
             let names: Vec<_> = migrations.iter().map(|m| m.name).collect();
             assert_eq!(serde_json::json!(names), fixture[dialect], "{dialect}");
+        }
+        let own = [schedules::LEDGER_NAME, flow::LEDGER_NAME];
+        assert_eq!(serde_json::json!(own), fixture["nodeOwn"]);
+        for name in own {
+            assert!(
+                !name.starts_with(char::is_numeric),
+                "{name} takes no protocol number"
+            );
         }
     }
 

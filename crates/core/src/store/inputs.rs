@@ -6,6 +6,7 @@ use crate::ids::new_task_id;
 use crate::input::{at_least, finite_at_least, saturating_i64, stored_ms_or, FOREVER_MS};
 use crate::store::backend::{ClaimRequest, Conflict, NewTask, Outcome, PurgeFilter, WriteOp};
 use crate::store::debounce::{debounce_of, DebounceInput};
+use crate::store::flow::group::grouped_metadata;
 use crate::task::Status;
 
 pub const DEFAULT_QUEUE: &str = "default";
@@ -79,6 +80,8 @@ pub struct SubmitInput {
     /// docs/api.md, "Debounce".
     pub debounce_ms: Option<f64>,
     pub max_delay_ms: Option<f64>,
+    /// docs/api.md, "Flow control": kept in the metadata.
+    pub group: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -159,6 +162,7 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
     if let Some(v) = input.run_at_delay_ms {
         at_least("runAtDelayMs", v, 0.0)?;
     }
+    let metadata = grouped_metadata(input.metadata, input.group)?;
     let delay_ms = match debounce {
         Some(window) => window.window_ms,
         None => stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?,
@@ -169,7 +173,7 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
         name: input.name,
         queue: input.queue.unwrap_or_else(|| DEFAULT_QUEUE.to_string()),
         payload: input.payload.unwrap_or_else(|| "{}".to_string()),
-        metadata: input.metadata.unwrap_or_else(|| "{}".to_string()),
+        metadata: metadata.unwrap_or_else(|| "{}".to_string()),
         max_attempts: input
             .max_attempts
             .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),

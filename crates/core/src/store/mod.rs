@@ -5,6 +5,7 @@
 mod backend;
 pub mod backpressure;
 mod debounce;
+pub mod flow;
 mod inputs;
 pub mod postgres;
 mod schedule_rows;
@@ -357,6 +358,7 @@ impl Store {
         let draw = Draw {
             names: request.names.clone(),
             limit,
+            flow: false,
         };
         Ok(self
             .claim_session(

@@ -6,6 +6,7 @@
 
 mod call;
 mod context;
+mod flow;
 mod heartbeat;
 mod invoker;
 mod ledger;
@@ -30,6 +31,7 @@ pub use self::settings::{retry_backoff, WorkerOptions};
 pub use self::timings::{merge as merge_timings, NameTimings, Timings};
 
 use self::call::{Ending, Settlement};
+use self::flow::FlowState;
 use self::heartbeat::Beat;
 use self::ledger::{Charge, PendingCompletion, RunState};
 use self::plan::{Limits, PollPlan};
@@ -58,6 +60,8 @@ pub(crate) struct WorkerInner {
     run: Mutex<Weak<RunState>>,
     /// Queue waits and run times per task name, for the metrics.
     timings: Mutex<Timings>,
+    /// Declared limits and full rate windows (docs/api.md, "Flow control").
+    flow: FlowState,
 }
 
 /// A worker: registrations plus the loop that claims and runs their tasks.
@@ -86,6 +90,7 @@ impl Worker {
                 stopped: watch::channel(false).0,
                 run: Mutex::new(Weak::new()),
                 timings: Mutex::new(Timings::new()),
+                flow: FlowState::default(),
             }),
         })
     }
@@ -218,6 +223,16 @@ impl WorkerInner {
             self.start_held(run);
             let (in_flight, bytes, held) = run.load();
             let schedule = self.registry().schedule();
+            let notice = |message: String| run.invoker.notice(&message);
+            if let Err(err) = self
+                .flow
+                .declare(&self.store, &self.id, &schedule, notice)
+                .await
+            {
+                self.reporter.claim(err);
+                sleep_unless_stopped(&mut stop, CLAIM_ERROR_PAUSE).await;
+                continue;
+            }
             let pending = run.take_completions();
             let reading = Reading {
                 slots,
@@ -261,13 +276,15 @@ impl WorkerInner {
                         Limits {
                             claim_batch: self.settings.claim_batch,
                             resources: self.settings.resources.clone(),
+                            flow_gate: self.flow.gate.clone(),
                         },
                     );
                     let request = ClaimRequest {
                         queues: self.queues.clone(),
                         worker_id: self.id.clone(),
                         lease_ms: self.settings.lease_ms,
-                        names: Some(schedule.names.clone()),
+                        // A name whose rate window is full makes no probe open a transaction.
+                        names: Some(self.flow.gate.open_names(&schedule.names)),
                     };
                     let items = pending.iter().map(PendingCompletion::item).collect();
                     match self.store.poll(request, items, probe, plan).await {
@@ -315,9 +332,10 @@ impl WorkerInner {
         ticket: u64,
         stop: &mut watch::Receiver<bool>,
     ) {
+        let every = self.flow.gate.sleep_bound(self.settings.poll_every);
         tokio::select! {
-            _ = self.store.claim_wake(&self.queues, ticket, self.settings.poll_every) => {}
-            _ = sleep_unless_stopped(stop, self.settings.poll_every) => {}
+            _ = self.store.claim_wake(&self.queues, ticket, every) => {}
+            _ = sleep_unless_stopped(stop, every) => {}
             _ = changed => {}
         }
     }

@@ -6,15 +6,19 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::input::{integer_arg_at_least_one, NumberArg};
+use crate::store::flow::{self, Declaration, FlowLimits};
 
-/// `worker.task(name, {batch, concurrency, resource}, fn)` options as JS
-/// gave them (a number, or any other value, which is refused); all absent
-/// for the plain `(ctx, payload)` form.
+/// `worker.task(name, {batch, concurrency, resource, rateLimit,
+/// groupConcurrency}, fn)` options as JS gave them (batch and concurrency a
+/// number, or any other value, which is refused); all absent for the plain
+/// `(ctx, payload)` form.
 #[derive(Clone, Debug, Default)]
 pub struct Registration {
     pub batch: Option<NumberArg>,
     pub concurrency: Option<NumberArg>,
     pub resource: Option<String>,
+    /// `{rateLimit, groupConcurrency}` as JSON (`store::flow::spec::parse`).
+    pub flow: Option<String>,
 }
 
 /// A validated registration.
@@ -24,12 +28,18 @@ pub(crate) struct Handler {
     pub batch: Option<i64>,
     pub concurrency: Option<i64>,
     pub resource: Option<String>,
+    /// The limits this worker declares for the name.
+    pub flow: Option<FlowLimits>,
 }
 
 impl Handler {
-    /// Names with a batch size, a concurrency cap or a resource draw alone.
+    /// Names with a batch size, a concurrency cap, a resource or declared
+    /// limits draw alone.
     fn has_own_source(&self) -> bool {
-        self.batch.is_some() || self.concurrency.is_some() || self.resource.is_some()
+        self.batch.is_some()
+            || self.concurrency.is_some()
+            || self.resource.is_some()
+            || self.flow.is_some()
     }
 }
 
@@ -48,6 +58,10 @@ pub(crate) fn validate(
 ) -> Result<Handler> {
     let batch = positive_integer("batch", options.batch)?;
     let concurrency = positive_integer("concurrency", options.concurrency)?;
+    let limits = match &options.flow {
+        Some(json) => flow::spec::parse(json)?,
+        None => None,
+    };
     if let Some(resource) = &options.resource {
         if !resources.contains_key(resource) {
             let mut declared: Vec<&str> = resources.keys().map(String::as_str).collect();
@@ -67,6 +81,7 @@ pub(crate) fn validate(
         batch,
         concurrency,
         resource: options.resource,
+        flow: limits,
     })
 }
 
@@ -103,6 +118,8 @@ pub(crate) struct Source {
     /// Per-name concurrency cap (own sources only).
     pub concurrency: Option<i64>,
     pub resource: Option<String>,
+    /// Its one name's declared limits apply (a flow draw).
+    pub flow: bool,
 }
 
 /// Everything one poll needs to know about the registrations.
@@ -113,6 +130,8 @@ pub(crate) struct Schedule {
     pub sources: Vec<Source>,
     /// Every registered name: the session's name filter.
     pub names: Vec<String>,
+    /// The limits this worker declares, in registration order.
+    pub declarations: Vec<Declaration>,
 }
 
 impl Schedule {
@@ -125,6 +144,7 @@ impl Schedule {
                 batch: h.batch.unwrap_or(1),
                 concurrency: h.concurrency,
                 resource: h.resource.clone(),
+                flow: h.flow.is_some(),
             })
             .collect();
         let shared: Vec<String> = handlers
@@ -138,6 +158,7 @@ impl Schedule {
                 batch: 1,
                 concurrency: None,
                 resource: None,
+                flow: false,
             });
         }
         Schedule {
@@ -147,6 +168,15 @@ impl Schedule {
                 .collect(),
             sources,
             names: handlers.iter().map(|h| h.name.clone()).collect(),
+            declarations: handlers
+                .iter()
+                .filter_map(|h| {
+                    h.flow.map(|limits| Declaration {
+                        name: h.name.clone(),
+                        limits,
+                    })
+                })
+                .collect(),
         }
     }
 }
@@ -212,6 +242,7 @@ mod tests {
             batch,
             concurrency: None,
             resource: resource.map(Into::into),
+            flow: None,
         }
     }
 

@@ -42,6 +42,10 @@ pub(super) async fn claim_draws<S: Session>(
             plan.accept(Vec::new());
             continue;
         }
+        if draw.flow {
+            super::flow::draw(tx, request, &draw, plan).await?;
+            continue;
+        }
         let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
         // Equality forms bind the single element, list forms the whole list.
         let queue = match shape {

@@ -7,6 +7,7 @@ mod claim;
 mod conn;
 mod dsn;
 pub mod executor;
+mod flow;
 mod keyed;
 mod listener;
 mod native;
@@ -38,6 +39,7 @@ use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, OpenMode, Outcome,
     Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef,
 };
+use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
 use crate::protocol::{self, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
@@ -439,6 +441,14 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn install_schedules(&self) -> Result<()> {
         schedules::install(self.begin().await?).await
+    }
+
+    async fn declare_flow(
+        &self,
+        worker_id: String,
+        declarations: Vec<Declaration>,
+    ) -> Result<Vec<Replaced>> {
+        flow::declare(self.begin().await?, &worker_id, &declarations).await
     }
 
     async fn schedule_read(

@@ -58,6 +58,10 @@ pub(super) fn claim(
             plan.accept(Vec::new());
             continue;
         }
+        if draw.flow {
+            super::flow::draw(conn, request, &draw, &mut *plan)?;
+            continue;
+        }
         let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
         let names_json = draw.names.as_deref().map(json_list);
         let one_name = draw.names.as_ref().and_then(|n| n.first().cloned());

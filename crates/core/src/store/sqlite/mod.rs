@@ -7,6 +7,7 @@
 mod claim;
 mod conn;
 mod engine;
+mod flow;
 mod open;
 mod query;
 mod reads;
@@ -31,6 +32,7 @@ use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, OpenMode, Outcome,
     Polled, PurgeFilter, StatusCount, Target, TaskRef, WaitPoll, WriteAnswer, WriteOp,
 };
+use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
 use crate::protocol::{self, SQLITE as SQL};
@@ -338,6 +340,15 @@ impl Backend for SqliteBackend {
 
     async fn install_schedules(&self) -> Result<()> {
         self.transaction(schedules::install).await
+    }
+
+    async fn declare_flow(
+        &self,
+        worker_id: String,
+        declarations: Vec<Declaration>,
+    ) -> Result<Vec<Replaced>> {
+        self.transaction(move |conn| flow::declare(conn, &worker_id, &declarations))
+            .await
     }
 
     async fn schedule_read(
