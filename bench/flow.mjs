@@ -10,7 +10,7 @@
 //    beside a name with `rateLimit: {max: 10, perMs: 1000}` and `--limited-n`
 //    of its tasks queued: tasks/s of the unlimited name side by side,
 //    interleaved, median ratio (the issue asks ≥ 0.9).
-import { argNumber, benchTarget, loadPackage, median, openClient, openWorker, seconds, sleep, throughput, until } from "./lib.mjs";
+import { argNumber, benchTarget, drainRate, loadPackage, median, throughput } from "./lib.mjs";
 
 const pkg = await loadPackage();
 const target = benchTarget();
@@ -20,38 +20,8 @@ const reps = argNumber("reps", 3);
 const concurrency = argNumber("concurrency", 16);
 const limitedN = argNumber("limited-n", 1000);
 
-/**
- * Drain `n` tasks named "job" with `register(worker, handler)` choosing the
- * registration, after `setup(client)` queued them: tasks/s from `run()` until
- * the handler ran `n` times.
- */
-async function drain(setup, register) {
-  const location = target.fresh("flow");
-  const client = openClient(pkg, location);
-  try {
-    await client.connect();
-    await setup(client);
-    // Let the setup's checkpoints finish, so every variant starts alike.
-    await sleep(1000);
-    const worker = openWorker(pkg, location, { pollIntervalMs: 50, concurrency });
-    let done = 0;
-    register(worker, () => {
-      done += 1;
-      return null;
-    });
-    const started = process.hrtime.bigint();
-    const running = worker.run();
-    await until("drained", () => done >= n, { everyMs: 5, timeoutMs: 600_000 });
-    const rate = n / seconds(started);
-    worker.stop();
-    await running;
-    await worker.close();
-    return rate;
-  } finally {
-    await client.close();
-    target.release(location);
-  }
-}
+/** Drain `n` tasks named "job", queued by `setup`, registered by `register`. */
+const drain = (setup, register) => drainRate(pkg, target, "flow", { n, concurrency, setup, register });
 
 const jobs = (opts) => (client) => throughput(n, 64, (i) => client.submit("job", { i }, opts(i)));
 

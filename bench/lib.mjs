@@ -127,6 +127,40 @@ export function openWorker(pkg, location, opts) {
   return location.startsWith("postgres") ? pkg.Worker.postgres(location, opts) : pkg.Worker.sqlite(location, opts);
 }
 
+/**
+ * Drain `n` tasks on a fresh database of `target`: `setup(client)` queues
+ * them, then a worker (poll 50 ms, `concurrency`) registered by
+ * `register(worker, handler)` runs them; tasks/s from `run()` until the
+ * handler ran `n` times.
+ */
+export async function drainRate(pkg, target, label, { n, concurrency = 16, setup, register }) {
+  const location = target.fresh(label);
+  const client = openClient(pkg, location);
+  try {
+    await client.connect();
+    await setup(client);
+    // Let the setup's checkpoints finish, so every variant starts alike.
+    await sleep(1000);
+    const worker = openWorker(pkg, location, { pollIntervalMs: 50, concurrency });
+    let done = 0;
+    register(worker, () => {
+      done += 1;
+      return null;
+    });
+    const started = process.hrtime.bigint();
+    const running = worker.run();
+    await until("drained", () => done >= n, { everyMs: 5, timeoutMs: 600_000 });
+    const rate = n / seconds(started);
+    worker.stop();
+    await running;
+    await worker.close();
+    return rate;
+  } finally {
+    await client.close();
+    target.release(location);
+  }
+}
+
 /** A connected client on a fresh database, closed and released after `fn`. */
 export async function withClient(ctx, label, fn) {
   const location = ctx.target.fresh(label);

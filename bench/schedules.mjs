@@ -8,7 +8,7 @@
 //    schedules table, and on one holding `--n` schedules none of which is due
 //    (yearly): tasks/s side by side, interleaved repetitions, median ratio.
 //    The firing clock never runs in the poll loop, so the ratio should be ~1.
-import { argNumber, benchTarget, loadPackage, median, openClient, openWorker, seconds, seed, sleep, until } from "./lib.mjs";
+import { argNumber, benchTarget, drainRate, loadPackage, median, openClient, openWorker, seed, sleep, until } from "./lib.mjs";
 
 const pkg = await loadPackage();
 const target = benchTarget();
@@ -47,35 +47,18 @@ async function fireAll() {
   }
 }
 
-async function drain(withSchedules) {
-  const location = target.fresh("drain");
-  const client = openClient(pkg, location);
-  try {
-    await client.connect();
-    if (withSchedules) {
-      for (let i = 0; i < n; i++) await client.schedule(`yearly${i}`, { task: "never", cron: "@yearly" });
-    }
-    await seed(client, drainN, "job", (i) => ({ i }));
-    // Let the setup's checkpoints finish, so both variants start alike.
-    await sleep(1000);
-    const worker = openWorker(pkg, location, { pollIntervalMs: 50, concurrency: 16 });
-    let done = 0;
-    worker.task("job", () => {
-      done += 1;
-      return null;
-    });
-    const started = process.hrtime.bigint();
-    const running = worker.run();
-    await until("drained", () => done >= drainN, { everyMs: 5 });
-    const rate = drainN / seconds(started);
-    worker.stop();
-    await running;
-    await worker.close();
-    return rate;
-  } finally {
-    await client.close();
-    target.release(location);
-  }
+/** Drain `--drain-n` tasks, with or without `--n` yearly schedules beside them. */
+function drain(withSchedules) {
+  return drainRate(pkg, target, "drain", {
+    n: drainN,
+    async setup(client) {
+      if (withSchedules) {
+        for (let i = 0; i < n; i++) await client.schedule(`yearly${i}`, { task: "never", cron: "@yearly" });
+      }
+      await seed(client, drainN, "job", (i) => ({ i }));
+    },
+    register: (worker, handler) => worker.task("job", handler),
+  });
 }
 
 try {
