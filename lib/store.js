@@ -856,4 +856,13 @@ function storeMethods(kind) {
   return [...names];
 }
 
-module.exports = { TaskStore, SQLiteStore, PostgresStore, backpressureArgs, ownNative, replacedMethods, DEFAULT_WATCH_POLL_MS };
+module.exports = {
+  TaskStore,
+  SQLiteStore,
+  PostgresStore,
+  backpressureArgs,
+  encodeWrite,
+  ownNative,
+  replacedMethods,
+  DEFAULT_WATCH_POLL_MS,
+};

@@ -15,6 +15,8 @@ mod foreign;
 mod schedules;
 mod watch;
 mod worker;
+// After `worker` and `store`: it adds methods to their structs.
+mod steps;
 // After `store` and `worker`, whose structs its constructor and methods take.
 mod metrics;
 

@@ -4,6 +4,7 @@
 //! binary.
 
 pub mod schedules;
+pub mod steps;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};

@@ -9,6 +9,8 @@ pub mod postgres;
 mod schedule_rows;
 mod session;
 pub mod sqlite;
+mod step_rows;
+mod steps;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -17,6 +19,8 @@ use std::time::Duration;
 pub use backend::*;
 pub use schedule_rows::*;
 pub use session::ClaimSession;
+pub use step_rows::*;
+pub use steps::CHILD_KEY_PREFIX;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
 use self::debounce::{debounce_of, DebounceInput};
@@ -182,6 +186,8 @@ pub struct Store {
     /// Told when this process changes a schedule, so its workers' firing
     /// clocks read the schedules again at once (the schedule module).
     schedule_changes: tokio::sync::Notify,
+    /// What this store knows of the steps table (the steps module).
+    steps: steps::StepsPresence,
 }
 
 impl Store {
@@ -190,6 +196,7 @@ impl Store {
             backend,
             gate: RwLock::new(None),
             schedule_changes: tokio::sync::Notify::new(),
+            steps: steps::StepsPresence::default(),
         })
     }
 
@@ -275,14 +282,23 @@ impl Store {
     /// it, and the others still run.
     pub async fn write_group(&self, writes: Vec<Result<Write>>) -> Vec<WriteAnswer> {
         let mut admitted = Vec::with_capacity(writes.len());
+        let mut may_wake = false;
         for write in writes {
+            may_wake |= write.as_ref().is_ok_and(|w| self.may_wake_parents(w));
             admitted.push(match write {
                 Ok(write) => self.admit(write).await,
                 Err(err) => Err(err),
             });
         }
         let (ops, answers) = split_refused(admitted);
-        in_order(answers, self.backend.write_group(ops).await)
+        let answers = in_order(answers, self.backend.write_group(ops).await);
+        if may_wake {
+            let rows = answers
+                .iter()
+                .filter_map(|a| a.as_ref().ok().and_then(Option::as_ref));
+            self.wake_parents_of_rows(rows).await;
+        }
+        answers
     }
 
     /// Client writes of one tick on the caller's thread, sharing one commit,
@@ -291,7 +307,10 @@ impl Store {
     /// never run here.
     pub fn write_now(&self, writes: Vec<Result<Write>>) -> Option<Vec<WriteAnswer>> {
         let gated = self.gate.read().expect("gate lock").is_some();
-        if gated && writes.iter().any(|w| matches!(w, Ok(Write::Submit(_)))) {
+        if writes.iter().any(|w| {
+            w.as_ref()
+                .is_ok_and(|w| (gated && matches!(w, Write::Submit(_))) || self.may_wake_parents(w))
+        }) {
             return None;
         }
         let validated = writes.into_iter().map(|w| w.and_then(|w| self.validate(w)));
@@ -508,7 +527,9 @@ impl Store {
     }
 
     pub async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
-        self.backend.finish(owned, outcome).await
+        let row = self.backend.finish(owned, outcome).await?;
+        self.wake_parents_of_rows([&row]).await;
+        Ok(row)
     }
 
     pub async fn complete_batch(

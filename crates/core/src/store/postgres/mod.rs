@@ -9,6 +9,7 @@ pub mod executor;
 mod listener;
 mod native;
 mod schedules;
+mod steps;
 mod tls;
 pub mod transport;
 
@@ -28,8 +29,8 @@ pub use self::native::NativeTransport;
 use self::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, Debounce, HeldTask, KeyDecision, ListFilter,
-    NewTask, OpenMode, Outcome, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target,
-    TaskRef,
+    NewTask, OpenMode, Outcome, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount,
+    StepBackend, Target, TaskRef,
 };
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
@@ -789,6 +790,10 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         args: Vec<SqlArg>,
     ) -> Result<Vec<ScheduleRow>> {
         self.schedule_read(pick, args).await
+    }
+
+    fn steps(&self) -> &dyn StepBackend {
+        self
     }
 
     async fn shared_tx_open(&self) -> Result<SharedTx> {

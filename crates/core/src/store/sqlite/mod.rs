@@ -4,6 +4,7 @@
 mod conn;
 mod engine;
 mod schedules;
+mod steps;
 mod wal_watch;
 mod wal_writes;
 
@@ -18,8 +19,8 @@ use self::engine::{Engine, OnCommit};
 use self::wal_watch::WalWatch;
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, Debounce, HeldTask, KeyDecision, ListFilter,
-    NewTask, OpenMode, Outcome, Polled, PurgeFilter, StatusCount, Target, TaskRef, WaitPoll,
-    WriteAnswer, WriteOp,
+    NewTask, OpenMode, Outcome, Polled, PurgeFilter, StatusCount, StepBackend, Target, TaskRef,
+    WaitPoll, WriteAnswer, WriteOp,
 };
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use crate::error::{Error, Result};
@@ -866,5 +867,8 @@ impl Backend for SqliteBackend {
     async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
         let row = self.write_op(WriteOp::Finish(owned, outcome)).await?;
         Ok(row.expect("an owned write returns its row"))
+    }
+    fn steps(&self) -> &dyn StepBackend {
+        self
     }
 }
