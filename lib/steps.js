@@ -134,14 +134,7 @@ async function callChild(ctx, id, task, payload, opts) {
   if (pollMs != null && typeof pollMs !== "number") {
     throw new Error(`pollMs must be a number of milliseconds, got ${String(pollMs)}`);
   }
-  const submit = ctx._store._submitArgs({
-    name: taskName(task),
-    payload,
-    parentId: ctx.taskId,
-    rootId: ctx.rootId,
-    correlationId: ctx.correlationId,
-    ...submitOpts,
-  });
+  const submit = ctx._store._submitArgs({ ...submitOpts, name: taskName(task), payload });
   const half = ctx._native;
   const answer = await native(ctx, () =>
     half.callChild(/** @type {string} */ (id), encodeWrite({ kind: "submit", submit }), pollMs ?? undefined),

@@ -128,7 +128,9 @@ impl TaskContext {
     /// `ctx.callChild`: the child's outcome once it has finished; `None`
     /// when the task went back to the queue to wait for it (woken by the
     /// child's completion, or after `recheck_ms` at the latest). The child
-    /// is submitted the first time only (`Store::submit_child`).
+    /// is submitted the first time only (`Store::submit_child`), with this
+    /// task as its parent and this task's root and correlation unless
+    /// `input` sets them.
     pub async fn call_child(
         &self,
         id: &str,
@@ -146,6 +148,14 @@ impl TaskContext {
             }
             ChildPlan::Wait { child_id } => (child_id, None),
             ChildPlan::Submit => {
+                // Wired as `ctx.submit` wires them; explicit options win.
+                let task = self.task();
+                let input = SubmitInput {
+                    parent_id: input.parent_id.or_else(|| Some(task.id.clone())),
+                    root_id: input.root_id.or_else(|| task.root_id.clone()),
+                    correlation_id: input.correlation_id.or_else(|| task.correlation_id.clone()),
+                    ..input
+                };
                 let child = self.store().submit_child(self.task_id(), id, input).await?;
                 let record = NewStep {
                     child_id: Some(child.id.clone()),

@@ -177,9 +177,19 @@ impl StepBackend for SqliteBackend {
         step: Option<NewStep>,
         wake: Wake,
     ) -> Result<Suspended> {
+        // One clock reading for both statements: a sleep's stored wake time
+        // is the time the task is due.
+        let wake = match wake {
+            Wake::After(ms) => Wake::At(now_ms().saturating_add(ms)),
+            at => at,
+        };
         self.transaction(move |conn| {
-            if let Some(step) = &step {
-                record(conn, &owned, step)?;
+            if let Some(step) = step {
+                let step = NewStep {
+                    wake: step.wake.map(|_| wake),
+                    ..step
+                };
+                record(conn, &owned, &step)?;
             }
             suspend_task(conn, &owned, wake)
         })
