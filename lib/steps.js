@@ -6,6 +6,7 @@
 // settles. Replay, suspension and every check on values are the core's.
 
 const { LostLease, SerializationError, TaskCanceled, TaskFailed, fromNative } = require("./errors.js");
+const { raise } = require("./native-call.js");
 const { dumpOptionalJson } = require("./json.js");
 const { taskName } = require("./models.js");
 const { encodeWrite } = require("./store.js");
@@ -14,6 +15,8 @@ const { encodeWrite } = require("./store.js");
  * @typedef {import("./context.js").TaskContext} TaskContext
  * @typedef {import("../index.js").TaskDef} TaskDef
  * @typedef {import("../index.js").CallChildOptions} CallChildOptions
+ * @typedef {import("../index.js").TaskSteps} TaskSteps
+ * @typedef {{ _native: any }} NativeHolder
  */
 
 /**
@@ -145,4 +148,17 @@ async function callChild(ctx, id, task, payload, opts) {
   throw new TaskCanceled(/** @type {string} */ (answer.childId));
 }
 
-module.exports = { step, sleep, sleepUntil, callChild };
+/**
+ * `client.steps(taskId)`: the task's stored steps and what it is sleeping or
+ * waiting for (the core's `steps::view`).
+ * @param {NativeHolder} store
+ * @param {unknown} taskId
+ * @returns {Promise<TaskSteps>}
+ */
+async function taskSteps(store, taskId) {
+  // An id that is not a string names no task (as for `get`).
+  if (typeof taskId !== "string") return { steps: [], suspended: null };
+  return JSON.parse(await store._native.steps(taskId).catch(raise));
+}
+
+module.exports = { step, sleep, sleepUntil, callChild, taskSteps };

@@ -47,6 +47,8 @@ const TYPE_EXPORTS = [
   // Schedules (docs/api.md, "Schedules").
   "ScheduleOptions", "Schedule", "ScheduleOrigin", "CatchUp",
   "MetricsOptions", "Metrics",
+  // Durable steps (docs/api.md, "Durable steps").
+  "CallChildOptions", "StepKind", "TaskStep", "StepSuspension", "TaskSteps",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */
