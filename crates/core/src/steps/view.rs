@@ -100,13 +100,11 @@ pub fn steps_to_json(task: Option<&Task>, steps: &[StepSummary]) -> String {
 }
 
 /// `client.steps(id)`: the task's steps and what it waits for, as JSON
-/// (`steps_to_json`); no steps on a database without the table.
+/// (`steps_to_json`); no steps on a database without the table. The steps
+/// are read whether or not the task is there: a purge takes them with it.
 pub async fn steps_of(store: &Store, task_id: &str) -> Result<String> {
     let task = store.get(Target::Id(task_id.to_string())).await?;
-    let steps = match &task {
-        Some(_) => store.step_summaries(task_id).await?,
-        None => Vec::new(),
-    };
+    let steps = store.step_summaries(task_id).await?;
     Ok(steps_to_json(task.as_ref(), &steps))
 }
 
