@@ -5,10 +5,12 @@
 //! `ctx.callChild`). The worker's context (`worker::steps`) carries the
 //! decisions out through the store.
 
+mod store;
 pub mod view;
 
 use std::collections::{HashMap, HashSet};
 
+pub use self::store::CHILD_KEY_PREFIX;
 use crate::error::{js_number, Error, Result};
 use crate::input::{stored_ms, FOREVER_MS};
 use crate::store::{ChildState, NewStep, StepKind, Store, StoredStep, Wake};

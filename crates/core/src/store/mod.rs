@@ -9,8 +9,8 @@ pub mod postgres;
 mod schedule_rows;
 mod session;
 pub mod sqlite;
+mod step_presence;
 mod step_rows;
-mod steps;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -19,8 +19,8 @@ use std::time::Duration;
 pub use backend::*;
 pub use schedule_rows::*;
 pub use session::ClaimSession;
+pub use step_presence::StepsPresence;
 pub use step_rows::*;
-pub use steps::CHILD_KEY_PREFIX;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
 use self::debounce::{debounce_of, DebounceInput};
@@ -186,8 +186,8 @@ pub struct Store {
     /// Told when this process changes a schedule, so its workers' firing
     /// clocks read the schedules again at once (the schedule module).
     schedule_changes: tokio::sync::Notify,
-    /// What this store knows of the steps table (the steps module).
-    steps: steps::StepsPresence,
+    /// What this store knows of the steps table (docs/api.md, "Durable steps").
+    steps: StepsPresence,
 }
 
 impl Store {
@@ -196,7 +196,7 @@ impl Store {
             backend,
             gate: RwLock::new(None),
             schedule_changes: tokio::sync::Notify::new(),
-            steps: steps::StepsPresence::default(),
+            steps: StepsPresence::default(),
         })
     }
 
@@ -296,7 +296,8 @@ impl Store {
             let rows = answers
                 .iter()
                 .filter_map(|a| a.as_ref().ok().and_then(Option::as_ref));
-            self.wake_parents_of_rows(rows).await;
+            self.wake_parents_of(step_presence::finished_children(rows))
+                .await;
         }
         answers
     }
@@ -304,7 +305,8 @@ impl Store {
     /// Client writes of one tick on the caller's thread, sharing one commit,
     /// when the backend can run them without waiting; `None` means "use
     /// `write_group`". Submits that the backpressure gate would have to admit
-    /// never run here.
+    /// never run here, nor cancels and finishes that may wake a waiting
+    /// parent (docs/api.md, "Durable steps").
     pub fn write_now(&self, writes: Vec<Result<Write>>) -> Option<Vec<WriteAnswer>> {
         let gated = self.gate.read().expect("gate lock").is_some();
         if writes.iter().any(|w| {
@@ -528,7 +530,8 @@ impl Store {
 
     pub async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
         let row = self.backend.finish(owned, outcome).await?;
-        self.wake_parents_of_rows([&row]).await;
+        self.wake_parents_of(step_presence::finished_children([&row]))
+            .await;
         Ok(row)
     }
 
@@ -541,6 +544,26 @@ impl Store {
             return Ok(Vec::new());
         }
         self.backend.complete_batch(worker_id, items).await
+    }
+
+    /// What this store knows of the steps table.
+    pub(crate) fn step_presence(&self) -> &StepsPresence {
+        &self.steps
+    }
+
+    /// Make the tasks waiting on any of `child_ids` (each just finished) due
+    /// now (`StepsPresence::wake_parents`).
+    pub async fn wake_parents_of(&self, child_ids: Vec<String>) {
+        self.steps
+            .wake_parents(self.backend.steps(), child_ids)
+            .await
+    }
+
+    /// Whether a client write of `write`'s kind must leave the caller's
+    /// thread: a cancel or a finish may end a child whose parent waits, and
+    /// only the asynchronous path wakes it.
+    fn may_wake_parents(&self, write: &Write) -> bool {
+        matches!(write, Write::Cancel(_) | Write::Finish(..)) && self.steps.maybe()
     }
 
     /// See `Backend::wake_ticket`.
