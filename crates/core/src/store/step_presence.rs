@@ -62,12 +62,15 @@ impl StepsPresence {
     /// Make the tasks waiting on any of `child_ids` (each just finished) due
     /// now. Only an accelerator, like a push wake: a failure, or a table
     /// another process created a moment ago, leaves the parent to its own
-    /// bounded re-check, so nothing is reported.
+    /// bounded re-check, so nothing is reported. While the table may exist
+    /// it is looked for even when no id is given: until a read says it is
+    /// absent, the store's cancels and finishes leave the caller's thread
+    /// (`maybe`), so this read is what lets them run there again.
     pub async fn wake_parents(&self, steps: &dyn StepBackend, child_ids: Vec<String>) {
-        if child_ids.is_empty() || !self.maybe() {
+        if !self.maybe() {
             return;
         }
-        if let Ok(true) = self.installed(steps).await {
+        if let (Ok(true), false) = (self.installed(steps).await, child_ids.is_empty()) {
             let _ = steps.wake_parents(child_ids).await;
         }
     }
