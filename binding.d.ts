@@ -51,9 +51,9 @@ export declare class NativeContext {
   /** `ctx.sleepUntil(id, date)` with the date as epoch milliseconds. */
   sleepUntil(id: string, atMs: number): Promise<boolean>
   /**
-   * `ctx.callChild`: `submit` is the child's submit as `lib/store.js`
-   * encodes a write; `pollMs` the longest wait before the parent reads
-   * its child again.
+   * `ctx.callChild`: `submit` is the child's submit encoded as a client
+   * write (`{kind: "submit", submit}`); `pollMs` the longest wait before
+   * the parent reads its child again.
    */
   callChild(id: string, submit: string, pollMs?: number | undefined | null): Promise<ChildAnswer>
 }
@@ -136,6 +136,12 @@ export declare class NativeStore {
   /** Resolves with the terminal row, or rejects with TaskTimeout. */
   wait(taskId: string, opts: WaitArgs): Promise<string>
   waitByKey(key: string, opts: WaitArgs): Promise<string>
+  /**
+   * A wait on an id or key that names no task: resolves once it runs
+   * out, with the timeout it ran out (`TaskTimeout` is JS's to raise,
+   * naming what was waited on as given).
+   */
+  runOutWait(opts: WaitArgs): Promise<number>
   claim(args: ClaimArgs): Promise<string>
   /** `[[id, cancelRequested], …]` for the tasks still owned. */
   heartbeatBatch(taskIds: Array<string>, workerId: string, leaseMs?: number | undefined | null): Promise<Array<[string, boolean]>>
@@ -148,6 +154,13 @@ export declare class NativeStore {
   listenClosed(): void
   /** Whether push wakeups are live. */
   listening(): boolean
+  /** Insert or update the schedule `specJson` describes; the stored schedule. */
+  schedule(specJson: string): Promise<string>
+  /** Every schedule, by name, as a JSON array. */
+  schedules(): Promise<string>
+  pauseSchedule(name: string): Promise<string | null>
+  resumeSchedule(name: string): Promise<string | null>
+  unschedule(name: string): Promise<string | null>
   sharedTxOpen(): Promise<SharedTxObject>
   /**
    * One statement of the caller in the shared transaction; rows as JSON.
@@ -157,13 +170,6 @@ export declare class NativeStore {
   /** Settle the task in the shared transaction and commit; the row as JSON. */
   sharedTxComplete(id: number, taskId: string, workerId: string, resultJson?: string | undefined | null): Promise<string>
   sharedTxAbort(id: number): Promise<void>
-  /** Insert or update the schedule `specJson` describes; the stored schedule. */
-  schedule(specJson: string): Promise<string>
-  /** Every schedule, by name, as a JSON array. */
-  schedules(): Promise<string>
-  pauseSchedule(name: string): Promise<string | null>
-  resumeSchedule(name: string): Promise<string | null>
-  unschedule(name: string): Promise<string | null>
   /**
    * A task's steps and what it is sleeping or waiting for, as JSON
    * (`cairnq_core::steps::view`).
@@ -178,7 +184,7 @@ export declare class NativeWatch {
 }
 
 export declare class NativeWorker {
-  constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<string, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<ContextArg, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null)
+  constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<string, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<ContextArg, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null, notice?: JsFn<string, undefined> | undefined | null)
   get id(): string
   register(name: string, opts: RegistrationArgs): void
   /**
@@ -300,9 +306,12 @@ export interface PurgeArgs {
 export declare function quoteSchema(schema: string): string
 
 export interface RegistrationArgs {
-  batch?: number
-  concurrency?: number
+  /** A number, or any other value as `String(value)` spells it. */
+  batch?: number | string
+  concurrency?: number | string
   resource?: string
+  /** `{rateLimit, groupConcurrency}` as JSON, non-finite numbers spelled. */
+  flow?: string
 }
 
 export interface ResultArg {
@@ -352,6 +361,14 @@ export interface StepBegin {
 export interface TaskRefObject {
   id: string
   status: string
+}
+
+export declare function taskStatuses(): TaskStatuses
+
+/** Every status in `STATUSES` order, and the terminal ones. */
+export interface TaskStatuses {
+  all: Array<string>
+  terminal: Array<string>
 }
 
 export interface WaitArgs {

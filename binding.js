@@ -847,3 +847,4 @@ module.exports.DEFAULT_WATCH_POLL_MS = nativeBinding.DEFAULT_WATCH_POLL_MS
 module.exports.dsnFields = nativeBinding.dsnFields
 module.exports.OutcomeKind = nativeBinding.OutcomeKind
 module.exports.quoteSchema = nativeBinding.quoteSchema
+module.exports.taskStatuses = nativeBinding.taskStatuses

@@ -104,6 +104,12 @@ export type SubmitInput = {
   debounceMs?: number;
   /** With `debounceMs`: the latest start, counted from the burst's first submit; >= `debounceMs`. */
   maxDelayMs?: number;
+  /**
+   * Flow control (docs/api.md, "Flow control"): the task's group, a
+   * non-empty string, kept in `metadata["cairnq.group"]`; `groupConcurrency`
+   * and per-group rate limits count tasks by it.
+   */
+  group?: string | null;
 };
 
 /** Submit options: {@link SubmitInput} without `name` and `payload`. */
@@ -730,8 +736,25 @@ export type WorkerOptions = TaskContextOptions &
     onError?(err: unknown, info: { phase: "claim" | "execute"; taskId?: string }): void;
   };
 
-/** Per-name limits for `worker.task(name, opts, fn)`. */
-type TaskOptions = { concurrency?: number; resource?: string };
+/**
+ * A rate limit (docs/api.md, "Flow control"): at most `max` starts (an
+ * integer >= 1) in any window of `perMs` milliseconds (>= 1), of the task
+ * name as a whole or, with `perGroup`, of each group.
+ */
+export type RateLimit = { max: number; perMs: number; perGroup?: boolean };
+
+/**
+ * Per-name limits for `worker.task(name, opts, fn)`: `concurrency` and
+ * `resource` hold this worker; `rateLimit` and `groupConcurrency` (an integer
+ * >= 1: running tasks per group) hold every worker that declares them, across
+ * processes (docs/api.md, "Flow control").
+ */
+type TaskOptions = {
+  concurrency?: number;
+  resource?: string;
+  rateLimit?: RateLimit | null;
+  groupConcurrency?: number | null;
+};
 /** Batch delivery for `worker.task(name, opts, fn)`: `fn` receives an array of contexts. */
 type BatchTaskOptions = TaskOptions & { batch: number };
 
@@ -792,6 +815,8 @@ export declare class TaskContext {
   get metadata(): any;
   /** The schedule and occurrence this task was fired for, or `null`. */
   get schedule(): ScheduleOrigin | null;
+  /** The group it was submitted with (docs/api.md, "Flow control"), or `null`. */
+  get group(): string | null;
   get rootId(): string | null;
   get correlationId(): string | null;
   get payload(): any;

@@ -2,8 +2,8 @@
 // makes one at a time, on both dialects.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { openClient } from "./helpers.mjs";
-import { PG_SKIP, createDatabase, openPgClient } from "./postgres/pg-helpers.mjs";
+import { openClient } from "./support/helpers.mjs";
+import { PG_SKIP, createDatabase, openPgClient } from "./support/pg-helpers.mjs";
 
 const dialects = [
   { name: "sqlite", skip: false, open: async (t) => openClient(t).client },

@@ -16,7 +16,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 
 import { CairnQ, STATUSES, isTerminal } from "../index.mjs";
-import { openClient, REPO_ROOT } from "./helpers.mjs";
+import { openClient, REPO_ROOT } from "./support/helpers.mjs";
 
 const PG_DSN_ENV = "CAIRNQ_TEST_PG_DSN";
 const DEFAULT_SCENARIO_DIR = fileURLToPath(new URL("../conformance/scenarios/", import.meta.url));

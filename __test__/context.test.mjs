@@ -7,7 +7,7 @@ import { describe, test as nodeTest } from "node:test";
 import assert from "node:assert/strict";
 
 import { CairnQError, LostLease, SerializationError, TaskContext, TaskError, TaskTimeout, defineTask } from "../index.mjs";
-import { claimTask, openClient, rejectionOf } from "./helpers.mjs";
+import { claimTask, openClient, rejectionOf } from "./support/helpers.mjs";
 
 // Every test is bounded: a hang fails that test instead of the whole run.
 const test = (name, fn) => nodeTest(name, { timeout: 30_000 }, fn);

@@ -95,6 +95,15 @@ describe("errors decoded from Rust reasons", () => {
     });
   }
 
+  test("a decoded error takes the message its reason brought, in its stack too", () => {
+    const reason = JSON.stringify({ cairnq: "LostLease", message: "worded in Rust", taskId: "task_1" });
+    const err = fromNative(new Error(reason));
+    assert.ok(err instanceof esm.LostLease);
+    assert.equal(err.message, "worded in Rust");
+    assert.equal(err.taskId, "task_1");
+    assert.ok(err.stack.startsWith("LostLease: worded in Rust\n"), err.stack);
+  });
+
   test("anything that is not a reason is returned as it is", () => {
     const plain = new Error("boom");
     assert.equal(fromNative(plain), plain);

@@ -1,7 +1,7 @@
 // Backpressure (docs/api.md, "Backpressure"; ClientOptions.maxQueueDepth) and
 // retention (docs/api.md, "Retention"; ClientOptions.retention): gating submits
 // on queue depth, QueueFull, the gate class itself, scheduled purges, the
-// sweeper class, and process lifetime — on every dialect (dialects.mjs).
+// sweeper class, and process lifetime — on every dialect (support/dialects.mjs).
 import assert from "node:assert/strict";
 import path from "node:path";
 import { describe } from "node:test";
@@ -19,8 +19,8 @@ import {
   submitAndSucceed,
   waitFor,
   waitUntilPast,
-} from "./helpers.mjs";
-import { forEachDialect, sqlite, test } from "./dialects.mjs";
+} from "./support/helpers.mjs";
+import { forEachDialect, sqlite, test } from "./support/dialects.mjs";
 
 function assertPlainError(fn, message) {
   assert.throws(fn, (err) => {
@@ -311,17 +311,15 @@ forEachDialect("retention through ClientOptions.retention", (dialect) => {
 
   // A child process with a SQLite file of its own.
   if (dialect === sqlite) {
-    test("a script that configures retention exits promptly, with or without close()", async () => {
+    test("a script that configures retention exits promptly, with or without close()", async (t) => {
       const entry = JSON.stringify(new URL("../index.mjs", import.meta.url).href);
       for (const closeIt of [true, false]) {
+        const dbPath = JSON.stringify(makeDbPath(t));
         const script = `
-          import fs from "node:fs"; import os from "node:os"; import path from "node:path";
           const { CairnQ } = await import(${entry});
-          const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-"));
-          const client = CairnQ.sqlite(path.join(dir, "q.db"), { retention: { olderThanMs: 1000, intervalMs: 3600000 } });
+          const client = CairnQ.sqlite(${dbPath}, { retention: { olderThanMs: 1000, intervalMs: 3600000 } });
           await client.submit("job", {});
           ${closeIt ? "await client.close();" : ""}
-          process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
           console.log("done");
         `;
         const out = await runProcess(process.execPath, ["--input-type=module", "-e", script], {

@@ -5,7 +5,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 
 import { CairnQError, SerializationError } from "../index.mjs";
-import { claimTask, openClient, rejectionOf, runPython } from "./helpers.mjs";
+import { claimTask, openClient, rejectionOf, runPython } from "./support/helpers.mjs";
 
 async function assertNothingWritten(client) {
   assert.deepEqual(await client.stats(), {});

@@ -4,8 +4,7 @@
 // a wake can make them pass.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { openClient } from "./helpers.mjs";
-import { spawnFixture } from "./worker-helpers.mjs";
+import { openClient, spawnFixture } from "./support/helpers.mjs";
 
 test("a worker in another process with a 10 s poll picks up a call at once", async (t) => {
   const { client, dbPath } = openClient(t);

@@ -19,7 +19,7 @@ import {
   rejectionOf,
   waitFor,
   waitUntilPast,
-} from "./helpers.mjs";
+} from "./support/helpers.mjs";
 
 const ENVELOPE = { type: "TaskError", code: "boom", message: "it broke", retryable: true, details: { n: 1 } };
 

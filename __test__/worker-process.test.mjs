@@ -1,39 +1,35 @@
 // Worker processes (docs/api.md, "Worker construction and lifecycle",
-// "Heartbeat and blocked loops"): what only real processes can show. Leases survive handlers that block the event loop (the reason this
-// package exists), a SIGKILLed worker's task is recovered after lease expiry,
-// and the lifecycle methods leave nothing behind that would keep a process
-// alive or a signal listener installed.
+// "Heartbeat and blocked loops"): what only real processes can show. On every
+// dialect, leases survive handlers that block the event loop (the reason this
+// package exists) and a SIGKILLed worker's task is recovered after lease
+// expiry; on SQLite, the lifecycle methods leave nothing behind that would
+// keep a process alive or a signal listener installed.
 import { describe, test as nodeTest } from "node:test";
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import path from "node:path";
 
-import { openClient, waitFor } from "./helpers.mjs";
-import { spawnFixture, waitAllTerminal, waitForStatus } from "./worker-helpers.mjs";
+import { forEachDialect } from "./support/dialects.mjs";
+import { makeTempDir, openClient, readJsonLines, spawnFixture, waitFor } from "./support/helpers.mjs";
+import { waitAllTerminal, waitForStatus } from "./support/worker-helpers.mjs";
 
 // Every test is bounded: a hang fails that test instead of the whole run.
 const test = (name, fn) => nodeTest(name, { timeout: 180_000 }, fn);
 
-function readRuns(file) {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
-}
+forEachDialect("worker processes", (dialect) => {
+  /** A worker process on `db` (fixtures/serve-worker.mjs with `config`). */
+  const spawnWorker = (t, db, config) =>
+    spawnFixture(t, "serve-worker.mjs", { dialect: dialect.name, db, ...config }, { eventTimeoutMs: 60_000 });
 
-describe("two worker processes, handlers that block the event loop", () => {
-  test("every task runs exactly once with attempt 1, and EventLoopBlocked reaches onError", async (t) => {
-    const { client, dbPath } = openClient(t);
-    const runsFile = path.join(path.dirname(dbPath), "runs.jsonl");
+  test("handlers that block the event loop, two processes: every task runs once with attempt 1, EventLoopBlocked reaches onError", async (t) => {
+    const { client, db } = await dialect.open(t);
+    const runsFile = path.join(makeTempDir(t), "runs.jsonl");
     const leaseMs = 1000;
     const blockMs = 3500;
     const ids = [];
     for (let i = 0; i < 6; i++) ids.push((await client.submit("job", { i })).id);
 
-    const cfg = { db: dbPath, handler: "block", blockMs, leaseMs, runsFile, pollIntervalMs: 50 };
-    const workers = [spawnFixture(t, "serve-worker.mjs", cfg), spawnFixture(t, "serve-worker.mjs", cfg)];
+    const cfg = { handler: "block", blockMs, leaseMs, runsFile, pollIntervalMs: 50 };
+    const workers = [spawnWorker(t, db, cfg), spawnWorker(t, db, cfg)];
 
     // 6 × 3.5 s over two processes is ~11 s; the bound is for a loaded machine.
     const rows = await waitAllTerminal(client, ids, { timeoutMs: 120_000 });
@@ -44,7 +40,7 @@ describe("two worker processes, handlers that block the event loop", () => {
       assert.equal(row.error, null, "no attempt ever failed (error is never cleared)");
     }
 
-    const runs = readRuns(runsFile);
+    const runs = readJsonLines(runsFile);
     assert.equal(runs.length, 6, `exactly six handler runs, got ${JSON.stringify(runs)}`);
     assert.deepEqual(new Set(runs.map((r) => r.id)), new Set(ids), "each task ran once");
     assert.ok(runs.every((r) => r.attempt === 1));
@@ -79,22 +75,20 @@ describe("two worker processes, handlers that block the event loop", () => {
     for (const w of workers) w.kill("SIGTERM");
     for (const w of workers) {
       const exit = await w.waitExit(30_000);
-      assert.deepEqual(exit, { code: 0, signal: null }, `serve() stopped on SIGTERM and the process exited; stderr: ${w.stderr}`);
+      assert.deepEqual(exit, { code: 0, signal: null }, `serve() stopped on SIGTERM and the process exited; ${w.tail()}`);
       const served = w.events().find((e) => e.event === "served");
       assert.deepEqual(served?.listeners, { SIGINT: 0, SIGTERM: 0 });
     }
   });
-});
 
-describe("crash recovery", () => {
   test("a SIGKILLed worker's task is recovered after lease expiry, runs again with attempt 2, nothing is lost", async (t) => {
-    const { client, dbPath } = openClient(t);
-    const runsFile = path.join(path.dirname(dbPath), "runs.jsonl");
+    const { client, db } = await dialect.open(t);
+    const runsFile = path.join(makeTempDir(t), "runs.jsonl");
     const leaseMs = 1000;
     const ids = [];
     for (let i = 0; i < 3; i++) ids.push((await client.submit("job", { i })).id);
 
-    const doomed = spawnFixture(t, "serve-worker.mjs", { db: dbPath, handler: "hang", leaseMs, runsFile });
+    const doomed = spawnWorker(t, db, { handler: "hang", leaseMs, runsFile });
     const started = await doomed.waitForEvent((e) => e.event === "started", { what: "a started handler" });
     assert.equal(started.attempt, 1);
     // The lease is renewed while the handler hangs (heartbeat in Rust).
@@ -111,16 +105,16 @@ describe("crash recovery", () => {
     assert.equal(orphan.worker_id, started.workerId);
     assert.equal(orphan.attempt, 1);
 
-    const rescuer = spawnFixture(t, "serve-worker.mjs", { db: dbPath, handler: "ok", leaseMs, runsFile });
+    const rescuer = spawnWorker(t, db, { handler: "ok", leaseMs, runsFile });
     const rows = await waitAllTerminal(client, ids, { timeoutMs: 60_000 });
     for (const row of rows) assert.equal(row.status, "succeeded", JSON.stringify(row));
     const recovered = rows.find((r) => r.id === started.id);
     assert.equal(recovered.attempt, 2);
-    assert.deepEqual(recovered.result, { pid: rescuer.pid, attempt: 2 });
+    assert.deepEqual(recovered.result, { id: started.id, attempt: 2, pid: rescuer.pid });
     assert.equal(recovered.error, null, "lease recovery with attempts left records no error");
     for (const row of rows.filter((r) => r.id !== started.id)) assert.equal(row.attempt, 1);
 
-    const runs = readRuns(runsFile);
+    const runs = readJsonLines(runsFile);
     const again = runs.filter((r) => r.id === started.id);
     assert.deepEqual(
       again.map((r) => [r.pid, r.attempt]),
@@ -129,7 +123,8 @@ describe("crash recovery", () => {
         [rescuer.pid, 2],
       ],
     );
-    // Redelivery waited for the dead worker's lease to run out.
+    // Redelivery waited for the dead worker's lease to run out (on Postgres
+    // the database's clock is this host's).
     assert.ok(again[1].at >= orphan.lease_until_ms, `rerun at ${again[1].at} before lease end ${orphan.lease_until_ms}`);
     assert.equal(runs.length, 4);
 
@@ -138,7 +133,7 @@ describe("crash recovery", () => {
     });
 
     rescuer.kill("SIGINT");
-    assert.deepEqual(await rescuer.waitExit(), { code: 0, signal: null }, rescuer.stderr);
+    assert.deepEqual(await rescuer.waitExit(), { code: 0, signal: null }, rescuer.tail());
   });
 });
 

@@ -6,7 +6,8 @@ const { TaskCanceled, TaskFailed } = require("./errors.js");
 const { RetentionSweeper } = require("./housekeeping.js");
 const { taskName } = require("./models.js");
 const { schedule, schedules, changeSchedule } = require("./schedules.js");
-const { SQLiteStore, PostgresStore } = require("./store.js");
+const { SQLiteStore } = require("./sqlite-store.js");
+const { PostgresStore } = require("./postgres-store.js");
 const { taskSteps } = require("./steps.js");
 
 /**
@@ -35,8 +36,6 @@ const { taskSteps } = require("./steps.js");
  * @property {(task: string | TaskDef, payload: unknown, opts: SubmitOptions) => Promise<Task>} submit
  * @property {(taskId: string, opts: WaitOptions) => Promise<Task>} wait
  */
-
-const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 
 class CairnQ {
   /**
@@ -189,7 +188,7 @@ class CairnQ {
    * @returns {Promise<Task>}
    */
   wait(taskId, opts = {}) {
-    return this._store._wait(taskId, { ...opts, timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS });
+    return this._store._wait(taskId, opts);
   }
 
   /**
@@ -199,7 +198,7 @@ class CairnQ {
    * @returns {Promise<Task>}
    */
   waitByKey(key, opts = {}) {
-    return this._store._waitByKey(key, { ...opts, timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS });
+    return this._store._waitByKey(key, opts);
   }
 
   /**
@@ -264,7 +263,7 @@ class CairnQ {
  * @returns {Promise<unknown>}
  */
 async function callThrough(via, task, payload, opts) {
-  const { waitTimeoutMs = DEFAULT_WAIT_TIMEOUT_MS, pollMs, maxPollMs, ...submitOpts } = opts;
+  const { waitTimeoutMs, pollMs, maxPollMs, ...submitOpts } = opts;
   const submitted = await via.submit(task, payload, submitOpts);
   const done = await via.wait(submitted.id, { timeoutMs: waitTimeoutMs, pollMs, maxPollMs });
   if (done.status === "succeeded") return done.result ?? null;
@@ -272,4 +271,4 @@ async function callThrough(via, task, payload, opts) {
   throw new TaskCanceled(done.id);
 }
 
-module.exports = { CairnQ, callThrough, DEFAULT_WAIT_TIMEOUT_MS };
+module.exports = { CairnQ, callThrough };

@@ -9,9 +9,12 @@ const { LostLease, asEnvelope, fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 const { taskName } = require("./models.js");
-const { callThrough, DEFAULT_WAIT_TIMEOUT_MS } = require("./client.js");
+const { callThrough } = require("./client.js");
 const { SCHEDULE_METADATA_KEY } = require("./schedules.js");
 const steps = require("./steps.js");
+
+/** Where a task's metadata holds its group: the core's `store::flow::GROUP_METADATA_KEY`. */
+const GROUP_METADATA_KEY = "cairnq.group";
 
 /**
  * @typedef {import("../index.js").Task} Task
@@ -131,6 +134,11 @@ class TaskContext {
   get schedule() {
     const origin = this._task.metadata?.[SCHEDULE_METADATA_KEY];
     return origin && typeof origin.name === "string" ? origin : null;
+  }
+  /** The group this task was submitted with (docs/api.md, "Flow control"), or null. */
+  get group() {
+    const group = this._task.metadata?.[GROUP_METADATA_KEY];
+    return typeof group === "string" && group !== "" ? group : null;
   }
   get rootId() {
     return this._task.root_id;
@@ -281,7 +289,7 @@ class TaskContext {
    * @returns {Promise<Task>}
    */
   wait(taskId, opts = {}) {
-    return this._store._wait(taskId, { timeoutMs: opts.timeoutMs ?? DEFAULT_WAIT_TIMEOUT_MS, pollMs: opts.pollMs });
+    return this._store._wait(taskId, { timeoutMs: opts.timeoutMs, pollMs: opts.pollMs });
   }
 
   /**

@@ -16,33 +16,10 @@
  * @typedef {{ type: string, code: string, message: string, retryable: boolean, details: Record<string, any> }} ErrorEnvelope
  */
 
-// The message a reason brought, taken by the next CairnQError constructed
-// instead of the one its constructor words (set only around that one
-// construction, by `given`).
-/** @type {string | null} */
-let givenMessage = null;
-
-/**
- * @template T
- * @param {string} message
- * @param {() => T} construct
- * @returns {T}
- */
-function given(message, construct) {
-  givenMessage = message;
-  try {
-    return construct();
-  } finally {
-    givenMessage = null;
-  }
-}
-
 class CairnQError extends Error {
   /** @param {string} [message] */
   constructor(message) {
-    const text = givenMessage ?? message;
-    givenMessage = null;
-    super(text);
+    super(message);
     this.name = "CairnQError";
   }
 }
@@ -277,6 +254,20 @@ function asEnvelope(reason, retryable) {
 const NATIVE_PREFIX = '{"cairnq":';
 
 /**
+ * `err`, just constructed, carrying the message Rust wrote instead of the one
+ * its constructor words. V8 writes `stack` when it is first read, so its
+ * first line shows this message too.
+ * @template {Error} E
+ * @param {E} err
+ * @param {string} message
+ * @returns {E}
+ */
+function withRustMessage(err, message) {
+  err.message = message;
+  return err;
+}
+
+/**
  * The error a native reason describes: its class with the message Rust wrote
  * (a TaskTimeout adds what its snapshot says, worded here against the JS
  * clock), or a plain `Error` (with `code` when the database gave one).
@@ -288,26 +279,26 @@ function fromReason(text) {
   const message = body.message;
   switch (body.cairnq) {
     case "LostLease":
-      return given(message, () => new LostLease(body.taskId));
+      return withRustMessage(new LostLease(body.taskId), message);
     case "AlreadyExists":
-      return given(message, () => new AlreadyExists(body.key));
+      return withRustMessage(new AlreadyExists(body.key), message);
     case "QueueFull":
-      return given(message, () => new QueueFull(body.queue, body.maxDepth, body.waitedMs));
+      return withRustMessage(new QueueFull(body.queue, body.maxDepth, body.waitedMs), message);
     case "TaskTimeout": {
       const opts = { timeoutMs: body.timeoutMs, task: body.task ?? null, key: body.key ?? null };
       const detail = timeoutDetail(opts.task, opts.key);
-      return given(`${message}: ${detail}`, () => new TaskTimeout(body.taskId, opts));
+      return withRustMessage(new TaskTimeout(body.taskId, opts), `${message}: ${detail}`);
     }
     case "ProtocolVersionMismatch":
-      return given(message, () => new ProtocolVersionMismatch(message));
+      return new ProtocolVersionMismatch(message);
     case "SerializationError":
-      return given(message, () => new SerializationError(message));
+      return new SerializationError(message);
     case "SchemaMismatch":
-      return given(message, () => new SchemaMismatch(message));
+      return new SchemaMismatch(message);
     case "UnsupportedBackend":
-      return given(message, () => new UnsupportedBackend(message));
+      return new UnsupportedBackend(message);
     case "EventLoopBlocked":
-      return given(message, () => new EventLoopBlocked(body.lateMs, body.intervalMs, body.leaseMs));
+      return withRustMessage(new EventLoopBlocked(body.lateMs, body.intervalMs, body.leaseMs), message);
     default: {
       const plain = /** @type {Error & { code?: unknown }} */ (new Error(message));
       if (body.code !== undefined) plain.code = body.code;

@@ -7,7 +7,8 @@
 const { NativeGate, NativeRetention } = require("./native.js");
 const { fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
-const { backpressureArgs, ownNative } = require("./store.js");
+const { backpressureArgs } = require("./store-args.js");
+const { ownNative } = require("./own-store.js");
 
 /**
  * @typedef {import("./store.js").TaskStore} TaskStore

@@ -86,6 +86,16 @@ function encodeEnvelope(error, retryable) {
 }
 
 /**
+ * A `JSON.stringify` replacer for arguments the core checks: numbers JSON
+ * cannot carry travel as their String(n), so the core's refusal names them.
+ * @param {string} _key
+ * @param {unknown} value
+ */
+function nonFiniteAsText(_key, value) {
+  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
+}
+
+/**
  * A row as JSON text, parsed; `null`/`undefined` (no row) as `null`.
  * @param {string | null | undefined} text
  * @returns {import("../index.js").Task | null}
@@ -94,4 +104,4 @@ function parseRow(text) {
   return text == null ? null : JSON.parse(text);
 }
 
-module.exports = { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow };
+module.exports = { dumpJson, dumpOptionalJson, encodeEnvelope, nonFiniteAsText, parseRow };

@@ -7,8 +7,13 @@
  * @typedef {import("../index.js").TaskDef} TaskDef
  */
 
-const STATUSES = Object.freeze(["queued", "running", "succeeded", "failed", "canceled"]);
-const TERMINAL = new Set(["succeeded", "failed", "canceled"]);
+const { taskStatuses } = require("./native.js");
+
+// The core's statuses (crates/core/src/task.rs), in their order.
+const { all, terminal } = taskStatuses();
+const STATUSES = Object.freeze(/** @type {import("../index.js").TaskStatus[]} */ (all));
+const TERMINAL_STATUSES = Object.freeze(/** @type {import("../index.js").TaskStatus[]} */ (terminal));
+const TERMINAL = new Set(terminal);
 
 /**
  * @param {string} status
@@ -50,6 +55,7 @@ function taskName(task) {
 
 module.exports = {
   STATUSES,
+  TERMINAL_STATUSES,
   isTerminal,
   isTerminalStatus,
   cancelRequested,

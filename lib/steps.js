@@ -7,9 +7,8 @@
 
 const { LostLease, SerializationError, TaskCanceled, TaskFailed, fromNative } = require("./errors.js");
 const { raise } = require("./native-call.js");
-const { dumpOptionalJson } = require("./json.js");
+const { dumpOptionalJson, nonFiniteAsText } = require("./json.js");
 const { taskName } = require("./models.js");
-const { encodeWrite } = require("./store.js");
 
 /**
  * @typedef {import("./context.js").TaskContext} TaskContext
@@ -140,7 +139,7 @@ async function callChild(ctx, id, task, payload, opts) {
   const submit = ctx._store._submitArgs({ ...submitOpts, name: taskName(task), payload });
   const half = ctx._native;
   const answer = await native(ctx, () =>
-    half.callChild(/** @type {string} */ (id), encodeWrite({ kind: "submit", submit }), pollMs ?? undefined),
+    half.callChild(/** @type {string} */ (id), JSON.stringify({ kind: "submit", submit }, nonFiniteAsText), pollMs ?? undefined),
   );
   if (answer.suspended) return stopped(ctx);
   if (answer.status === "succeeded") return parsed(answer.json);

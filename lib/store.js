@@ -1,13 +1,15 @@
 "use strict";
-// Stores (docs/api.md, "Stores"): JS faces over the Rust store. Every method
-// encodes its JSON values here (JSON.stringify semantics belong to JS), then
-// hands off to Rust, which runs the statement off the event loop and returns
-// the row as JSON text.
+// TaskStore (docs/api.md, "Stores"): the JS face over the Rust store that
+// SQLiteStore and PostgresStore share. Every method encodes its JSON values
+// here (JSON.stringify semantics belong to JS), then hands off to Rust, which
+// runs the statement off the event loop and returns the row as JSON text.
 
-const { NativeStore, NativeWatch, DEFAULT_WATCH_POLL_MS } = require("./native.js");
-const { TaskTimeout, fromNative } = require("./errors.js");
+const { NativeWatch, DEFAULT_WATCH_POLL_MS } = require("./native.js");
+const { TaskTimeout } = require("./errors.js");
+const { TickWrites } = require("./tick-writes.js");
+const { purgeArgs, waitArgs, backpressureArgs } = require("./store-args.js");
 const { nativeSync, raise } = require("./native-call.js");
-const { ExecutorBridge, isExecutor, bigints } = require("./executor.js");
+const { inSharedTransaction, nativeSession } = require("./shared-tx.js");
 const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
 
@@ -24,7 +26,7 @@ const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
  * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
  * @typedef {{ resetAttempt?: boolean }} RetryOptions
  * @typedef {(names: string[] | null | undefined, limit: number) => Promise<Task[]>} Draw
- * @typedef {{ kind: string, [field: string]: unknown }} WriteArgs
+ * @typedef {import("./tick-writes.js").WriteArgs} WriteArgs
  */
 
 /**
@@ -35,13 +37,15 @@ const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
 const parseRows = (text) => JSON.parse(text);
 
 /**
+ * A JS timer: a delay it cannot hold (NaN, negative, past 2^31 − 1 ms) fires
+ * at once, the rule the core's `timer_ms` follows for the native wakes.
  * @param {number} ms
  * @param {boolean} keepAlive
  * @returns {Promise<void>}
  */
 function sleep(ms, keepAlive) {
   return new Promise((resolve) => {
-    const timer = setTimeout(resolve, Math.max(0, ms));
+    const timer = setTimeout(resolve, ms);
     if (!keepAlive) timer.unref?.();
   });
 }
@@ -57,24 +61,6 @@ const namesTask = (value) => typeof value === "string";
 
 const NO_TASK = Promise.resolve(null);
 
-/** The longest delay a Node timer takes (a longer one fires at once). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
-/**
- * A wait on a task id or key that names no task: TaskTimeout at its deadline,
- * which, as for the native wait, a timeout that is not finite never reaches.
- * @param {unknown} taskId
- * @param {unknown} key
- * @param {WaitOptions} opts
- * @returns {Promise<never>}
- */
-async function untilDeadline(taskId, key, opts) {
-  const timeoutMs = opts.timeoutMs ?? null;
-  let left = timeoutMs === null ? 0 : Number.isFinite(timeoutMs) ? timeoutMs : Infinity;
-  for (; left > 0; left -= MAX_TIMER_MS) await sleep(Math.min(left, MAX_TIMER_MS), true);
-  throw new TaskTimeout(/** @type {string} */ (taskId), { timeoutMs, task: null, key: /** @type {string | null} */ (key) });
-}
-
 class TaskStore {
   /** @param {import("../binding.js").NativeStore} native */
   constructor(native) {
@@ -82,71 +68,17 @@ class TaskStore {
       throw new TypeError("TaskStore is abstract: use SQLiteStore or PostgresStore");
     }
     this._native = native;
-    /**
-     * Writes issued in this tick, encoded, not yet handed to Rust.
-     * @type {string[]}
-     */
-    this._tick = [];
-    /**
-     * This tick's replies, in the order of `_tick`.
-     * @type {Promise<any[]>}
-     */
-    this._tickReplies = Promise.resolve(/** @type {any[]} */ ([]));
-    /** Whether a tick's writes may be tried on this thread first. */
-    this._inlineWrites = true;
+    /** This store's writes, gathered per JS tick. */
+    this._writes = new TickWrites(native);
   }
 
   /**
-   * Every single-row write goes through here. Writes issued in the same JS
-   * tick are handed to Rust together once the tick's microtasks have run
-   * (process.nextTick queued from a microtask runs after all of them) and
-   * share one commit; they are tried on this thread first, which SQLite
-   * answers without waiting when nobody else is writing.
+   * Every single-row write goes through here (see TickWrites).
    * @param {WriteArgs} args
    * @returns {Promise<any>} the row Rust replied with, or null
    */
   _write(args) {
-    // Encoded now, so an argument JSON cannot carry refuses this write alone.
-    let encoded;
-    try {
-      encoded = encodeWrite(args);
-    } catch (err) {
-      return Promise.reject(new Error(`${args.kind}: an argument JSON cannot carry: ${err instanceof Error ? err.message : String(err)}`));
-    }
-    const index = this._tick.push(encoded) - 1;
-    if (index === 0) {
-      this._tickReplies = new Promise((resolve, reject) => process.nextTick(() => this._flush(resolve, reject)));
-    }
-    // One promise settles the whole tick; each write only derives its own from
-    // it (no settler functions per write: less garbage for long submit runs).
-    return this._tickReplies.then(replyAt(index));
-  }
-
-  /**
-   * @param {(replies: any[]) => void} resolve
-   * @param {(err: unknown) => void} reject
-   */
-  _flush(resolve, reject) {
-    // One JSON text crosses to Rust, and one comes back.
-    const text = `[${this._tick.join(",")}]`;
-    this._tick = [];
-    if (this._inlineWrites) {
-      let now;
-      try {
-        now = this._native.writeNow(text);
-      } catch (err) {
-        reject(fromNative(err));
-        return;
-      }
-      if (now != null) {
-        resolve(JSON.parse(now));
-        return;
-      }
-    }
-    this._native.writeMany(text).then(
-      (replies) => resolve(JSON.parse(replies)),
-      (err) => reject(fromNative(err)),
-    );
+    return this._writes.write(args);
   }
 
   connect() {
@@ -231,6 +163,7 @@ class TaskStore {
       runAtDelayMs: input.runAtDelayMs ?? undefined,
       debounceMs: input.debounceMs ?? undefined,
       maxDelayMs: input.maxDelayMs ?? undefined,
+      group: input.group ?? undefined,
     };
   }
 
@@ -558,34 +491,18 @@ class TaskStore {
    * @param {(id: number, resultJson: string | undefined) => Promise<R>} settle
    * @returns {Promise<{ task: R, value: T }>}
    */
-  async _completeIn(fn, settle) {
-    const shared = await this._native.sharedTxOpen().catch(raise);
-    let value;
-    let resultJson;
-    try {
-      value = await fn(this._sessionOf(shared));
-      resultJson = dumpOptionalJson(value) ?? undefined;
-    } catch (err) {
-      await this._native.sharedTxAbort(shared.id).catch(() => {});
-      throw err;
-    }
-    return { task: await settle(shared.id, resultJson), value };
+  _completeIn(fn, settle) {
+    return inSharedTransaction(this._native, (shared) => this._sessionOf(shared), fn, settle);
   }
 
   /**
    * @internal The caller's session in a shared transaction on the native
-   * connection: `query(text, values)` resolves to row objects, `exec(sql)`
-   * runs parameterless SQL.
+   * connection.
    * @param {{ id: number, session?: number | null }} shared
    * @returns {import("../index.js").PgSession}
    */
   _sessionOf(shared) {
-    const native = this._native;
-    return {
-      query: (text, values = []) =>
-        native.sharedTxQuery(shared.id, text, JSON.stringify(values, bigints)).then((rows) => JSON.parse(rows), raise),
-      exec: (sql) => native.sharedTxQuery(shared.id, sql, undefined).then(() => undefined, raise),
-    };
+    return nativeSession(this._native, shared);
   }
 
   /**
@@ -596,9 +513,10 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _wait(taskId, opts) {
-    if (!namesTask(taskId)) return untilDeadline(taskId, null, opts);
+    const args = waitArgs(opts);
+    if (!namesTask(taskId)) return this._runOut(taskId, null, args);
     // The native wait resolves with a row (never "no row") or rejects.
-    return /** @type {Promise<Task>} */ (this._native.wait(taskId, waitArgs(opts)).then(parseRow, raise));
+    return /** @type {Promise<Task>} */ (this._native.wait(taskId, args).then(parseRow, raise));
   }
 
   /**
@@ -608,261 +526,23 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _waitByKey(key, opts) {
-    if (!namesTask(key)) return untilDeadline(key, key, opts);
-    return /** @type {Promise<Task>} */ (this._native.waitByKey(key, waitArgs(opts)).then(parseRow, raise));
-  }
-}
-
-/**
- * `purge` input as the core takes it: null filters are off.
- * @param {PurgeInput} input
- */
-function purgeArgs(input) {
-  const { olderThanMs, queue, status, name, limit } = input;
-  return {
-    olderThanMs: olderThanMs ?? undefined,
-    queue: queue ?? undefined,
-    // Any non-null status reaches the core's check, which words the refusal.
-    status: status == null ? undefined : String(status),
-    name: name ?? undefined,
-    limit: limit ?? undefined,
-  };
-}
-
-/**
- * The core's open mode for a store's options (`existing`, `ownOnly`).
- * @param {{ existing?: boolean, ownOnly?: boolean }} opts
- * @returns {string | undefined}
- */
-function openMode(opts) {
-  if (opts.existing === true) return "existing";
-  return opts.ownOnly === true ? "own" : undefined;
-}
-
-/**
- * @param {WaitOptions} opts
- * @returns {import("../binding.js").WaitArgs}
- */
-function waitArgs(opts) {
-  return {
-    timeoutMs: opts.timeoutMs ?? undefined,
-    pollMs: opts.pollMs ?? undefined,
-    maxPollMs: opts.maxPollMs ?? undefined,
-  };
-}
-
-/** Tick positions whose reply readers are made once and kept. */
-const KEPT_READERS = 1024;
-/** @type {((replies: any[]) => any)[]} */
-const keptReaders = [];
-
-/**
- * The reader of reply `index` of a tick: the row (or null), or the write's own
- * error. The first KEPT_READERS positions share one function across ticks.
- * @param {number} index
- * @returns {(replies: any[]) => any}
- */
-function replyAt(index) {
-  if (index >= KEPT_READERS) return readerOf(index);
-  return (keptReaders[index] ??= readerOf(index));
-}
-
-/**
- * @param {number} index
- * @returns {(replies: any[]) => any}
- */
-function readerOf(index) {
-  return (replies) => {
-    const reply = replies[index];
-    if (reply !== null && reply.cairnq !== undefined) throw fromNative(JSON.stringify(reply));
-    return reply;
-  };
-}
-
-/**
- * A write as JSON; numbers JSON cannot carry travel as their String(n) (so
- * Rust names them in its error). A replacer slows every key down, so it is
- * used only for the writes that hold such a number.
- * @param {WriteArgs} args
- * @returns {string}
- */
-function encodeWrite(args) {
-  return holdsNonFinite(args) ? JSON.stringify(args, nonFiniteAsText) : JSON.stringify(args);
-}
-
-/**
- * @param {Record<string, unknown>} value a write's arguments (plain objects and arrays)
- * @returns {boolean}
- */
-function holdsNonFinite(value) {
-  for (const key in value) {
-    const item = value[key];
-    if (typeof item === "number") {
-      if (!Number.isFinite(item)) return true;
-    } else if (item !== null && typeof item === "object" && holdsNonFinite(/** @type {any} */ (item))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-/**
- * @param {string} _key
- * @param {unknown} value
- */
-function nonFiniteAsText(_key, value) {
-  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
-}
-
-/**
- * @param {BackpressureOptions} opts
- * @returns {import("../binding.js").BackpressureArgs}
- */
-function backpressureArgs(opts) {
-  return {
-    maxQueueDepth: opts.maxQueueDepth,
-    maxQueueWaitMs: opts.maxQueueWaitMs,
-    queuePollIntervalMs: opts.queuePollIntervalMs,
-  };
-}
-
-class SQLiteStore extends TaskStore {
-  /**
-   * `existing` (not part of the 0.7.0 API; the command line and dashboard set
-   * it): open only an existing cairnq database, never creating or migrating
-   * one; anything else rejects with a plain Error whose `code` is
-   * `CAIRNQ_NO_DATABASE` or `CAIRNQ_NOT_CAIRNQ`. `ownOnly` (the command
-   * line's `submit`): create or migrate, but refuse (`CAIRNQ_NOT_CAIRNQ`) a
-   * file holding another application's tables and no cairnq installation.
-   * @param {string} path
-   * @param {{ busyTimeoutMs?: number, existing?: boolean, ownOnly?: boolean }} [opts]
-   */
-  constructor(path, opts = {}) {
-    super(nativeSync(() => NativeStore.sqlite(path, opts.busyTimeoutMs, openMode(opts))));
-    this.path = path;
-  }
-}
-
-class PostgresStore extends TaskStore {
-  /**
-   * `source`: a DSN (the store opens and owns a native pool) or the
-   * application's `PgExecutor` (every statement, transaction and LISTEN runs
-   * through it; the store never closes it, and `max` does not apply).
-   * `schema`: the installation's schema. A DSN store creates it if absent
-   * and resolves every connection to it alone; an executor must set its own
-   * search_path to it. Either way connect refuses with SchemaMismatch when
-   * the connection resolves elsewhere, or (without `schema`) when it would
-   * start a second installation beside an existing one.
-   * `existing`: as for SQLiteStore.
-   * @param {string | import("../index.js").PgExecutor} source
-   * @param {{ max?: number, schema?: string, existing?: boolean, ownOnly?: boolean }} [opts]
-   */
-  constructor(source, opts = {}) {
-    if (typeof source === "string") {
-      super(
-        nativeSync(() =>
-          NativeStore.postgres(source, opts.max ?? undefined, opts.schema ?? undefined, openMode(opts)),
-        ),
-      );
-      /** @type {ExecutorBridge | null} */
-      this._bridge = null;
-    } else if (isExecutor(source)) {
-      const bridge = new ExecutorBridge(/** @type {import("../index.js").PgExecutor} */ (source));
-      super(NativeStore.executor((/** @type {string} */ text) => bridge.handle(text), opts.schema ?? undefined));
-      bridge.native = this._native;
-      this._bridge = bridge;
-    } else {
-      throw new TypeError(
-        "PostgresStore needs a connection string or a PgExecutor (an object with query, exec and tx functions)",
-      );
-    }
-    // Every Postgres write crosses the network: none can run inline.
-    this._inlineWrites = false;
+    const args = waitArgs(opts);
+    if (!namesTask(key)) return this._runOut(key, key, args);
+    return /** @type {Promise<Task>} */ (this._native.waitByKey(key, args).then(parseRow, raise));
   }
 
   /**
-   * @internal The caller's session in a shared transaction: the executor's
-   * own one, or the native transaction's `query`/`exec`.
-   * @param {{ id: number, session?: number | null }} shared
-   * @returns {import("../index.js").PgSession}
+   * @internal A wait on an id or key that names no task: TaskTimeout once the
+   * core's deadline for it passes (never, for a timeout that is not finite).
+   * @param {unknown} taskId
+   * @param {unknown} key
+   * @param {import("../binding.js").WaitArgs} args
+   * @returns {Promise<never>}
    */
-  _sessionOf(shared) {
-    if (this._bridge && shared.session != null) return this._bridge.session(shared.session);
-    return super._sessionOf(shared);
-  }
-
-  /**
-   * @param {string[]} queues
-   * @param {number} timeoutMs
-   * @returns {Promise<void>}
-   */
-  claimWake(queues, timeoutMs) {
-    return this._native.claimWake(queues, timeoutMs).catch(raise);
-  }
-
-  /**
-   * @param {string} taskId
-   * @param {number} timeoutMs
-   * @returns {Promise<void>}
-   */
-  taskDoneWake(taskId, timeoutMs) {
-    return this._native.taskDoneWake(taskId, timeoutMs).catch(raise);
+  async _runOut(taskId, key, args) {
+    const timeoutMs = await this._native.runOutWait(args).catch(raise);
+    throw new TaskTimeout(/** @type {string} */ (taskId), { timeoutMs, task: null, key: /** @type {string | null} */ (key) });
   }
 }
 
-/**
- * The methods of `store` that replace this package's own (by a subclass or
- * on the instance), among `methods` (every store method when not given);
- * null when `store` is not one of this package's stores at all.
- * @param {unknown} store
- * @param {string[]} [methods]
- * @returns {string[] | null}
- */
-function replacedMethods(store, methods) {
-  const own = [SQLiteStore, PostgresStore].find((kind) => store instanceof kind);
-  if (!own) return null;
-  /** @type {Record<string, unknown>} */
-  const given = /** @type {any} */ (store);
-  const ours = /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (own.prototype));
-  return (methods ?? storeMethods(own)).filter((name) => given[name] !== ours[name]);
-}
-
-/**
- * The native store behind `store` when it is one of this package's stores
- * and its `methods` (every store method when not given) are this package's
- * own; null otherwise: such a store is driven through its JS methods, or
- * refused where that cannot be.
- * @param {unknown} store
- * @param {string[]} [methods]
- * @returns {import("../binding.js").NativeStore | null}
- */
-function ownNative(store, methods) {
-  const replaced = replacedMethods(store, methods);
-  return replaced !== null && replaced.length === 0 ? /** @type {any} */ (store)._native : null;
-}
-
-/**
- * The methods of a store class and of TaskStore.
- * @param {Function} kind
- * @returns {string[]}
- */
-function storeMethods(kind) {
-  const names = new Set();
-  for (const proto of [TaskStore.prototype, kind.prototype]) {
-    for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(proto))) {
-      if (name !== "constructor" && typeof descriptor.value === "function") names.add(name);
-    }
-  }
-  return [...names];
-}
-
-module.exports = {
-  TaskStore,
-  SQLiteStore,
-  PostgresStore,
-  backpressureArgs,
-  encodeWrite,
-  ownNative,
-  replacedMethods,
-  DEFAULT_WATCH_POLL_MS,
-};
+module.exports = { TaskStore, DEFAULT_WATCH_POLL_MS };

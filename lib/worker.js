@@ -6,9 +6,12 @@
 const { NativeWorker } = require("./native.js");
 const { LostLease, TaskError, errorEnvelope, exceptionEnvelope, fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
-const { dumpJson, encodeEnvelope } = require("./json.js");
+const { dumpJson, encodeEnvelope, nonFiniteAsText } = require("./json.js");
 const { taskName } = require("./models.js");
-const { SQLiteStore, PostgresStore, backpressureArgs, replacedMethods } = require("./store.js");
+const { backpressureArgs } = require("./store-args.js");
+const { SQLiteStore } = require("./sqlite-store.js");
+const { PostgresStore } = require("./postgres-store.js");
+const { replacedMethods } = require("./own-store.js");
 const { TaskContext, NATIVE, SUSPENDED } = require("./context.js");
 const { activeTracer, startProcess, runInSpan, endProcess } = require("./telemetry/trace.js");
 const { activeInstruments, startMetered, endMetered } = require("./telemetry/meter.js");
@@ -29,7 +32,8 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  * @typedef {{ concurrency?: number }} RunOptions
  * @typedef {(...args: any[]) => unknown} HandlerFn a handler: `(ctx, payload)`, or `(contexts)` for a batch
  * @typedef {{ fn: HandlerFn, batch: boolean }} Registration
- * @typedef {{ batch?: number, concurrency?: number, resource?: string, [option: string]: unknown }} TaskOptions
+ * @typedef {import("../index.js").RateLimit} RateLimit
+ * @typedef {{ batch?: number, concurrency?: number, resource?: string, rateLimit?: RateLimit | null, groupConcurrency?: number | null, [option: string]: unknown }} TaskOptions
  * @typedef {import("./context.js").TaskFields} TaskFields
  * @typedef {{ id: number, name: string, batch: boolean, tasks: TaskFields[], traced?: Traced, metered?: Metered }} Call
  *   one handler call, as Rust dispatches it: of each task, what its context reads (`traced`: its consumer span,
@@ -41,6 +45,9 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  */
 
 const SIGNALS = ["SIGINT", "SIGTERM"];
+
+/** The `code` of the warning a worker emits once when its declared limits replace another worker's (docs/api.md, "Flow control"). */
+const FLOW_NOTICE_CODE = "CAIRNQ_FLOW_LIMITS_REPLACED";
 
 /**
  * The outcome of a handler whose failure could not even be described.
@@ -102,16 +109,21 @@ class Worker {
           }
         }
       : undefined;
+    /** @param {string} calls */
+    const dispatch = (calls) => this._dispatch(calls);
+    /** @param {ContextArg} lost */
+    const abortLostLease = ({ call, index }) => this._running.get(call)?.[index]?._syncAbort();
     this._native = nativeSync(
       () =>
         new NativeWorker(
           store._native,
           queues,
           workerArgs(opts),
-          /** @param {string} calls */ (calls) => this._dispatch(calls),
-          () => undefined,
-          /** @param {ContextArg} arg */ ({ call, index }) => this._running.get(call)?.[index]?._syncAbort(),
+          dispatch,
+          answerPing,
+          abortLostLease,
           report,
+          warnFlowLimitsReplaced,
         ),
     );
     this._id = this._native.id;
@@ -123,7 +135,7 @@ class Worker {
    */
   static sqlite(path, opts = {}) {
     const { queues = ["default"], busyTimeoutMs, ...rest } = opts;
-    return owned(new Worker(new SQLiteStore(path, { busyTimeoutMs }), queues, rest));
+    return owningItsStore(new Worker(new SQLiteStore(path, { busyTimeoutMs }), queues, rest));
   }
 
   /**
@@ -132,7 +144,7 @@ class Worker {
    */
   static postgres(source, opts = {}) {
     const { queues = ["default"], max, schema, ...rest } = opts;
-    return owned(new Worker(new PostgresStore(source, { max, schema }), queues, rest));
+    return owningItsStore(new Worker(new PostgresStore(source, { max, schema }), queues, rest));
   }
 
   /** This worker's id, the `worker_id` on the tasks it holds. */
@@ -175,21 +187,12 @@ class Worker {
       opts = optsOrFn ?? {};
       fn = maybeFn;
     }
-    // docs/api.md, "Registrations": any value that is not an integer >= 1 gets
-    // the message, not only numbers (a string would otherwise fail the native
-    // conversion).
-    for (const option of ["batch", "concurrency"]) {
-      /** @type {any} whatever the caller passed */
-      const value = opts[option];
-      if (value != null && !(Number.isInteger(value) && value >= 1)) {
-        throw new Error(`${option} must be an integer >= 1, got ${String(value)}`);
-      }
-    }
     nativeSync(() =>
       this._native.register(name, {
-        batch: opts.batch ?? undefined,
-        concurrency: opts.concurrency ?? undefined,
+        batch: numberOrSpelled(opts.batch),
+        concurrency: numberOrSpelled(opts.concurrency),
         resource: opts.resource ?? undefined,
+        flow: flowOptions(opts),
       }),
     );
     // A missing fn is not refused here: each call of it fails as a handler that threw.
@@ -392,6 +395,17 @@ class Worker {
 }
 
 /**
+ * A registration's `rateLimit` and `groupConcurrency` as the core checks them
+ * (docs/api.md, "Flow control"), or undefined when it declares neither.
+ * @param {TaskOptions} opts
+ * @returns {string | undefined}
+ */
+function flowOptions(opts) {
+  if (opts.rateLimit == null && opts.groupConcurrency == null) return undefined;
+  return JSON.stringify({ rateLimit: opts.rateLimit, groupConcurrency: opts.groupConcurrency }, nonFiniteAsText);
+}
+
+/**
  * Call a handler the way its registration asks: `(contexts)` for a batch,
  * else `(context, payload)`.
  * @param {HandlerFn} fn
@@ -403,12 +417,41 @@ function callHandler(fn, call, contexts) {
 }
 
 /**
+ * `worker`, marked as owning its store (made by Worker.sqlite/postgres):
+ * serve() and background() close the store when they end.
  * @param {Worker} worker
  * @returns {Worker}
  */
-function owned(worker) {
+function owningItsStore(worker) {
   worker._ownsStore = true;
   return worker;
+}
+
+/**
+ * The heartbeat's ping: the core measures how late the JS thread runs it
+ * (EventLoopBlocked); running at all is the answer.
+ */
+function answerPing() {}
+
+/**
+ * The notice the core gives once when this worker's declared limits replace
+ * another worker's (docs/api.md, "Flow control"): a process warning.
+ * @param {string} message
+ */
+function warnFlowLimitsReplaced(message) {
+  process.emitWarning(message, { code: FLOW_NOTICE_CODE });
+}
+
+/**
+ * An option that should be a number, as the core checks it (docs/api.md,
+ * "Registrations"): a number as is, any other value as String(value) spells
+ * it, which the core refuses with that spelling; null means absent.
+ * @param {unknown} value
+ * @returns {number | string | undefined}
+ */
+function numberOrSpelled(value) {
+  if (value == null) return undefined;
+  return typeof value === "number" ? value : String(value);
 }
 
 /**

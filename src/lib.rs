@@ -9,10 +9,14 @@ mod backpressure;
 mod errors;
 mod retention;
 mod store;
-// After `store`: its `#[napi] impl NativeStore` needs the struct seen first.
+mod writes;
+// After `store`: their `#[napi] impl NativeStore` needs the struct seen first.
+mod claim_session;
 mod executor;
 mod foreign;
 mod schedules;
+mod shared_tx;
+mod statuses;
 mod watch;
 mod worker;
 // After `worker` and `store`: it adds methods to their structs.
@@ -24,6 +28,7 @@ pub use backpressure::NativeGate;
 pub use executor::{dsn_fields, quote_schema};
 pub use metrics::NativeMetrics;
 pub use retention::NativeRetention;
+pub use statuses::task_statuses;
 pub use store::NativeStore;
 pub use watch::{NativeWatch, DEFAULT_WATCH_POLL_MS};
 pub use worker::{NativeContext, NativeWorker};

@@ -11,8 +11,9 @@ use napi::Result;
 use napi_derive::napi;
 
 use crate::errors::IntoJs;
-use crate::store::{decode_write, NativeStore};
+use crate::store::NativeStore;
 use crate::worker::NativeContext;
+use crate::writes::decode_write;
 
 /// How `ctx.step` goes on: `suspended` (the run is over), a stored result to
 /// replay (`replay`, its JSON in `json`, absent for none), or run `fn`.
@@ -87,9 +88,9 @@ impl NativeContext {
         Ok(slept.is_none())
     }
 
-    /// `ctx.callChild`: `submit` is the child's submit as `lib/store.js`
-    /// encodes a write; `pollMs` the longest wait before the parent reads
-    /// its child again.
+    /// `ctx.callChild`: `submit` is the child's submit encoded as a client
+    /// write (`{kind: "submit", submit}`); `pollMs` the longest wait before
+    /// the parent reads its child again.
     #[napi]
     pub async fn call_child(
         &self,

@@ -4,110 +4,20 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use cairnq_core::input::{stored_ms_or, timer_ms};
+use cairnq_core::input::timer_ms;
 use cairnq_core::store::backpressure::{BackpressureOptions, QueueDepthLimit};
 use cairnq_core::store::{
-    ClaimRequest, ClaimSession, Draw, HeldTask, ListInput, OpenMode, Outcome, PurgeInput, Stats,
-    SubmitInput, Target, TaskRef, Write, WriteAnswer, DEFAULT_LEASE_MS,
+    self, stats_to_json, ClaimInput, ListInput, OpenMode, PurgeInput, Target, TaskRef,
 };
-use cairnq_core::task::{summaries_to_json, tasks_to_json, Status};
+use cairnq_core::task::{summaries_to_json, tasks_to_json};
 use cairnq_core::wait::{self, WaitOptions};
-use cairnq_core::{Error as CoreError, Store, Task};
+use cairnq_core::{Store, Task};
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 
-use crate::errors::{reason, IntoJs};
+use crate::errors::IntoJs;
+use crate::writes::{replies, writes};
 use napi::Result;
-
-/// `submit`'s arguments inside a write.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SubmitArgs {
-    pub name: String,
-    pub payload: Option<String>,
-    pub queue: Option<String>,
-    pub key: Option<String>,
-    pub conflict: Option<String>,
-    #[serde(default, deserialize_with = "spelled_number")]
-    pub max_attempts: Option<f64>,
-    #[serde(default, deserialize_with = "spelled_number")]
-    pub priority: Option<f64>,
-    pub metadata: Option<String>,
-    pub parent_id: Option<String>,
-    pub root_id: Option<String>,
-    pub correlation_id: Option<String>,
-    #[serde(default, deserialize_with = "spelled_number")]
-    pub run_at_delay_ms: Option<f64>,
-    #[serde(default, deserialize_with = "spelled_number")]
-    pub debounce_ms: Option<f64>,
-    #[serde(default, deserialize_with = "spelled_number")]
-    pub max_delay_ms: Option<f64>,
-}
-
-/// One client write of a JS tick (`lib/store.js` gathers them and sends
-/// them as one JSON text): `kind` names the method, the other fields are its
-/// arguments.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct WriteArgs {
-    pub kind: WriteKind,
-    pub submit: Option<SubmitArgs>,
-    pub task_id: Option<String>,
-    pub key: Option<String>,
-    pub worker_id: Option<String>,
-    pub reset_attempt: Option<bool>,
-    /// `succeed`/`complete`: the result's JSON; `fail`: the envelope's.
-    pub json: Option<String>,
-    pub retryable: Option<bool>,
-    #[serde(default, deserialize_with = "spelled_number")]
-    pub delay_ms: Option<f64>,
-    #[serde(default, deserialize_with = "spelled_number")]
-    pub progress: Option<f64>,
-    pub message: Option<String>,
-    #[serde(default, deserialize_with = "spelled_number")]
-    pub lease_ms: Option<f64>,
-}
-
-/// The client method a write comes from.
-#[derive(Clone, Copy, Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum WriteKind {
-    Submit,
-    Cancel,
-    CancelByKey,
-    Retry,
-    RetryByKey,
-    Succeed,
-    Complete,
-    Fail,
-    Progress,
-    Heartbeat,
-}
-
-/// A JS number as `lib/store.js` writes it: JSON numbers as they are, and
-/// the values JSON cannot carry as their `String(n)` ("NaN", "Infinity").
-fn spelled_number<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<Option<f64>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Number {
-        Finite(f64),
-        Spelled(String),
-    }
-    match Option::<Number>::deserialize(d)? {
-        None => Ok(None),
-        Some(Number::Finite(v)) => Ok(Some(v)),
-        Some(Number::Spelled(text)) => match text.as_str() {
-            "NaN" => Ok(Some(f64::NAN)),
-            "Infinity" => Ok(Some(f64::INFINITY)),
-            "-Infinity" => Ok(Some(f64::NEG_INFINITY)),
-            other => Err(serde::de::Error::custom(format!("not a number: {other}"))),
-        },
-    }
-}
 
 /// `open` as `lib/store.js` names the modes: absent = migrate, `"existing"`,
 /// `"own"` (`OpenMode::MigrateOwn`).
@@ -120,52 +30,6 @@ fn open_mode(open: Option<String>) -> Result<OpenMode> {
             "unknown open mode {other}"
         ))),
     }
-}
-
-/// Decode the writes `lib/store.js` sent, one by one: a write that does not
-/// decode is refused alone (an `Invalid` error in its place), so one caller's
-/// bad argument never fails the other writes of its tick.
-fn writes(text: &str) -> Result<Vec<cairnq_core::Result<Write>>> {
-    let each: Vec<&RawValue> = serde_json::from_str(text)
-        .map_err(|e| napi::Error::from_reason(format!("malformed writes: {e}")))?;
-    Ok(each
-        .into_iter()
-        .map(|one| decode_write(one.get()))
-        .collect())
-}
-
-pub(crate) fn decode_write(text: &str) -> cairnq_core::Result<Write> {
-    let args: WriteArgs = serde_path_to_error::deserialize(
-        &mut serde_json::Deserializer::from_str(text),
-    )
-    .map_err(|e| {
-        // The field's path names the argument; the position inside
-        // the JS layer's encoding would only confuse.
-        let inner = e.inner();
-        let at = format!(" at line {} column {}", inner.line(), inner.column());
-        let detail = inner.to_string();
-        let detail = detail.strip_suffix(&at).unwrap_or(&detail);
-        CoreError::Invalid(format!("{}: {detail}", e.path()))
-    })?;
-    Write::try_from(args)
-}
-
-/// Replies as one JSON array, in order: the row (`null` for no row), or the
-/// error reason (an object with a `cairnq` key) that `lib/errors.js` decodes.
-fn replies(answers: Vec<WriteAnswer>) -> String {
-    let mut out = String::from("[");
-    for (i, answer) in answers.into_iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        match answer {
-            Ok(Some(task)) => out.push_str(&task.to_json()),
-            Ok(None) => out.push_str("null"),
-            Err(err) => out.push_str(&reason(&err)),
-        }
-    }
-    out.push(']');
-    out
 }
 
 impl From<ListArgs> for ListInput {
@@ -183,79 +47,15 @@ impl From<ListArgs> for ListInput {
     }
 }
 
-impl TryFrom<ClaimArgs> for ClaimRequest {
-    type Error = CoreError;
-
-    fn try_from(args: ClaimArgs) -> cairnq_core::Result<Self> {
-        Ok(ClaimRequest {
+impl From<ClaimArgs> for ClaimInput {
+    fn from(args: ClaimArgs) -> Self {
+        ClaimInput {
             queues: args.queues,
             worker_id: args.worker_id,
-            lease_ms: lease(args.lease_ms)?,
+            lease_ms: args.lease_ms,
+            limit: args.limit,
             names: args.names,
-        })
-    }
-}
-
-impl From<SubmitArgs> for SubmitInput {
-    fn from(args: SubmitArgs) -> Self {
-        SubmitInput {
-            name: args.name,
-            payload: args.payload,
-            queue: args.queue,
-            key: args.key,
-            conflict: args.conflict,
-            max_attempts: args.max_attempts,
-            priority: args.priority,
-            metadata: args.metadata,
-            parent_id: args.parent_id,
-            root_id: args.root_id,
-            correlation_id: args.correlation_id,
-            run_at_delay_ms: args.run_at_delay_ms,
-            debounce_ms: args.debounce_ms,
-            max_delay_ms: args.max_delay_ms,
         }
-    }
-}
-
-impl TryFrom<WriteArgs> for Write {
-    type Error = CoreError;
-
-    fn try_from(args: WriteArgs) -> cairnq_core::Result<Write> {
-        let missing =
-            |field: &str| CoreError::Invalid(format!("write {:?}: {field} is required", args.kind));
-        let task_id = || args.task_id.clone().ok_or_else(|| missing("taskId"));
-        let key = || args.key.clone().ok_or_else(|| missing("key"));
-        let owned = || -> cairnq_core::Result<HeldTask> {
-            Ok(HeldTask {
-                task_id: task_id()?,
-                worker_id: args.worker_id.clone().ok_or_else(|| missing("workerId"))?,
-            })
-        };
-        Ok(match args.kind {
-            WriteKind::Submit => {
-                Write::Submit(args.submit.ok_or_else(|| missing("submit"))?.into())
-            }
-            WriteKind::Cancel => Write::Cancel(Target::Id(task_id()?)),
-            WriteKind::CancelByKey => Write::Cancel(Target::Key(key()?)),
-            WriteKind::Retry => {
-                Write::Retry(Target::Id(task_id()?), args.reset_attempt == Some(true))
-            }
-            WriteKind::RetryByKey => {
-                Write::Retry(Target::Key(key()?), args.reset_attempt == Some(true))
-            }
-            WriteKind::Succeed => Write::Finish(owned()?, Outcome::Succeed { result: args.json }),
-            WriteKind::Complete => Write::Finish(owned()?, Outcome::Complete { result: args.json }),
-            WriteKind::Fail => Write::Finish(
-                owned()?,
-                Outcome::Fail {
-                    error: args.json.clone().ok_or_else(|| missing("json"))?,
-                    retryable: args.retryable != Some(false),
-                    delay_ms: stored_ms_or("delayMs", args.delay_ms, 0)?.max(0),
-                },
-            ),
-            WriteKind::Progress => Write::Progress(owned()?, args.progress, args.message),
-            WriteKind::Heartbeat => Write::Heartbeat(owned()?, lease(args.lease_ms)?),
-        })
     }
 }
 
@@ -353,36 +153,12 @@ impl From<BackpressureArgs> for BackpressureOptions {
     }
 }
 
-fn lease(ms: Option<f64>) -> cairnq_core::Result<i64> {
-    stored_ms_or("leaseMs", ms, DEFAULT_LEASE_MS)
-}
-
-fn row(task: Task) -> String {
+pub(crate) fn row(task: Task) -> String {
     task.to_json()
 }
 
 fn maybe_row(task: Option<Task>) -> Option<String> {
     task.map(row)
-}
-
-/// `{queue: {queued, running, succeeded, failed, canceled}}` in `STATUSES` order.
-fn stats_json(stats: &Stats) -> String {
-    let queues: Vec<String> = stats
-        .iter()
-        .map(|(queue, counts)| {
-            let per_status: Vec<String> = Status::ALL
-                .iter()
-                .zip(counts)
-                .map(|(status, n)| format!("\"{status}\":{n}"))
-                .collect();
-            format!(
-                "{}:{{{}}}",
-                serde_json::Value::from(queue.as_str()),
-                per_status.join(",")
-            )
-        })
-        .collect();
-    format!("{{{}}}", queues.join(","))
 }
 
 #[napi]
@@ -550,7 +326,11 @@ impl NativeStore {
 
     #[napi]
     pub async fn stats(&self, queue: Option<String>) -> Result<String> {
-        self.inner.stats(queue).await.map(|s| stats_json(&s)).js()
+        self.inner
+            .stats(queue)
+            .await
+            .map(|s| stats_to_json(&s))
+            .js()
     }
 
     #[napi]
@@ -593,10 +373,19 @@ impl NativeStore {
             .js()
     }
 
+    /// A wait on an id or key that names no task: resolves once it runs
+    /// out, with the timeout it ran out (`TaskTimeout` is JS's to raise,
+    /// naming what was waited on as given).
+    #[napi]
+    pub async fn run_out_wait(&self, opts: WaitArgs) -> f64 {
+        wait::run_out(opts.into()).await
+    }
+
     #[napi]
     pub async fn claim(&self, args: ClaimArgs) -> Result<String> {
-        let limit = args.limit.map_or(1, |v| v as i64);
-        let request = ClaimRequest::try_from(args).js()?;
+        let input = ClaimInput::from(args);
+        let limit = input.limit();
+        let request = input.request().js()?;
         self.inner
             .claim(request, limit)
             .await
@@ -613,69 +402,8 @@ impl NativeStore {
         lease_ms: Option<f64>,
     ) -> Result<Vec<(String, bool)>> {
         self.inner
-            .heartbeat_batch(task_ids, worker_id, lease(lease_ms).js()?)
+            .heartbeat_batch(task_ids, worker_id, store::lease_ms(lease_ms).js()?)
             .await
             .js()
-    }
-}
-
-/// `store.claimSession(input, plan)`: a claim transaction whose draws the JS
-/// plan makes one by one.
-#[napi]
-pub struct NativeClaimSession {
-    session: tokio::sync::Mutex<Option<ClaimSession>>,
-}
-
-#[napi]
-impl NativeStore {
-    #[napi]
-    pub fn open_claim_session(&self, args: ClaimArgs) -> Result<NativeClaimSession> {
-        let request = ClaimRequest::try_from(args).js()?;
-        let backend = self.inner.backend().clone();
-        let session = napi::bindgen_prelude::within_runtime_if_available(move || {
-            ClaimSession::open(backend, request, &tokio::runtime::Handle::current())
-        });
-        Ok(NativeClaimSession {
-            session: tokio::sync::Mutex::new(Some(session)),
-        })
-    }
-}
-
-#[napi]
-impl NativeClaimSession {
-    /// True once the transaction is open; false when there was nothing to claim.
-    #[napi]
-    pub async fn opened(&self) -> Result<bool> {
-        let mut slot = self.session.lock().await;
-        let session = slot
-            .as_mut()
-            .ok_or_else(|| napi::Error::from_reason("the claim session has ended"))?;
-        session.opened().await.js()
-    }
-
-    #[napi]
-    pub async fn draw(&self, names: Option<Vec<String>>, limit: f64) -> Result<String> {
-        let slot = self.session.lock().await;
-        let session = slot
-            .as_ref()
-            .ok_or_else(|| napi::Error::from_reason("the claim session has ended"))?;
-        let draw = Draw {
-            names,
-            limit: limit as i64,
-        };
-        session
-            .draw(draw)
-            .await
-            .map(|tasks| tasks_to_json(&tasks))
-            .js()
-    }
-
-    /// Commit (`keep`) or roll back the draws.
-    #[napi]
-    pub async fn finish(&self, keep: bool) -> Result<()> {
-        match self.session.lock().await.take() {
-            Some(session) => session.finish(keep).await.js(),
-            None => Ok(()),
-        }
     }
 }

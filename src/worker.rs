@@ -11,12 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairnq_core::input::stored_ms;
+use cairnq_core::input::{stored_ms, NumberArg};
 use cairnq_core::worker::{
     calls_to_json, retry_backoff, Call, CallOutcome, ErrorInfo, Invoker, Registration, TaskContext,
     TaskResult, Worker, WorkerOptions,
 };
 use cairnq_core::{Error, Task};
+use napi::bindgen_prelude::Either;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Result, Status};
 use napi_derive::napi;
@@ -42,18 +43,29 @@ pub struct WorkerArgs {
 
 #[napi(object)]
 pub struct RegistrationArgs {
-    pub batch: Option<f64>,
-    pub concurrency: Option<f64>,
+    /// A number, or any other value as `String(value)` spells it.
+    pub batch: Option<Either<f64, String>>,
+    pub concurrency: Option<Either<f64, String>>,
     pub resource: Option<String>,
+    /// `{rateLimit, groupConcurrency}` as JSON, non-finite numbers spelled.
+    pub flow: Option<String>,
 }
 
 impl From<RegistrationArgs> for Registration {
     fn from(args: RegistrationArgs) -> Self {
         Registration {
-            batch: args.batch,
-            concurrency: args.concurrency,
+            batch: args.batch.map(number_arg),
+            concurrency: args.concurrency.map(number_arg),
             resource: args.resource,
+            flow: args.flow,
         }
+    }
+}
+
+fn number_arg(value: Either<f64, String>) -> NumberArg {
+    match value {
+        Either::A(number) => NumberArg::Number(number),
+        Either::B(spelled) => NumberArg::Other(spelled),
     }
 }
 
@@ -107,6 +119,7 @@ struct JsInvoker {
     dispatch: JsFn<String, ()>,
     ping: JsFn<(), ()>,
     lease_lost: JsFn<ContextArg, ()>,
+    notice: Option<JsFn<String, ()>>,
 }
 
 impl From<OutcomeArg> for CallOutcome {
@@ -161,6 +174,12 @@ impl Invoker for JsInvoker {
                 .call(arg, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
+
+    fn notice(&self, message: &str) {
+        if let Some(notice) = &self.notice {
+            notice.call(message.to_string(), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
 }
 
 #[napi]
@@ -185,6 +204,8 @@ impl NativeWorker {
 
 #[napi]
 impl NativeWorker {
+    // Each JS callback crosses as a thread-safe function of its own.
+    #[allow(clippy::too_many_arguments)]
     #[napi(constructor)]
     pub fn new(
         store: &NativeStore,
@@ -194,6 +215,7 @@ impl NativeWorker {
         ping: JsFn<(), ()>,
         lease_lost: JsFn<ContextArg, ()>,
         on_error: Option<JsFn<ErrorArg, ()>>,
+        notice: Option<JsFn<String, ()>>,
     ) -> Result<Self> {
         let on_error = on_error.map(|report| {
             let report = Arc::new(report);
@@ -225,6 +247,7 @@ impl NativeWorker {
             dispatch,
             ping,
             lease_lost,
+            notice,
         });
         Ok(NativeWorker {
             worker,

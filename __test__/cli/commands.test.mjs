@@ -5,11 +5,11 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 
-import { claimTask, defer, submitAndFail, submitAndSucceed, waitUntilPast } from "../helpers.mjs";
+import { claimTask, defer, submitAndFail, submitAndSucceed, waitUntilPast } from "../support/helpers.mjs";
 
-import { forEachDialect, postgres, sqlite, test } from "../dialects.mjs";
-import { psql } from "../postgres/pg-helpers.mjs";
-import { assertFailure, cli, cliJson, cliOk, spawnCli, uiUrl } from "./cli-helpers.mjs";
+import { forEachDialect, postgres, sqlite, test } from "../support/dialects.mjs";
+import { psql } from "../support/pg-helpers.mjs";
+import { assertFailure, cli, cliJson, cliOk, spawnCli, uiUrl } from "../support/cli-helpers.mjs";
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[`);
 
@@ -317,7 +317,7 @@ forEachDialect("cli", (dialect) => {
       assert.doesNotMatch(await cliOk(["list", db], { env: { FORCE_COLOR: "1", NO_COLOR: "1" } }), ANSI);
       // A real terminal (a pty from script(1)), with and without NO_COLOR.
       if (fs.existsSync("/usr/bin/script")) {
-        const { runProcess } = await import("../helpers.mjs");
+        const { runProcess } = await import("../support/helpers.mjs");
         const onTty = (env) =>
           runProcess("/usr/bin/script", ["-qec", `${JSON.stringify(process.execPath)} bin/cairnq.js list ${JSON.stringify(db)}`, "/dev/null"], { env: { ...process.env, FORCE_COLOR: "", ...env } });
         const tty = await onTty({});

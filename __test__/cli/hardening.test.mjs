@@ -8,10 +8,10 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
-import { REPO_ROOT, claimTask, defer, makeTempDir, runProcess, runPython, sha256OfFile, submitAndSucceed, waitUntilPast } from "../helpers.mjs";
-import { forEachDialect, postgres, sqlite, test } from "../dialects.mjs";
-import { dsnWithCredentials, passwordOf } from "../postgres/pg-helpers.mjs";
-import { CLI, assertFailure, cli, cliJson, cliOk, spawnCli } from "./cli-helpers.mjs";
+import { REPO_ROOT, claimTask, defer, makeTempDir, runProcess, runPython, sha256OfFile, submitAndSucceed, waitUntilPast } from "../support/helpers.mjs";
+import { forEachDialect, postgres, sqlite, test } from "../support/dialects.mjs";
+import { dsnWithCredentials, passwordOf } from "../support/pg-helpers.mjs";
+import { CLI, assertFailure, cli, cliJson, cliOk, spawnCli } from "../support/cli-helpers.mjs";
 
 const ESC = String.fromCharCode(27);
 const BEL = String.fromCharCode(7);

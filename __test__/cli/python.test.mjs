@@ -3,33 +3,19 @@
 // result. Skips like the other interop tests without CAIRNQ_PYTHON's SDK (in
 // CI it is always there).
 import assert from "node:assert/strict";
-import { execFile, spawnSync } from "node:child_process";
-import path from "node:path";
 import { describe, test } from "node:test";
-import { promisify } from "node:util";
 
-import { REPO_ROOT, makeDbPath } from "../helpers.mjs";
-import { cliJson, cliOk } from "./cli-helpers.mjs";
+import { makeDbPath } from "../support/helpers.mjs";
+import { cliJson, cliOk } from "../support/cli-helpers.mjs";
+import { SDKS, pythonSdkProblem, pythonStep, sdkSkipReason } from "../support/python-sdks.mjs";
 
-const execFileAsync = promisify(execFile);
-const python = process.env.CAIRNQ_PYTHON ?? "python3";
-const helper = path.join(REPO_ROOT, "__test__", "interop", "py", "cairnq_cli.py");
-const probe = spawnSync(python, ["-c", "import cairnq"], { encoding: "utf8", timeout: 60_000 });
-const SKIP =
-  probe.status === 0
-    ? false
-    : process.env.CI
-      ? false
-      : `Python cairnq SDK unavailable; set CAIRNQ_PYTHON to a Python with "cairnq[postgres]==0.7.0"`;
+const sdk = SDKS.find((one) => one.version === "0.7.0");
+const problem = pythonSdkProblem(sdk);
+// In CI a missing SDK must fail, not skip.
+const SKIP = problem && !process.env.CI ? sdkSkipReason(sdk, problem) : false;
 
-/** One step of the Python helper (interop/py/cairnq_cli.py); its JSON output. */
-async function py(command, db, ...args) {
-  const { stdout } = await execFileAsync(python, [helper, command, "--db", db, ...args], {
-    env: { ...process.env, PYTHONUTF8: "1" },
-    timeout: 60_000,
-  });
-  return JSON.parse(stdout);
-}
+/** One step of the Python helper (fixtures/python/cairnq_cli.py); its JSON output. */
+const py = (command, db, ...args) => pythonStep(sdk, command, db, ...args);
 
 describe("cli on a database of the Python SDK", { skip: SKIP }, () => {
   test("stats, list, get --key and retry read and act on what Python wrote", { timeout: 180_000 }, async (t) => {

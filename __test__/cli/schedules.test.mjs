@@ -3,10 +3,10 @@
 // database without schedules (none listed, nothing created).
 import assert from "node:assert/strict";
 
-import { runPython } from "../helpers.mjs";
-import { forEachDialect, sqlite, test } from "../dialects.mjs";
-import { psql } from "../postgres/pg-helpers.mjs";
-import { assertFailure, cli, cliJson, cliOk } from "./cli-helpers.mjs";
+import { runPython } from "../support/helpers.mjs";
+import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
+import { psql } from "../support/pg-helpers.mjs";
+import { assertFailure, cli, cliJson, cliOk } from "../support/cli-helpers.mjs";
 
 /** Whether the schedules table exists. */
 async function hasSchedulesTable(dialect, db) {

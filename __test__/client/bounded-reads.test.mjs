@@ -5,8 +5,8 @@
 
 import assert from "node:assert/strict";
 
-import { TASK_COLUMNS, assertPlainError, rejectionOf, submitAndFail, submitAndSucceed, waitUntilPast } from "../helpers.mjs";
-import { forEachDialect, test } from "../dialects.mjs";
+import { TASK_COLUMNS, assertPlainError, rejectionOf, submitAndFail, submitAndSucceed, waitUntilPast } from "../support/helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
 
 const BODIES = ["payload", "result", "error", "metadata"];
 

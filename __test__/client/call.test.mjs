@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 
 import { CairnQError, TaskCanceled, TaskFailed, TaskTimeout, defineTask } from "../../index.mjs";
-import { ENVELOPE, assertPlainError, claimTask, rejectionOf, waitFor } from "../helpers.mjs";
-import { forEachDialect, sqlite, test } from "../dialects.mjs";
+import { ENVELOPE, assertPlainError, claimTask, rejectionOf, waitFor } from "../support/helpers.mjs";
+import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("call", (dialect) => {

@@ -3,8 +3,8 @@
 
 import assert from "node:assert/strict";
 
-import { claimTask, submitAndFail, submitAndSucceed } from "../helpers.mjs";
-import { forEachDialect, test } from "../dialects.mjs";
+import { claimTask, submitAndFail, submitAndSucceed } from "../support/helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("cancel and cancelByKey", (dialect) => {

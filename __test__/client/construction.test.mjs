@@ -7,8 +7,8 @@ import fs from "node:fs";
 import path from "node:path";
 
 import { CairnQ, SQLiteStore } from "../../index.mjs";
-import { defer, makeDbPath, makeTempDir, openClient, runPython } from "../helpers.mjs";
-import { forEachDialect, sqlite, test } from "../dialects.mjs";
+import { defer, makeDbPath, makeTempDir, openClient, runPython } from "../support/helpers.mjs";
+import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("construction and connection", (dialect) => {

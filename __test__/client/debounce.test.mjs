@@ -4,19 +4,16 @@
 // and submitter processes — on every dialect.
 
 import assert from "node:assert/strict";
-import path from "node:path";
 
-import { REPO_ROOT, spawnScript, waitFor } from "../helpers.mjs";
-import { forEachDialect, test } from "../dialects.mjs";
+import { spawnFixture, waitFor } from "../support/helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
 
-const WORKER = path.join(REPO_ROOT, "__test__/fixtures/debounce-worker.mjs");
-const SUBMITTER = path.join(REPO_ROOT, "__test__/fixtures/debounce-submitter.mjs");
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 forEachDialect("debounced submit", (dialect) => {
   /** A worker process serving "save" on `db`, once it reports serving. */
   async function startWorker(t, db) {
-    const proc = spawnScript(t, WORKER, { dialect: dialect.name, db });
+    const proc = spawnFixture(t, "debounce-worker.mjs", { dialect: dialect.name, db });
     await proc.waitForEvent((e) => e.event === "serving", { what: "serving" });
     return proc;
   }
@@ -90,7 +87,7 @@ forEachDialect("debounced submit", (dialect) => {
     await client.connect();
     const startAt = Date.now() + 3_000;
     const submitters = [0, 1, 2].map((tag) =>
-      spawnScript(t, SUBMITTER, { dialect: dialect.name, db, key: "save:shared", count: 30, debounceMs: 60_000, startAt, tag }),
+      spawnFixture(t, "debounce-submitter.mjs", { dialect: dialect.name, db, key: "save:shared", count: 30, debounceMs: 60_000, startAt, tag }),
     );
     const reports = await Promise.all(
       submitters.map((proc) => proc.waitForEvent((e) => e.event === "submitted", { timeoutMs: 60_000, what: "its submits" })),

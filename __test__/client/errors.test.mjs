@@ -23,7 +23,7 @@ import {
   TaskFailed,
   TaskTimeout,
 } from "../../index.mjs";
-import { ENVELOPE } from "../helpers.mjs";
+import { ENVELOPE } from "../support/helpers.mjs";
 
 // ---------------------------------------------------------------------------
 describe("error classes", () => {

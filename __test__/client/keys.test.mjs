@@ -13,8 +13,8 @@ import {
   rejectionOf,
   submitAndFail,
   submitAndSucceed,
-} from "../helpers.mjs";
-import { forEachDialect, sqlite, test } from "../dialects.mjs";
+} from "../support/helpers.mjs";
+import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("keyed submit strategies", (dialect) => {

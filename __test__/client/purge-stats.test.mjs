@@ -14,8 +14,8 @@ import {
   submitAndSucceed,
   waitFor,
   waitUntilPast,
-} from "../helpers.mjs";
-import { forEachDialect, sqlite, test } from "../dialects.mjs";
+} from "../support/helpers.mjs";
+import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("purge", (dialect) => {

@@ -11,8 +11,8 @@ import {
   newestFirst,
   rejectionOf,
   waitUntilPast,
-} from "../helpers.mjs";
-import { forEachDialect, test } from "../dialects.mjs";
+} from "../support/helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("get, getByKey and list", (dialect) => {

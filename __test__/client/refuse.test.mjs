@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 
 import { CairnQ, CairnQError, ProtocolVersionMismatch } from "../../index.mjs";
-import { defer, makeDbPath, rejectionOf, runPython, sha256OfFile } from "../helpers.mjs";
+import { defer, makeDbPath, rejectionOf, runPython, sha256OfFile } from "../support/helpers.mjs";
 
 // ---------------------------------------------------------------------------
 describe("databases cairnq must refuse on sqlite", () => {

@@ -7,8 +7,8 @@
 import assert from "node:assert/strict";
 
 import { TaskContext } from "../../index.mjs";
-import { assertPlainError, assertThrowsPlainError, claimTask, rejectionOf, runPython } from "../helpers.mjs";
-import { forEachDialect, makeStore, sqlite, test } from "../dialects.mjs";
+import { assertPlainError, assertThrowsPlainError, claimTask, rejectionOf, runPython } from "../support/helpers.mjs";
+import { forEachDialect, makeStore, sqlite, test } from "../support/dialects.mjs";
 
 const TOO_LARGE = [Infinity, -Infinity, 1e300, 1e15 + 1];
 

@@ -6,8 +6,8 @@ import { describe } from "node:test";
 import assert from "node:assert/strict";
 
 import { defineTask } from "../../index.mjs";
-import { TASK_COLUMNS, TASK_ID, assertPlainError, rejectionOf } from "../helpers.mjs";
-import { forEachDialect, test } from "../dialects.mjs";
+import { TASK_COLUMNS, TASK_ID, assertPlainError, rejectionOf } from "../support/helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("submit", (dialect) => {

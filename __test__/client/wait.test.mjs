@@ -8,12 +8,13 @@ import {
   ENVELOPE,
   TASK_COLUMNS,
   claimTask,
+  makeDbPath,
   rejectionOf,
   runProcess,
   submitAndFail,
   submitAndSucceed,
-} from "../helpers.mjs";
-import { forEachDialect, sqlite, test } from "../dialects.mjs";
+} from "../support/helpers.mjs";
+import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("wait and waitByKey", (dialect) => {
@@ -186,14 +187,12 @@ forEachDialect("wait and waitByKey", (dialect) => {
 
   // A child process with a SQLite file of its own.
   if (dialect === sqlite) {
-    test("a pending wait keeps the process alive until it settles", async () => {
+    test("a pending wait keeps the process alive until it settles", async (t) => {
       const entry = JSON.stringify(new URL("../../index.mjs", import.meta.url).href);
+      const dbPath = JSON.stringify(makeDbPath(t));
       const script = `
-        import fs from "node:fs"; import os from "node:os"; import path from "node:path";
         const { CairnQ } = await import(${entry});
-        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-"));
-        process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-        const client = CairnQ.sqlite(path.join(dir, "q.db"));
+        const client = CairnQ.sqlite(${dbPath});
         const task = await client.submit("job", {});
         client.wait(task.id, { timeoutMs: 300 }).catch((e) => console.log("wait:" + e.name));
         client.waitByKey("absent", { timeoutMs: 300 }).catch((e) => console.log("waitByKey:" + e.name));

@@ -5,8 +5,8 @@
 import assert from "node:assert/strict";
 
 import { DEFAULT_WATCH_POLL_MS } from "../../index.mjs";
-import { claimTask, runProcess, submitAndSucceed, waitFor } from "../helpers.mjs";
-import { forEachDialect, postgres, sqlite, test } from "../dialects.mjs";
+import { claimTask, makeDbPath, runProcess, submitAndSucceed, waitFor } from "../support/helpers.mjs";
+import { forEachDialect, postgres, sqlite, test } from "../support/dialects.mjs";
 
 /** A subscription recording its signals; unsubscribed when the test ends. */
 function record(t, client, opts, { throwing = false } = {}) {
@@ -91,14 +91,12 @@ forEachDialect("watch push", (dialect) => {
 });
 
 // A child process of its own: a forgotten subscription must not keep it alive.
-test("an open watch does not keep the process alive", async () => {
+test("an open watch does not keep the process alive", async (t) => {
   const entry = JSON.stringify(new URL("../../index.mjs", import.meta.url).href);
+  const dbPath = JSON.stringify(makeDbPath(t));
   const script = `
-    import fs from "node:fs"; import os from "node:os"; import path from "node:path";
     const { CairnQ } = await import(${entry});
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-"));
-    process.on("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
-    const client = CairnQ.sqlite(path.join(dir, "q.db"));
+    const client = CairnQ.sqlite(${dbPath});
     await client.connect();
     client.watch({ pollMs: 5 }, () => {});
     console.log("subscribed");

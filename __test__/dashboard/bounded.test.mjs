@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 
 import { createDashboard } from "../../index.mjs";
 import inspect from "../../lib/cli/inspect.js";
-import { defer, submitAndSucceed, waitUntilPast } from "../helpers.mjs";
-import { forEachDialect, test } from "../dialects.mjs";
+import { defer, submitAndSucceed, waitUntilPast } from "../support/helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
 
 forEachDialect("dashboard bounded reads", (dialect) => {
   test("lists carry no bodies; a task page truncates a body past the documented size", async (t) => {

@@ -12,10 +12,10 @@ import path from "node:path";
 import { describe, test } from "node:test";
 
 import { CairnQ, TaskError, Worker } from "../../index.mjs";
-import { REPO_ROOT, defer, makeDbPath, makeTempDir, manageWorker, waitFor } from "../helpers.mjs";
-import { makeGate } from "../worker-helpers.mjs";
-import { spawnCli, uiUrl } from "../cli/cli-helpers.mjs";
-import { SKIP, useChromium } from "./chromium.mjs";
+import { REPO_ROOT, defer, makeDbPath, makeTempDir, manageWorker, waitFor } from "../support/helpers.mjs";
+import { makeGate } from "../support/worker-helpers.mjs";
+import { spawnCli, uiUrl } from "../support/cli-helpers.mjs";
+import { SKIP, useChromium } from "../support/chromium.mjs";
 
 const SCREENSHOTS = process.env.CAIRNQ_UPDATE_SCREENSHOTS === "1";
 const TIMEOUT_MS = 120_000;

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import http from "node:http";
 
 import { createDashboard, toNodeHandler } from "../../index.mjs";
-import { defer, submitAndFail } from "../helpers.mjs";
-import { forEachDialect, test } from "../dialects.mjs";
+import { defer, submitAndFail } from "../support/helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
 
 /** A Node http server on 127.0.0.1 serving `handler`; resolves with its origin. */
 async function listen(t, handler) {

@@ -14,10 +14,10 @@ import http from "node:http";
 import { describe } from "node:test";
 
 import { createDashboard, toNodeHandler } from "../../index.mjs";
-import { defer } from "../helpers.mjs";
-import { DIALECTS, test } from "../dialects.mjs";
-import { spawnCli, uiUrl } from "../cli/cli-helpers.mjs";
-import { SKIP, useChromium } from "./chromium.mjs";
+import { defer } from "../support/helpers.mjs";
+import { DIALECTS, test } from "../support/dialects.mjs";
+import { spawnCli, uiUrl } from "../support/cli-helpers.mjs";
+import { SKIP, useChromium } from "../support/chromium.mjs";
 
 const UI = { timeout: 30_000 };
 const BIDI = /[\u202A-\u202E\u2066-\u2069]/;

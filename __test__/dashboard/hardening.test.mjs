@@ -1,7 +1,7 @@
 // The dashboard under hostile and careless clients (issue: hardening), over
 // real HTTP: `cairnq ui` run as a process and an application embedding
 // toNodeHandler in this process, on every dialect where the store is touched.
-// Malformed requests are written byte for byte on a socket (raw-http.mjs).
+// Malformed requests are written byte for byte on a socket (support/raw-http.mjs).
 // What needs a browser (DNS rebinding, bidi text) is in
 // hardening-browser.test.mjs.
 
@@ -11,10 +11,10 @@ import http from "node:http";
 import { describe, test as nodeTest } from "node:test";
 
 import { createDashboard, toNodeHandler } from "../../index.mjs";
-import { defer, submitAndFail, waitFor } from "../helpers.mjs";
-import { forEachDialect, sqlite, test } from "../dialects.mjs";
-import { assertFailure, cli, spawnCli, uiUrl } from "../cli/cli-helpers.mjs";
-import { rawRequest, requestText } from "./raw-http.mjs";
+import { defer, submitAndFail, waitFor } from "../support/helpers.mjs";
+import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
+import { assertFailure, cli, spawnCli, uiUrl } from "../support/cli-helpers.mjs";
+import { rawRequest, requestText } from "../support/raw-http.mjs";
 
 const TOKEN = "hardening-token-0123456789";
 const AUTH = { authorization: `Bearer ${TOKEN}` };

@@ -1,14 +1,14 @@
-// The dashboard's schedules page in a real browser (chromium.mjs): `cairnq
+// The dashboard's schedules page in a real browser (support/chromium.mjs): `cairnq
 // ui` as a process, on each dialect, shows every schedule with its next
 // and last run, and pauses and resumes one; the actions follow the same CSRF,
 // same-origin and read-only rules as every other action.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { defer, waitFor } from "../helpers.mjs";
-import { DIALECTS } from "../dialects.mjs";
-import { spawnCli, uiUrl } from "../cli/cli-helpers.mjs";
-import { SKIP, useChromium } from "./chromium.mjs";
+import { defer, waitFor } from "../support/helpers.mjs";
+import { DIALECTS } from "../support/dialects.mjs";
+import { spawnCli, uiUrl } from "../support/cli-helpers.mjs";
+import { SKIP, useChromium } from "../support/chromium.mjs";
 
 const TIMEOUT_MS = 120_000;
 const UI = { timeout: 30_000 };

@@ -1,27 +1,16 @@
 // Interop with the Python SDK (PyPI cairnq 0.7.0, schema_version 6, and 0.15.1,
 // schema_version 10): both SDKs share one database, so whatever one writes the
-// other must read and act on. The Python side runs through py/cairnq_cli.py, one
+// other must read and act on. The Python side runs through fixtures/python/cairnq_cli.py, one
 // process per step, with the real SDK. Every scenario runs against each version
 // (CAIRNQ_PYTHON: 0.7.0; CAIRNQ_PYTHON_015: 0.15.1).
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 
 import { CairnQ } from "../../index.mjs";
-import { SDKS, pythonSdkProblem, sdkSkipReason } from "./sdks.mjs";
-import { migrationLedger } from "../helpers.mjs";
+import { SDKS, pythonSdkProblem, pythonStep, sdkSkipReason } from "../support/python-sdks.mjs";
+import { makeDbPath, migrationLedger } from "../support/helpers.mjs";
 
-const execFileAsync = promisify(execFile);
-const here = path.dirname(fileURLToPath(import.meta.url));
-const cliScript = path.join(here, "py", "cairnq_cli.py");
 const pgDsn = process.env.CAIRNQ_TEST_PG_DSN;
-// Python's interpreter start-up plus an SDK connect; generous for a loaded CI box.
-const PYTHON_STEP_TIMEOUT_MS = 60_000;
 const SCENARIO_TIMEOUT_MS = 180_000;
 
 // docs/protocol.md, "Migration ledger": what 0.7.0 applies (up to 0006),
@@ -52,22 +41,8 @@ const BAD_INPUT_ENVELOPE = {
 
 /** The helper commands, run with `sdk`'s interpreter. */
 function pythonOf(sdk) {
-  /** Runs one subcommand of the Python helper and returns its JSON output. */
-  async function py(command, db, ...args) {
-    try {
-      const { stdout } = await execFileAsync(sdk.python, [cliScript, command, "--db", db, ...args], {
-        // UTF-8 argv and stdout whatever the locale of the CI shell.
-        env: { ...process.env, PYTHONUTF8: "1" },
-        timeout: PYTHON_STEP_TIMEOUT_MS,
-        maxBuffer: 16 * 1024 * 1024,
-      });
-      return JSON.parse(stdout);
-    } catch (err) {
-      throw new Error(`python ${sdk.version} helper '${command}' failed: ${err.message}\n${err.stderr ?? ""}`, {
-        cause: err,
-      });
-    }
-  }
+  /** One step of the Python helper: its JSON output (`error` when the SDK raised). */
+  const py = (command, db, ...args) => pythonStep(sdk, command, db, ...args);
   async function pyTask(command, db, ...args) {
     const out = await py(command, db, ...args);
     assert.equal(out.error, undefined, `python ${command} raised ${JSON.stringify(out.error)}`);
@@ -88,9 +63,7 @@ for (const sdk of SDKS) {
       skip: skipReason,
       v6Ledger: V6_SQLITE_LEDGER,
       async freshDatabase(t) {
-        const dir = await mkdtemp(path.join(tmpdir(), "cairnq-interop-"));
-        t.after(() => rm(dir, { recursive: true, force: true }));
-        return path.join(dir, "tasks.db");
+        return makeDbPath(t, "tasks.db");
       },
       open: (db) => CairnQ.sqlite(db),
     },

@@ -1,36 +1,25 @@
 // Worker interop with the Python SDKs (PyPI cairnq 0.7.0 and 0.15.1, see
-// sdks.mjs), on SQLite and on Postgres: tasks submitted through one SDK's API are run by the other SDK's
+// support/python-sdks.mjs), on SQLite and on Postgres: tasks submitted through one SDK's API are run by the other SDK's
 // worker, and both SDKs read the outcome (result, failure envelope, row) alike.
 //
-// The Python side is real processes with the real SDK: py/cairnq_cli.py for
-// the API side (one process per step) and py/worker_proc.py for a long-running
+// The Python side is real processes with the real SDK: fixtures/python/cairnq_cli.py for
+// the API side (one process per step) and fixtures/python/worker_proc.py for a long-running
 // Python Worker, stopped with SIGTERM. Our workers run in this process and are
 // stopped with `worker.stop()` and drained. Every child is killed when its
 // test ends (and, as a last resort, when this process exits).
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
 
 import { CairnQ, TaskError, Worker } from "../../index.mjs";
-import { defer, makeDbPath, waitFor } from "../helpers.mjs";
-import { SDKS, pythonSdkProblem, sdkSkipReason } from "./sdks.mjs";
+import { defer, makeDbPath, manageWorker, rejectionOf, waitFor } from "../support/helpers.mjs";
+import { SDKS, pythonSdkProblem, pythonStep, sdkSkipReason, spawnPythonWorker } from "../support/python-sdks.mjs";
 
-const execFileAsync = promisify(execFile);
-const here = path.dirname(fileURLToPath(import.meta.url));
-const cliScript = path.join(here, "py", "cairnq_cli.py");
-const workerScript = path.join(here, "py", "worker_proc.py");
 const pgDsn = process.env.CAIRNQ_TEST_PG_DSN;
-const PY_ENV = { ...process.env, PYTHONUTF8: "1", PYTHONUNBUFFERED: "1" };
 
-// Interpreter start-up plus an SDK connect, on a loaded CI box; a `call` step
-// also waits for the tasks it submitted (its own wait timeout is shorter).
-const PYTHON_STEP_TIMEOUT_MS = 120_000;
+// A `call` step waits for the tasks it submitted within its step's bound
+// (support/python-sdks.mjs pythonStep).
 const PY_CALL_WAIT_MS = 90_000;
 const OUR_CALL_WAIT_MS = 90_000;
-const PROCESS_EXIT_TIMEOUT_MS = 30_000;
 const SCENARIO_TIMEOUT_MS = 240_000;
 
 // Non-ASCII (Python stores \uXXXX escapes, we raw UTF-8), an astral character,
@@ -49,16 +38,6 @@ const BAD_INPUT_ENVELOPE = {
   details: { field: "x" },
 };
 
-// Last resort: whatever test bookkeeping missed, no child outlives this process.
-const liveChildren = new Set();
-process.on("exit", () => {
-  for (const child of liveChildren) {
-    try {
-      child.kill("SIGKILL");
-    } catch {}
-  }
-});
-
 /** A connected client of ours (connecting migrates a fresh database), closed at the end. */
 async function openOurs(t, backend, db) {
   const client = backend.client(db);
@@ -68,39 +47,15 @@ async function openOurs(t, backend, db) {
 }
 
 /**
- * Our worker, with handlers added by `register(worker)`, running from now on.
- * `stopAndDrain()` stops it and waits for its in-flight calls; the same
- * happens (bounded) when the test ends, followed by `close()`.
+ * Our worker, with handlers added by `register(worker)`, running from now on
+ * (support/helpers.mjs manageWorker: stopped, drained and closed when the
+ * test ends); `id` is its worker id.
  */
-function startOurWorker(t, backend, db, register, opts = {}) {
-  const worker = backend.worker(db, { pollIntervalMs: 50, concurrency: 4, ...opts });
-  register(worker);
-  const running = worker.run();
-  running.catch(() => {});
-  defer(t, async () => {
-    worker.stop();
-    let timer;
-    const drained = await Promise.race([
-      running.then(
-        () => true,
-        () => true,
-      ),
-      new Promise((resolve) => {
-        timer = setTimeout(() => resolve(false), 30_000);
-      }),
-    ]);
-    clearTimeout(timer);
-    await worker.close();
-    if (!drained) throw new Error("our worker did not drain within 30 s of stop()");
-  });
-  return {
-    worker,
-    id: worker.id,
-    async stopAndDrain() {
-      worker.stop();
-      await running;
-    },
-  };
+function startOurWorker(t, backend, db, register) {
+  const handle = manageWorker(t, backend.worker(db, { pollIntervalMs: 50, concurrency: 4 }));
+  register(handle.worker);
+  handle.start();
+  return { ...handle, id: handle.worker.id };
 }
 
 /** The result our handlers return: enough to tell who ran the task. */
@@ -119,149 +74,21 @@ function assertTaskFailed(err, envelope) {
   assert.deepEqual(err.error, envelope);
 }
 
-async function rejectionOf(promise) {
-  try {
-    await promise;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected the promise to reject, it resolved");
-}
-
 for (const sdk of SDKS) {
-  const python = sdk.python;
   const sdkProblem = pythonSdkProblem(sdk);
   // In CI a missing SDK (or DSN) must fail, not skip.
   const skipReason = sdkProblem && !process.env.CI ? sdkSkipReason(sdk, sdkProblem) : false;
 
-  /** Runs one subcommand of the Python CLI helper and returns its JSON output. */
+  /** One step of the Python helper; the SDK must not have raised. */
   async function py(command, db, ...args) {
     if (sdkProblem) throw new Error(sdkProblem);
-    try {
-      const { stdout } = await execFileAsync(python, [cliScript, command, "--db", db, ...args], {
-        env: PY_ENV,
-        timeout: PYTHON_STEP_TIMEOUT_MS,
-        killSignal: "SIGKILL",
-        maxBuffer: 64 * 1024 * 1024,
-      });
-      const out = JSON.parse(stdout);
-      assert.equal(out.error, undefined, `python ${command} raised ${JSON.stringify(out.error)}`);
-      return out;
-    } catch (err) {
-      throw new Error(`python ${sdk.version} helper '${command}' failed: ${err.message}\n${err.stderr ?? ""}`, {
-        cause: err,
-      });
-    }
+    const out = await pythonStep(sdk, command, db, ...args);
+    assert.equal(out.error, undefined, `python ${command} raised ${JSON.stringify(out.error)}`);
+    return out;
   }
 
-  /**
-   * A Python Worker process (py/worker_proc.py) registered for `handlers`.
-   * `ready()` resolves with its worker id once its store is connected;
-   * `terminate()` sends SIGTERM and asserts a clean, drained exit. A child still
-   * alive when the test ends gets SIGTERM, then SIGKILL.
-   */
-  function spawnPyWorker(t, db, { handlers, concurrency = 4, leaseMs, pollMs = 50 }) {
-    const args = [workerScript, "--db", db, "--handlers", handlers.join(","), "--concurrency", String(concurrency)];
-    args.push("--poll-ms", String(pollMs));
-    if (leaseMs !== undefined) args.push("--lease-ms", String(leaseMs));
-    const child = spawn(python, args, { env: PY_ENV, stdio: ["ignore", "pipe", "pipe"] });
-    liveChildren.add(child);
-    const proc = {
-      child,
-      stdout: "",
-      stderr: "",
-      exitInfo: null,
-      workerId: null,
-      signaled: false,
-      events() {
-        return proc.stdout
-          .split("\n")
-          .filter((line) => line.startsWith("{"))
-          .flatMap((line) => {
-            try {
-              return [JSON.parse(line)];
-            } catch {
-              return [];
-            }
-          });
-      },
-      tail() {
-        return `python worker stdout: ${proc.stdout.slice(-3000)}\nstderr: ${proc.stderr.slice(-3000)}`;
-      },
-      waitForEvent(predicate, what, timeoutMs = 60_000) {
-        return waitFor(
-          () => {
-            const found = proc.events().find(predicate);
-            if (found) return found;
-            if (proc.exitInfo) throw new Error(`python worker exited (${JSON.stringify(proc.exitInfo)}) before ${what}; ${proc.tail()}`);
-            return null;
-          },
-          { timeoutMs, intervalMs: 20, message: `python worker did not report ${what} within ${timeoutMs}ms; ${proc.tail()}` },
-        );
-      },
-      async ready() {
-        const event = await proc.waitForEvent((e) => e.event === "ready", "ready");
-        proc.workerId = event.worker_id;
-        return event.worker_id;
-      },
-      /** Ids of the tasks whose handler started in this process, in order. */
-      startedTaskIds() {
-        return proc.events().filter((e) => e.event === "started").map((e) => e.task_id);
-      },
-      async waitExit(timeoutMs = PROCESS_EXIT_TIMEOUT_MS) {
-        let timer;
-        try {
-          return await Promise.race([
-            proc.exited,
-            new Promise((_, reject) => {
-              timer = setTimeout(() => {
-                if (proc.exitInfo === null) child.kill("SIGKILL");
-                reject(new Error(`python worker did not exit within ${timeoutMs}ms; ${proc.tail()}`));
-              }, timeoutMs);
-            }),
-          ]);
-        } finally {
-          clearTimeout(timer);
-        }
-      },
-      /** Sends SIGTERM (once). */
-      sigterm() {
-        if (proc.exitInfo === null && !proc.signaled) {
-          proc.signaled = true;
-          child.kill("SIGTERM");
-        }
-      },
-      /** SIGTERM, then assert the worker drained, closed its store and exited 0. */
-      async terminate() {
-        proc.sigterm();
-        const info = await proc.waitExit();
-        assert.deepEqual(info, { code: 0, signal: null }, `python worker exit; ${proc.tail()}`);
-        const kinds = proc.events().map((e) => e.event);
-        assert.ok(kinds.includes("stopping"), `no 'stopping' event; ${proc.tail()}`);
-        assert.equal(kinds.at(-1), "stopped", `'stopped' is not the last event; ${proc.tail()}`);
-      },
-    };
-    child.stdout.setEncoding("utf8").on("data", (d) => (proc.stdout += d));
-    child.stderr.setEncoding("utf8").on("data", (d) => (proc.stderr += d));
-    proc.exited = new Promise((resolve) =>
-      child.on("exit", (code, signal) => {
-        liveChildren.delete(child);
-        proc.exitInfo = { code, signal };
-        resolve(proc.exitInfo);
-      }),
-    );
-    defer(t, async () => {
-      if (proc.exitInfo !== null) return;
-      child.kill("SIGTERM");
-      try {
-        await proc.waitExit(10_000);
-      } catch {
-        // waitExit has SIGKILLed it; wait for the exit itself.
-        await proc.exited;
-      }
-    });
-    return proc;
-  }
+  /** A Python worker of this SDK, four handler calls at a time, polling every 50 ms. */
+  const spawnPyWorker = (t, db, { handlers }) => spawnPythonWorker(t, sdk, db, { handlers, concurrency: 4, pollMs: 50 });
 
   const backends = [
     {
@@ -477,7 +304,7 @@ for (const sdk of SDKS) {
 
         const called = ours.call("slow", { ms: 1500 }, { waitTimeoutMs: OUR_CALL_WAIT_MS });
         called.catch(() => {});
-        const started = await pyWorker.waitForEvent((e) => e.event === "started", "the slow task starting");
+        const started = await pyWorker.waitForEvent((e) => e.event === "started", { what: "the slow task starting" });
         // Its progress write is what we see from our side while it runs.
         const running = await waitFor(
           async () => {
@@ -619,11 +446,10 @@ for (const sdk of SDKS) {
         const ourWorker = startOurWorker(t, backend, db, (w) => w.task("js.unused", () => null));
         const pyWorker = spawnPyWorker(t, db, { handlers: ["py.tick"] });
         const pyWorkerId = await pyWorker.ready();
-        await pyWorker.waitForEvent(
-          () => pyWorker.startedTaskIds().length >= 3,
-          "three scheduled tasks started",
-          90_000,
-        );
+        await pyWorker.waitForEvent(() => pyWorker.startedTaskIds().length >= 3, {
+          what: "three scheduled tasks started",
+          timeoutMs: 90_000,
+        });
         await ours.pauseSchedule("py-tick");
         const ran = pyWorker.startedTaskIds();
         const rows = await Promise.all(ran.map((id) => ours.wait(id, { timeoutMs: OUR_CALL_WAIT_MS })));
@@ -704,6 +530,39 @@ for (const sdk of SDKS) {
         assert.deepEqual(await ours.steps(stepped.id), { steps: [], suspended: null });
         assert.deepEqual(await ours.steps(parent.id), { steps: [], suspended: null });
         await Promise.all([pyWorker.terminate(), pyStepper.terminate()]);
+      });
+
+      scenario("a database with flow tables: the Python worker opens it and runs grouped tasks (without the limits)", async (t) => {
+        const db = await backend.freshDatabase(t);
+        const ours = await openOurs(t, backend, db);
+        // Our worker declares a group concurrency (creating the flow tables)
+        // and runs one grouped task under it.
+        const ourWorker = startOurWorker(t, backend, db, (w) => w.task("js.export", { groupConcurrency: 1 }, ourEcho));
+        const declared = await ours.submit("js.export", {}, { group: "customer:1" });
+        assert.equal((await ours.wait(declared.id, { timeoutMs: OUR_CALL_WAIT_MS })).status, "succeeded");
+        const grouped = [];
+        for (let i = 0; i < 3; i += 1) {
+          grouped.push(await ours.submit("py.export", { ...RICH_PAYLOAD, i }, { group: "customer:1", metadata: { i } }));
+        }
+        const pyWorker = spawnPyWorker(t, db, { handlers: ["py.export"] });
+        const pyWorkerId = await pyWorker.ready();
+        const rows = await Promise.all(grouped.map((task) => ours.wait(task.id, { timeoutMs: OUR_CALL_WAIT_MS })));
+        for (const [i, row] of rows.entries()) {
+          const detail = JSON.stringify(row);
+          assert.equal(row.status, "succeeded", detail);
+          assert.equal(row.worker_id, pyWorkerId, detail);
+          assert.equal(row.result.by, "python", detail);
+          assert.deepEqual(row.result.echo, { ...RICH_PAYLOAD, i }, detail);
+          assert.deepEqual(row.metadata, { i, "cairnq.group": "customer:1" }, detail);
+        }
+        // The Python SDK reads the grouped rows and the ledger as ever.
+        const read = await py("get", db, grouped[0].id);
+        assert.deepEqual(read.task.metadata, { i: 0, "cairnq.group": "customer:1" });
+        const listed = await py("list", db, "--name", "py.export");
+        assert.equal(listed.tasks.length, 3);
+        const { migrations } = await py("ledger", db);
+        assert.ok(migrations.some((m) => m.name === "node_flow_0001.sql"), JSON.stringify(migrations));
+        await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
       });
     });
   }

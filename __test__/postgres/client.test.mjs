@@ -3,8 +3,8 @@
 // migrations run against a real server, jsonb columns and numeric types, the
 // advisory key lock shared with other SDKs, and LISTEN/NOTIFY wakeups. The
 // client behaviours both dialects share run on Postgres from the shared suites
-// (client/, worker/, housekeeping.test.mjs through dialects.mjs). Every test
-// gets a database of its own (pg-helpers.mjs `createDatabase`), dropped when it
+// (client/, worker/, housekeeping.test.mjs through support/dialects.mjs). Every test
+// gets a database of its own (support/pg-helpers.mjs `createDatabase`), dropped when it
 // ends.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -21,7 +21,7 @@ import {
   submitAndFail,
   submitAndSucceed,
   waitFor,
-} from "../helpers.mjs";
+} from "../support/helpers.mjs";
 import {
   PG_SKIP,
   POSTGRES_MIGRATIONS,
@@ -33,7 +33,7 @@ import {
   openPgClient,
   psql,
   waitForListeners,
-} from "./pg-helpers.mjs";
+} from "../support/pg-helpers.mjs";
 
 // A hung test must fail, not hold CI: generous for a loaded machine.
 const SUITE_TIMEOUT_MS = 180_000;

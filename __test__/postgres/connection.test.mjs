@@ -8,7 +8,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 
 import { CairnQ, CairnQError, PostgresStore, Worker } from "../../index.mjs";
-import { defer, rejectionOf, waitFor } from "../helpers.mjs";
+import { defer, rejectionOf, waitFor } from "../support/helpers.mjs";
 import {
   PG_SKIP,
   backendQueries,
@@ -24,7 +24,7 @@ import {
   psql,
   randomName,
   requireDsn,
-} from "./pg-helpers.mjs";
+} from "../support/pg-helpers.mjs";
 
 // A hung test must fail, not hold CI: generous for a loaded machine.
 const SUITE_TIMEOUT_MS = 180_000;

@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { parse } from "pg-connection-string";
 
 import { CairnQ, SchemaMismatch } from "../../index.mjs";
-import { defer, rejectionOf } from "../helpers.mjs";
-import { PG_SKIP, backendQueries, createDatabase, psql, dsnWithDatabase } from "./pg-helpers.mjs";
+import { defer, rejectionOf } from "../support/helpers.mjs";
+import { PG_SKIP, backendQueries, createDatabase, psql, dsnWithDatabase } from "../support/pg-helpers.mjs";
 
 const { dsnFields } = createRequire(import.meta.url)("../../binding.js");
 

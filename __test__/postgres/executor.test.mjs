@@ -7,7 +7,6 @@
 // use it, on a database of each test's own.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import path from "node:path";
 
 import pg from "pg";
 
@@ -21,11 +20,10 @@ import {
   Worker,
   createPoolExecutor,
 } from "../../index.mjs";
-import { claimTask, defer, manageWorker, openClient, rejectionOf, spawnScript, waitFor } from "../helpers.mjs";
-import { PG_FIXTURES, PG_SKIP, POSTGRES_MIGRATIONS, createDatabase, dsnWithDatabase, psql } from "./pg-helpers.mjs";
+import { claimTask, defer, manageWorker, openClient, rejectionOf, spawnFixture, waitFor } from "../support/helpers.mjs";
+import { PG_SKIP, POSTGRES_MIGRATIONS, createDatabase, dsnWithDatabase, psql } from "../support/pg-helpers.mjs";
 
 const SUITE_TIMEOUT_MS = 180_000;
-const SUCCEED_IN_WORKER = path.join(PG_FIXTURES, "succeed-in-worker.mjs");
 const UNSUPPORTED =
   "this store cannot share a transaction with the caller — completeIn requires a Postgres store (see PgExecutor)";
 
@@ -442,7 +440,7 @@ describe("succeedIn under SIGKILL", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }
     await submitBatch();
 
     const config = { dsn, leaseMs: 1_000, holdMs: 60 };
-    const spawnWorker = () => spawnScript(t, SUCCEED_IN_WORKER, config);
+    const spawnWorker = () => spawnFixture(t, "succeed-in-worker.mjs", config);
     const live = [spawnWorker(), spawnWorker(), spawnWorker()];
     const KILLS = 9;
     let kills = 0;

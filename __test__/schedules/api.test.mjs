@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import { describe } from "node:test";
 
 import { CairnQ, PostgresStore, Worker, createPoolExecutor, defineTask } from "../../index.mjs";
-import { forEachDialect, setupWorker, test } from "../dialects.mjs";
-import { defer, manageWorker, waitFor } from "../helpers.mjs";
-import { PG_SKIP, createDatabase } from "../postgres/pg-helpers.mjs";
+import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
+import { defer, manageWorker, waitFor } from "../support/helpers.mjs";
+import { PG_SKIP, createDatabase } from "../support/pg-helpers.mjs";
 
 forEachDialect("schedules API", (dialect) => {
   test("schedule() stores the schedule and answers it; a second call updates it in place", async (t) => {

@@ -3,9 +3,8 @@
 // one task per occurrence, each started within a second of its time.
 import assert from "node:assert/strict";
 
-import { forEachDialect, test } from "../dialects.mjs";
-import { waitFor } from "../helpers.mjs";
-import { spawnFixture } from "../worker-helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
+import { spawnFixture, waitFor } from "../support/helpers.mjs";
 
 const WINDOW_MS = 10_000;
 

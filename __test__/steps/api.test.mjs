@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 
 import { TaskCanceled, TaskFailed } from "../../index.mjs";
-import { forEachDialect, setupWorker, test } from "../dialects.mjs";
-import { waitFor } from "../helpers.mjs";
-import { waitForStatus } from "../worker-helpers.mjs";
+import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
+import { waitFor } from "../support/helpers.mjs";
+import { waitForStatus } from "../support/worker-helpers.mjs";
 
 /** The task once a step has sent it back to the queue (it has steps, and is queued). */
 async function suspended(client, id) {

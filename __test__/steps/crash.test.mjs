@@ -7,27 +7,16 @@
 // A run that had returned (fn done, commit pending) when its process died is
 // the one re-run the design allows; the test counts those.
 import assert from "node:assert/strict";
-import fs from "node:fs";
 import path from "node:path";
 
-import { forEachDialect, test } from "../dialects.mjs";
-import { makeTempDir } from "../helpers.mjs";
-import { spawnFixture } from "../worker-helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
+import { makeTempDir, readJsonLines, spawnFixture } from "../support/helpers.mjs";
 
 const TASKS = 200;
 const STEPS = ["fetch", "summarize", "embed", "write"];
 const WORKERS = 3;
 const KILL_EVERY_MS = 1000;
 const MIN_KILLS = 3;
-
-function readRuns(file) {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
-}
 
 forEachDialect("durable steps under SIGKILL", (dialect) => {
   test(`${TASKS} tasks of ${STEPS.length} steps, a worker process killed about every second`, async (t) => {
@@ -66,7 +55,7 @@ forEachDialect("durable steps under SIGKILL", (dialect) => {
 
     const killedAt = new Map(kills.map((kill) => [kill.pid, kill.at]));
     const runs = new Map();
-    for (const line of readRuns(runsFile)) {
+    for (const line of readJsonLines(runsFile)) {
       const key = `${line.task}/${line.step}`;
       if (!runs.has(key)) runs.set(key, new Map());
       const byNonce = runs.get(key);

@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import { describe, test as nodeTest } from "node:test";
 
 import { CairnQ, Worker, createDashboard } from "../../index.mjs";
-import { defer, makeDbPath, manageWorker, waitFor } from "../helpers.mjs";
-import { forEachDialect, setupWorker, test } from "../dialects.mjs";
-import { waitForStatus } from "../worker-helpers.mjs";
-import { cliJson, cliOk, spawnCli, uiUrl } from "../cli/cli-helpers.mjs";
-import { SKIP, useChromium } from "../dashboard/chromium.mjs";
+import { defer, makeDbPath, manageWorker, waitFor } from "../support/helpers.mjs";
+import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
+import { waitForStatus } from "../support/worker-helpers.mjs";
+import { cliJson, cliOk, spawnCli, uiUrl } from "../support/cli-helpers.mjs";
+import { SKIP, useChromium } from "../support/chromium.mjs";
 
 /** Resolves once the task waits in the queue with the suspension `kind`. */
 function suspendedAs(client, id, kind) {

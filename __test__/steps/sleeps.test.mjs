@@ -3,8 +3,8 @@
 // sleeping task holds no slot; each resumes on the attempt it slept on.
 import assert from "node:assert/strict";
 
-import { forEachDialect, setupWorker, test } from "../dialects.mjs";
-import { waitFor } from "../helpers.mjs";
+import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
+import { waitFor } from "../support/helpers.mjs";
 
 const TASKS = 500;
 const SLEEP_MS = 2000;

@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { metrics } from "@opentelemetry/api";
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 
-import { defer, openClient } from "../helpers.mjs";
-import { makeWorker, waitForStatus } from "../worker-helpers.mjs";
+import { defer, openClient } from "../support/helpers.mjs";
+import { makeWorker, waitForStatus } from "../support/worker-helpers.mjs";
 
 const test = (name, fn) => nodeTest(name, { timeout: 120_000 }, fn);
 

@@ -5,16 +5,14 @@
 // the task carries no trace context.
 import { describe, test as nodeTest, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import path from "node:path";
 
 import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
 
 import { TaskError } from "../../index.mjs";
-import { REPO_ROOT, defer, openClient, waitFor } from "../helpers.mjs";
-import { SDKS, pythonSdkProblem, sdkSkipReason } from "../interop/sdks.mjs";
-import { CALL, makeWorker, spawnFixture, waitForStatus } from "../worker-helpers.mjs";
-import tracing from "./tracing.cjs";
+import { openClient, spawnFixture, waitFor } from "../support/helpers.mjs";
+import { SDKS, pythonSdkProblem, sdkSkipReason, spawnPythonWorker } from "../support/python-sdks.mjs";
+import { CALL, makeWorker, waitForStatus } from "../support/worker-helpers.mjs";
+import tracing from "../support/tracing.cjs";
 
 const test = (name, fn) => nodeTest(name, { timeout: 120_000 }, fn);
 
@@ -192,16 +190,8 @@ describe("tracing and the Python SDK", () => {
     const tracer = install();
     const { client, dbPath } = openClient(t);
     await client.connect();
-    const script = path.join(REPO_ROOT, "__test__", "interop", "py", "worker_proc.py");
-    const child = spawn(sdk.python, [script, "--db", dbPath, "--handlers", "echo"], { stdio: ["ignore", "pipe", "inherit"] });
-    let stdout = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    const exited = new Promise((resolve) => child.on("close", resolve));
-    defer(t, async () => {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-      await exited;
-    });
-    await waitFor(() => stdout.includes('"ready"'), { timeoutMs: 60_000, message: `python worker not ready: ${stdout}` });
+    const pyWorker = spawnPythonWorker(t, sdk, dbPath, { handlers: ["echo"] });
+    await pyWorker.ready();
 
     const result = await client.call("echo", { n: 2 }, CALL);
     assert.equal(result.by, "python");
@@ -209,8 +199,7 @@ describe("tracing and the Python SDK", () => {
     const row = await client.get(result.task_id);
     assert.match(row.metadata.traceparent, TRACEPARENT);
     assert.equal(row.metadata.traceparent, `00-${producer.traceId}-${producer.spanId}-01`);
-    child.kill("SIGTERM");
-    assert.equal(await exited, 0);
+    await pyWorker.terminate();
   });
 });
 

@@ -10,10 +10,12 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { availableParallelism, tmpdir } from "node:os";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { makeTempDir } from "../support/helpers.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "../..");
@@ -46,6 +48,8 @@ const TYPE_EXPORTS = [
   "PgExecutor", "PgSession", "Row",
   // Schedules (docs/api.md, "Schedules").
   "ScheduleOptions", "Schedule", "ScheduleOrigin", "CatchUp",
+  // Flow control (docs/api.md, "Flow control").
+  "RateLimit",
   "MetricsOptions", "Metrics",
   // Durable steps (docs/api.md, "Durable steps").
   "CallChildOptions", "StepKind", "TaskStep", "StepSuspension", "TaskSteps",
@@ -82,8 +86,7 @@ const LANES = Math.max(1, Math.min(4, availableParallelism()));
 test("misuse files each fail to compile, on the marked line only", { concurrency: LANES }, async (t) => {
   const files = readdirSync(misuseDir).filter((f) => f.endsWith(".ts")).sort();
   assert.ok(files.length >= 10, `expected at least 10 misuse files, found ${files.length}`);
-  const scratch = mkdtempSync(join(tmpdir(), "cairnq-types-"));
-  t.after(() => rmSync(scratch, { recursive: true, force: true }));
+  const scratch = makeTempDir(t, "cairnq-types-");
 
   const check = async (name) => {
     const file = join(misuseDir, name);

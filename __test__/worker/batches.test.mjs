@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 
 import { TaskError } from "../../index.mjs";
-import { waitFor } from "../helpers.mjs";
-import { envelope, rowsOf, waitAllTerminal, waitForStatus } from "../worker-helpers.mjs";
-import { forEachDialect, setupWorker, test } from "../dialects.mjs";
+import { waitFor } from "../support/helpers.mjs";
+import { envelope, rowsOf, waitAllTerminal, waitForStatus } from "../support/worker-helpers.mjs";
+import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("batch delivery", (dialect) => {

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 
 import { LostLease } from "../../index.mjs";
-import { statusTotals, waitFor } from "../helpers.mjs";
-import { CALL, assertLostLease, makeGate, waitForStatus } from "../worker-helpers.mjs";
-import { forEachDialect, setupWorker, test } from "../dialects.mjs";
+import { statusTotals, waitFor } from "../support/helpers.mjs";
+import { CALL, assertLostLease, makeGate, waitForStatus } from "../support/worker-helpers.mjs";
+import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("cancellation and lease loss", (dialect) => {

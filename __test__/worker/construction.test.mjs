@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 
 import { Worker } from "../../index.mjs";
-import { assertThrowsPlainError } from "../helpers.mjs";
-import { CALL } from "../worker-helpers.mjs";
-import { forEachDialect, makeStore, setupWorker, test } from "../dialects.mjs";
+import { assertThrowsPlainError } from "../support/helpers.mjs";
+import { CALL } from "../support/worker-helpers.mjs";
+import { forEachDialect, makeStore, setupWorker, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("construction", (dialect) => {

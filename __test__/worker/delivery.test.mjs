@@ -4,8 +4,8 @@
 
 import assert from "node:assert/strict";
 
-import { waitAllTerminal } from "../worker-helpers.mjs";
-import { forEachDialect, test } from "../dialects.mjs";
+import { waitAllTerminal } from "../support/worker-helpers.mjs";
+import { forEachDialect, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("delivery", (dialect) => {

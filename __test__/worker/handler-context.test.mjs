@@ -4,9 +4,9 @@
 import assert from "node:assert/strict";
 
 import { QueueFull, TaskContext, TaskError, TaskTimeout, defineTask } from "../../index.mjs";
-import { rejectionOf } from "../helpers.mjs";
-import { CALL, makeGate, waitForStatus } from "../worker-helpers.mjs";
-import { forEachDialect, setupWorker, test } from "../dialects.mjs";
+import { rejectionOf } from "../support/helpers.mjs";
+import { CALL, makeGate, waitForStatus } from "../support/worker-helpers.mjs";
+import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("TaskContext in a handler", (dialect) => {

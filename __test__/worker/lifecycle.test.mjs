@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 
 import { CairnQ, SerializationError, Worker } from "../../index.mjs";
-import { claimTask, makeDbPath, rejectionOf, waitFor } from "../helpers.mjs";
+import { claimTask, makeDbPath, rejectionOf, waitFor } from "../support/helpers.mjs";
 import {
   CALL,
   makeGate,
@@ -13,8 +13,8 @@ import {
   staysFalse,
   waitAllTerminal,
   waitForStatus,
-} from "../worker-helpers.mjs";
-import { forEachDialect, makeStore, setupWorker, sqlite, test } from "../dialects.mjs";
+} from "../support/worker-helpers.mjs";
+import { forEachDialect, makeStore, setupWorker, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("lifecycle", (dialect) => {

@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 
 import { LostLease } from "../../index.mjs";
-import { rejectionOf, waitFor } from "../helpers.mjs";
+import { rejectionOf, waitFor } from "../support/helpers.mjs";
 import {
   CALL,
   assertLostLease,
@@ -14,8 +14,8 @@ import {
   makeGate,
   waitAllTerminal,
   waitForStatus,
-} from "../worker-helpers.mjs";
-import { forEachDialect, setupWorker, test } from "../dialects.mjs";
+} from "../support/worker-helpers.mjs";
+import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("maxRunMs", (dialect) => {

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 
 import { CairnQError, EventLoopBlocked } from "../../index.mjs";
-import { holdWriteLock, waitFor } from "../helpers.mjs";
-import { CALL, blockEventLoop, makeGate, waitForStatus } from "../worker-helpers.mjs";
-import { forEachDialect, setupWorker, sqlite, test } from "../dialects.mjs";
+import { holdWriteLock, waitFor } from "../support/helpers.mjs";
+import { CALL, blockEventLoop, makeGate, waitForStatus } from "../support/worker-helpers.mjs";
+import { forEachDialect, setupWorker, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("onError", (dialect) => {

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 
 import { TaskContext, defineTask } from "../../index.mjs";
-import { assertThrowsPlainError } from "../helpers.mjs";
-import { CALL } from "../worker-helpers.mjs";
-import { forEachDialect, setupWorker, test } from "../dialects.mjs";
+import { assertThrowsPlainError } from "../support/helpers.mjs";
+import { CALL } from "../support/worker-helpers.mjs";
+import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 
 const ANONYMOUS =
   "worker.task(fn): the handler is anonymous; pass a name explicitly, e.g. worker.task('summary.create', fn)";

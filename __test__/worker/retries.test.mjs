@@ -3,8 +3,8 @@
 
 import assert from "node:assert/strict";
 
-import { envelope, rowsOf, waitForStatus } from "../worker-helpers.mjs";
-import { forEachDialect, setupWorker, test } from "../dialects.mjs";
+import { envelope, rowsOf, waitForStatus } from "../support/worker-helpers.mjs";
+import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("retries and backoff", (dialect) => {

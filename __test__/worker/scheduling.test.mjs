@@ -5,15 +5,15 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 
-import { PYTHON, runPython, waitFor } from "../helpers.mjs";
+import { PYTHON, runPython, waitFor } from "../support/helpers.mjs";
 import {
   jsonBytes,
   makeGate,
   makeInFlight,
   staysFalse,
   waitAllTerminal,
-} from "../worker-helpers.mjs";
-import { forEachDialect, setupWorker, sqlite, test } from "../dialects.mjs";
+} from "../support/worker-helpers.mjs";
+import { forEachDialect, setupWorker, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("scheduling", (dialect) => {

@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 
 import { LostLease, TaskError } from "../../index.mjs";
-import { waitFor } from "../helpers.mjs";
-import { CALL, envelope, makeGate, waitAllTerminal, waitForStatus } from "../worker-helpers.mjs";
-import { forEachDialect, setupWorker, sqlite, test } from "../dialects.mjs";
+import { waitFor } from "../support/helpers.mjs";
+import { CALL, envelope, makeGate, waitAllTerminal, waitForStatus } from "../support/worker-helpers.mjs";
+import { forEachDialect, setupWorker, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
 forEachDialect("settlement", (dialect) => {

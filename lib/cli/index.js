@@ -235,7 +235,7 @@ async function main(argv, io = {}) {
 
   command("purge <db>", "delete finished tasks (oldest completion first)")
     .option("--older-than <duration>", "completed at least this long ago (e.g. 7d, 12h; default 0)", duration)
-    .addOption(new Option("--status <status>", "only this terminal status").choices(inspect.TERMINAL))
+    .addOption(new Option("--status <status>", "only this terminal status").choices([...models.TERMINAL_STATUSES]))
     .option("--queue <queue>", "only this queue")
     .option("--name <name>", "only tasks of this name")
     .option("--limit <n>", "at most this many (default 1000)", positiveInt)

@@ -5,16 +5,15 @@
 // Both front ends format the answers; neither runs SQL of its own.
 
 const { CairnQ } = require("../client.js");
-const { SQLiteStore, PostgresStore } = require("../store.js");
-const { STATUSES } = require("../models.js");
+const { SQLiteStore } = require("../sqlite-store.js");
+const { PostgresStore } = require("../postgres-store.js");
+const { STATUSES, isTerminalStatus } = require("../models.js");
 
 /**
  * @typedef {import("../../index.js").Task} Task
  * @typedef {import("../../index.js").TaskStatus} TaskStatus
  * @typedef {Record<string, Record<TaskStatus, number>>} Stats
  */
-
-const TERMINAL = /** @type {TaskStatus[]} */ (["succeeded", "failed", "canceled"]);
 
 /** Exit codes of the command line (README, "Command line"). */
 const EXIT = Object.freeze({
@@ -190,7 +189,7 @@ async function cancelTask(client, ref) {
  */
 async function purge(client, filter) {
   const { dryRun = false, ...input } = filter;
-  if (input.status !== undefined && !TERMINAL.includes(input.status)) {
+  if (input.status !== undefined && !isTerminalStatus(input.status)) {
     throw new InspectError(`status must be terminal, got ${input.status}`, EXIT.USAGE);
   }
   if (dryRun) return { dryRun: true, count: await client.purgeCount(/** @type {any} */ (input)) };
@@ -313,7 +312,6 @@ module.exports = {
   BODY_PREVIEW_CHARS,
   EXIT,
   InspectError,
-  TERMINAL,
   Throughput,
   cancelTask,
   classify,

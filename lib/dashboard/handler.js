@@ -19,7 +19,7 @@ const path = require("node:path");
 const inspect = require("../cli/inspect.js");
 const { metricsRoute } = require("./metrics.js");
 const { parseDuration } = require("../cli/format.js");
-const { STATUSES } = require("../models.js");
+const { STATUSES, TERMINAL_STATUSES } = require("../models.js");
 const { hostRule } = require("./hosts.js");
 const { readJsonBody } = require("./request-body.js");
 const { SECURITY_HEADERS, HttpError, json, text, redirect } = require("./responses.js");
@@ -146,7 +146,14 @@ function createDashboard(options) {
         if (route === "" || route === "index.html") return asset("index.html");
         if (route.startsWith("assets/")) return asset(route.slice("assets/".length));
         if (route === "api/config") {
-          return json({ csrf, readOnly, refreshMs, statuses: STATUSES, version: require("../../package.json").version });
+          return json({
+            csrf,
+            readOnly,
+            refreshMs,
+            statuses: STATUSES,
+            terminalStatuses: TERMINAL_STATUSES,
+            version: require("../../package.json").version,
+          });
         }
         if (route === "api/overview") return json(await readOverview());
         if (route === "metrics") return await metrics();

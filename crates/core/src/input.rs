@@ -62,7 +62,26 @@ pub fn stored_ms_or(name: &str, v: Option<f64>, default: i64) -> Result<i64> {
 }
 
 fn invalid(name: &str, rule: &str, v: f64) -> Error {
-    Error::Invalid(format!("{name} must be {rule}, got {}", js_number(v)))
+    refused(name, rule, &js_number(v))
+}
+
+/// The refusal of `name`'s value, spelled as JS prints it.
+fn refused(name: &str, rule: &str, spelled: &str) -> Error {
+    Error::Invalid(format!("{name} must be {rule}, got {spelled}"))
+}
+
+/// A value JS gave where a number belongs: the number, or any other value
+/// as `String(value)` spells it (never valid: its refusal echoes that).
+#[derive(Clone, Debug, PartialEq)]
+pub enum NumberArg {
+    Number(f64),
+    Other(String),
+}
+
+impl From<f64> for NumberArg {
+    fn from(v: f64) -> Self {
+        NumberArg::Number(v)
+    }
 }
 
 /// `name` must be an integer >= 1.
@@ -71,6 +90,14 @@ pub fn integer_at_least_one(name: &str, v: f64) -> Result<i64> {
         Ok(saturating_i64(v))
     } else {
         Err(invalid(name, "an integer >= 1", v))
+    }
+}
+
+/// `name`, whatever JS value it was given as, must be an integer >= 1.
+pub fn integer_arg_at_least_one(name: &str, arg: &NumberArg) -> Result<i64> {
+    match arg {
+        NumberArg::Number(v) => integer_at_least_one(name, *v),
+        NumberArg::Other(spelled) => Err(refused(name, "an integer >= 1", spelled)),
     }
 }
 

@@ -401,6 +401,14 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn columns_follow_the_protocol() {
+        let fixture: serde_json::Value =
+            serde_json::from_str(include_str!("../tests/fixtures/task-columns.json"))
+                .expect("task-columns.json is JSON");
+        assert_eq!(serde_json::json!(COLUMNS), fixture["columns"]);
+    }
+
+    #[test]
     fn json_has_every_column_in_table_order() {
         let json = sample().to_json();
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();

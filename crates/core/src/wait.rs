@@ -2,7 +2,9 @@
 //! growing intervals, sleeping on the store's wake channel so push-capable
 //! backends end a sleep early. A timeout never touches the task.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::input::duration_ms;
@@ -22,6 +24,33 @@ pub struct WaitOptions {
     pub max_poll_ms: Option<f64>,
 }
 
+impl WaitOptions {
+    /// `timeoutMs`, `DEFAULT_TIMEOUT_MS` when absent.
+    pub fn timeout_ms(&self) -> f64 {
+        self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)
+    }
+}
+
+/// When a wait of `timeout_ms` from now runs out; `None`: an infinite (or
+/// NaN) timeout waits for as long as it takes.
+fn deadline(timeout_ms: f64) -> Option<Instant> {
+    timeout_ms
+        .is_finite()
+        .then(|| Instant::now() + duration_ms(timeout_ms))
+}
+
+/// A wait on an id or key that names no task (one that is not a string):
+/// nothing to poll, so it only runs out. Resolves when `wait` with `opts`
+/// would time out, with the timeout it ran out (the default applied).
+pub async fn run_out(opts: WaitOptions) -> f64 {
+    let timeout_ms = opts.timeout_ms();
+    match deadline(timeout_ms) {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+    timeout_ms
+}
+
 /// The interval after `current`: ×1.5, at least +1, at most `ceiling`.
 pub fn next_poll_ms(current: f64, ceiling: f64) -> f64 {
     ceiling.min((current + 1.0).max((current * 1.5).floor()))
@@ -34,12 +63,9 @@ pub fn next_poll_ms(current: f64, ceiling: f64) -> f64 {
 /// resolved again on every probe, so a `replace` mid-wait moves the wait to
 /// the new task.
 pub async fn wait(store: &Store, target: Target, opts: WaitOptions) -> Result<Task> {
-    let timeout_ms = opts.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
+    let timeout_ms = opts.timeout_ms();
     let ceiling = opts.max_poll_ms.unwrap_or(DEFAULT_MAX_POLL_MS);
-    // An infinite timeout waits for as long as it takes.
-    let deadline = timeout_ms
-        .is_finite()
-        .then(|| Instant::now() + duration_ms(timeout_ms));
+    let deadline = deadline(timeout_ms);
     let mut interval = opts.poll_ms.unwrap_or(DEFAULT_POLL_MS);
     loop {
         let ticket = store.wake_ticket();
@@ -98,6 +124,22 @@ mod tests {
         assert_eq!(next_poll_ms(2_000.0, DEFAULT_MAX_POLL_MS), 500.0);
         // A ceiling below pollMs applies from the second sleep on.
         assert_eq!(next_poll_ms(100.0, 20.0), 20.0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_on_no_task_runs_out_at_its_deadline() {
+        let opts = |timeout_ms| WaitOptions {
+            timeout_ms,
+            ..Default::default()
+        };
+        let started = Instant::now();
+        assert_eq!(run_out(opts(Some(50.0))).await, 50.0);
+        assert_eq!(started.elapsed(), Duration::from_millis(50));
+        assert_eq!(run_out(opts(None)).await, DEFAULT_TIMEOUT_MS);
+        assert_eq!(run_out(opts(Some(-1.0))).await, -1.0);
+        let forever =
+            tokio::time::timeout(Duration::from_secs(1 << 40), run_out(opts(Some(f64::NAN))));
+        assert!(forever.await.is_err(), "a NaN timeout never runs out");
     }
 
     #[test]

@@ -1368,15 +1368,10 @@ async fn existing_mode_refuses_a_foreign_database_and_never_migrates() {
     assert!(!reapplied, "an Existing open applied {last}");
 }
 
-/// docs/protocol.md, "Statements": each statement can reach the index it is
-/// written for. Sequential scans are priced out so that a small table shows
-/// which index the predicates make usable, and no filtered call needs the table.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_statement_reaches_its_index() {
-    use cairnq_core::protocol::{specialize, POSTGRES as SQL};
-    use tokio_postgres::types::ToSql;
-
-    let db = test_db!();
+/// A connection to `db`, migrated, with a few thousand rows spread over
+/// queues, names and statuses, analyzed, and sequential scans priced out: a
+/// small table then shows which index a statement's predicates make usable.
+async fn planning_connection(db: &TestDb) -> Client {
     let store = db.store();
     store.connect().await.unwrap();
     store.close().await.unwrap();
@@ -1396,6 +1391,18 @@ async fn every_statement_reaches_its_index() {
     )
     .await
     .unwrap();
+    sql
+}
+
+/// docs/protocol.md, "Statements": each statement can reach the index it is
+/// written for, and no filtered call needs the table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_statement_reaches_its_index() {
+    use cairnq_core::protocol::{specialize, POSTGRES as SQL};
+    use tokio_postgres::types::ToSql;
+
+    let db = test_db!();
+    let sql = planning_connection(&db).await;
 
     let queues = vec!["q1".to_string(), "q2".to_string()];
     let names = Some(vec!["name1".to_string(), "name2".to_string()]);
@@ -1790,4 +1797,239 @@ async fn steps_the_ledger_records_the_steps_table() {
         .map(|row| row.get(0))
         .collect();
     assert_eq!(ledger, vec!["node_steps_0001.sql".to_string()]);
+}
+
+/// Flow control (docs/protocol.md, "Flow control tables"): the shared checks,
+/// the tables' first use, claimers of two pools racing for the same slots and
+/// windows, and the plans of the flow statements.
+mod flow {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use super::common::flow;
+    use super::{planning_connection, TestDb};
+    use cairnq_core::protocol::flow::{LEDGER_NAME, POSTGRES as FLOW};
+    use cairnq_core::store::{HeldTask, Outcome};
+    use cairnq_core::{Store, Task};
+
+    /// The tables named `cairnq_flow…` and the ledger rows of this SDK's own tables.
+    async fn flow_tables_and_ledger(db: &TestDb) -> (Vec<String>, Vec<String>) {
+        let sql = db.sql().await;
+        let read = |rows: Vec<tokio_postgres::Row>| -> Vec<String> {
+            rows.iter().map(|row| row.get(0)).collect()
+        };
+        (
+            read(sql
+                .query("select tablename::text from pg_tables where tablename like 'cairnq_flow%' order by 1", &[])
+                .await
+                .unwrap()),
+            read(sql
+                .query("select name from cairnq_migrations where name not like '00%'", &[])
+                .await
+                .unwrap()),
+        )
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_latest_declaration_wins_and_the_tables_appear_with_it() {
+        let db = test_db!();
+        let store = db.store();
+        store.connect().await.unwrap();
+        assert_eq!(flow_tables_and_ledger(&db).await, (vec![], vec![]));
+        flow::the_latest_declaration_wins(store.clone()).await;
+        store.close().await.unwrap();
+        assert_eq!(
+            flow_tables_and_ledger(&db).await,
+            (
+                vec!["cairnq_flow_limits".into(), "cairnq_flow_starts".into()],
+                vec![LEDGER_NAME.into()]
+            )
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rate_limit_caps_the_starts_in_any_window() {
+        let db = test_db!();
+        let store = db.store();
+        flow::a_rate_limit_caps_the_starts_in_any_window(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_busy_group_is_skipped_until_its_slot_comes_back() {
+        let db = test_db!();
+        let store = db.store();
+        flow::a_busy_group_is_skipped_until_its_slot_comes_back(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_per_group_rate_holds_each_group() {
+        let db = test_db!();
+        let store = db.store();
+        flow::a_per_group_rate_holds_each_group(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_undeclared_name_claims_the_head() {
+        let db = test_db!();
+        let store = db.store();
+        flow::an_undeclared_name_claims_the_head(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn bad_flow_input_is_refused_and_nothing_is_written() {
+        let db = test_db!();
+        let store = db.store();
+        flow::bad_input_is_refused_and_nothing_is_written(store.clone()).await;
+        store.close().await.unwrap();
+        assert_eq!(flow_tables_and_ledger(&db).await, (vec![], vec![]));
+    }
+
+    /// Six claimers on two pools (as two processes) draw `name` until `total`
+    /// tasks have run, each task held a few milliseconds, then completed.
+    /// Answers each task as claimed and as finished.
+    async fn race(stores: [Arc<Store>; 2], name: &'static str, total: usize) -> Vec<(Task, Task)> {
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let mut claimers = Vec::new();
+        for i in 0..6 {
+            let (store, ran) = (stores[i % 2].clone(), ran.clone());
+            claimers.push(tokio::spawn(async move {
+                let worker = format!("w{i}");
+                let deadline = std::time::Instant::now() + Duration::from_secs(60);
+                while ran.lock().unwrap().len() < total {
+                    assert!(std::time::Instant::now() < deadline, "the race never ended");
+                    let (tasks, _) =
+                        flow::draw_with(&store, flow::request(&worker, 30_000), name, 3).await;
+                    tokio::time::sleep(Duration::from_millis(3)).await;
+                    for task in tasks {
+                        let owned = HeldTask {
+                            task_id: task.id.clone(),
+                            worker_id: worker.clone(),
+                        };
+                        let done = store
+                            .finish(owned, Outcome::Complete { result: None })
+                            .await
+                            .unwrap();
+                        ran.lock().unwrap().push((task, done));
+                    }
+                }
+            }));
+        }
+        for claimer in claimers {
+            claimer.await.unwrap();
+        }
+        let ran = ran.lock().unwrap().clone();
+        ran
+    }
+
+    /// The last slot of a group is taken by one claimer only, whatever the
+    /// interleaving: by the database's own times, each group's tasks ran one
+    /// at a time.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn claimers_of_two_pools_never_share_a_group_slot() {
+        let db = test_db!();
+        let stores = [db.store(), db.store()];
+        flow::declare(&stores[0], "w", "export", flow::group_concurrency(1)).await;
+        for i in 0..60 {
+            let group = format!("g{}", i % 4);
+            flow::submit(&stores[0], "export", Some(&group)).await;
+        }
+        let ran = race(stores.clone(), "export", 60).await;
+        assert_eq!(ran.len(), 60);
+        let mut by_group: HashMap<String, Vec<(i64, i64)>> = HashMap::new();
+        for (claimed, done) in &ran {
+            let metadata: serde_json::Value = serde_json::from_str(&claimed.metadata).unwrap();
+            let group = metadata["cairnq.group"].as_str().unwrap().to_string();
+            let ended = done.completed_at_ms.expect("completed");
+            by_group
+                .entry(group)
+                .or_default()
+                .push((claimed.updated_at_ms, ended));
+        }
+        for (group, mut runs) in by_group {
+            runs.sort_unstable();
+            for pair in runs.windows(2) {
+                assert!(pair[1].0 >= pair[0].1, "{group} ran two at once: {runs:?}");
+            }
+        }
+        for store in stores {
+            store.close().await.unwrap();
+        }
+    }
+
+    /// Claimers of two pools together start at most `max` tasks in any window.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn claimers_of_two_pools_keep_one_window() {
+        let db = test_db!();
+        let stores = [db.store(), db.store()];
+        flow::declare(&stores[0], "w", "embed", flow::rate(4, 400, false)).await;
+        for _ in 0..16 {
+            flow::submit(&stores[0], "embed", None).await;
+        }
+        let ran = race(stores.clone(), "embed", 16).await;
+        let mut starts: Vec<i64> = ran.iter().map(|(t, _)| t.updated_at_ms).collect();
+        starts.sort_unstable();
+        for (i, start) in starts.iter().enumerate() {
+            let inside = starts[i..].iter().filter(|s| **s < start + 400).count();
+            assert!(inside <= 4, "{starts:?}");
+        }
+        for store in stores {
+            store.close().await.unwrap();
+        }
+    }
+
+    /// The candidates reach the per-name claim index and the running groups
+    /// the partial lease index; neither reads the table. (Whether the walk
+    /// sorts is the planner's cost call on a table this small; the SQLite
+    /// test pins the ordered walk.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_flow_statements_reach_their_indexes() {
+        use tokio_postgres::types::ToSql;
+
+        let db = test_db!();
+        let sql = planning_connection(&db).await;
+        sql.batch_execute(FLOW.migration.sql).await.unwrap();
+        let (queue, name, now, limit) = ("q1".to_string(), "name1".to_string(), 10_000_i64, 10_i64);
+        let excluded = vec!["g".to_string()];
+        let (no_int, no_text): (Option<i64>, Option<String>) = (None, None);
+        type Check<'a> = (&'a str, &'a str, Vec<&'a (dyn ToSql + Sync)>, &'a str);
+        let checks: Vec<Check<'_>> = vec![
+            (
+                "candidates",
+                FLOW.candidates,
+                vec![
+                    &queue, &name, &now, &excluded, &no_int, &no_int, &no_text, &limit,
+                ],
+                "cairnq_tasks_claim_name_idx",
+            ),
+            (
+                "running_groups",
+                FLOW.running_groups,
+                vec![&name],
+                "cairnq_tasks_lease_idx",
+            ),
+        ];
+        for (label, statement, params, index) in checks {
+            let plan: Vec<String> = sql
+                .query(&format!("explain (costs off) {statement}"), &params)
+                .await
+                .unwrap_or_else(|e| panic!("{label}: {e}"))
+                .iter()
+                .map(|row| row.get(0))
+                .collect();
+            let plan = plan.join("\n");
+            assert!(
+                plan.contains(index),
+                "{label} does not reach {index}:\n{plan}"
+            );
+            assert!(
+                !plan.contains("Seq Scan on cairnq_tasks"),
+                "{label} scans the table:\n{plan}"
+            );
+        }
+    }
 }

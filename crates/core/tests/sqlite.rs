@@ -1121,3 +1121,124 @@ mod steps {
         assert_eq!(ledger, vec!["node_steps_0001.sql".to_string()]);
     }
 }
+
+/// Flow control (docs/protocol.md, "Flow control tables"): the shared checks,
+/// the tables' first use, and the plans of the flow statements.
+mod flow {
+    use super::common::flow;
+    use super::{analyzed_database, assert_reaches};
+    use cairnq_core::protocol::flow::{LEDGER_NAME, SQLITE as FLOW};
+    use cairnq_core::Store;
+    use rusqlite::Connection;
+
+    fn store_in(dir: &tempfile::TempDir) -> std::sync::Arc<Store> {
+        Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
+    }
+
+    /// Names of the tables in the file whose names start with `cairnq_flow`,
+    /// and the ledger rows of this SDK's own tables.
+    fn flow_tables_and_ledger(dir: &tempfile::TempDir) -> (Vec<String>, Vec<String>) {
+        let conn = Connection::open(dir.path().join("q.db")).unwrap();
+        let read = |sql: &str| -> Vec<String> {
+            conn.prepare(sql)
+                .unwrap()
+                .query_map([], |row| row.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap()
+        };
+        (
+            read("select name from sqlite_master where type = 'table' and name like 'cairnq_flow%' order by name"),
+            read("select name from cairnq_migrations where name not like '00%'"),
+        )
+    }
+
+    #[tokio::test]
+    async fn the_latest_declaration_wins_and_the_tables_appear_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        store.connect().await.unwrap();
+        assert_eq!(flow_tables_and_ledger(&dir), (vec![], vec![]));
+        flow::the_latest_declaration_wins(store.clone()).await;
+        store.close().await.unwrap();
+        assert_eq!(
+            flow_tables_and_ledger(&dir),
+            (
+                vec!["cairnq_flow_limits".into(), "cairnq_flow_starts".into()],
+                vec![LEDGER_NAME.into()]
+            )
+        );
+    }
+
+    #[tokio::test]
+    async fn a_rate_limit_caps_the_starts_in_any_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        flow::a_rate_limit_caps_the_starts_in_any_window(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_busy_group_is_skipped_until_its_slot_comes_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        flow::a_busy_group_is_skipped_until_its_slot_comes_back(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_per_group_rate_holds_each_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        flow::a_per_group_rate_holds_each_group(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_undeclared_name_claims_the_head() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        flow::an_undeclared_name_claims_the_head(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn bad_flow_input_is_refused_and_nothing_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        flow::bad_input_is_refused_and_nothing_is_written(store.clone()).await;
+        store.close().await.unwrap();
+        assert_eq!(flow_tables_and_ledger(&dir), (vec![], vec![]));
+    }
+
+    /// The candidates walk the per-name claim index in claim order (so a
+    /// chunk stops at its limit) and the running groups read the partial
+    /// lease index: neither reads the table, nor sorts.
+    #[tokio::test]
+    async fn the_flow_statements_reach_their_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = analyzed_database(dir.path()).await;
+        conn.execute_batch(FLOW.migration.sql).unwrap();
+        assert_reaches(
+            &conn,
+            "candidates",
+            FLOW.candidates,
+            "cairnq_tasks_claim_name_idx",
+            true,
+        );
+        assert_reaches(
+            &conn,
+            "running_groups",
+            FLOW.running_groups,
+            "cairnq_tasks_lease_idx",
+            false,
+        );
+        assert_reaches(
+            &conn,
+            "claim_picked",
+            FLOW.claim_picked,
+            "sqlite_autoindex_cairnq_tasks_1",
+            false,
+        );
+    }
+}

@@ -5,12 +5,11 @@
 "use strict";
 
 (() => {
-  const STATUSES = ["queued", "running", "succeeded", "failed", "canceled"];
-  const TERMINAL = ["succeeded", "failed", "canceled"];
   const main = document.getElementById("main");
   const flashBox = document.getElementById("flash");
   const live = document.getElementById("live");
-  let config = { csrf: "", readOnly: true, refreshMs: 2000 };
+  // The statuses come with the config: the core's, in their order.
+  let config = { csrf: "", readOnly: true, refreshMs: 2000, statuses: [], terminalStatuses: [] };
   let timer = null;
   let generation = 0;
 
@@ -51,7 +50,7 @@
   }
 
   function statusBadge(status) {
-    return h("span", { class: `status status-${STATUSES.includes(status) ? status : "canceled"}` }, status);
+    return h("span", { class: `status status-${config.statuses.includes(status) ? status : "canceled"}` }, status);
   }
 
   function taskLink(id) {
@@ -162,7 +161,7 @@
     const table = h(
       "table",
       { id: "queues" },
-      h("thead", {}, h("tr", {}, h("th", {}, "queue"), STATUSES.map((s) => h("th", { class: "num" }, s)), h("th", { class: "num" }, "done/s"), h("th", {}, "throughput"))),
+      h("thead", {}, h("tr", {}, h("th", {}, "queue"), config.statuses.map((s) => h("th", { class: "num" }, s)), h("th", { class: "num" }, "done/s"), h("th", {}, "throughput"))),
       body,
     );
     main.replaceChildren(
@@ -177,7 +176,7 @@
           "tr",
           { "data-queue": q.queue },
           h("td", {}, listLink({ queue: q.queue }, q.queue)),
-          STATUSES.map((s) =>
+          config.statuses.map((s) =>
             h("td", { class: `num${q.counts[s] === 0 ? " zero" : ""}`, "data-status": s }, q.counts[s] === 0 ? "0" : listLink({ queue: q.queue, status: s }, String(q.counts[s]))),
           ),
           h("td", { class: "num" }, (q.perSecond.at(-1) || 0).toFixed(1)),
@@ -192,7 +191,7 @@
 
   function purgeCard() {
     const older = h("input", { id: "purge-older", name: "olderThan", value: "7d", size: 6, "aria-label": "older than" });
-    const status = h("select", { id: "purge-status", name: "status" }, h("option", { value: "" }, "any finished"), TERMINAL.map((s) => h("option", { value: s }, s)));
+    const status = h("select", { id: "purge-status", name: "status" }, h("option", { value: "" }, "any finished"), config.terminalStatuses.map((s) => h("option", { value: s }, s)));
     const queue = h("input", { id: "purge-queue", name: "queue", placeholder: "any queue", size: 12 });
     const button = h("button", { id: "purge-button", class: "danger", type: "submit", disabled: config.readOnly, title: config.readOnly ? "read-only dashboard" : null }, "Purge…");
     const form = h(
@@ -227,7 +226,7 @@
 
   function showTasks(params, refresh) {
     const field = (name, attrs) => h("input", { name, value: params.get(name) || "", ...attrs });
-    const status = h("select", { name: "status" }, h("option", { value: "" }, "any"), STATUSES.map((s) => h("option", { value: s, selected: params.get("status") === s }, s)));
+    const status = h("select", { name: "status" }, h("option", { value: "" }, "any"), config.statuses.map((s) => h("option", { value: s, selected: params.get("status") === s }, s)));
     const filters = h(
       "form",
       {

@@ -3,6 +3,7 @@
 //! files live under `crates/core/protocol/<dialect>/` and are compiled into the
 //! binary.
 
+pub mod flow;
 pub mod schedules;
 pub mod steps;
 
@@ -205,13 +206,25 @@ pub fn specialize(statement: &'static str, set: &[&str]) -> &'static str {
     }
     let args = set.iter().map(|p| p.to_string()).collect();
     derived(statement, "specialize", args, || {
-        set.iter()
-            .fold(statement.to_string(), |text, param| required(&text, param))
+        set.iter().fold(statement.to_string(), |text, param| {
+            with_term_required(&text, param)
+        })
     })
 }
 
+/// `specialize` for a call's optional filters, given as `(parameter, set)`
+/// pairs: the terms of the filters that are set become required.
+pub fn specialize_for(statement: &'static str, filters: &[(&str, bool)]) -> &'static str {
+    let set: Vec<&str> = filters
+        .iter()
+        .filter(|(_, set)| *set)
+        .map(|(param, _)| *param)
+        .collect();
+    specialize(statement, &set)
+}
+
 /// `text` with each `(param is null or <condition>)` term made `<condition>`.
-fn required(text: &str, param: &str) -> String {
+fn with_term_required(text: &str, param: &str) -> String {
     let open = format!("({param} is null or ");
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -290,6 +303,14 @@ mod tests {
         ] {
             let names: Vec<_> = migrations.iter().map(|m| m.name).collect();
             assert_eq!(serde_json::json!(names), fixture[dialect], "{dialect}");
+        }
+        let own = [schedules::LEDGER_NAME, flow::LEDGER_NAME];
+        assert_eq!(serde_json::json!(own), fixture["nodeOwn"]);
+        for name in own {
+            assert!(
+                !name.starts_with(char::is_numeric),
+                "{name} takes no protocol number"
+            );
         }
     }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
 use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result, NO_SHARED_TX};
@@ -297,6 +298,9 @@ pub struct Polled {
 pub struct Draw {
     pub names: Option<Vec<String>>,
     pub limit: i64,
+    /// A flow draw: its one name's declared limits apply (docs/protocol.md,
+    /// "Flow control tables"); the backend's `flow` module runs it.
+    pub flow: bool,
 }
 
 impl Draw {
@@ -312,6 +316,9 @@ impl Draw {
 pub trait ClaimPlan: Send + 'static {
     fn next_draw(&mut self) -> Option<Draw>;
     fn accept(&mut self, rows: Vec<Task>);
+    /// Before `accept`, when a flow draw found its name's rate window full:
+    /// nothing of that name can start for `retry_in_ms`.
+    fn rate_limited(&mut self, _retry_in_ms: i64) {}
     /// Whether to commit the session's draws; `false` rolls them back.
     fn keep(&self) -> bool {
         true
@@ -477,6 +484,16 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The steps statements (docs/protocol.md, "Durable steps").
     fn steps(&self) -> &dyn StepBackend;
+    /// Create the flow-control tables unless the ledger records them (as
+    /// `install_schedules` does), then store each declaration of
+    /// `worker_id` that differs from the stored one: the latest wins. Answers
+    /// the stored declarations replaced (docs/protocol.md, "Flow control
+    /// tables").
+    async fn declare_flow(
+        &self,
+        worker_id: String,
+        declarations: Vec<Declaration>,
+    ) -> Result<Vec<Replaced>>;
 
     /// Open a transaction the caller writes in before `shared_tx_complete`
     /// settles its task in it (`completeIn`). Only Postgres has one to share.

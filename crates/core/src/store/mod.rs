@@ -5,6 +5,8 @@
 mod backend;
 pub mod backpressure;
 mod debounce;
+pub mod flow;
+mod inputs;
 pub mod postgres;
 mod schedule_rows;
 mod session;
@@ -17,105 +19,17 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 pub use backend::*;
+pub use inputs::*;
 pub use schedule_rows::*;
 pub use session::ClaimSession;
 pub use step_presence::StepsPresence;
 pub use step_rows::*;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
-use self::debounce::{debounce_of, DebounceInput};
+use self::inputs::new_task;
 use crate::error::{js_number, Error, Result};
-use crate::ids::new_task_id;
-use crate::input::{
-    at_least, finite_at_least, integer_at_least_one, non_negative_integer, saturating_i64,
-    stored_ms_or, FOREVER_MS,
-};
+use crate::input::{integer_at_least_one, non_negative_integer, saturating_i64};
 use crate::task::{Status, Task};
-
-pub const DEFAULT_QUEUE: &str = "default";
-pub const DEFAULT_LEASE_MS: i64 = 30_000;
-pub const DEFAULT_MAX_ATTEMPTS: i64 = 3;
-pub const DEFAULT_LIST_LIMIT: i64 = 100;
-pub const DEFAULT_PURGE_LIMIT: i64 = 1_000;
-
-/// `submit`'s input as the API receives it: JSON already encoded by the
-/// caller, numbers as JS numbers, absent fields `None`.
-#[derive(Clone, Debug, Default)]
-pub struct SubmitInput {
-    pub name: String,
-    pub payload: Option<String>,
-    pub queue: Option<String>,
-    pub key: Option<String>,
-    pub conflict: Option<String>,
-    pub max_attempts: Option<f64>,
-    pub priority: Option<f64>,
-    pub metadata: Option<String>,
-    pub parent_id: Option<String>,
-    pub root_id: Option<String>,
-    pub correlation_id: Option<String>,
-    pub run_at_delay_ms: Option<f64>,
-    /// docs/api.md, "Debounce".
-    pub debounce_ms: Option<f64>,
-    pub max_delay_ms: Option<f64>,
-}
-
-#[derive(Clone, Debug, Default)]
-pub struct ListInput {
-    pub status: Option<String>,
-    pub queue: Option<String>,
-    pub name: Option<String>,
-    pub root_id: Option<String>,
-    pub correlation_id: Option<String>,
-    pub limit: Option<f64>,
-    pub offset: Option<f64>,
-    /// `Some(false)`: summary rows, bodies unread (see `ListFilter::bodies`).
-    pub bodies: Option<bool>,
-}
-
-/// `purge`'s input as the API receives it (docs/api.md, "Stores").
-#[derive(Clone, Debug, Default)]
-pub struct PurgeInput {
-    pub older_than_ms: Option<f64>,
-    pub queue: Option<String>,
-    pub status: Option<String>,
-    pub name: Option<String>,
-    pub limit: Option<f64>,
-}
-
-impl PurgeInput {
-    /// The checks, in the API's order: a finite `olderThanMs >= 0`, `limit >= 1`,
-    /// a terminal `status`. `queue` and `name` are taken as given (`""` too).
-    pub fn validate(self) -> Result<PurgeFilter> {
-        if let Some(v) = self.older_than_ms {
-            finite_at_least("olderThanMs", v, 0.0)?;
-        }
-        if let Some(v) = self.limit {
-            at_least("limit", v, 1.0)?;
-        }
-        let status = match self.status {
-            None => None,
-            Some(text) => match text.parse::<Status>() {
-                Ok(status) if status.is_terminal() => Some(status),
-                _ => {
-                    return Err(Error::Invalid(format!(
-                        "status must be terminal, got {text}"
-                    )))
-                }
-            },
-        };
-        Ok(PurgeFilter {
-            // Past "forever" nothing is old enough; capped so the cutoff
-            // stays in range (Postgres computes it in bigint).
-            older_than_ms: self
-                .older_than_ms
-                .map_or(0, |v| saturating_i64(v.min(FOREVER_MS))),
-            queue: self.queue,
-            status,
-            name: self.name,
-            limit: self.limit.map_or(DEFAULT_PURGE_LIMIT, saturating_i64),
-        })
-    }
-}
 
 /// A client write as the API receives it (see `Store::write_group`).
 // Unboxed: each write is built once and moved straight into a `WriteOp`, and
@@ -131,53 +45,29 @@ pub enum Write {
     Heartbeat(HeldTask, i64),
 }
 
-/// `submit`'s checks and defaults (docs/api.md, "Values and JSON", "Stores"): a
-/// task ready to insert.
-fn new_task(input: SubmitInput) -> Result<WriteOp> {
-    let id = new_task_id();
-    let conflict_name = input.conflict.as_deref().unwrap_or("reuse");
-    let conflict = Conflict::parse(conflict_name)
-        .ok_or_else(|| Error::Invalid(format!("unknown conflict strategy: {conflict_name}")))?;
-    let debounce = debounce_of(&DebounceInput {
-        debounce_ms: input.debounce_ms,
-        max_delay_ms: input.max_delay_ms,
-        key: input.key.as_deref(),
-        conflict: input.conflict.as_deref(),
-        run_at_delay_ms: input.run_at_delay_ms,
-    })?;
-    if let Some(v) = input.max_attempts {
-        at_least("maxAttempts", v, 1.0)?;
-    }
-    if let Some(v) = input.run_at_delay_ms {
-        at_least("runAtDelayMs", v, 0.0)?;
-    }
-    let delay_ms = match debounce {
-        Some(window) => window.window_ms,
-        None => stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?,
-    };
-    let task = NewTask {
-        root_id: Some(input.root_id.unwrap_or_else(|| id.clone())),
-        id,
-        name: input.name,
-        queue: input.queue.unwrap_or_else(|| DEFAULT_QUEUE.to_string()),
-        payload: input.payload.unwrap_or_else(|| "{}".to_string()),
-        metadata: input.metadata.unwrap_or_else(|| "{}".to_string()),
-        max_attempts: input
-            .max_attempts
-            .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
-        priority: input.priority.map_or(0, |v| v as i64),
-        delay_ms,
-        parent_id: input.parent_id,
-        correlation_id: input.correlation_id,
-    };
-    Ok(match input.key {
-        None => WriteOp::Insert(task),
-        Some(key) => WriteOp::InsertKeyed(task, key, debounce.map_or(conflict, Conflict::Debounce)),
-    })
-}
-
 /// `stats()`: queue → status → count, every status present, queues ascending.
 pub type Stats = BTreeMap<String, [i64; 5]>;
+
+/// `stats` as JSON: `{queue: {queued, running, succeeded, failed, canceled}}`,
+/// statuses in `Status::ALL` order.
+pub fn stats_to_json(stats: &Stats) -> String {
+    let queues: Vec<String> = stats
+        .iter()
+        .map(|(queue, counts)| {
+            let per_status: Vec<String> = Status::ALL
+                .iter()
+                .zip(counts)
+                .map(|(status, n)| format!("\"{status}\":{n}"))
+                .collect();
+            format!(
+                "{}:{{{}}}",
+                serde_json::Value::from(queue.as_str()),
+                per_status.join(",")
+            )
+        })
+        .collect();
+    format!("{{{}}}", queues.join(","))
+}
 
 /// A task store: one backend plus the backpressure gate every submit passes.
 pub struct Store {
@@ -489,6 +379,7 @@ impl Store {
         let draw = Draw {
             names: request.names.clone(),
             limit,
+            flow: false,
         };
         Ok(self
             .claim_session(
@@ -630,4 +521,19 @@ fn in_order(answers: Vec<Option<WriteAnswer>>, written: Vec<WriteAnswer>) -> Vec
         .into_iter()
         .map(|answer| answer.unwrap_or_else(|| written.next().expect("one answer per op")))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_json_names_every_status_of_every_queue() {
+        let stats = Stats::from([("q\"1".to_string(), [1, 2, 3, 4, 5])]);
+        assert_eq!(
+            stats_to_json(&stats),
+            r#"{"q\"1":{"queued":1,"running":2,"succeeded":3,"failed":4,"canceled":5}}"#
+        );
+        assert_eq!(stats_to_json(&Stats::new()), "{}");
+    }
 }

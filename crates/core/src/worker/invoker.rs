@@ -27,4 +27,8 @@ pub trait Invoker: Send + Sync + 'static {
     /// A context of a running call has just lost its lease (once per context):
     /// abort the handler's `signal`. Must not block.
     fn lease_lost(&self, _context: &TaskContext) {}
+
+    /// Something the worker logs once (a declaration of flow limits that
+    /// replaced another worker's, docs/api.md, "Flow control"). Must not block.
+    fn notice(&self, _message: &str) {}
 }

@@ -6,10 +6,12 @@
 
 mod call;
 mod context;
+mod flow;
 mod heartbeat;
 mod invoker;
 mod ledger;
 mod plan;
+mod poll;
 mod registry;
 mod report;
 mod settings;
@@ -31,9 +33,11 @@ pub use self::steps::{ChildCall, StepStart};
 pub use self::timings::{merge as merge_timings, NameTimings, Timings};
 
 use self::call::{Ending, Settlement};
+use self::flow::FlowState;
 use self::heartbeat::Beat;
 use self::ledger::{Charge, PendingCompletion, RunState};
 use self::plan::{Limits, PollPlan};
+use self::poll::{Claimed, Next, PollState, Reading};
 use self::registry::{Registry, Schedule};
 use self::report::Reporter;
 use self::settings::Settings;
@@ -42,6 +46,7 @@ use crate::ids::new_worker_id;
 use crate::schedule::clock::fire_until_stopped;
 use crate::store::{ClaimRequest, Store};
 use crate::task::Task;
+
 /// Pause after a failed claim session before the next poll.
 const CLAIM_ERROR_PAUSE: Duration = Duration::from_millis(250);
 
@@ -57,6 +62,8 @@ pub(crate) struct WorkerInner {
     run: Mutex<Weak<RunState>>,
     /// Queue waits and run times per task name, for the metrics.
     timings: Mutex<Timings>,
+    /// Declared limits and full rate windows (docs/api.md, "Flow control").
+    flow: FlowState,
 }
 
 /// A worker: registrations plus the loop that claims and runs their tasks.
@@ -85,6 +92,7 @@ impl Worker {
                 stopped: watch::channel(false).0,
                 run: Mutex::new(Weak::new()),
                 timings: Mutex::new(Timings::new()),
+                flow: FlowState::default(),
             }),
         })
     }
@@ -203,36 +211,12 @@ impl WorkerInner {
         self.run.lock().expect("run slot").upgrade()
     }
 
-    /// The poll loop of docs/api.md, "Poll loop". While the queue has a
-    /// backlog (the last poll got every call it asked for), each poll writes
-    /// the completions that queued since the last one and claims for the free
-    /// slots, in one transaction, and skips the probe. Without a backlog the
-    /// completions commit on their own first, so whoever waits on them (a
-    /// `call()`) hears at once rather than after a claim, and the next poll
-    /// probes before it takes the write lock: a claim that got fewer calls
-    /// than it asked for left nothing behind.
-    ///
-    /// While the queue has a backlog (the last poll got every call it asked
-    /// for), handlers are short (recent calls took under `SHORT_CALL` on
-    /// average) and the registrations set no per-name, resource or byte
-    /// limits, a poll also claims one round ahead: up to `slots` calls held
-    /// until slots free up. The handler thread then starts them as soon as
-    /// earlier handlers return (`start_ready`), while the next poll writes
-    /// those completions and claims the following round: handlers and
-    /// database work overlap instead of taking turns. A held task waits a few
-    /// milliseconds at most; it is leased and heartbeated like a running one,
-    /// and runs even after `stop()`.
-    ///
-    /// Where claiming ahead is possible, a run's first claim takes one call
-    /// and the next poll follows at once for the other free slots: the first
-    /// handler starts one claim sooner, runs while the rest are claimed, and
-    /// tells how long calls take before anything is claimed ahead. (Under a
-    /// byte budget the first draw's size is what runs: it stays whole.)
+    /// The poll loop of docs/api.md, "Poll loop": each turn reads the run,
+    /// lets `PollState` decide the next step (poll.rs tells the policy) and
+    /// takes it.
     async fn poll_until_stopped(self: &Arc<Self>, run: &Arc<RunState>, slots: i64) {
         let mut stop = self.stopped.subscribe();
-        let mut rotation = 0;
-        let mut backlog = false;
-        let mut claimed_any = false;
+        let mut state = PollState::default();
         while !*stop.borrow() {
             let changed = run.changed.notified();
             // Taken before this poll reads anything: a commit landing between
@@ -240,77 +224,92 @@ impl WorkerInner {
             let ticket = self.store.wake_ticket();
             self.start_held(run);
             let (in_flight, bytes, held) = run.load();
-            let free = (slots - in_flight).max(0);
-            let over_budget = self
-                .settings
-                .max_in_flight_bytes
-                .is_some_and(|budget| bytes as f64 >= budget);
             let schedule = self.registry().schedule();
-            let may_claim_ahead = self.may_claim_ahead(&schedule);
-            let ahead = if backlog && held == 0 && run.calls_are_short() && may_claim_ahead {
-                slots
-            } else {
-                0
+            let notice = |message: String| run.invoker.notice(&message);
+            if let Err(err) = self
+                .flow
+                .declare(&self.store, &self.id, &schedule, notice)
+                .await
+            {
+                self.reporter.claim(err);
+                sleep_unless_stopped(&mut stop, CLAIM_ERROR_PAUSE).await;
+                continue;
+            }
+            let pending = run.take_completions();
+            let reading = Reading {
+                slots,
+                in_flight,
+                held,
+                over_budget: self
+                    .settings
+                    .max_in_flight_bytes
+                    .is_some_and(|budget| bytes as f64 >= budget),
+                sources: schedule.sources.len(),
+                may_claim_ahead: self.may_claim_ahead(&schedule),
+                calls_are_short: run.calls_are_short(),
+                completions_waiting: !pending.is_empty(),
             };
-            if in_flight > 0 && (free <= 0 || over_budget) && ahead == 0 {
-                if !self.flush_completions(run).await {
-                    tokio::select! {
-                        _ = changed => {}
-                        _ = until_true(&mut stop) => {}
+            match state.next(&reading) {
+                Next::SettleOrWait => {
+                    if !self.write_completions(run, pending).await {
+                        tokio::select! {
+                            _ = changed => {}
+                            _ = until_true(&mut stop) => {}
+                        }
                     }
                 }
-                continue;
-            }
-            if schedule.sources.is_empty() {
-                self.flush_completions(run).await;
-                self.idle(changed, ticket, &mut stop).await;
-                continue;
-            }
-            if !backlog && self.flush_completions(run).await {
-                continue;
-            }
-            let start = rotation % schedule.sources.len();
-            rotation = (start + 1) % schedule.sources.len();
-            let plan = PollPlan::new(
-                schedule.clone(),
-                start,
-                if claimed_any || !may_claim_ahead {
-                    free + ahead
-                } else {
-                    free.min(1)
-                },
-                run.usage(),
-                Limits {
-                    claim_batch: self.settings.claim_batch,
-                    resources: self.settings.resources.clone(),
-                },
-            );
-            let request = ClaimRequest {
-                queues: self.queues.clone(),
-                worker_id: self.id.clone(),
-                lease_ms: self.settings.lease_ms,
-                names: Some(schedule.names.clone()),
-            };
-            let pending = run.take_completions();
-            let items = pending.iter().map(PendingCompletion::item).collect();
-            match self.store.poll(request, items, !backlog, plan).await {
-                Err(err) => {
-                    run.deliver(pending, Err(&err), &self.reporter);
-                    self.reporter.claim(err);
-                    backlog = false;
-                    sleep_unless_stopped(&mut stop, CLAIM_ERROR_PAUSE).await;
+                Next::SettleThenIdle => {
+                    self.write_completions(run, pending).await;
+                    self.idle(changed, ticket, &mut stop).await;
                 }
-                Ok((completed, plan)) => {
-                    run.deliver(pending, Ok(completed), &self.reporter);
-                    match plan {
-                        Some(plan) if !plan.calls.is_empty() => {
-                            claimed_any = true;
-                            backlog = plan.filled();
-                            self.dispatch(run, &schedule, plan.calls);
+                Next::Settle => {
+                    self.write_completions(run, pending).await;
+                }
+                Next::Claim {
+                    start,
+                    limit,
+                    probe,
+                } => {
+                    let plan = PollPlan::new(
+                        schedule.clone(),
+                        start,
+                        limit,
+                        run.usage(),
+                        Limits {
+                            claim_batch: self.settings.claim_batch,
+                            resources: self.settings.resources.clone(),
+                            flow_gate: self.flow.gate.clone(),
+                        },
+                    );
+                    let request = ClaimRequest {
+                        queues: self.queues.clone(),
+                        worker_id: self.id.clone(),
+                        lease_ms: self.settings.lease_ms,
+                        // A name whose rate window is full makes no probe open a transaction.
+                        names: Some(self.flow.gate.open_names(&schedule.names)),
+                    };
+                    let items = pending.iter().map(PendingCompletion::item).collect();
+                    match self.store.poll(request, items, probe, plan).await {
+                        Err(err) => {
+                            run.deliver(pending, Err(&err), &self.reporter);
+                            self.reporter.claim(err);
+                            state.claimed(Claimed::Failed);
+                            sleep_unless_stopped(&mut stop, CLAIM_ERROR_PAUSE).await;
                         }
-                        _ => {
-                            backlog = false;
-                            self.idle(changed, ticket, &mut stop).await;
+                        Ok((completed, plan)) => {
+                            run.deliver(pending, Ok(completed), &self.reporter);
+                            match plan {
+                                Some(plan) if !plan.calls.is_empty() => {
+                                    state.claimed(Claimed::Calls {
+                                        filled: plan.filled(),
+                                    });
+                                    self.dispatch(run, &schedule, plan.calls);
+                                }
+                                _ => {
+                                    state.claimed(Claimed::Nothing);
+                                    self.idle(changed, ticket, &mut stop).await;
+                                }
+                            }
                         }
                     }
                 }
@@ -335,9 +334,10 @@ impl WorkerInner {
         ticket: u64,
         stop: &mut watch::Receiver<bool>,
     ) {
+        let every = self.flow.gate.sleep_bound(self.settings.poll_every);
         tokio::select! {
-            _ = self.store.claim_wake(&self.queues, ticket, self.settings.poll_every) => {}
-            _ = sleep_unless_stopped(stop, self.settings.poll_every) => {}
+            _ = self.store.claim_wake(&self.queues, ticket, every) => {}
+            _ = sleep_unless_stopped(stop, every) => {}
             _ = changed => {}
         }
     }
@@ -345,7 +345,12 @@ impl WorkerInner {
     /// Write the queued completions on their own (no claim to pair them
     /// with); false when there were none.
     async fn flush_completions(&self, run: &RunState) -> bool {
-        let pending = run.take_completions();
+        self.write_completions(run, run.take_completions()).await
+    }
+
+    /// Write `pending` (completions taken from the run) on their own; false
+    /// when there were none.
+    async fn write_completions(&self, run: &RunState, pending: Vec<PendingCompletion>) -> bool {
         if pending.is_empty() {
             return false;
         }

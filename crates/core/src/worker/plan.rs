@@ -6,6 +6,7 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::flow::FlowGate;
 use super::registry::{Schedule, Source};
 use crate::store::{ClaimPlan, Draw};
 use crate::task::Task;
@@ -21,6 +22,8 @@ pub(crate) struct Limits {
     /// Row cap per draw (`claimBatch`), converted to calls per source.
     pub claim_batch: Option<f64>,
     pub resources: Arc<HashMap<String, i64>>,
+    /// Names whose rate window is full: their draws wait until it opens.
+    pub flow_gate: Arc<FlowGate>,
 }
 
 pub(crate) struct PollPlan {
@@ -94,13 +97,14 @@ impl ClaimPlan for PollPlan {
             let index = self.order.next()?;
             let source = &self.schedule.sources[index];
             let quota = self.ceiling(source).unwrap_or(self.left).min(self.left);
-            if quota <= 0 {
+            if quota <= 0 || (source.flow && self.limits.flow_gate.is_closed(&source.names[0])) {
                 continue;
             }
             self.drawing = Some(index);
             return Some(Draw {
                 names: Some(source.names.clone()),
                 limit: source.batch.saturating_mul(quota),
+                flow: source.flow,
             });
         }
         None
@@ -119,6 +123,13 @@ impl ClaimPlan for PollPlan {
             *self.taken.entry(resource.clone()).or_default() += count;
         }
         self.calls.extend(calls);
+    }
+
+    fn rate_limited(&mut self, retry_in_ms: i64) {
+        if let Some(index) = self.drawing {
+            let name = &self.schedule.sources[index].names[0];
+            self.limits.flow_gate.close(name, retry_in_ms);
+        }
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
@@ -171,6 +182,7 @@ mod tests {
                 batch: *batch,
                 concurrency: *concurrency,
                 resource: resource.map(Into::into),
+                flow: None,
             });
         }
         registry.schedule()
@@ -180,6 +192,7 @@ mod tests {
         Limits {
             claim_batch,
             resources: Arc::new(resources.iter().map(|(n, c)| (n.to_string(), *c)).collect()),
+            flow_gate: Arc::default(),
         }
     }
 

@@ -5,15 +5,20 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::input::integer_at_least_one;
+use crate::input::{integer_arg_at_least_one, NumberArg};
+use crate::store::flow::{self, Declaration, FlowLimits};
 
-/// `worker.task(name, {batch, concurrency, resource}, fn)` options, as JS
-/// numbers; all absent for the plain `(ctx, payload)` form.
+/// `worker.task(name, {batch, concurrency, resource, rateLimit,
+/// groupConcurrency}, fn)` options as JS gave them (batch and concurrency a
+/// number, or any other value, which is refused); all absent for the plain
+/// `(ctx, payload)` form.
 #[derive(Clone, Debug, Default)]
 pub struct Registration {
-    pub batch: Option<f64>,
-    pub concurrency: Option<f64>,
+    pub batch: Option<NumberArg>,
+    pub concurrency: Option<NumberArg>,
     pub resource: Option<String>,
+    /// `{rateLimit, groupConcurrency}` as JSON (`store::flow::spec::parse`).
+    pub flow: Option<String>,
 }
 
 /// A validated registration.
@@ -23,17 +28,25 @@ pub(crate) struct Handler {
     pub batch: Option<i64>,
     pub concurrency: Option<i64>,
     pub resource: Option<String>,
+    /// The limits this worker declares for the name.
+    pub flow: Option<FlowLimits>,
 }
 
 impl Handler {
-    /// Names with a batch size, a concurrency cap or a resource draw alone.
+    /// Names with a batch size, a concurrency cap, a resource or declared
+    /// limits draw alone.
     fn has_own_source(&self) -> bool {
-        self.batch.is_some() || self.concurrency.is_some() || self.resource.is_some()
+        self.batch.is_some()
+            || self.concurrency.is_some()
+            || self.resource.is_some()
+            || self.flow.is_some()
     }
 }
 
-fn positive_integer(what: &str, value: Option<f64>) -> Result<Option<i64>> {
-    value.map(|v| integer_at_least_one(what, v)).transpose()
+fn positive_integer(what: &str, value: Option<NumberArg>) -> Result<Option<i64>> {
+    value
+        .map(|v| integer_arg_at_least_one(what, &v))
+        .transpose()
 }
 
 /// Checks `options` against docs/api.md, "Registrations"; `resources` are the
@@ -45,6 +58,10 @@ pub(crate) fn validate(
 ) -> Result<Handler> {
     let batch = positive_integer("batch", options.batch)?;
     let concurrency = positive_integer("concurrency", options.concurrency)?;
+    let limits = match &options.flow {
+        Some(json) => flow::spec::parse(json)?,
+        None => None,
+    };
     if let Some(resource) = &options.resource {
         if !resources.contains_key(resource) {
             let mut declared: Vec<&str> = resources.keys().map(String::as_str).collect();
@@ -64,6 +81,7 @@ pub(crate) fn validate(
         batch,
         concurrency,
         resource: options.resource,
+        flow: limits,
     })
 }
 
@@ -100,6 +118,8 @@ pub(crate) struct Source {
     /// Per-name concurrency cap (own sources only).
     pub concurrency: Option<i64>,
     pub resource: Option<String>,
+    /// Its one name's declared limits apply (a flow draw).
+    pub flow: bool,
 }
 
 /// Everything one poll needs to know about the registrations.
@@ -110,6 +130,8 @@ pub(crate) struct Schedule {
     pub sources: Vec<Source>,
     /// Every registered name: the session's name filter.
     pub names: Vec<String>,
+    /// The limits this worker declares, in registration order.
+    pub declarations: Vec<Declaration>,
 }
 
 impl Schedule {
@@ -122,6 +144,7 @@ impl Schedule {
                 batch: h.batch.unwrap_or(1),
                 concurrency: h.concurrency,
                 resource: h.resource.clone(),
+                flow: h.flow.is_some(),
             })
             .collect();
         let shared: Vec<String> = handlers
@@ -135,6 +158,7 @@ impl Schedule {
                 batch: 1,
                 concurrency: None,
                 resource: None,
+                flow: false,
             });
         }
         Schedule {
@@ -144,6 +168,15 @@ impl Schedule {
                 .collect(),
             sources,
             names: handlers.iter().map(|h| h.name.clone()).collect(),
+            declarations: handlers
+                .iter()
+                .filter_map(|h| {
+                    h.flow.map(|limits| Declaration {
+                        name: h.name.clone(),
+                        limits,
+                    })
+                })
+                .collect(),
         }
     }
 }
@@ -164,8 +197,8 @@ mod tests {
     fn options_are_validated_with_the_api_messages() {
         let none = resources(&[]);
         let bad_batch = Registration {
-            batch: Some(1.5),
-            concurrency: Some(0.0),
+            batch: Some(1.5.into()),
+            concurrency: Some(0.0.into()),
             ..Default::default()
         };
         assert_eq!(
@@ -173,12 +206,21 @@ mod tests {
             "batch must be an integer >= 1, got 1.5"
         );
         let bad_concurrency = Registration {
-            concurrency: Some(0.0),
+            concurrency: Some(0.0.into()),
             ..Default::default()
         };
         assert_eq!(
             message(validate("a", bad_concurrency, &none)),
             "concurrency must be an integer >= 1, got 0"
+        );
+        // Any other JS value, as String(value) spells it: never valid.
+        let text = Registration {
+            batch: Some(NumberArg::Other("2".into())),
+            ..Default::default()
+        };
+        assert_eq!(
+            message(validate("a", text, &none)),
+            "batch must be an integer >= 1, got 2"
         );
         let undeclared = Registration {
             resource: Some("gpu".into()),
@@ -200,6 +242,7 @@ mod tests {
             batch,
             concurrency: None,
             resource: resource.map(Into::into),
+            flow: None,
         }
     }
 

@@ -9,9 +9,9 @@ use super::call::MaxRun;
 use super::report::ErrorHook;
 use crate::backoff::Backoff;
 use crate::error::{js_number, Result};
-use crate::input::{above_zero, duration_ms, integer_at_least_one, stored_ms, stored_ms_or};
+use crate::input::{above_zero, duration_ms, integer_at_least_one, stored_ms};
+use crate::store;
 use crate::store::backpressure::BackpressureOptions;
-use crate::store::DEFAULT_LEASE_MS;
 
 const DEFAULT_POLL_INTERVAL_MS: f64 = 500.0;
 
@@ -63,7 +63,7 @@ impl Settings {
             let capacity = integer_at_least_one(&format!("resources[{quoted}]"), *capacity)?;
             resources.insert(name.clone(), capacity);
         }
-        let lease_ms = stored_ms_or("leaseMs", options.lease_ms, DEFAULT_LEASE_MS)?;
+        let lease_ms = store::lease_ms(options.lease_ms)?;
         let heartbeat_ms = options
             .heartbeat_interval_ms
             .unwrap_or_else(|| (lease_ms / 3).max(50) as f64);

@@ -3,17 +3,22 @@
 //! serializes on a transaction-scoped advisory lock (docs/protocol.md,
 //! "Connection setup (Postgres)").
 
+mod claim;
 mod conn;
 mod dsn;
 pub mod executor;
+mod flow;
+mod keyed;
 mod listener;
 mod native;
+mod reads;
+mod rows;
 mod schedules;
+mod shared_tx;
 mod steps;
 mod tls;
 pub mod transport;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -21,24 +26,26 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 pub use self::conn::quoted_schema;
-use self::conn::{execute, rows, task, tasks};
+use self::conn::task;
 use self::dsn::Dsn;
 use self::executor::{Executor, ExecutorTransport};
 use self::listener::{PushSource, PushWakes};
 pub use self::native::NativeTransport;
-use self::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
-use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, Debounce, HeldTask, KeyDecision, ListFilter,
-    NewTask, OpenMode, Outcome, Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount,
-    StepBackend, Target, TaskRef,
+use self::rows::{
+    cancel_by_id, complete_many, get_by_id, insert_new, owned_write, resolve_key, retry_by_id,
 };
+use self::shared_tx::SharedTransactions;
+use self::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
+use super::backend::{
+    Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, OpenMode, Outcome,
+    Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, StepBackend, Target, TaskRef,
+};
+use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
+use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result};
-use crate::protocol::{self, specialize, ClaimShape, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
-use crate::task::{Status, Task};
-
-/// An open shared transaction; `None` once its owner has ended it.
-type SharedSlot<X> = Arc<tokio::sync::Mutex<Option<X>>>;
+use crate::protocol::{self, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
+use crate::task::Task;
 
 /// What a connection string resolves to, as JSON (the environment left out).
 pub fn dsn_fields(dsn: &str) -> Result<serde_json::Value> {
@@ -64,10 +71,8 @@ pub struct PostgresBackend<T: Transport> {
     closes: AtomicU64,
     last_failure: Mutex<Option<(u64, Error)>>,
     wakes: PushWakes,
-    /// Transactions a caller shares (`completeIn`), by id.
-    /// A caller's statements may overlap (`Promise.all`): each waits its turn.
-    shared: Mutex<HashMap<u64, SharedSlot<T::Tx>>>,
-    next_shared: AtomicU64,
+    /// Transactions a caller shares (`completeIn`).
+    shared: SharedTransactions<T::Tx>,
 }
 
 impl PostgresBackend<NativeTransport> {
@@ -112,8 +117,7 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
             closes: AtomicU64::new(0),
             last_failure: Mutex::new(None),
             wakes: PushWakes::default(),
-            shared: Mutex::new(HashMap::new()),
-            next_shared: AtomicU64::new(1),
+            shared: SharedTransactions::default(),
         }
     }
 
@@ -220,224 +224,6 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
         let opened = self.opened().await?;
         self.transport.begin(&opened).await
     }
-
-    fn shared_slot(&self, id: u64, end: bool) -> Result<SharedSlot<T::Tx>> {
-        let mut shared = self.shared.lock().expect("shared transactions");
-        let slot = if end {
-            shared.remove(&id)
-        } else {
-            shared.get(&id).cloned()
-        };
-        slot.ok_or_else(|| Error::Invalid(format!("no open shared transaction {id}")))
-    }
-
-    /// The shared transaction `id`, no longer shared: the caller ends it.
-    async fn take_shared(&self, id: u64) -> Result<T::Tx> {
-        let slot = self.shared_slot(id, true)?;
-        let taken = slot.lock().await.take();
-        taken.ok_or_else(|| Error::Invalid(format!("no open shared transaction {id}")))
-    }
-}
-
-/// The parameters of `filters` that are set, for `protocol::specialize`.
-fn set_filters<'a>(filters: &[(&'a str, bool)]) -> Vec<&'a str> {
-    filters
-        .iter()
-        .filter(|(_, set)| *set)
-        .map(|(param, _)| *param)
-        .collect()
-}
-
-/// `purge` or `purge_count` with `f`'s set filters made required.
-fn purge_statement(statement: &'static str, f: &PurgeFilter) -> &'static str {
-    specialize(
-        statement,
-        &set_filters(&[
-            ("$2::text", f.queue.is_some()),
-            ("$3::text", f.status.is_some()),
-            ("$4::text", f.name.is_some()),
-        ]),
-    )
-}
-
-async fn get_by_id<S: Session>(client: &S, id: &str) -> Result<Option<Task>> {
-    task(client, SQL.get, &params![&id]).await
-}
-
-async fn insert_new<S: Session>(client: &S, new: &NewTask) -> Result<Task> {
-    let params = params![
-        &new.id,
-        &new.name,
-        &new.queue,
-        &new.payload,
-        &new.metadata,
-        &new.max_attempts,
-        &new.priority,
-        &new.delay_ms,
-        &new.parent_id,
-        &new.root_id,
-        &new.correlation_id,
-    ];
-    task(client, SQL.insert_task, &params)
-        .await?
-        .ok_or_else(|| Error::Database {
-            code: tokio_postgres::error::SqlState::NO_DATA.code().to_string(),
-            message: "insert returned no row".into(),
-        })
-}
-
-async fn cancel_by_id<S: Session>(client: &S, id: &str) -> Result<Option<Task>> {
-    task(client, SQL.cancel, &params![&id]).await
-}
-
-async fn retry_by_id<S: Session>(
-    client: &S,
-    id: &str,
-    reset_attempt: bool,
-) -> Result<Option<Task>> {
-    task(client, SQL.retry, &params![&id, &reset_attempt]).await
-}
-
-/// The task a key points at, read under the key's advisory lock (`lock_key`
-/// first, as every SDK does, then `get_key`). A pointer whose task was purged
-/// meanwhile reads as no task.
-async fn resolve_key<S: Session>(tx: &S, key: &str) -> Result<Option<Task>> {
-    execute(tx, SQL.lock_key, &params![&key]).await?;
-    let pointer = rows(tx, SQL.get_key, &params![&key]).await?;
-    match pointer.first() {
-        Some(row) => {
-            let id = row.text(0)?;
-            get_by_id(tx, &id).await
-        }
-        None => Ok(None),
-    }
-}
-
-/// A write guarded by the ownership predicate: no row means the lease is lost.
-async fn owned_write<S: Session>(
-    client: &S,
-    sql: &str,
-    owned: &HeldTask,
-    extra: &[Param<'_>],
-) -> Result<Task> {
-    let mut values = params![&owned.task_id, &owned.worker_id].to_vec();
-    values.extend_from_slice(extra);
-    task(client, sql, &values)
-        .await?
-        .ok_or_else(|| Error::LostLease {
-            task_id: owned.task_id.clone(),
-        })
-}
-
-/// `complete_batch` over `(id, result JSON)` pairs of one worker.
-async fn complete_many<S: Session>(
-    client: &S,
-    worker_id: &str,
-    items: Vec<(String, Option<String>)>,
-) -> Result<Vec<String>> {
-    let (ids, results): (Vec<String>, Vec<Option<String>>) = items.into_iter().unzip();
-    rows(
-        client,
-        SQL.complete_batch,
-        &params![&ids, &results, &worker_id],
-    )
-    .await?
-    .iter()
-    .map(|row| row.text(0))
-    .collect()
-}
-
-/// A keyed submit under the key's lock (docs/protocol.md, "Keyed submit").
-async fn keyed_insert<S: Session>(
-    tx: &S,
-    new: &NewTask,
-    key: String,
-    conflict: Conflict,
-) -> Result<Task> {
-    let existing = resolve_key(tx, &key).await?;
-    match (
-        conflict.decide(existing.as_ref().map(|t| t.status)),
-        existing,
-    ) {
-        (KeyDecision::ReturnExisting, Some(existing)) => return Ok(existing),
-        (KeyDecision::Reject, _) => return Err(Error::AlreadyExists { key }),
-        (KeyDecision::CancelThenInsert, Some(existing)) => {
-            cancel_by_id(tx, &existing.id).await?;
-        }
-        (KeyDecision::Postpone(window), Some(queued)) => {
-            if let Some(postponed) = postpone(tx, &queued.id, new, window).await? {
-                return Ok(postponed);
-            }
-        }
-        _ => {}
-    }
-    let inserted = insert_new(tx, new).await?;
-    execute(tx, SQL.upsert_key, &params![&key, &new.id]).await?;
-    Ok(inserted)
-}
-
-/// `debounce.sql` on the queued task `id` (docs/protocol.md, "Debounced
-/// submit"); `None` when a claim took it first.
-async fn postpone<S: Session>(
-    tx: &S,
-    id: &str,
-    new: &NewTask,
-    window: Debounce,
-) -> Result<Option<Task>> {
-    task(
-        tx,
-        SQL.debounce,
-        &params![&id, &new.payload, &window.window_ms, &window.max_delay_ms],
-    )
-    .await
-}
-
-/// A poll's statements inside its transaction: the completions, lease
-/// recovery, then the plan's draws. Returns the ids completed.
-async fn claim_draws<S: Session>(
-    tx: &S,
-    request: &ClaimRequest,
-    completions: Vec<(String, Option<String>)>,
-    plan: &mut dyn ClaimPlan,
-) -> Result<Vec<String>> {
-    let completed = if completions.is_empty() {
-        Vec::new()
-    } else {
-        complete_many(tx, &request.worker_id, completions).await?
-    };
-    execute(tx, SQL.recover_leases, &params![]).await?;
-    while let Some(draw) = plan.next_draw() {
-        if draw.is_empty() {
-            plan.accept(Vec::new());
-            continue;
-        }
-        let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
-        // Equality forms bind the single element, list forms the whole list.
-        let queue = match shape {
-            ClaimShape::OneQueue | ClaimShape::OneQueueOneName => Param::from(&request.queues[0]),
-            ClaimShape::Lists | ClaimShape::OneName => Param::from(&request.queues),
-        };
-        let name = match (shape, &draw.names) {
-            (ClaimShape::OneName | ClaimShape::OneQueueOneName, Some(names)) => {
-                Param::from(&names[0])
-            }
-            _ => Param::from(&draw.names),
-        };
-        let claimed = tasks(
-            tx,
-            shape.statement(&SQL),
-            &[
-                queue,
-                name,
-                Param::from(&request.worker_id),
-                Param::from(&request.lease_ms),
-                Param::from(&draw.limit),
-            ],
-        )
-        .await?;
-        plan.accept(claimed);
-    }
-    Ok(completed)
 }
 
 #[async_trait]
@@ -468,7 +254,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn insert_keyed(&self, new: NewTask, key: String, conflict: Conflict) -> Result<Task> {
         let tx = self.begin().await?;
-        let outcome = keyed_insert(&tx, &new, key, conflict).await;
+        let outcome = keyed::keyed_insert(&tx, &new, key, conflict).await;
         end_tx(tx, outcome).await
     }
 
@@ -481,90 +267,23 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     }
 
     async fn list(&self, f: ListFilter) -> Result<Vec<Task>> {
-        let status = f.status.map(Status::as_str);
-        let sql = specialize(
-            if f.bodies {
-                SQL.list
-            } else {
-                protocol::without_bodies(SQL.list, "*", "'{}'::jsonb", "null::jsonb")
-            },
-            &set_filters(&[
-                ("$1::text", status.is_some()),
-                ("$2::text", f.queue.is_some()),
-                ("$3::text", f.name.is_some()),
-                ("$4::text", f.root_id.is_some()),
-                ("$5::text", f.correlation_id.is_some()),
-            ]),
-        );
-        tasks(
-            &self.client().await?,
-            sql,
-            &params![
-                &status,
-                &f.queue,
-                &f.name,
-                &f.root_id,
-                &f.correlation_id,
-                &f.limit,
-                &f.offset,
-            ],
-        )
-        .await
+        reads::list(&self.client().await?, &f).await
     }
 
     async fn get_status(&self, target: Target) -> Result<Option<TaskRef>> {
-        let (sql, value) = match &target {
-            Target::Id(id) => (SQL.get_status, id),
-            Target::Key(key) => (SQL.get_status_by_key, key),
-        };
-        let found = rows(&self.client().await?, sql, &params![value]).await?;
-        found
-            .first()
-            .map(|row| {
-                let status = row.text(1)?;
-                Ok(TaskRef {
-                    id: row.text(0)?,
-                    status: status.parse()?,
-                })
-            })
-            .transpose()
+        reads::status_of(&self.client().await?, &target).await
     }
 
     async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>> {
-        let sql = specialize(SQL.stats, &set_filters(&[("$1::text", queue.is_some())]));
-        rows(&self.client().await?, sql, &params![&queue])
-            .await?
-            .iter()
-            .map(|row| {
-                let status = row.text(1)?;
-                Ok(StatusCount {
-                    queue: row.text(0)?,
-                    status: status.parse()?,
-                    count: row.int(2)?,
-                })
-            })
-            .collect()
+        reads::stats(&self.client().await?, &queue).await
     }
 
     async fn oldest_due(&self) -> Result<Vec<(String, i64)>> {
-        rows(&self.client().await?, SQL.oldest_due, &[])
-            .await?
-            .iter()
-            .map(|row| Ok((row.text(0)?, row.int(1)?)))
-            .collect()
+        reads::oldest_due(&self.client().await?).await
     }
 
     async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64> {
-        let found = rows(
-            &self.client().await?,
-            SQL.queue_depth,
-            &params![&queue, &max_depth],
-        )
-        .await?;
-        match found.first() {
-            Some(row) => row.int(0),
-            None => Ok(max_depth),
-        }
+        reads::queue_depth(&self.client().await?, &queue, max_depth).await
     }
 
     async fn cancel(&self, target: Target) -> Result<Option<Task>> {
@@ -602,13 +321,10 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     }
 
     async fn purge(&self, f: PurgeFilter) -> Result<Vec<String>> {
-        let status = f.status.map(Status::as_str);
-        let sql = purge_statement(SQL.purge, &f);
-        let params = params![&f.older_than_ms, &f.queue, &status, &f.name, &f.limit];
         let tx = self.begin().await?;
         let purged = async {
             tx.batch(POSTGRES_PURGE_IN_ORDER).await?;
-            rows(&tx, sql, &params)
+            reads::purge_query(&tx, SQL.purge, &f)
                 .await?
                 .iter()
                 .map(|row| row.text(0))
@@ -619,10 +335,8 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     }
 
     async fn purge_count(&self, f: PurgeFilter) -> Result<i64> {
-        let status = f.status.map(Status::as_str);
-        let sql = purge_statement(SQL.purge_count, &f);
-        let params = params![&f.older_than_ms, &f.queue, &status, &f.name, &f.limit];
-        match rows(&self.client().await?, sql, &params).await?.first() {
+        let counted = reads::purge_query(&self.client().await?, SQL.purge_count, &f).await?;
+        match counted.first() {
             Some(row) => row.int(0),
             None => Ok(0),
         }
@@ -639,17 +353,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
             let client = self.client().await?;
             // An idle poll is this one read (docs/protocol.md, "Claim").
             self.wakes.watch_queues(&request.queues);
-            let sql = specialize(
-                SQL.claimable_probe,
-                &set_filters(&[("$2::text[]", request.names.is_some())]),
-            );
-            let found = rows(&client, sql, &params![&request.queues, &request.names]).await?;
-            let has_work = found
-                .first()
-                .map(|row| row.bool(0))
-                .transpose()?
-                .unwrap_or(false);
-            if !has_work {
+            if !claim::claimable(&client, &request).await? {
                 return Ok(Polled {
                     completed: Vec::new(),
                     plan: None,
@@ -657,7 +361,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
             }
         }
         let tx = self.begin().await?;
-        let drawn = claim_draws(&tx, &request, completions, &mut *plan).await;
+        let drawn = claim::claim_draws(&tx, &request, completions, &mut *plan).await;
         let completed = match drawn {
             Ok(completed) if plan.keep() => end_tx(tx, Ok(completed)).await?,
             Ok(completed) => {
@@ -688,15 +392,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         worker_id: String,
         lease_ms: i64,
     ) -> Result<Vec<(String, bool)>> {
-        rows(
-            &self.client().await?,
-            SQL.heartbeat_batch,
-            &params![&ids, &worker_id, &lease_ms],
-        )
-        .await?
-        .iter()
-        .map(|row| Ok((row.text(0)?, row.bool(1)?)))
-        .collect()
+        rows::heartbeat_batch(&self.client().await?, &ids, &worker_id, lease_ms).await
     }
 
     async fn progress(
@@ -715,34 +411,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     }
 
     async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
-        let client = self.client().await?;
-        match &outcome {
-            Outcome::Succeed { result } => {
-                owned_write(
-                    &client,
-                    SQL.succeed,
-                    &owned,
-                    &params![result, &None::<String>],
-                )
-                .await
-            }
-            Outcome::Complete { result } => {
-                owned_write(&client, SQL.complete, &owned, &params![result]).await
-            }
-            Outcome::Fail {
-                error,
-                retryable,
-                delay_ms,
-            } => {
-                owned_write(
-                    &client,
-                    SQL.fail,
-                    &owned,
-                    &params![error, retryable, delay_ms],
-                )
-                .await
-            }
-        }
+        rows::finish(&self.client().await?, &owned, &outcome).await
     }
 
     async fn complete_batch(
@@ -776,6 +445,14 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         schedules::install(self.begin().await?).await
     }
 
+    async fn declare_flow(
+        &self,
+        worker_id: String,
+        declarations: Vec<Declaration>,
+    ) -> Result<Vec<Replaced>> {
+        flow::declare(self.begin().await?, &worker_id, &declarations).await
+    }
+
     async fn schedule_read(
         &self,
         pick: PickStatement,
@@ -798,12 +475,8 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn shared_tx_open(&self) -> Result<SharedTx> {
         let tx = self.begin().await?;
-        let id = self.next_shared.fetch_add(1, Ordering::SeqCst);
         let session = tx.handle();
-        self.shared
-            .lock()
-            .expect("shared transactions")
-            .insert(id, Arc::new(tokio::sync::Mutex::new(Some(tx))));
+        let id = self.shared.open(tx);
         Ok(SharedTx { id, session })
     }
 
@@ -813,11 +486,9 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         sql: String,
         values: Option<String>,
     ) -> Result<String> {
-        let slot = self.shared_slot(id, false)?;
+        let slot = self.shared.slot(id)?;
         let held = slot.lock().await;
-        let tx = held
-            .as_ref()
-            .ok_or_else(|| Error::Invalid(format!("no open shared transaction {id}")))?;
+        let tx = held.as_ref().ok_or_else(|| shared_tx::not_open(id))?;
         match values {
             Some(values) => tx.query_objects(&sql, &values).await,
             None => tx.batch(&sql).await.map(|()| "[]".to_string()),
@@ -830,12 +501,62 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         owned: HeldTask,
         result: Option<String>,
     ) -> Result<Task> {
-        let tx = self.take_shared(id).await?;
+        let tx = self.shared.take(id).await?;
         let completed = owned_write(&tx, SQL.complete, &owned, &params![&result]).await;
         end_tx(tx, completed).await
     }
 
     async fn shared_tx_abort(&self, id: u64) -> Result<()> {
-        self.take_shared(id).await?.rollback().await
+        self.shared.take(id).await?.rollback().await
+    }
+}
+
+#[async_trait]
+impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
+    async fn steps_installed(&self) -> Result<bool> {
+        steps::installed(&self.client().await?).await
+    }
+
+    async fn install_steps(&self) -> Result<()> {
+        steps::install(self.begin().await?).await
+    }
+
+    async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {
+        steps::load(&self.client().await?, &task_id).await
+    }
+
+    async fn step_summaries(&self, task_id: String) -> Result<Vec<StepSummary>> {
+        steps::summaries(&self.client().await?, &task_id).await
+    }
+
+    async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
+        steps::record(&self.client().await?, &owned, &step).await
+    }
+
+    async fn suspend(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        wake: Wake,
+    ) -> Result<Suspended> {
+        let tx = self.begin().await?;
+        let suspended = steps::suspend(&tx, &owned, step.as_ref(), wake).await;
+        end_tx(tx, suspended).await
+    }
+
+    async fn wait_for_child(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        child_id: String,
+        recheck_ms: i64,
+    ) -> Result<ChildWait> {
+        let tx = self.begin().await?;
+        let waited = steps::wait_for_child(&tx, &owned, step.as_ref(), &child_id, recheck_ms).await;
+        end_tx(tx, waited).await
+    }
+
+    async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
+        steps::wake_parents(&self.client().await?, &child_ids).await
     }
 }

@@ -1,16 +1,12 @@
 //! The steps statements on Postgres (docs/protocol.md, "Durable steps"), over
-//! any transport: a step is one autocommit statement, a suspension one
-//! transaction.
-
-use async_trait::async_trait;
+//! any transport: the backend runs a step as one autocommit statement, a
+//! suspension as one transaction.
 
 use super::conn::{apply, rows};
-use super::listener::PushSource;
-use super::transport::{end_tx, params, PgRow, Session, Transport};
-use super::PostgresBackend;
+use super::transport::{end_tx, params, Param, PgRow, Session, Transaction};
 use crate::error::{Error, Result};
 use crate::protocol::steps::POSTGRES as SQL;
-use crate::store::backend::{HeldTask, StepBackend};
+use crate::store::backend::HeldTask;
 use crate::store::step_rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake,
 };
@@ -59,7 +55,7 @@ fn summary_from_row<R: PgRow>(row: &R) -> Result<StepSummary> {
 }
 
 /// `record.sql`: the stored-at time, or `LostLease` (nothing stored).
-async fn record<S: Session>(session: &S, owned: &HeldTask, step: &NewStep) -> Result<i64> {
+pub async fn record<S: Session>(session: &S, owned: &HeldTask, step: &NewStep) -> Result<i64> {
     let (wake_at, wake_after) = step.wake.map_or((None, None), Wake::params);
     let kind = step.kind.as_str();
     let stored = rows(
@@ -116,7 +112,10 @@ async fn child_state<S: Session>(session: &S, child_id: &str) -> Result<Option<C
     }))
 }
 
-async fn wait_in<S: Session>(
+/// `record` (when `step` is given), the child's state (`FOR SHARE`: a
+/// completion of the child under way is waited for and read), and unless it
+/// has finished `suspend.sql` for `recheck_ms`, in the caller's transaction.
+pub async fn wait_for_child<S: Session>(
     tx: &S,
     owned: &HeldTask,
     step: Option<&NewStep>,
@@ -135,82 +134,52 @@ async fn wait_in<S: Session>(
     }
 }
 
-#[async_trait]
-impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
-    async fn steps_installed(&self) -> Result<bool> {
-        match rows(&self.client().await?, SQL.installed, &[])
-            .await?
-            .first()
-        {
-            Some(row) => row.bool(0),
-            None => Ok(false),
-        }
+/// `record` (when `step` is given), then `suspend.sql`, in the caller's
+/// transaction (both read `now()`, the transaction's time).
+pub async fn suspend<S: Session>(
+    tx: &S,
+    owned: &HeldTask,
+    step: Option<&NewStep>,
+    wake: Wake,
+) -> Result<Suspended> {
+    if let Some(step) = step {
+        record(tx, owned, step).await?;
     }
+    suspend_task(tx, owned, wake).await
+}
 
-    /// Under the ledger's exclusive lock, so two processes installing at once
-    /// create the table and its ledger row once.
-    async fn install_steps(&self) -> Result<()> {
-        let tx = self.begin().await?;
-        let applied = apply(&tx, &SQL.migration).await;
-        end_tx(tx, applied).await
+pub async fn installed<S: Session>(session: &S) -> Result<bool> {
+    match rows(session, SQL.installed, &[]).await?.first() {
+        Some(row) => row.bool(0),
+        None => Ok(false),
     }
+}
 
-    async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {
-        rows(&self.client().await?, SQL.load, &params![&task_id])
-            .await?
-            .iter()
-            .map(stored_from_row)
-            .collect()
-    }
+/// Under the ledger's exclusive lock, so two processes installing at once
+/// create the table and its ledger row once.
+pub async fn install<X: Transaction>(tx: X) -> Result<()> {
+    let applied = apply(&tx, &SQL.migration).await;
+    end_tx(tx, applied).await
+}
 
-    async fn step_summaries(&self, task_id: String) -> Result<Vec<StepSummary>> {
-        rows(&self.client().await?, SQL.summaries, &params![&task_id])
-            .await?
-            .iter()
-            .map(summary_from_row)
-            .collect()
-    }
+pub async fn load<S: Session>(session: &S, task_id: &str) -> Result<Vec<StoredStep>> {
+    rows(session, SQL.load, &params![&task_id])
+        .await?
+        .iter()
+        .map(stored_from_row)
+        .collect()
+}
 
-    async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
-        record(&self.client().await?, &owned, &step).await
-    }
+pub async fn summaries<S: Session>(session: &S, task_id: &str) -> Result<Vec<StepSummary>> {
+    rows(session, SQL.summaries, &params![&task_id])
+        .await?
+        .iter()
+        .map(summary_from_row)
+        .collect()
+}
 
-    async fn suspend(
-        &self,
-        owned: HeldTask,
-        step: Option<NewStep>,
-        wake: Wake,
-    ) -> Result<Suspended> {
-        let tx = self.begin().await?;
-        let suspended = async {
-            if let Some(step) = &step {
-                record(&tx, &owned, step).await?;
-            }
-            suspend_task(&tx, &owned, wake).await
-        }
-        .await;
-        end_tx(tx, suspended).await
-    }
-
-    async fn wait_for_child(
-        &self,
-        owned: HeldTask,
-        step: Option<NewStep>,
-        child_id: String,
-        recheck_ms: i64,
-    ) -> Result<ChildWait> {
-        let tx = self.begin().await?;
-        let waited = wait_in(&tx, &owned, step.as_ref(), &child_id, recheck_ms).await;
-        end_tx(tx, waited).await
-    }
-
-    async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
-        rows(
-            &self.client().await?,
-            SQL.wake_parents,
-            &params![&child_ids],
-        )
+pub async fn wake_parents<S: Session>(session: &S, child_ids: &[String]) -> Result<()> {
+    rows(session, SQL.wake_parents, &[Param::Texts(child_ids)])
         .await
         .map(|_| ())
-    }
 }

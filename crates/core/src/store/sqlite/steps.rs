@@ -1,17 +1,16 @@
-//! The steps statements on SQLite (docs/protocol.md, "Durable steps"): every
-//! write through the writer's queue, so a step shares its commit with
-//! whatever else this process writes at that moment, and a suspension's
-//! statements commit together.
+//! The steps statements on SQLite (docs/protocol.md, "Durable steps"); the
+//! backend runs them through the writer's queue, so a step shares its commit
+//! with whatever else this process writes at that moment, and a
+//! suspension's statements commit together.
 
-use async_trait::async_trait;
 use rusqlite::{Connection, Row};
 
-use super::conn::{apply_in_transaction, query, Params};
-use super::SqliteBackend;
+use super::conn::apply_in_transaction;
+use super::query::{query, Params};
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::steps::SQLITE as SQL;
-use crate::store::backend::{HeldTask, StepBackend};
+use crate::store::backend::HeldTask;
 use crate::store::step_rows::{
     ChildState, ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake,
 };
@@ -81,7 +80,7 @@ fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<StepSummary> {
 }
 
 /// `record.sql`: the stored-at time, or `LostLease` (nothing stored).
-fn record(conn: &Connection, owned: &HeldTask, step: &NewStep) -> Result<i64> {
+pub fn record(conn: &Connection, owned: &HeldTask, step: &NewStep) -> Result<i64> {
     let (wake_at, wake_after) = step.wake.map_or((None, None), Wake::params);
     let kind = step.kind.as_str();
     let params: &Params<'_> = &[
@@ -133,102 +132,80 @@ fn child_state(conn: &Connection, child_id: &str) -> Result<Option<ChildState>> 
         }))
 }
 
-#[async_trait]
-impl StepBackend for SqliteBackend {
-    async fn steps_installed(&self) -> Result<bool> {
-        self.read(|conn| {
-            let found = query(conn, SQL.installed, &[], |row| row.get::<_, bool>(0))?;
-            Ok(found.into_iter().next().unwrap_or(false))
-        })
-        .await
-    }
+pub fn installed(conn: &Connection) -> Result<bool> {
+    let found = query(conn, SQL.installed, &[], |row| row.get::<_, bool>(0))?;
+    Ok(found.into_iter().next().unwrap_or(false))
+}
 
-    /// Inside the writer's transaction (the write lock held), so two
-    /// processes installing at once create the table and its ledger row once.
-    async fn install_steps(&self) -> Result<()> {
-        self.transaction(|conn| apply_in_transaction(conn, &SQL.migration))
-            .await
-    }
+/// Runs inside the writer's transaction (the write lock held), so two
+/// processes installing at once create the table and its ledger row once.
+pub fn install(conn: &Connection) -> Result<()> {
+    apply_in_transaction(conn, &SQL.migration)
+}
 
-    async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {
-        self.read(move |conn| query(conn, SQL.load, &[(":task_id", &task_id)], stored_from_row))
-            .await
-    }
+pub fn load(conn: &Connection, task_id: &str) -> Result<Vec<StoredStep>> {
+    query(conn, SQL.load, &[(":task_id", &task_id)], stored_from_row)
+}
 
-    async fn step_summaries(&self, task_id: String) -> Result<Vec<StepSummary>> {
-        self.read(move |conn| {
-            query(
-                conn,
-                SQL.summaries,
-                &[(":task_id", &task_id)],
-                summary_from_row,
-            )
-        })
-        .await
-    }
+pub fn summaries(conn: &Connection, task_id: &str) -> Result<Vec<StepSummary>> {
+    query(
+        conn,
+        SQL.summaries,
+        &[(":task_id", &task_id)],
+        summary_from_row,
+    )
+}
 
-    async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
-        self.write(move |conn| record(conn, &owned, &step)).await
-    }
-
-    async fn suspend(
-        &self,
-        owned: HeldTask,
-        step: Option<NewStep>,
-        wake: Wake,
-    ) -> Result<Suspended> {
-        // One clock reading for both statements: a sleep's stored wake time
-        // is the time the task is due.
-        let wake = match wake {
-            Wake::After(ms) => Wake::At(now_ms().saturating_add(ms)),
-            at => at,
+/// `record` (when `step` is given), then `suspend.sql`, in the caller's
+/// transaction. One clock reading for both: a sleep's stored wake time is
+/// the time its task is due.
+pub fn suspend(
+    conn: &Connection,
+    owned: &HeldTask,
+    step: Option<NewStep>,
+    wake: Wake,
+) -> Result<Suspended> {
+    let wake = match wake {
+        Wake::After(ms) => Wake::At(now_ms().saturating_add(ms)),
+        at => at,
+    };
+    if let Some(step) = step {
+        let step = NewStep {
+            wake: step.wake.map(|_| wake),
+            ..step
         };
-        self.transaction(move |conn| {
-            if let Some(step) = step {
-                let step = NewStep {
-                    wake: step.wake.map(|_| wake),
-                    ..step
-                };
-                record(conn, &owned, &step)?;
-            }
-            suspend_task(conn, &owned, wake)
-        })
-        .await
+        record(conn, owned, &step)?;
     }
+    suspend_task(conn, owned, wake)
+}
 
-    async fn wait_for_child(
-        &self,
-        owned: HeldTask,
-        step: Option<NewStep>,
-        child_id: String,
-        recheck_ms: i64,
-    ) -> Result<ChildWait> {
-        self.transaction(move |conn| {
-            if let Some(step) = &step {
-                record(conn, &owned, step)?;
-            }
-            match child_state(conn, &child_id)? {
-                None => Ok(ChildWait::Gone),
-                Some(child) if child.status.is_terminal() => Ok(ChildWait::Finished(child)),
-                Some(_) => {
-                    suspend_task(conn, &owned, Wake::After(recheck_ms)).map(ChildWait::Suspended)
-                }
-            }
-        })
-        .await
+/// `record` (when `step` is given), the child's state, and unless it has
+/// finished `suspend.sql` for `recheck_ms`, in the caller's transaction
+/// (the write lock held: no completion of the child slips in between).
+pub fn wait_for_child(
+    conn: &Connection,
+    owned: &HeldTask,
+    step: Option<&NewStep>,
+    child_id: &str,
+    recheck_ms: i64,
+) -> Result<ChildWait> {
+    if let Some(step) = step {
+        record(conn, owned, step)?;
     }
+    match child_state(conn, child_id)? {
+        None => Ok(ChildWait::Gone),
+        Some(child) if child.status.is_terminal() => Ok(ChildWait::Finished(child)),
+        Some(_) => suspend_task(conn, owned, Wake::After(recheck_ms)).map(ChildWait::Suspended),
+    }
+}
 
-    async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
-        let child_ids = serde_json::to_string(&child_ids).expect("ids encode");
-        self.write(move |conn| {
-            query(
-                conn,
-                SQL.wake_parents,
-                &[(":child_ids", &child_ids), (":now", &now_ms())],
-                |_| Ok(()),
-            )
-            .map(|_| ())
-        })
-        .await
-    }
+pub fn wake_parents(conn: &Connection, child_ids: &[String]) -> Result<()> {
+    let child_ids = serde_json::to_string(child_ids).expect("ids encode");
+    query(
+        conn,
+        SQL.wake_parents,
+        &[(":child_ids", &child_ids), (":now", &now_ms())],
+        |_| Ok(()),
+    )
+    .map(|_| ())
 }

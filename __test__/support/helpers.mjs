@@ -1,6 +1,8 @@
-// Shared test helpers: fresh temp databases, condition waits, plain-Error
-// assertions, and the pieces of a "worker" the tests drive by hand through the
-// public store methods. Both dialects behind one interface: dialects.mjs.
+// Shared test helpers: fresh temp dirs and databases, condition waits,
+// plain-Error assertions, the pieces of a "worker" the tests drive by hand
+// through the public store methods, and child processes (fixtures/) whose
+// JSON output lines can be awaited. Both dialects behind one interface:
+// dialects.mjs.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -9,9 +11,9 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { CairnQ, CairnQError } from "../index.mjs";
+import { CairnQ, CairnQError } from "../../index.mjs";
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /**
  * The protocol's migration ledger names of both dialects, in order
@@ -22,32 +24,13 @@ export function migrationLedger() {
 }
 export const PYTHON = process.env.CAIRNQ_PYTHON ?? "python3";
 
-/** The 23 columns of `cairnq_tasks` in table order (docs/protocol.md, "Schema"). */
-export const TASK_COLUMNS = [
-  "id",
-  "name",
-  "queue",
-  "status",
-  "payload",
-  "result",
-  "error",
-  "metadata",
-  "progress",
-  "message",
-  "attempt",
-  "max_attempts",
-  "priority",
-  "worker_id",
-  "lease_until_ms",
-  "run_at_ms",
-  "cancel_requested_at_ms",
-  "parent_id",
-  "root_id",
-  "correlation_id",
-  "created_at_ms",
-  "updated_at_ms",
-  "completed_at_ms",
-];
+/**
+ * The columns of `cairnq_tasks` in table order (docs/protocol.md, "Schema"):
+ * the one fixture the core's `task::COLUMNS` is pinned against too.
+ */
+export const TASK_COLUMNS = JSON.parse(
+  fs.readFileSync(path.join(REPO_ROOT, "crates/core/tests/fixtures/task-columns.json"), "utf8"),
+).columns;
 
 /** A task id: "task_" + a 26-character ULID. */
 export const TASK_ID = /^task_[0-7][0-9ABCDEFGHJKMNPQRSTVWXYZ]{25}$/;
@@ -112,9 +95,13 @@ export function defer(t, fn) {
   stack.push(fn);
 }
 
-/** A fresh directory under the OS temp dir, removed when the test ends. */
-export function makeTempDir(t) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-"));
+/**
+ * A fresh directory under the OS temp dir, removed when the test ends (after
+ * everything registered on it later has been closed): the one way the tests
+ * make a temp dir.
+ */
+export function makeTempDir(t, prefix = "cairnq-") {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
@@ -228,6 +215,16 @@ export function waitUntilPast(ms) {
   return waitFor(() => Date.now() > ms, { timeoutMs: 5_000, intervalMs: 1 });
 }
 
+/** One JSON object per line of `file` ([] if the file does not exist). */
+export function readJsonLines(file) {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
 export function sha256OfFile(file) {
   return createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 }
@@ -305,18 +302,29 @@ export async function holdWriteLock(dbPath) {
   };
 }
 
+/** The scripts the tests run as child processes. */
+export const FIXTURES = path.join(REPO_ROOT, "__test__", "fixtures");
+
+// Last resort: whatever a test's cleanup missed, no child outlives this process.
+const liveChildren = new Set();
+process.on("exit", () => {
+  for (const child of liveChildren) {
+    try {
+      child.kill("SIGKILL");
+    } catch {}
+  }
+});
+
 /**
- * Spawn `node <script> <json config>` with piped output. The result exposes
- * the output so far, the parsed JSON lines (`events()`, `waitForEvent(pred)`), `exited`
- * and `waitExit(ms)` (resolve `{code, signal}`), and `kill(signal)` (this child only).
- * Any child still alive when the test ends is SIGKILLed.
+ * Spawn `command ...args` with piped output: the one child-process handle of
+ * the tests. It exposes the output so far, the parsed JSON lines (`events()`,
+ * `waitForEvent(pred)`), `exited` and `waitExit(ms)` (resolve `{code, signal}`),
+ * and `kill(signal)` (this child only). A child still alive when the test ends
+ * gets `endSignal`, then SIGKILL if it has not exited 10 s later.
  */
-export function spawnScript(t, script, config, { eventTimeoutMs = 30_000 } = {}) {
-  const fixture = path.basename(script);
-  const child = spawn(process.execPath, [script, JSON.stringify(config)], {
-    cwd: REPO_ROOT,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+export function spawnProcess(t, command, args, { label = command, env, eventTimeoutMs = 30_000, endSignal = "SIGKILL" } = {}) {
+  const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  liveChildren.add(child);
   const proc = {
     child,
     pid: child.pid,
@@ -326,7 +334,7 @@ export function spawnScript(t, script, config, { eventTimeoutMs = 30_000 } = {})
     exited: null,
     /** The end of the output, for failure messages. */
     tail() {
-      return `stdout: ${proc.stdout.slice(-4000)}; stderr: ${proc.stderr.slice(-4000)}`;
+      return `${label} stdout: ${proc.stdout.slice(-4000)}; stderr: ${proc.stderr.slice(-4000)}`;
     },
     /** Every complete stdout line that parses as JSON. */
     events() {
@@ -345,16 +353,14 @@ export function spawnScript(t, script, config, { eventTimeoutMs = 30_000 } = {})
           const found = proc.events().find(predicate);
           if (found) return found;
           if (proc.exitInfo) {
-            throw new Error(
-              `${fixture} exited (${JSON.stringify(proc.exitInfo)}) before ${what}; ${proc.tail()}`,
-            );
+            throw new Error(`${label} exited (${JSON.stringify(proc.exitInfo)}) before ${what}; ${proc.tail()}`);
           }
           return null;
         },
         {
           timeoutMs,
           intervalMs: 20,
-          message: `${fixture} did not report ${what} within ${timeoutMs}ms; ${proc.tail()}`,
+          message: `${label} did not report ${what} within ${timeoutMs}ms; ${proc.tail()}`,
         },
       );
     },
@@ -367,9 +373,7 @@ export function spawnScript(t, script, config, { eventTimeoutMs = 30_000 } = {})
       const timeout = new Promise((_, reject) => {
         timer = setTimeout(() => {
           proc.kill("SIGKILL");
-          reject(
-            new Error(`${fixture} did not exit within ${timeoutMs}ms; ${proc.tail()}`),
-          );
+          reject(new Error(`${label} did not exit within ${timeoutMs}ms; ${proc.tail()}`));
         }, timeoutMs);
       });
       try {
@@ -384,17 +388,33 @@ export function spawnScript(t, script, config, { eventTimeoutMs = 30_000 } = {})
   proc.exited = new Promise((resolve) =>
     // "close", not "exit": all output has been read by then.
     child.on("close", (code, signal) => {
+      liveChildren.delete(child);
       proc.exitInfo = { code, signal };
       resolve(proc.exitInfo);
     }),
   );
   defer(t, async () => {
-    if (proc.exitInfo === null) {
-      child.kill("SIGKILL");
+    if (proc.exitInfo !== null) return;
+    child.kill(endSignal);
+    try {
+      await proc.waitExit(10_000);
+    } catch {
+      // waitExit has SIGKILLed it; wait for the exit itself.
       await proc.exited;
     }
   });
   return proc;
+}
+
+/**
+ * Spawn `node __test__/fixtures/<fixture> <json config>` (see `spawnProcess`);
+ * any child still alive when the test ends is SIGKILLed.
+ */
+export function spawnFixture(t, fixture, config, { eventTimeoutMs } = {}) {
+  return spawnProcess(t, process.execPath, [path.join(FIXTURES, fixture), JSON.stringify(config)], {
+    label: fixture,
+    eventTimeoutMs,
+  });
 }
 
 /**

@@ -22,9 +22,9 @@
 // the test itself.
 import { describe, test as nodeTest } from "node:test";
 
-import { CairnQ, PostgresStore, SQLiteStore, Worker } from "../index.mjs";
+import { CairnQ, PostgresStore, SQLiteStore, Worker } from "../../index.mjs";
 import { defer, makeDbPath, openClient } from "./helpers.mjs";
-import { PG_SKIP, createDatabase, makePgWorker, openPgClient } from "./postgres/pg-helpers.mjs";
+import { PG_SKIP, createDatabase, makePgWorker, openPgClient } from "./pg-helpers.mjs";
 import { makeWorker } from "./worker-helpers.mjs";
 
 /** The per-test bound of the shared suites: a hang fails that test, not the whole run. */

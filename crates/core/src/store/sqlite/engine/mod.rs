@@ -11,19 +11,28 @@
 //! Reader threads serve reads on their own WAL connections, so reads never
 //! take the write lock.
 
+mod checkpointer;
+mod group;
+mod jobs;
+mod readers;
+mod threads;
+
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
-use crate::error::{Error, Result};
-
-use super::conn::{refresh_planner_stats, sqlite_error};
+use self::group::run_group;
+pub use self::jobs::closed;
+use self::jobs::{inline_group, Job, WriteJob};
+use self::readers::Readers;
+use self::threads::spawn;
+use super::conn::refresh_planner_stats;
+use crate::error::Result;
 
 /// Jobs that share one commit at most; bounds how long a group holds the lock.
 const MAX_GROUP: usize = 256;
@@ -33,94 +42,6 @@ const GATHER_FOR: Duration = Duration::from_micros(100);
 /// How often the writer refreshes planner statistics (docs/protocol.md,
 /// "Connection setup (SQLite)").
 const STATS_EVERY: Duration = Duration::from_secs(60);
-/// WAL size (pages) past which the checkpointer copies the log back into the
-/// database: SQLite's own automatic threshold, moved off the committing thread.
-const CHECKPOINT_PAGES: i32 = 1000;
-/// WAL size (pages) past which the writer finishes the checkpoint itself
-/// before its next group, so the log starts over (see `checkpoint_loop`).
-/// Below it the log starts over on its own whenever the checkpointer copies
-/// it whole between two commits; each forced start costs the writer two or
-/// three fsyncs, which is why it waits for four thresholds' worth.
-const CATCH_UP_PAGES: i32 = 4 * CHECKPOINT_PAGES;
-/// Pages committed between two checkpointer passes: a pass per commit would
-/// fsync the database beside every commit.
-const PASS_PAGES: i32 = 250;
-
-/// Work for the writer. The outcome is held until the commit that makes it
-/// durable, then delivered.
-pub trait WriteJob: Send {
-    /// Spans several statements, so it needs its own transaction when alone.
-    fn transactional(&self) -> bool;
-    /// Runs the statements; returns whether they succeeded.
-    fn run(&mut self, conn: &Connection) -> bool;
-    /// Hands the outcome over; `lost` is set when the enclosing transaction failed.
-    fn deliver(self: Box<Self>, lost: Option<Error>);
-}
-
-/// Where a job's outcome goes: a queued job's caller awaits a channel, an
-/// inline group's caller reads a slot after the commit.
-trait Reply<T>: Send {
-    fn send(self, outcome: Result<T>);
-}
-
-impl<T: Send> Reply<T> for oneshot::Sender<Result<T>> {
-    fn send(self, outcome: Result<T>) {
-        // The caller may have gone away (a dropped future); nothing to tell then.
-        let _ = oneshot::Sender::send(self, outcome);
-    }
-}
-
-impl<T: Send> Reply<T> for &mut Option<Result<T>> {
-    fn send(self, outcome: Result<T>) {
-        *self = Some(outcome);
-    }
-}
-
-struct Job<T, F, R> {
-    work: Option<F>,
-    outcome: Option<Result<T>>,
-    reply: R,
-    transactional: bool,
-}
-
-impl<T, F, R> WriteJob for Job<T, F, R>
-where
-    T: Send,
-    F: FnOnce(&Connection) -> Result<T> + Send,
-    R: Reply<T>,
-{
-    fn transactional(&self) -> bool {
-        self.transactional
-    }
-
-    fn run(&mut self, conn: &Connection) -> bool {
-        let work = self.work.take().expect("a write job runs once");
-        let outcome = work(conn);
-        let ok = outcome.is_ok();
-        self.outcome = Some(outcome);
-        ok
-    }
-
-    fn deliver(self: Box<Self>, lost: Option<Error>) {
-        let job = *self;
-        job.reply.send(match (lost, job.outcome) {
-            (Some(err), _) => Err(err),
-            (None, Some(outcome)) => outcome,
-            (None, None) => Err(closed()),
-        });
-    }
-}
-
-type ReadJob = Box<dyn FnOnce(&Connection) + Send>;
-
-enum ReaderMsg {
-    Job(ReadJob),
-    Stop,
-}
-
-pub fn closed() -> Error {
-    Error::Connection("the store is closed".into())
-}
 
 /// The write connection, owned by whoever is combining.
 struct Writer {
@@ -140,9 +61,8 @@ pub struct Engine {
     busy_timeout: Duration,
     /// `None` for in-memory databases: another connection would see another
     /// database, so their reads go through the writer.
-    reads: Option<Sender<ReaderMsg>>,
+    reads: Option<Readers>,
     threads: std::sync::Mutex<Vec<JoinHandle<()>>>,
-    reader_count: usize,
     /// A reader for the caller's own thread. It never waits on a lock (busy
     /// timeout 0): a busy answer sends the read through a reader thread instead.
     inline: Option<std::sync::Mutex<Connection>>,
@@ -175,39 +95,10 @@ impl Engine {
         let file_backed = !readers.is_empty();
         let catch_up = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::new();
-        let reader_count = readers.len();
         if let Some(conn) = checkpointer {
-            // The hook replaces SQLite's automatic checkpoint on the writer and
-            // owns the only sender: closing the writer ends the checkpointer.
-            let (wake, wakes) = crossbeam_channel::bounded::<()>(1);
-            let due = catch_up.clone();
-            let mut next_pass = CHECKPOINT_PAGES;
-            let hooked = writer.wal_hook(Some(move |_: &mut rusqlite::hooks::Wal, pages: i32| {
-                if pages >= CATCH_UP_PAGES {
-                    due.store(true, SeqCst);
-                } else if pages >= next_pass {
-                    let _ = wake.try_send(());
-                    next_pass = pages + PASS_PAGES;
-                } else if pages < CHECKPOINT_PAGES {
-                    next_pass = CHECKPOINT_PAGES;
-                }
-                Ok(())
-            }));
-            if hooked.is_ok() {
-                let catch_up = catch_up.clone();
-                threads.push(spawn("cairnq-sqlite-checkpoint", move || {
-                    checkpoint_loop(conn, wakes, catch_up)
-                }));
-            }
+            threads.extend(checkpointer::start(&mut writer, conn, &catch_up));
         }
-        let reads = file_backed.then(|| {
-            let (tx, rx) = crossbeam_channel::unbounded::<ReaderMsg>();
-            for conn in readers {
-                let rx = rx.clone();
-                threads.push(spawn("cairnq-sqlite-reader", move || reader_loop(conn, rx)));
-            }
-            tx
-        });
+        let reads = file_backed.then(|| Readers::start(readers, &mut threads));
         Engine {
             queue: Mutex::new(VecDeque::new()),
             combining: AtomicBool::new(false),
@@ -219,7 +110,6 @@ impl Engine {
             busy_timeout,
             reads,
             threads: std::sync::Mutex::new(threads),
-            reader_count,
             inline: inline.map(std::sync::Mutex::new),
             on_commit,
             catch_up,
@@ -264,12 +154,7 @@ impl Engine {
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        let job = Job {
-            work: Some(work),
-            outcome: None,
-            reply,
-            transactional,
-        };
+        let job = Job::new(work, reply, transactional);
         self.queue
             .lock()
             .expect("write queue")
@@ -357,8 +242,7 @@ impl Engine {
     fn drain_elsewhere(self: &Arc<Self>) {
         if let Some(reads) = &self.reads {
             let engine = self.clone();
-            let job: ReadJob = Box::new(move |_| engine.drain());
-            if reads.send(ReaderMsg::Job(job)).is_ok() {
+            if reads.send(Box::new(move |_| engine.drain())) {
                 return;
             }
         }
@@ -373,14 +257,7 @@ impl Engine {
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
         match &self.reads {
-            Some(reads) => {
-                let (reply, answer) = oneshot::channel();
-                let job: ReadJob = Box::new(move |conn| {
-                    let _ = reply.send(work(conn));
-                });
-                reads.send(ReaderMsg::Job(job)).map_err(|_| closed())?;
-                answer.await.map_err(|_| closed())?
-            }
+            Some(reads) => reads.read(work).await,
             None => self.write(work).await,
         }
     }
@@ -493,7 +370,7 @@ impl Engine {
                 return TurnEnd::Drained;
             }
             if self.catch_up.swap(false, SeqCst) {
-                checkpoint(conn);
+                checkpointer::checkpoint(conn);
             }
             if stats_refreshed.elapsed() >= STATS_EVERY {
                 *stats_refreshed = Instant::now();
@@ -551,9 +428,7 @@ impl Engine {
         self.writer.lock().expect("writer").conn = None;
         self.combining.store(false, SeqCst);
         if let Some(reads) = &self.reads {
-            for _ in 0..self.reader_count {
-                let _ = reads.send(ReaderMsg::Stop);
-            }
+            reads.stop();
         }
         let threads = std::mem::take(&mut *self.threads.lock().expect("engine threads lock"));
         for thread in threads {
@@ -576,131 +451,5 @@ fn unless_busy<T>(outcome: Result<T>) -> Option<Result<T>> {
     match outcome {
         Err(err) if err.is_busy() => None,
         outcome => Some(outcome),
-    }
-}
-
-fn spawn(name: &str, body: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
-    std::thread::Builder::new()
-        .name(name.into())
-        .spawn(body)
-        .expect("spawning a SQLite connection thread")
-}
-
-/// Copies the WAL back into the database when the writer's hook says it has
-/// grown past `CHECKPOINT_PAGES`, then every `PASS_PAGES`. PASSIVE copies
-/// without waiting for anyone; a pass that copies the whole log (no commit
-/// landed during it) lets the next transaction start the log over. Under a steady stream of commits
-/// that never happens, and alone the file would grow without bound (every
-/// commit extending it, which costs the kernel fresh zeroed pages). So past
-/// `CATCH_UP_PAGES` the hook asks the writer to copy the frames the passes
-/// have not reached yet itself (`catch_up`), with no commit in between.
-fn checkpoint_loop(conn: Connection, wakes: Receiver<()>, catch_up: Arc<AtomicBool>) {
-    while wakes.recv().is_ok() {
-        // Until the writer has had its turn, another pass would only hold the
-        // checkpoint lock against it.
-        if !catch_up.load(SeqCst) {
-            checkpoint(&conn);
-        }
-    }
-}
-
-fn checkpoint(conn: &Connection) {
-    let _ = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
-}
-
-fn reader_loop(conn: Connection, jobs: Receiver<ReaderMsg>) {
-    while let Ok(ReaderMsg::Job(job)) = jobs.recv() {
-        job(&conn);
-    }
-}
-
-/// A transaction-control statement, prepared once per connection.
-fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached(sql)?.execute([]).map(|_| ())
-}
-
-/// The jobs of an inline group, each answering into its slot.
-fn inline_group<'a, T, F>(
-    works: Vec<(bool, F)>,
-    slots: &'a mut [Option<Result<T>>],
-) -> Vec<Box<dyn WriteJob + 'a>>
-where
-    T: Send + 'a,
-    F: FnOnce(&Connection) -> Result<T> + Send + 'a,
-{
-    works
-        .into_iter()
-        .zip(slots.iter_mut())
-        .map(|((transactional, work), reply)| {
-            Box::new(Job {
-                work: Some(work),
-                outcome: None,
-                reply,
-                transactional,
-            }) as Box<dyn WriteJob + 'a>
-        })
-        .collect()
-}
-
-/// Run one group in one transaction and deliver every outcome after the
-/// commit. Returns the group untouched when another connection holds the lock
-/// and `may_wait` is off, and whether a commit happened.
-#[allow(clippy::type_complexity)]
-fn run_group<'a>(
-    conn: &Connection,
-    mut group: Vec<Box<dyn WriteJob + 'a>>,
-    may_wait: bool,
-) -> (Option<Vec<Box<dyn WriteJob + 'a>>>, bool) {
-    if let Err(e) = exec(conn, "BEGIN IMMEDIATE") {
-        let err = sqlite_error(e);
-        if err.is_busy() && !may_wait {
-            return (Some(group), false);
-        }
-        group
-            .into_iter()
-            .for_each(|job| job.deliver(Some(err.clone())));
-        return (None, false);
-    }
-    // A job alone in its group fails with the transaction; in company, a
-    // failing statement already undoes itself, and only jobs of several
-    // statements need a savepoint (whose page copies are not free) to fail
-    // as a unit without taking the others down.
-    let shared = group.len() > 1;
-    for job in &mut group {
-        if !shared {
-            if !job.run(conn) {
-                // Undo whatever its earlier statements wrote; it hears its own error.
-                let _ = exec(conn, "ROLLBACK");
-                group.into_iter().for_each(|job| job.deliver(None));
-                return (None, false);
-            }
-            continue;
-        }
-        if !job.transactional() {
-            job.run(conn);
-            continue;
-        }
-        let isolated = exec(conn, "SAVEPOINT cairnq_job").is_ok();
-        let ok = job.run(conn);
-        if isolated {
-            if !ok {
-                let _ = exec(conn, "ROLLBACK TO cairnq_job");
-            }
-            let _ = exec(conn, "RELEASE cairnq_job");
-        }
-    }
-    match exec(conn, "COMMIT") {
-        Ok(()) => {
-            group.into_iter().for_each(|job| job.deliver(None));
-            (None, true)
-        }
-        Err(e) => {
-            let _ = exec(conn, "ROLLBACK");
-            let err = sqlite_error(e);
-            group
-                .into_iter()
-                .for_each(|job| job.deliver(Some(err.clone())));
-            (None, false)
-        }
     }
 }

@@ -1,7 +1,6 @@
 // Helpers for the Postgres tests: a database of its own per test (created and
 // dropped through psql), clients and workers that are closed when the test
-// ends, worker processes whose JSON output lines can be awaited, and a private
-// cluster for the tests that restart the server.
+// ends, and a private cluster for the tests that restart the server.
 //
 // The tests read CAIRNQ_TEST_PG_DSN (`scripts/postgres.sh start` prints one).
 // Without it they skip with a reason, unless CI is set: then they fail.
@@ -9,17 +8,14 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 import { CairnQ, Worker } from "../../index.mjs";
-import { REPO_ROOT, defer, manageWorker, migrationLedger, spawnScript, waitFor } from "../helpers.mjs";
+import { REPO_ROOT, defer, makeTempDir, manageWorker, migrationLedger, waitFor } from "./helpers.mjs";
 
 const execFileAsync = promisify(execFile);
 
-export const PG_FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
 export const BASE_DSN = process.env.CAIRNQ_TEST_PG_DSN || null;
 const IN_CI = Boolean(process.env.CI);
 
@@ -178,28 +174,6 @@ export function freePort() {
   });
 }
 
-/** Spawn a fixture of `__test__/postgres/fixtures/` (see `spawnScript`). */
-export function spawnPgFixture(t, fixture, config) {
-  return spawnScript(t, path.join(PG_FIXTURES, fixture), config, { eventTimeoutMs: 60_000 });
-}
-
-/** One JSON object per line of `file` ([] if the file does not exist). */
-export function readJsonLines(file) {
-  if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
-}
-
-/** A temp dir removed when the test ends. */
-export function tempDir(t, prefix = "cairnq-pg-") {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
-  defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
-
 const POSTGRES_SH = path.join(REPO_ROOT, "scripts", "postgres.sh");
 
 async function postgresSh(args, timeoutMs = 180_000) {
@@ -218,7 +192,8 @@ async function postgresSh(args, timeoutMs = 180_000) {
  */
 export async function privateCluster(t) {
   const port = await freePort();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-pg-own-"));
+  // Removed after the cluster is stopped (deferred cleanups run last-first).
+  const dir = makeTempDir(t, "cairnq-pg-own-");
   const cluster = {
     dir,
     port,
@@ -231,13 +206,7 @@ export async function privateCluster(t) {
       return postgresSh(["stop", dir]);
     },
   };
-  defer(t, async () => {
-    try {
-      await cluster.stop();
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  defer(t, () => cluster.stop());
   await cluster.start();
   return cluster;
 }

@@ -1,15 +1,11 @@
 // Helpers for the worker tests: workers that are always stopped and drained at
 // the end of a test, a gate handlers can wait on, an event-loop blocker, error
-// envelopes, and child `node` processes whose output lines can be awaited.
+// envelopes, and task-status waits.
 // Stores of either dialect: dialects.mjs `makeStore`.
 import assert from "node:assert/strict";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 
-import { LostLease, Worker } from "../index.mjs";
-import { manageWorker, rejectionOf, spawnScript, waitFor } from "./helpers.mjs";
-
-export const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), "fixtures");
+import { LostLease, Worker } from "../../index.mjs";
+import { manageWorker, rejectionOf, waitFor } from "./helpers.mjs";
 
 /** `call` options for a handler that runs in this process: a hang fails, bounded. */
 export const CALL = { waitTimeoutMs: 20_000 };
@@ -104,11 +100,6 @@ export async function waitAllTerminal(client, ids, opts = {}) {
 /** UTF-8 bytes of JSON.stringify(value). */
 export function jsonBytes(value) {
   return Buffer.byteLength(JSON.stringify(value), "utf8");
-}
-
-/** Spawn a fixture of `__test__/fixtures/` (see `spawnScript`). */
-export function spawnFixture(t, fixture, config) {
-  return spawnScript(t, path.join(FIXTURES, fixture), config);
 }
 
 /**

@@ -2,10 +2,9 @@
 // way `npx cairnq` runs it), and spawn long-running commands (top, ui) whose
 // output can be awaited.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import path from "node:path";
 
-import { REPO_ROOT, runProcess, waitFor } from "../helpers.mjs";
+import { REPO_ROOT, runProcess, spawnProcess, waitFor } from "./helpers.mjs";
 
 export const CLI = path.join(REPO_ROOT, "bin", "cairnq.js");
 
@@ -53,31 +52,26 @@ export function assertFailure(out, code, pattern) {
 }
 
 /**
- * Spawn `cairnq ...args` and keep it running: `{child, output(), exited}`;
- * killed (by its pid) when the test ends.
+ * Spawn `cairnq ...args` and keep it running (helpers.mjs `spawnProcess`,
+ * killed when the test ends), with `output()` and `errors()` so far and
+ * `until(predicate)` on its stdout.
  */
 export function spawnCli(t, args, opts = {}) {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: plainEnv(opts.env), stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (d) => (stdout += d));
-  child.stderr.on("data", (d) => (stderr += d));
-  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  });
-  return {
-    child,
-    output: () => stdout,
-    errors: () => stderr,
-    exited,
+  const proc = spawnProcess(t, process.execPath, [CLI, ...args], { label: `cairnq ${args[0]}`, env: plainEnv(opts.env) });
+  return Object.assign(proc, {
+    output: () => proc.stdout,
+    errors: () => proc.stderr,
     /** Resolves with stdout once `predicate(stdout)` holds. */
     async until(predicate, what, timeoutMs = 30_000) {
-      await waitFor(() => predicate(stdout) || child.exitCode !== null, { timeoutMs, intervalMs: 25, message: `${what} (stdout: ${stdout}; stderr: ${stderr})` });
-      assert.ok(predicate(stdout), `cairnq exited (${child.exitCode}) before ${what}; stderr: ${stderr}`);
-      return stdout;
+      await waitFor(() => predicate(proc.stdout) || proc.exitInfo !== null, {
+        timeoutMs,
+        intervalMs: 25,
+        message: `${what} (stdout: ${proc.stdout}; stderr: ${proc.stderr})`,
+      });
+      assert.ok(predicate(proc.stdout), `cairnq exited (${JSON.stringify(proc.exitInfo)}) before ${what}; stderr: ${proc.stderr}`);
+      return proc.stdout;
     },
-  };
+  });
 }
 
 /** The `http://…` URL `cairnq ui` prints. */

@@ -1,0 +1,171 @@
+// Flow control's API (docs/api.md, "Flow control") in one process, on both
+// dialects: refusals that name the field and write nothing, a task's group on
+// its context and in its metadata, and the latest declaration winning for
+// every declaring worker (logged once by the worker that replaced another's).
+import assert from "node:assert/strict";
+import { describe } from "node:test";
+
+import { CairnQ, PostgresStore, Worker, createPoolExecutor } from "../../index.mjs";
+import { forEachDialect, postgres, setupWorker, sqlite, test } from "../support/dialects.mjs";
+import { defer, manageWorker, runPython, waitFor } from "../support/helpers.mjs";
+import { PG_SKIP, psql } from "../support/pg-helpers.mjs";
+import { staysFalse } from "../support/worker-helpers.mjs";
+
+/** The flow-control tables the database holds (none until a worker declares limits). */
+async function flowTables(dialect, db) {
+  if (dialect === sqlite) {
+    const code = [
+      "import sqlite3, sys",
+      "c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)",
+      "print(','.join(r[0] for r in c.execute(\"select name from sqlite_master where type = 'table' and name like 'cairnq_flow%' order by name\")))",
+    ].join("\n");
+    return (await runPython(code, [db])).trim();
+  }
+  return (await psql(db, "select string_agg(tablename, ',' order by tablename) from pg_tables where tablename like 'cairnq_flow%'")).trim();
+}
+
+const NOOP = async () => {};
+
+forEachDialect("flow control API", (dialect) => {
+  test("bad rateLimit and groupConcurrency are refused naming the field; nothing is declared", async (t) => {
+    const { client, db, handle, worker } = await setupWorker(t, dialect);
+    const cases = [
+      [{ rateLimit: { max: 0, perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got 0$/],
+      [{ rateLimit: { max: -2, perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got -2$/],
+      [{ rateLimit: { max: 2.5, perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got 2\.5$/],
+      [{ rateLimit: { max: NaN, perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got NaN$/],
+      [{ rateLimit: { max: "5", perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got "5"$/],
+      [{ rateLimit: { perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got undefined$/],
+      [{ rateLimit: { max: 5, perMs: 0 } }, /^rateLimit\.perMs must be >= 1, got 0$/],
+      [{ rateLimit: { max: 5, perMs: 0.5 } }, /^rateLimit\.perMs must be >= 1, got 0\.5$/],
+      [{ rateLimit: { max: 5, perMs: -1000 } }, /^rateLimit\.perMs must be >= 1, got -1000$/],
+      [{ rateLimit: { max: 5, perMs: Infinity } }, /^rateLimit\.perMs must be a finite number of milliseconds/],
+      [{ rateLimit: { max: 5, perMs: 1000, perGroup: 1 } }, /^rateLimit\.perGroup must be a boolean, got 1$/],
+      [{ rateLimit: { max: 5, perMs: 1000, per: 1 } }, /^rateLimit has an unknown key "per" \(known: max, perMs, perGroup\)$/],
+      [{ rateLimit: 60 }, /^rateLimit must be an object \{ max, perMs, perGroup\? \}, got 60$/],
+      [{ groupConcurrency: 0 }, /^groupConcurrency must be an integer >= 1, got 0$/],
+      [{ groupConcurrency: 1.5 }, /^groupConcurrency must be an integer >= 1, got 1\.5$/],
+      [{ groupConcurrency: "2" }, /^groupConcurrency must be an integer >= 1, got "2"$/],
+      [{ groupConcurrency: -Infinity }, /^groupConcurrency must be an integer >= 1, got -Infinity$/],
+    ];
+    for (const [options, message] of cases) {
+      assert.throws(() => worker.task("summarize", options, NOOP), { message }, JSON.stringify(options));
+    }
+    // A refused registration registers nothing: a run declares nothing and
+    // claims nothing of the name.
+    const task = await client.submit("summarize", {});
+    handle.start();
+    assert.ok(await staysFalse(async () => (await client.get(task.id)).status !== "queued", 300));
+    await handle.stopAndDrain();
+    assert.equal(await flowTables(dialect, db), "");
+  });
+
+  test("a group that is not a non-empty string is refused naming it; nothing is written", async (t) => {
+    const { client, db } = await dialect.open(t);
+    const cases = [
+      ["", /^group must be a non-empty string, got ""$/],
+      [42, /^submit\.group: invalid type: integer `42`, expected a string$/],
+      [{ id: 1 }, /^submit\.group: invalid type: map, expected a string$/],
+      [true, /^submit\.group: invalid type: boolean `true`, expected a string$/],
+      [["a"], /^submit\.group: invalid type: sequence, expected a string$/],
+    ];
+    for (const [group, message] of cases) {
+      await assert.rejects(client.submit("export", {}, { group }), { message }, JSON.stringify(group));
+    }
+    await assert.rejects(client.submit("export", {}, { group: "g", metadata: [1] }), {
+      message: /^group needs metadata to be an object, got \[1\]$/,
+    });
+    assert.deepEqual(await client.list(), []);
+    // A grouped submit keeps the group in the metadata and creates nothing else.
+    const task = await client.submit("export", {}, { group: "customer:42", metadata: { by: "test" } });
+    assert.deepEqual(task.metadata, { by: "test", "cairnq.group": "customer:42" });
+    assert.deepEqual((await client.get(task.id)).metadata, task.metadata);
+    assert.equal(await flowTables(dialect, db), "");
+  });
+
+  test("a handler reads its task's group as ctx.group (null without one)", async (t) => {
+    const { client, handle, worker } = await setupWorker(t, dialect);
+    const seen = new Map();
+    worker.task("export", { groupConcurrency: 2 }, async (ctx) => {
+      seen.set(ctx.taskId, ctx.group);
+    });
+    const grouped = await client.submit("export", {}, { group: "customer:7" });
+    const plain = await client.submit("export", {});
+    handle.start();
+    await waitFor(() => seen.size === 2, { timeoutMs: 20_000 });
+    assert.equal(seen.get(grouped.id), "customer:7");
+    assert.equal(seen.get(plain.id), null);
+  });
+
+  test("the latest declaration wins for every declaring worker; the replacing one warns once", async (t) => {
+    const { client, db } = await dialect.open(t);
+    const warnings = [];
+    const onWarning = (warning) => {
+      if (warning.code === "CAIRNQ_FLOW_LIMITS_REPLACED") warnings.push(warning);
+    };
+    process.on("warning", onWarning);
+    t.after(() => process.off("warning", onWarning));
+    for (let i = 0; i < 5; i += 1) await client.submit("summarize", { i });
+    const started = [];
+    const handler = async (ctx) => {
+      started.push(ctx.taskId);
+    };
+    const first = dialect.makeWorker(t, db);
+    first.worker.task("summarize", { rateLimit: { max: 1, perMs: 600_000 } }, handler);
+    first.start();
+    await waitFor(() => started.length === 1, { timeoutMs: 20_000 });
+    assert.ok(await staysFalse(() => started.length > 1, 300));
+    assert.equal(warnings.length, 0);
+
+    const second = dialect.makeWorker(t, db);
+    second.worker.task("summarize", { rateLimit: { max: 3, perMs: 600_000 } }, handler);
+    second.start();
+    await waitFor(() => started.length === 3, { timeoutMs: 20_000 });
+    assert.ok(await staysFalse(() => started.length > 3, 500));
+    await waitFor(() => warnings.length === 1, { timeoutMs: 5_000 });
+    assert.match(
+      warnings[0].message,
+      /^task "summarize": this worker declares rateLimit \{ max: 3, perMs: 600000 \}, replacing rateLimit \{ max: 1, perMs: 600000 \} declared by worker_\w+ at \d{4}-\d\d-\d\dT[\d:.]+Z; the latest declaration wins/,
+    );
+    assert.ok(warnings[0].message.includes(first.worker.workerId));
+    // Limited tasks wait in the queue: not failed, no attempt used.
+    const queued = await client.list({ status: "queued" });
+    assert.equal(queued.length, 2);
+    assert.ok(queued.every((task) => task.attempt === 0));
+    await first.stopAndDrain();
+    await second.stopAndDrain();
+    assert.equal(warnings.length, 1);
+    assert.equal(await flowTables(dialect, db), "cairnq_flow_limits,cairnq_flow_starts");
+  });
+});
+
+describe("flow control through the application's executor", { skip: PG_SKIP }, () => {
+  test("a rate limit and a group concurrency hold on a store over a pg pool", async (t) => {
+    const db = await postgres.createDatabase(t);
+    const executor = await createPoolExecutor(db);
+    defer(t, () => executor.close());
+    const client = new CairnQ(new PostgresStore(executor));
+    defer(t, () => client.close());
+    for (const group of ["a", "a", "a", "b", "b"]) await client.submit("export", {}, { group });
+    const running = new Map();
+    const started = [];
+    let overlaps = 0;
+    const handle = manageWorker(t, new Worker(new PostgresStore(executor), ["default"], { pollIntervalMs: 20, concurrency: 4 }));
+    handle.worker.task("export", { groupConcurrency: 1, rateLimit: { max: 3, perMs: 600_000 } }, async (ctx) => {
+      started.push(ctx.taskId);
+      running.set(ctx.group, (running.get(ctx.group) ?? 0) + 1);
+      if (running.get(ctx.group) > 1) overlaps += 1;
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      running.set(ctx.group, running.get(ctx.group) - 1);
+    });
+    handle.start();
+    await waitFor(() => started.length === 3, { timeoutMs: 20_000 });
+    assert.ok(await staysFalse(() => started.length > 3, 500));
+    assert.equal(overlaps, 0);
+    const queued = await client.list({ status: "queued" });
+    assert.equal(queued.length, 2);
+    assert.ok(queued.every((task) => task.attempt === 0));
+    await handle.stopAndDrain();
+    assert.equal(await flowTables(postgres, db), "cairnq_flow_limits,cairnq_flow_starts");
+  });
+});

@@ -1,0 +1,189 @@
+//! What the API passes the store, as it receives it (JSON already encoded,
+//! numbers as JS numbers, absent fields `None`), and its checks and defaults.
+
+use crate::error::{Error, Result};
+use crate::ids::new_task_id;
+use crate::input::{at_least, finite_at_least, saturating_i64, stored_ms_or, FOREVER_MS};
+use crate::store::backend::{ClaimRequest, Conflict, NewTask, Outcome, PurgeFilter, WriteOp};
+use crate::store::debounce::{debounce_of, DebounceInput};
+use crate::store::flow::group::grouped_metadata;
+use crate::task::Status;
+
+pub const DEFAULT_QUEUE: &str = "default";
+pub const DEFAULT_LEASE_MS: i64 = 30_000;
+pub const DEFAULT_MAX_ATTEMPTS: i64 = 3;
+pub const DEFAULT_LIST_LIMIT: i64 = 100;
+pub const DEFAULT_PURGE_LIMIT: i64 = 1_000;
+/// Tasks `store.claim` takes when no `limit` is given.
+pub const DEFAULT_CLAIM_LIMIT: i64 = 1;
+
+/// `leaseMs` as a worker or a store method receives it: `DEFAULT_LEASE_MS`
+/// when absent.
+pub fn lease_ms(v: Option<f64>) -> Result<i64> {
+    stored_ms_or("leaseMs", v, DEFAULT_LEASE_MS)
+}
+
+/// `store.claim`'s and `store.claimSession`'s input as the API receives it.
+#[derive(Clone, Debug, Default)]
+pub struct ClaimInput {
+    pub queues: Vec<String>,
+    pub worker_id: String,
+    pub lease_ms: Option<f64>,
+    /// `store.claim` only.
+    pub limit: Option<f64>,
+    pub names: Option<Vec<String>>,
+}
+
+impl ClaimInput {
+    /// How many tasks `store.claim` takes (a fraction truncated).
+    pub fn limit(&self) -> i64 {
+        self.limit.map_or(DEFAULT_CLAIM_LIMIT, |v| v as i64)
+    }
+
+    /// The claim request, its lease checked (`lease_ms`).
+    pub fn request(self) -> Result<ClaimRequest> {
+        Ok(ClaimRequest {
+            queues: self.queues,
+            worker_id: self.worker_id,
+            lease_ms: lease_ms(self.lease_ms)?,
+            names: self.names,
+        })
+    }
+}
+
+/// `store.fail`'s outcome: re-queued (when `retryable` and attempts remain)
+/// after `delayMs`, none when absent or negative.
+pub fn fail_outcome(error: String, retryable: bool, delay_ms: Option<f64>) -> Result<Outcome> {
+    Ok(Outcome::Fail {
+        error,
+        retryable,
+        delay_ms: stored_ms_or("delayMs", delay_ms, 0)?.max(0),
+    })
+}
+
+/// `submit`'s input as the API receives it: JSON already encoded by the
+/// caller, numbers as JS numbers, absent fields `None`.
+#[derive(Clone, Debug, Default)]
+pub struct SubmitInput {
+    pub name: String,
+    pub payload: Option<String>,
+    pub queue: Option<String>,
+    pub key: Option<String>,
+    pub conflict: Option<String>,
+    pub max_attempts: Option<f64>,
+    pub priority: Option<f64>,
+    pub metadata: Option<String>,
+    pub parent_id: Option<String>,
+    pub root_id: Option<String>,
+    pub correlation_id: Option<String>,
+    pub run_at_delay_ms: Option<f64>,
+    /// docs/api.md, "Debounce".
+    pub debounce_ms: Option<f64>,
+    pub max_delay_ms: Option<f64>,
+    /// docs/api.md, "Flow control": kept in the metadata.
+    pub group: Option<String>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct ListInput {
+    pub status: Option<String>,
+    pub queue: Option<String>,
+    pub name: Option<String>,
+    pub root_id: Option<String>,
+    pub correlation_id: Option<String>,
+    pub limit: Option<f64>,
+    pub offset: Option<f64>,
+    /// `Some(false)`: summary rows, bodies unread (see `ListFilter::bodies`).
+    pub bodies: Option<bool>,
+}
+
+/// `purge`'s input as the API receives it (docs/api.md, "Stores").
+#[derive(Clone, Debug, Default)]
+pub struct PurgeInput {
+    pub older_than_ms: Option<f64>,
+    pub queue: Option<String>,
+    pub status: Option<String>,
+    pub name: Option<String>,
+    pub limit: Option<f64>,
+}
+
+impl PurgeInput {
+    /// The checks, in the API's order: a finite `olderThanMs >= 0`, `limit >= 1`,
+    /// a terminal `status`. `queue` and `name` are taken as given (`""` too).
+    pub fn validate(self) -> Result<PurgeFilter> {
+        if let Some(v) = self.older_than_ms {
+            finite_at_least("olderThanMs", v, 0.0)?;
+        }
+        if let Some(v) = self.limit {
+            at_least("limit", v, 1.0)?;
+        }
+        let status = match self.status {
+            None => None,
+            Some(text) => match text.parse::<Status>() {
+                Ok(status) if status.is_terminal() => Some(status),
+                _ => {
+                    return Err(Error::Invalid(format!(
+                        "status must be terminal, got {text}"
+                    )))
+                }
+            },
+        };
+        Ok(PurgeFilter {
+            // Past "forever" nothing is old enough; capped so the cutoff
+            // stays in range (Postgres computes it in bigint).
+            older_than_ms: self
+                .older_than_ms
+                .map_or(0, |v| saturating_i64(v.min(FOREVER_MS))),
+            queue: self.queue,
+            status,
+            name: self.name,
+            limit: self.limit.map_or(DEFAULT_PURGE_LIMIT, saturating_i64),
+        })
+    }
+}
+
+/// `submit`'s checks and defaults (docs/api.md, "Values and JSON", "Stores"): a
+/// task ready to insert.
+pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
+    let id = new_task_id();
+    let conflict_name = input.conflict.as_deref().unwrap_or("reuse");
+    let conflict = Conflict::parse(conflict_name)
+        .ok_or_else(|| Error::Invalid(format!("unknown conflict strategy: {conflict_name}")))?;
+    let debounce = debounce_of(&DebounceInput {
+        debounce_ms: input.debounce_ms,
+        max_delay_ms: input.max_delay_ms,
+        key: input.key.as_deref(),
+        conflict: input.conflict.as_deref(),
+        run_at_delay_ms: input.run_at_delay_ms,
+    })?;
+    if let Some(v) = input.max_attempts {
+        at_least("maxAttempts", v, 1.0)?;
+    }
+    if let Some(v) = input.run_at_delay_ms {
+        at_least("runAtDelayMs", v, 0.0)?;
+    }
+    let metadata = grouped_metadata(input.metadata, input.group)?;
+    let delay_ms = match debounce {
+        Some(window) => window.window_ms,
+        None => stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?,
+    };
+    let task = NewTask {
+        root_id: Some(input.root_id.unwrap_or_else(|| id.clone())),
+        id,
+        name: input.name,
+        queue: input.queue.unwrap_or_else(|| DEFAULT_QUEUE.to_string()),
+        payload: input.payload.unwrap_or_else(|| "{}".to_string()),
+        metadata: metadata.unwrap_or_else(|| "{}".to_string()),
+        max_attempts: input
+            .max_attempts
+            .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
+        priority: input.priority.map_or(0, |v| v as i64),
+        delay_ms,
+        parent_id: input.parent_id,
+        correlation_id: input.correlation_id,
+    };
+    Ok(match input.key {
+        None => WriteOp::Insert(task),
+        Some(key) => WriteOp::InsertKeyed(task, key, debounce.map_or(conflict, Conflict::Debounce)),
+    })
+}

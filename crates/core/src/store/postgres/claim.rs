@@ -1,0 +1,76 @@
+//! A worker's poll on Postgres: the read-only probe (an idle poll's only
+//! statement) and the claim transaction's statements.
+
+use super::conn::{execute, rows, tasks};
+use super::rows::complete_many;
+use super::transport::{params, Param, PgRow, Session};
+use crate::error::Result;
+use crate::protocol::{specialize_for, ClaimShape, POSTGRES as SQL};
+use crate::store::backend::{ClaimPlan, ClaimRequest};
+
+/// `claimable_probe`: whether a claim on `request`'s queues and names may
+/// find work now.
+pub(super) async fn claimable<S: Session>(client: &S, request: &ClaimRequest) -> Result<bool> {
+    let sql = specialize_for(
+        SQL.claimable_probe,
+        &[("$2::text[]", request.names.is_some())],
+    );
+    let found = rows(client, sql, &params![&request.queues, &request.names]).await?;
+    Ok(found
+        .first()
+        .map(|row| row.bool(0))
+        .transpose()?
+        .unwrap_or(false))
+}
+
+/// A poll's statements inside its transaction: the completions, lease
+/// recovery, then the plan's draws. Returns the ids completed.
+pub(super) async fn claim_draws<S: Session>(
+    tx: &S,
+    request: &ClaimRequest,
+    completions: Vec<(String, Option<String>)>,
+    plan: &mut dyn ClaimPlan,
+) -> Result<Vec<String>> {
+    let completed = if completions.is_empty() {
+        Vec::new()
+    } else {
+        complete_many(tx, &request.worker_id, completions).await?
+    };
+    execute(tx, SQL.recover_leases, &params![]).await?;
+    while let Some(draw) = plan.next_draw() {
+        if draw.is_empty() {
+            plan.accept(Vec::new());
+            continue;
+        }
+        if draw.flow {
+            super::flow::draw(tx, request, &draw, plan).await?;
+            continue;
+        }
+        let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
+        // Equality forms bind the single element, list forms the whole list.
+        let queue = match shape {
+            ClaimShape::OneQueue | ClaimShape::OneQueueOneName => Param::from(&request.queues[0]),
+            ClaimShape::Lists | ClaimShape::OneName => Param::from(&request.queues),
+        };
+        let name = match (shape, &draw.names) {
+            (ClaimShape::OneName | ClaimShape::OneQueueOneName, Some(names)) => {
+                Param::from(&names[0])
+            }
+            _ => Param::from(&draw.names),
+        };
+        let claimed = tasks(
+            tx,
+            shape.statement(&SQL),
+            &[
+                queue,
+                name,
+                Param::from(&request.worker_id),
+                Param::from(&request.lease_ms),
+                Param::from(&draw.limit),
+            ],
+        )
+        .await?;
+        plan.accept(claimed);
+    }
+    Ok(completed)
+}

@@ -1,0 +1,95 @@
+//! A worker's poll on SQLite: the read-only probe that decides whether a
+//! claim is worth the write lock, and the claim transaction (completions,
+//! lease recovery, the plan's draws).
+
+use rusqlite::Connection;
+
+use super::query::{query, query_tasks};
+use super::rows::json_list;
+use super::writes::complete_many;
+use crate::error::{Error, Result};
+use crate::ids::now_ms;
+use crate::protocol::{specialize_for, ClaimShape, SQLITE as SQL};
+use crate::store::backend::{ClaimPlan, ClaimRequest, Polled};
+
+/// The claim probe of `request`, as a read to run on a connection.
+pub(super) fn probe(
+    request: &ClaimRequest,
+) -> impl Fn(&Connection) -> Result<bool> + Send + 'static {
+    let queues = json_list(&request.queues);
+    let names = request.names.as_deref().map(json_list);
+    // A name list reaches cairnq_tasks_claim_name_idx only once its term
+    // is required: otherwise the probe walks every queued row of the
+    // queues, however many other names they hold.
+    let sql = specialize_for(SQL.claimable_probe, &[(":names", names.is_some())]);
+    move |conn| {
+        let hit = query(
+            conn,
+            sql,
+            &[
+                (":queues", &queues),
+                (":names", &names),
+                (":now", &now_ms()),
+            ],
+            |row| row.get::<_, bool>(0),
+        )?;
+        Ok(hit.into_iter().next().unwrap_or(false))
+    }
+}
+
+/// The poll's transaction: `completions` written, expired leases recovered,
+/// then the plan's draws. A plan that fails rolls it all back.
+pub(super) fn claim(
+    conn: &Connection,
+    request: &ClaimRequest,
+    completions: &[(String, Option<String>)],
+    mut plan: Box<dyn ClaimPlan>,
+) -> Result<Polled> {
+    let completed = if completions.is_empty() {
+        Vec::new()
+    } else {
+        complete_many(conn, &request.worker_id, completions)?
+    };
+    query(conn, SQL.recover_leases, &[(":now", &now_ms())], |_| Ok(()))?;
+    let queues_json = json_list(&request.queues);
+    let one_queue = request.queues.first().cloned();
+    while let Some(draw) = plan.next_draw() {
+        if draw.is_empty() {
+            plan.accept(Vec::new());
+            continue;
+        }
+        if draw.flow {
+            super::flow::draw(conn, request, &draw, &mut *plan)?;
+            continue;
+        }
+        let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
+        let names_json = draw.names.as_deref().map(json_list);
+        let one_name = draw.names.as_ref().and_then(|n| n.first().cloned());
+        let now = now_ms();
+        let rows = query_tasks(
+            conn,
+            shape.statement(&SQL),
+            &[
+                (":queues", &queues_json),
+                (":queue", &one_queue),
+                (":names", &names_json),
+                (":name", &one_name),
+                (":worker_id", &request.worker_id),
+                (":lease_ms", &request.lease_ms),
+                (":limit", &draw.limit),
+                (":now", &now),
+            ],
+        )?;
+        plan.accept(rows);
+    }
+    if !plan.keep() {
+        // Failing the job is what rolls its transaction back.
+        return Err(Error::Invalid(
+            "the claim session's plan failed; its draws were rolled back".into(),
+        ));
+    }
+    Ok(Polled {
+        completed,
+        plan: Some(plan),
+    })
+}

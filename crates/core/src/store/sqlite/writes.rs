@@ -1,0 +1,222 @@
+//! Every single-row write as the writer runs it inside its transaction
+//! (`run_op`): inserts, keyed submits (docs/protocol.md, "Keyed submit"),
+//! cancel, retry and the lease-guarded settlements.
+
+use rusqlite::Connection;
+
+use super::query::{query, Params};
+use super::rows::{json_list, owned_write, resolve_key, update_one};
+use crate::error::{Error, Result};
+use crate::ids::now_ms;
+use crate::protocol::SQLITE as SQL;
+use crate::store::backend::{
+    Conflict, Debounce, HeldTask, KeyDecision, NewTask, Outcome, Target, WriteAnswer, WriteOp,
+};
+use crate::task::Task;
+
+/// Whether `op` runs several statements (and so needs its own savepoint in a group).
+pub(super) fn spans_statements(op: &WriteOp) -> bool {
+    matches!(
+        op,
+        WriteOp::InsertKeyed(..)
+            | WriteOp::Cancel(Target::Key(_))
+            | WriteOp::Retry(Target::Key(_), _)
+    )
+}
+
+/// Every single-row write, on the writer's connection inside its transaction.
+pub(super) fn run_op(conn: &Connection, op: &WriteOp) -> WriteAnswer {
+    match op {
+        WriteOp::Insert(task) => insert_new(conn, task).map(Some),
+        WriteOp::InsertKeyed(task, key, conflict) => {
+            insert_keyed(conn, task, key, *conflict).map(Some)
+        }
+        WriteOp::Cancel(Target::Id(id)) => cancel_by_id(conn, id),
+        WriteOp::Cancel(Target::Key(key)) => match resolve_key(conn, key)? {
+            Some(task) => cancel_by_id(conn, &task.id),
+            None => Ok(None),
+        },
+        WriteOp::Retry(Target::Id(id), reset) => retry_by_id(conn, id, *reset),
+        WriteOp::Retry(Target::Key(key), reset) => match resolve_key(conn, key)? {
+            Some(task) => retry_by_id(conn, &task.id, *reset),
+            None => Ok(None),
+        },
+        WriteOp::Finish(owned, outcome) => finish(conn, owned, outcome).map(Some),
+        WriteOp::Progress(owned, progress, message) => owned_write(
+            conn,
+            SQL.progress,
+            owned,
+            &[(":progress", progress), (":message", message)],
+        )
+        .map(Some),
+        WriteOp::Heartbeat(owned, lease_ms) => {
+            owned_write(conn, SQL.heartbeat, owned, &[(":lease_ms", lease_ms)]).map(Some)
+        }
+    }
+}
+
+pub(super) fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
+    let now = now_ms();
+    let params: &Params<'_> = &[
+        (":id", &task.id),
+        (":name", &task.name),
+        (":queue", &task.queue),
+        (":payload", &task.payload),
+        (":metadata", &task.metadata),
+        (":max_attempts", &task.max_attempts),
+        (":priority", &task.priority),
+        (":delay_ms", &task.delay_ms),
+        (":parent_id", &task.parent_id),
+        (":root_id", &task.root_id),
+        (":correlation_id", &task.correlation_id),
+        (":now", &now),
+    ];
+    query(conn, SQL.insert_task, params, |_| Ok(()))?;
+    Ok(task.inserted_row(now))
+}
+
+pub(super) fn cancel_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
+    update_one(conn, SQL.cancel, id, &[(":id", &id), (":now", &now_ms())])
+}
+
+pub(super) fn retry_by_id(
+    conn: &Connection,
+    id: &str,
+    reset_attempt: bool,
+) -> Result<Option<Task>> {
+    update_one(
+        conn,
+        SQL.retry,
+        id,
+        &[
+            (":id", &id),
+            (":reset_attempt", &reset_attempt),
+            (":now", &now_ms()),
+        ],
+    )
+}
+
+pub(super) fn insert_keyed(
+    conn: &Connection,
+    task: &NewTask,
+    key: &str,
+    conflict: Conflict,
+) -> Result<Task> {
+    let existing = resolve_key(conn, key)?;
+    match conflict.decide(existing.as_ref().map(|t| t.status)) {
+        KeyDecision::ReturnExisting => return Ok(existing.expect("a decision to reuse has a task")),
+        KeyDecision::Reject => {
+            return Err(Error::AlreadyExists {
+                key: key.to_string(),
+            })
+        }
+        KeyDecision::CancelThenInsert => {
+            cancel_by_id(conn, &existing.expect("a live task to replace").id)?;
+        }
+        KeyDecision::Postpone(window) => {
+            let queued = existing.expect("a queued task to postpone");
+            if let Some(postponed) = postpone(conn, &queued.id, task, window)? {
+                return Ok(postponed);
+            }
+        }
+        KeyDecision::Insert => {}
+    }
+    let inserted = insert_new(conn, task)?;
+    query(
+        conn,
+        SQL.upsert_key,
+        &[(":key", &key), (":task_id", &task.id), (":now", &now_ms())],
+        |_| Ok(()),
+    )?;
+    Ok(inserted)
+}
+
+/// `debounce.sql` on the queued task `id` (docs/protocol.md, "Debounced submit").
+pub(super) fn postpone(
+    conn: &Connection,
+    id: &str,
+    task: &NewTask,
+    window: Debounce,
+) -> Result<Option<Task>> {
+    update_one(
+        conn,
+        SQL.debounce,
+        id,
+        &[
+            (":id", &id),
+            (":payload", &task.payload),
+            (":debounce_ms", &window.window_ms),
+            (":max_delay_ms", &window.max_delay_ms),
+            (":now", &now_ms()),
+        ],
+    )
+}
+
+pub(super) fn finish(conn: &Connection, owned: &HeldTask, outcome: &Outcome) -> Result<Task> {
+    match outcome {
+        Outcome::Succeed { result } => owned_write(
+            conn,
+            SQL.succeed,
+            owned,
+            &[(":result", result), (":message", &None::<String>)],
+        ),
+        Outcome::Complete { result } => {
+            owned_write(conn, SQL.complete, owned, &[(":result", result)])
+        }
+        Outcome::Fail {
+            error,
+            retryable,
+            delay_ms,
+        } => owned_write(
+            conn,
+            SQL.fail,
+            owned,
+            &[
+                (":error", error),
+                (":retryable", retryable),
+                (":delay_ms", delay_ms),
+            ],
+        ),
+    }
+}
+
+/// `complete_batch.sql` over `(id, result JSON)` pairs of one worker.
+pub(super) fn complete_many(
+    conn: &Connection,
+    worker_id: &str,
+    items: &[(String, Option<String>)],
+) -> Result<Vec<String>> {
+    let items = serde_json::to_string(items).expect("ids and JSON texts encode");
+    query(
+        conn,
+        SQL.complete_batch,
+        &[
+            (":items", &items),
+            (":worker_id", &worker_id),
+            (":now", &now_ms()),
+        ],
+        |row| row.get(0),
+    )
+}
+
+/// `heartbeat_batch.sql`: renews the leases of `ids` that `worker_id` still
+/// holds; each id with whether a cancel is requested.
+pub(super) fn heartbeat_batch(
+    conn: &Connection,
+    ids: &[String],
+    worker_id: &str,
+    lease_ms: i64,
+) -> Result<Vec<(String, bool)>> {
+    let ids = json_list(ids);
+    query(
+        conn,
+        SQL.heartbeat_batch,
+        &[
+            (":ids", &ids),
+            (":worker_id", &worker_id),
+            (":lease_ms", &lease_ms),
+            (":now", &now_ms()),
+        ],
+        |row| Ok((row.get(0)?, row.get(1)?)),
+    )
+}

@@ -1,0 +1,26 @@
+"use strict";
+// SQLiteStore: the store face over one SQLite file (docs/api.md, "Stores").
+
+const { NativeStore } = require("./native.js");
+const { nativeSync } = require("./native-call.js");
+const { TaskStore } = require("./store.js");
+const { openMode } = require("./store-args.js");
+
+class SQLiteStore extends TaskStore {
+  /**
+   * `existing` (not part of the 0.7.0 API; the command line and dashboard set
+   * it): open only an existing cairnq database, never creating or migrating
+   * one; anything else rejects with a plain Error whose `code` is
+   * `CAIRNQ_NO_DATABASE` or `CAIRNQ_NOT_CAIRNQ`. `ownOnly` (the command
+   * line's `submit`): create or migrate, but refuse (`CAIRNQ_NOT_CAIRNQ`) a
+   * file holding another application's tables and no cairnq installation.
+   * @param {string} path
+   * @param {{ busyTimeoutMs?: number, existing?: boolean, ownOnly?: boolean }} [opts]
+   */
+  constructor(path, opts = {}) {
+    super(nativeSync(() => NativeStore.sqlite(path, opts.busyTimeoutMs, openMode(opts))));
+    this.path = path;
+  }
+}
+
+module.exports = { SQLiteStore };
