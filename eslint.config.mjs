@@ -13,7 +13,6 @@ export default [
       "npm/",
       ".venv/",
       ".venv-015/",
-      ".venv-zig/",
       ".pg/",
       ".tools/",
       "bench/results/",

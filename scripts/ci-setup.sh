@@ -8,12 +8,9 @@
 #   python     .venv (cairnq[postgres]==0.7.0) and .venv-015 (==0.15.1): the
 #              Python SDKs the interop tests run against
 #   postgres   a throwaway cluster through scripts/postgres.sh
-#   zig        .venv-zig: cargo-zigbuild and zig (PyPI's ziglang), which build
-#              the linux-x64-gnu addon as shipped, for glibc 2.17 and later
 #
 # Logs go to stderr; stdout gets one NAME=value line per variable the tests
-# read (CAIRNQ_PYTHON, CAIRNQ_PYTHON_015, CAIRNQ_TEST_PG_DSN, CAIRNQ_ZIG_PATH),
-# in the form both
+# read (CAIRNQ_PYTHON, CAIRNQ_PYTHON_015, CAIRNQ_TEST_PG_DSN), in the form both
 # `set -a; source FILE` and GitHub's $GITHUB_ENV take.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -51,14 +48,8 @@ for step in "$@"; do
         echo "CAIRNQ_PYTHON_015=$repo/.venv-015/bin/python"
         ;;
     postgres) echo "CAIRNQ_TEST_PG_DSN=$(bash scripts/postgres.sh start)" ;;
-    zig)
-        python3 -m venv .venv-zig >&2
-        .venv-zig/bin/pip install --quiet ziglang==0.15.1 cargo-zigbuild==0.20.1 >&2
-        .venv-zig/bin/cargo-zigbuild --version >&2
-        echo "CAIRNQ_ZIG_PATH=$repo/.venv-zig/bin"
-        ;;
     *)
-        log "ci-setup.sh: unknown step '$step' (packages, python, postgres, zig)"
+        log "ci-setup.sh: unknown step '$step' (packages, python, postgres)"
         exit 2
         ;;
     esac

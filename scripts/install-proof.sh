@@ -77,8 +77,8 @@ ls -l "$addon"
 step "the addon loads on glibc 2.17 and later"
 # The highest GLIBC_ symbol version the addon needs, read from its version
 # references (the strings sit in .dynstr). A binary from a plain `npm run build`
-# needs the build machine's glibc; `npm run build:dist` (cargo-zigbuild)
-# pins 2.17.
+# needs the build machine's glibc; `npm run build:dist` (napi-rs's gcc
+# toolchain) pins 2.17.
 glibc_needed=$(LC_ALL=C grep -ao 'GLIBC_[0-9][0-9.]*' "$addon" | sed 's/^GLIBC_//' | sort -uV | tail -n 1)
 [[ -n $glibc_needed ]] || die "$addon names no GLIBC_ symbol version: not a glibc build?"
 if [[ $(printf '%s\n' "$glibc_needed" 2.17 | sort -V | tail -n 1) != 2.17 ]]; then
