@@ -41,6 +41,21 @@ export declare class NativeContext {
   canceled(): Promise<boolean>
   succeed(result?: string | undefined | null): Promise<string | null>
   fail(envelope: string, retryable: boolean): Promise<string | null>
+  /** True once a step sent the task back to the queue. */
+  get suspended(): boolean
+  beginStep(id: string): Promise<StepBegin>
+  /** Stores the step's result JSON; true when the run is suspended instead. */
+  commitStep(id: string, json?: string | undefined | null): Promise<boolean>
+  /** `ctx.sleep(id, ms)`; true when the task went back to the queue. */
+  sleep(id: string, ms: number): Promise<boolean>
+  /** `ctx.sleepUntil(id, date)` with the date as epoch milliseconds. */
+  sleepUntil(id: string, atMs: number): Promise<boolean>
+  /**
+   * `ctx.callChild`: `submit` is the child's submit encoded as a client
+   * write (`{kind: "submit", submit}`); `pollMs` the longest wait before
+   * the parent reads its child again.
+   */
+  callChild(id: string, submit: string, pollMs?: number | undefined | null): Promise<ChildAnswer>
 }
 
 export declare class NativeGate {
@@ -155,6 +170,11 @@ export declare class NativeStore {
   /** Settle the task in the shared transaction and commit; the row as JSON. */
   sharedTxComplete(id: number, taskId: string, workerId: string, resultJson?: string | undefined | null): Promise<string>
   sharedTxAbort(id: number): Promise<void>
+  /**
+   * A task's steps and what it is sleeping or waiting for, as JSON
+   * (`cairnq_core::steps::view`).
+   */
+  steps(taskId: string): Promise<string>
 }
 
 export declare class NativeWatch {
@@ -196,6 +216,18 @@ export interface BackpressureArgs {
   maxQueueDepth: number | Record<string, number>
   maxQueueWaitMs?: number
   queuePollIntervalMs?: number
+}
+
+/**
+ * How `ctx.callChild` ends: `suspended` (the run is over), or the child's
+ * id and final status with `json`, its result (succeeded) or its error
+ * envelope (failed).
+ */
+export interface ChildAnswer {
+  suspended: boolean
+  childId?: string
+  status?: string
+  json?: string
 }
 
 export interface ClaimArgs {
@@ -255,6 +287,8 @@ export declare const enum OutcomeKind {
   Returned = 'returned',
   Threw = 'threw',
   LostLease = 'lostLease',
+  /** A step sent the task back to the queue (`ctx.sleep`, `ctx.callChild`). */
+  Suspended = 'suspended',
 }
 
 export interface PurgeArgs {
@@ -311,6 +345,16 @@ export interface RuleArgs {
 export interface SharedTxObject {
   id: number
   session?: number
+}
+
+/**
+ * How `ctx.step` goes on: `suspended` (the run is over), a stored result to
+ * replay (`replay`, its JSON in `json`, absent for none), or run `fn`.
+ */
+export interface StepBegin {
+  suspended: boolean
+  replay: boolean
+  json?: string
 }
 
 /** `{id, status}` as `getStatus` returns it. */

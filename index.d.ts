@@ -125,6 +125,46 @@ export type CallOptions = SubmitOptions & {
   maxPollMs?: number;
 };
 
+/**
+ * `ctx.callChild` options (docs/api.md, "Durable steps"): submit options but
+ * those the step owns (the child's key is its parent's and its step's, and
+ * its parent is the calling task), plus how long the parent may wait before
+ * it reads its child again by itself.
+ */
+export type CallChildOptions = Omit<SubmitOptions, "key" | "conflict" | "debounceMs" | "maxDelayMs" | "parentId"> & {
+  /**
+   * Default 30 000; >= 1. A child's completion wakes its parent at once;
+   * this bounds the wait when nothing does (another SDK's worker ran it).
+   */
+  pollMs?: number;
+};
+
+/** What a stored step records: `ctx.step`, `ctx.sleep`/`sleepUntil`, `ctx.callChild`. */
+export type StepKind = "step" | "sleep" | "child";
+
+/** One stored step of a task (`client.steps(id)`). */
+export type TaskStep = {
+  id: string;
+  kind: StepKind;
+  storedAtMs: number;
+  /** Bytes of the stored result (0 without one). */
+  size: number;
+  /** A sleep's wake time. */
+  wakeAtMs: number | null;
+  /** A child step's child. */
+  childId: string | null;
+  /** The child's status; `null` for other kinds, or once the child is purged. */
+  childStatus: TaskStatus | null;
+};
+
+/** What a queued task waits for: the sleep or the child its last run stopped at. */
+export type StepSuspension =
+  | { kind: "sleep"; step: string; untilMs: number }
+  | { kind: "child"; step: string; childId: string; childStatus: TaskStatus | null; recheckAtMs: number };
+
+/** `client.steps(id)`: a task's stored steps, in the order stored, and what it waits for. */
+export type TaskSteps = { steps: TaskStep[]; suspended: StepSuspension | null };
+
 /** How `wait`/`waitByKey` poll. */
 export type WaitOptions = {
   /** Default 30 000 (also when `undefined`). */
@@ -587,6 +627,9 @@ export declare class CairnQ {
   resumeSchedule(name: string): Promise<Schedule | null>;
   /** Remove `name` (the tasks it fired stay); the schedule removed, or `null`. */
   unschedule(name: string): Promise<Schedule | null>;
+
+  /** The task's durable steps and what it is sleeping or waiting for (docs/api.md, "Durable steps"). */
+  steps(taskId: string): Promise<TaskSteps>;
 }
 
 /** What happens to occurrences that fell due while no worker ran. */
@@ -819,6 +862,33 @@ export declare class TaskContext {
    */
   call<P, R>(task: TaskDef<P, R>, payload?: FromDef<P>, opts?: CallOptions): Promise<R>;
   call(task: string, payload?: unknown, opts?: CallOptions): Promise<unknown>;
+
+  /**
+   * A durable step (docs/api.md, "Durable steps"): the first run that reaches
+   * `id` runs `fn` and stores its result (the JSON rules of a handler's
+   * result) before resolving; every later run of the task (a retry, a
+   * redelivery, a resumption) resolves with the stored result without
+   * calling `fn`. Either way the value is what its JSON reads back as
+   * (`undefined` is `null`). `id` is unique within the task.
+   */
+  step<T>(id: string, fn: () => T | PromiseLike<T>): Promise<T>;
+  /**
+   * Send the task back to the queue for `ms` (>= 0) without holding a slot or
+   * using an attempt: this run stops here (the promise never settles) and the
+   * handler runs again from the top when the time comes, replaying its
+   * steps; there the sleep resolves at once. Not in a batch handler.
+   */
+  sleep(id: string, ms: number): Promise<void>;
+  /** `sleep` until `date` (a `Date` or epoch milliseconds). */
+  sleepUntil(id: string, date: Date | number): Promise<void>;
+  /**
+   * Submit a child once (wired as `submit` does) and wait for it without
+   * holding a slot: the task waits in the queue until the child finishes,
+   * then runs again and resolves with the child's result, or rejects with
+   * `TaskFailed` / `TaskCanceled` as `call()` does. Not in a batch handler.
+   */
+  callChild<P, R>(id: string, task: TaskDef<P, R>, payload?: FromDef<P>, opts?: CallChildOptions): Promise<R>;
+  callChild(id: string, task: string, payload?: unknown, opts?: CallChildOptions): Promise<unknown>;
 }
 
 // ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ const { taskName } = require("./models.js");
 const { schedule, schedules, changeSchedule } = require("./schedules.js");
 const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
+const { taskSteps } = require("./steps.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
@@ -228,6 +229,16 @@ class CairnQ {
   /** @param {string} name */
   unschedule(name) {
     return changeSchedule(this._store, "unschedule", name);
+  }
+
+  /**
+   * The task's durable steps and what it is sleeping or waiting for
+   * (docs/api.md, "Durable steps").
+   * @param {string} taskId
+   * @returns {Promise<import("../index.js").TaskSteps>}
+   */
+  steps(taskId) {
+    return taskSteps(this._store, taskId);
   }
 
   /**

@@ -11,6 +11,7 @@ const { dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 const { taskName } = require("./models.js");
 const { callThrough } = require("./client.js");
 const { SCHEDULE_METADATA_KEY } = require("./schedules.js");
+const steps = require("./steps.js");
 
 /** Where a task's metadata holds its group: the core's `store::flow::GROUP_METADATA_KEY`. */
 const GROUP_METADATA_KEY = "cairnq.group";
@@ -30,6 +31,8 @@ const GROUP_METADATA_KEY = "cairnq.group";
 
 /** Lets the worker hand over a getter of the native half. */
 const NATIVE = Symbol("cairnq.nativeContext");
+/** Lets the worker hear that a step sent the task back to the queue. */
+const SUSPENDED = Symbol("cairnq.suspended");
 
 /**
  * Stands in for the native half of a worker's context whose call has ended
@@ -52,6 +55,12 @@ function endedHalf(store, taskId) {
     succeed: refuse,
     fail: refuse,
     completeShared: refuse,
+    suspended: false,
+    beginStep: refuse,
+    commitStep: refuse,
+    sleep: refuse,
+    sleepUntil: refuse,
+    callChild: refuse,
     canceled: () =>
       store.get(taskId).then((row) => !row || row.cancel_requested_at_ms != null || row.status === "canceled"),
   };
@@ -64,7 +73,7 @@ class TaskContext {
    * @param {string} workerId
    * @param {number | undefined} leaseMs required for a standalone context;
    *   a worker's (`opts[NATIVE]`) leaves it to the native half
-   * @param {TaskContextOptions & { [NATIVE]?: () => NativeHalf | null }} [opts]
+   * @param {TaskContextOptions & { [NATIVE]?: () => NativeHalf | null, [SUSPENDED]?: () => void }} [opts]
    */
   constructor(store, task, workerId, leaseMs, opts = {}) {
     this._workerId = workerId;
@@ -73,6 +82,7 @@ class TaskContext {
     // A worker hands over a getter: the native half is only fetched when the
     // handler uses something that needs it (most never do).
     this._nativeOf = opts[NATIVE] ?? null;
+    this._onSuspended = opts[SUSPENDED] ?? null;
     /** @type {NativeHalf | null} */
     this._nativeHalf = this._nativeOf
       ? null
@@ -294,6 +304,57 @@ class TaskContext {
   }
 
   /**
+   * Run `fn` once for this task: its result is stored before it is returned,
+   * and every later run of the task (a retry, a redelivery, a resumption)
+   * returns the stored result without calling `fn` (docs/api.md, "Durable steps").
+   * @param {string} id unique within the task
+   * @param {() => unknown} fn
+   * @returns {Promise<any>}
+   */
+  step(id, fn) {
+    return steps.step(this, id, fn);
+  }
+
+  /**
+   * Send the task back to the queue for `ms` without holding a slot or using
+   * an attempt; the handler runs again from the top when it is due.
+   * @param {string} id unique within the task
+   * @param {number} ms
+   * @returns {Promise<void>}
+   */
+  sleep(id, ms) {
+    return steps.sleep(this, id, ms);
+  }
+
+  /**
+   * `sleep` until `date` (a Date or epoch milliseconds).
+   * @param {string} id unique within the task
+   * @param {Date | number} date
+   * @returns {Promise<void>}
+   */
+  sleepUntil(id, date) {
+    return steps.sleepUntil(this, id, date);
+  }
+
+  /**
+   * Submit a child once and wait for it without holding a slot: its result,
+   * or TaskFailed / TaskCanceled as `call()` throws them.
+   * @param {string} id unique within the task
+   * @param {string | TaskDef} task
+   * @param {unknown} [payload]
+   * @param {import("../index.js").CallChildOptions} [opts]
+   * @returns {Promise<any>}
+   */
+  callChild(id, task, payload, opts = {}) {
+    return steps.callChild(this, id, task, payload, opts);
+  }
+
+  /** @internal A step sent the task back to the queue: the worker ends the call. */
+  _suspended() {
+    this._onSuspended?.();
+  }
+
+  /**
    * A write through the native half, its row parsed and its error mapped; a
    * lost lease also aborts `signal`.
    * @param {Promise<string | null>} write
@@ -310,4 +371,4 @@ class TaskContext {
   }
 }
 
-module.exports = { TaskContext, NATIVE };
+module.exports = { TaskContext, NATIVE, SUSPENDED };

@@ -12,7 +12,7 @@ const { backpressureArgs } = require("./store-args.js");
 const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
 const { replacedMethods } = require("./own-store.js");
-const { TaskContext, NATIVE } = require("./context.js");
+const { TaskContext, NATIVE, SUSPENDED } = require("./context.js");
 const { activeTracer, startProcess, runInSpan, endProcess } = require("./telemetry/trace.js");
 const { activeInstruments, startMetered, endMetered } = require("./telemetry/meter.js");
 
@@ -23,7 +23,7 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
  * @typedef {import("../binding.js").WorkerArgs} WorkerArgs
  * @typedef {import("../binding.js").OutcomeArg} OutcomeArg
- * @typedef {{ kind: "returned" | "threw" | "lostLease", results?: ResultArg[], envelope?: string, retryable?: boolean }} Outcome
+ * @typedef {{ kind: "returned" | "threw" | "lostLease" | "suspended", results?: ResultArg[], envelope?: string, retryable?: boolean }} Outcome
  *   how a handler ended, as NativeWorker.settle takes it (an OutcomeArg)
  * @typedef {import("../binding.js").ResultArg} ResultArg
  * @typedef {import("../binding.js").ErrorArg} ErrorArg
@@ -287,6 +287,7 @@ class Worker {
         // The native half carries the lease and backoff settings.
         new TaskContext(this._store, row, this.id, undefined, {
           [NATIVE]: () => this._native.context(call.id, index),
+          [SUSPENDED]: () => this._suspended(call),
         }),
     );
     this._running.set(call.id, contexts);
@@ -324,6 +325,9 @@ class Worker {
    * @param {unknown} value
    */
   _returned(call, value) {
+    // A handler stopped by a suspension settles no more (it cannot, unless it
+    // went on without awaiting its step).
+    if (!this._running.has(call.id)) return;
     const results = resultsOf(value, call.tasks, call.batch);
     const unserializable = results.find((r) => r.unserializable !== undefined);
     if (unserializable) {
@@ -354,6 +358,7 @@ class Worker {
    * @param {unknown} [thrown] what the handler threw (or why its result could not be stored)
    */
   _settle(call, outcome, thrown) {
+    if (!this._running.has(call.id)) return;
     const ended = outcome.kind === "lostLease" ? "lost_lease" : "failed";
     if (call.traced) endProcess(call.traced, ended, thrown);
     if (call.metered) endMetered(call.metered, ended, thrown);
@@ -366,6 +371,18 @@ class Worker {
       next = this._native.settle(call.id, /** @type {OutcomeArg} */ (UNREPORTABLE));
     }
     this._startNext(next);
+  }
+
+  /**
+   * A step sent the call's task back to the queue (docs/api.md, "Durable
+   * steps"): the call ends now, its slot free, though its handler never returns.
+   * @param {Call} call
+   */
+  _suspended(call) {
+    if (!this._running.delete(call.id)) return;
+    if (call.traced) endProcess(call.traced, "suspended");
+    if (call.metered) endMetered(call.metered, "suspended");
+    this._startNext(this._native.settle(call.id, /** @type {OutcomeArg} */ ({ kind: "suspended" })));
   }
 
   /**

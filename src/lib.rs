@@ -19,6 +19,8 @@ mod shared_tx;
 mod statuses;
 mod watch;
 mod worker;
+// After `worker` and `store`: it adds methods to their structs.
+mod steps;
 // After `store` and `worker`, whose structs its constructor and methods take.
 mod metrics;
 

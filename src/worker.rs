@@ -75,6 +75,8 @@ pub enum OutcomeKind {
     Returned,
     Threw,
     LostLease,
+    /// A step sent the task back to the queue (`ctx.sleep`, `ctx.callChild`).
+    Suspended,
 }
 
 /// How the JS shim says the handler ended.
@@ -135,6 +137,7 @@ impl From<OutcomeArg> for CallOutcome {
                     .collect(),
             ),
             OutcomeKind::LostLease => CallOutcome::LostLease,
+            OutcomeKind::Suspended => CallOutcome::Suspended,
             OutcomeKind::Threw => CallOutcome::Threw {
                 envelope_json: outcome.envelope.unwrap_or_else(|| "{}".into()),
                 retryable: outcome.retryable.unwrap_or(true),
@@ -325,7 +328,7 @@ impl NativeWorker {
 /// The Rust half of one `TaskContext`.
 #[napi]
 pub struct NativeContext {
-    inner: Arc<TaskContext>,
+    pub(crate) inner: Arc<TaskContext>,
 }
 
 #[napi]

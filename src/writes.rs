@@ -111,7 +111,7 @@ pub fn writes(text: &str) -> Result<Vec<cairnq_core::Result<Write>>> {
         .collect())
 }
 
-fn decode_write(text: &str) -> cairnq_core::Result<Write> {
+pub(crate) fn decode_write(text: &str) -> cairnq_core::Result<Write> {
     let args: WriteArgs = serde_path_to_error::deserialize(
         &mut serde_json::Deserializer::from_str(text),
     )

@@ -472,6 +472,66 @@ for (const sdk of SDKS) {
         await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
       });
 
+      scenario("a database with steps: Python runs such a task from the top, a child it finishes resumes its parent, its purge takes the steps", async (t) => {
+        const db = await backend.freshDatabase(t);
+        const ours = await openOurs(t, backend, db);
+        const ourWorker = startOurWorker(t, backend, db, (w) => {
+          // Waits on a child only the Python worker runs: no completion of
+          // ours wakes it, its recheck (pollMs) does.
+          w.task("js.parent", async (ctx, payload) => {
+            const before = await ctx.step("before", () => ({ by: "js" }));
+            const child = await ctx.callChild("kid", "py.kid", payload, { pollMs: 300 });
+            return { before, child };
+          });
+          w.task("stepped", async (ctx) => {
+            await ctx.step("a", () => 1);
+            await ctx.sleep("nap", 2000);
+            return { by: "js" };
+          });
+        });
+        const pyWorker = spawnPyWorker(t, db, { handlers: ["py.kid"] });
+        await pyWorker.ready();
+        const parent = await ours.submit("js.parent", RICH_PAYLOAD);
+        const done = await ours.wait(parent.id, { timeoutMs: OUR_CALL_WAIT_MS });
+        assert.equal(done.status, "succeeded", JSON.stringify(done));
+        assert.equal(done.attempt, 1);
+        assert.deepEqual(done.result.before, { by: "js" });
+        assert.equal(done.result.child.by, "python");
+        assert.deepEqual(done.result.child.echo, RICH_PAYLOAD);
+
+        // Our worker stops while "stepped" sleeps; a Python worker takes it
+        // when it is due and runs it from the top, as any task.
+        const stepped = await ours.submit("stepped", {});
+        await waitFor(
+          async () => (await ours.steps(stepped.id)).suspended?.kind === "sleep",
+          { timeoutMs: OUR_CALL_WAIT_MS, message: "the task never slept" },
+        );
+        await ourWorker.stopAndDrain();
+        const pyStepper = spawnPyWorker(t, db, { handlers: ["stepped"] });
+        const pyStepperId = await pyStepper.ready();
+        const ran = await ours.wait(stepped.id, { timeoutMs: OUR_CALL_WAIT_MS });
+        assert.equal(ran.status, "succeeded", JSON.stringify(ran));
+        assert.equal(ran.worker_id, pyStepperId);
+        assert.equal(ran.result.by, "python");
+        assert.deepEqual(
+          (await ours.steps(stepped.id)).steps.map((step) => step.id),
+          ["a", "nap"],
+        );
+
+        // The Python SDK reads the database as ever; its ledger holds our
+        // entry; its purge deletes the tasks and, by the key, their steps.
+        const { task: pyRow } = await py("get", db, stepped.id);
+        assert.equal(pyRow.status, "succeeded");
+        const { migrations } = await py("ledger", db);
+        assert.ok(migrations.some((m) => m.name === "node_steps_0001.sql"), JSON.stringify(migrations));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const { ids } = await py("purge", db, "--older-than-ms", "0");
+        assert.ok(ids.includes(stepped.id) && ids.includes(parent.id), JSON.stringify(ids));
+        assert.deepEqual(await ours.steps(stepped.id), { steps: [], suspended: null });
+        assert.deepEqual(await ours.steps(parent.id), { steps: [], suspended: null });
+        await Promise.all([pyWorker.terminate(), pyStepper.terminate()]);
+      });
+
       scenario("a database with flow tables: the Python worker opens it and runs grouped tasks (without the limits)", async (t) => {
         const db = await backend.freshDatabase(t);
         const ours = await openOurs(t, backend, db);

@@ -51,6 +51,8 @@ const TYPE_EXPORTS = [
   // Flow control (docs/api.md, "Flow control").
   "RateLimit",
   "MetricsOptions", "Metrics",
+  // Durable steps (docs/api.md, "Durable steps").
+  "CallChildOptions", "StepKind", "TaskStep", "StepSuspension", "TaskSteps",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */

@@ -9,6 +9,7 @@ const models = require("../models.js");
 const inspect = require("./inspect.js");
 const fmt = require("./format.js");
 const { defineSchedulesCommand } = require("./schedules.js");
+const { stepSections } = require("./steps.js");
 
 const { EXIT, InspectError } = inspect;
 const STATUSES = /** @type {import("../../index.js").TaskStatus[]} */ ([...models.STATUSES]);
@@ -209,8 +210,9 @@ async function main(argv, io = {}) {
       const cq = open(db);
       const task = await inspect.getTask(cq, ref);
       const children = await inspect.spawned(cq, task);
-      if (opts.json) return printJson({ ...task, spawned: children.map((t) => ({ id: t.id, name: t.name, status: t.status })) });
-      print(describeTask(c, task, children));
+      const steps = await cq.steps(task.id);
+      if (opts.json) return printJson({ ...task, spawned: children.map((t) => ({ id: t.id, name: t.name, status: t.status })), ...steps });
+      print([describeTask(c, task, children), ...stepSections(c, steps, Date.now())].join("\n"));
     });
 
   command("retry <db> [id]", "put a failed or canceled task back in its queue")

@@ -38,6 +38,7 @@ const FILES = /** @type {const} */ ({
   "index.html": "text/html; charset=utf-8",
   "app.js": "text/javascript; charset=utf-8",
   "schedules.js": "text/javascript; charset=utf-8",
+  "steps.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 });
@@ -166,7 +167,8 @@ function createDashboard(options) {
         if (taskMatch) {
           const task = await inspect.getTask(client, { id: decodeSegment(taskMatch[1], "task id") });
           const spawned = await inspect.spawned(client, task);
-          return json({ task: inspect.truncateBodies(task), spawned });
+          const steps = await client.steps(task.id);
+          return json({ task: inspect.truncateBodies(task), spawned, steps });
         }
         const listed = await schedules.readSchedules(client, route);
         if (listed !== undefined) return json(listed);

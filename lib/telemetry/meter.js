@@ -8,7 +8,7 @@
 // Without the API or a provider, `activeInstruments` answers null.
 
 const { SCOPE, VERSION, otel } = require("./otel.js");
-const { errorType, messagingAttributes } = require("./trace.js");
+const { FINE_OUTCOMES, errorType, messagingAttributes } = require("./trace.js");
 
 /**
  * @typedef {import("@opentelemetry/api").Meter} Meter
@@ -60,13 +60,13 @@ function startMetered(instruments, name, tasks) {
 
 /**
  * @param {Metered} metered
- * @param {"succeeded" | "failed" | "lost_lease"} outcome
+ * @param {"succeeded" | "suspended" | "failed" | "lost_lease"} outcome
  * @param {unknown} [thrown]
  */
 function endMetered(metered, outcome, thrown) {
   /** @type {Attributes} */
   const attributes = { ...metered.attributes, "cairnq.task.outcome": outcome };
-  if (outcome !== "succeeded") attributes["error.type"] = errorType(thrown);
+  if (!FINE_OUTCOMES.has(outcome)) attributes["error.type"] = errorType(thrown);
   metered.instruments.duration.record((performance.now() - metered.started) / 1000, attributes);
 }
 

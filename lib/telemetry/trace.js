@@ -161,14 +161,20 @@ function runInSpan(traced, fn, ...args) {
 }
 
 /**
+ * How a handler ends without an error: it returned, or a durable step sent
+ * its task back to the queue (docs/api.md, "Durable steps").
+ */
+const FINE_OUTCOMES = new Set(["succeeded", "suspended"]);
+
+/**
  * End a consumer span with how its handler ended.
  * @param {Traced} traced
- * @param {"succeeded" | "failed" | "lost_lease"} outcome
+ * @param {"succeeded" | "suspended" | "failed" | "lost_lease"} outcome
  * @param {unknown} [thrown] what a failed handler threw
  */
 function endProcess(traced, outcome, thrown) {
   traced.span.setAttribute("cairnq.task.outcome", outcome);
-  if (outcome !== "succeeded") failSpan(traced.span, thrown);
+  if (!FINE_OUTCOMES.has(outcome)) failSpan(traced.span, thrown);
   traced.span.end();
 }
 
@@ -194,4 +200,4 @@ function errorType(err) {
   return err instanceof Error ? err.name : "Error";
 }
 
-module.exports = { errorType, messagingAttributes, activeTracer, tracedSubmit, startProcess, runInSpan, endProcess };
+module.exports = { FINE_OUTCOMES, errorType, messagingAttributes, activeTracer, tracedSubmit, startProcess, runInSpan, endProcess };

@@ -1711,6 +1711,94 @@ async fn schedules_catch_up_follows_the_policy() {
     store.close().await.unwrap();
 }
 
+/// Durable steps (the shared checks of `common::steps`).
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_steps_replay_after_a_failure() {
+    let db = test_db!();
+    let store = db.store();
+    common::steps::steps_replay_after_a_failure(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_a_sleep_frees_its_slot_and_uses_no_attempt() {
+    let db = test_db!();
+    let store = db.store();
+    common::steps::a_sleep_frees_its_slot_and_uses_no_attempt(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_a_parent_waits_for_its_child_without_a_slot() {
+    let db = test_db!();
+    let store = db.store();
+    common::steps::a_parent_waits_for_its_child_without_a_slot(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_a_parent_rechecks_a_child_nobody_wakes_it_for() {
+    let db = test_db!();
+    let store = db.store();
+    common::steps::a_parent_rechecks_a_child_nobody_wakes_it_for(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_a_waiting_parent_is_canceled() {
+    let db = test_db!();
+    let store = db.store();
+    common::steps::a_waiting_parent_is_canceled(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_misuse_is_refused() {
+    let db = test_db!();
+    let store = db.store();
+    common::steps::misuse_is_refused(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_a_lost_lease_stores_nothing() {
+    let db = test_db!();
+    let store = db.store();
+    common::steps::a_lost_lease_stores_nothing(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_the_table_appears_on_first_use_and_goes_with_purged_tasks() {
+    let db = test_db!();
+    let store = db.store();
+    common::steps::the_table_appears_on_first_use_and_goes_with_purged_tasks(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+/// The table's ledger row: a name other SDKs ignore.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn steps_the_ledger_records_the_steps_table() {
+    let db = test_db!();
+    let store = db.store();
+    common::steps::the_table_appears_on_first_use_and_goes_with_purged_tasks(store.clone()).await;
+    store.close().await.unwrap();
+    let ledger: Vec<String> = db
+        .sql()
+        .await
+        .query(
+            "select name from cairnq_migrations where name not like '00%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    assert_eq!(ledger, vec!["node_steps_0001.sql".to_string()]);
+}
+
 /// Flow control (docs/protocol.md, "Flow control tables"): the shared checks,
 /// the tables' first use, claimers of two pools racing for the same slots and
 /// windows, and the plans of the flow statements.

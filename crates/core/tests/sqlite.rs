@@ -1027,6 +1027,101 @@ mod hardening {
     }
 }
 
+/// Durable steps (the shared checks of `common::steps`).
+mod steps {
+    use super::common;
+    use cairnq_core::Store;
+    use std::sync::Arc;
+
+    fn store_in(dir: &tempfile::TempDir) -> Arc<Store> {
+        Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn steps_replay_after_a_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::steps::steps_replay_after_a_failure(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sleep_frees_its_slot_and_uses_no_attempt() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::steps::a_sleep_frees_its_slot_and_uses_no_attempt(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_parent_waits_for_its_child_without_a_slot() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::steps::a_parent_waits_for_its_child_without_a_slot(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_parent_rechecks_a_child_nobody_wakes_it_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::steps::a_parent_rechecks_a_child_nobody_wakes_it_for(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_waiting_parent_is_canceled() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::steps::a_waiting_parent_is_canceled(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn misuse_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::steps::misuse_is_refused(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_lost_lease_stores_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::steps::a_lost_lease_stores_nothing(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_table_appears_on_first_use_and_goes_with_purged_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::steps::the_table_appears_on_first_use_and_goes_with_purged_tasks(store.clone())
+            .await;
+        store.close().await.unwrap();
+    }
+
+    /// The table's ledger row: a name other SDKs ignore.
+    #[tokio::test]
+    async fn the_ledger_records_the_steps_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::steps::the_table_appears_on_first_use_and_goes_with_purged_tasks(store.clone())
+            .await;
+        store.close().await.unwrap();
+        let conn = rusqlite::Connection::open(dir.path().join("q.db")).unwrap();
+        let ledger: Vec<String> = conn
+            .prepare("select name from cairnq_migrations where name not like '00%'")
+            .unwrap()
+            .query_map([], |row| row.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(ledger, vec!["node_steps_0001.sql".to_string()]);
+    }
+}
+
 /// Flow control (docs/protocol.md, "Flow control tables"): the shared checks,
 /// the tables' first use, and the plans of the flow statements.
 mod flow {

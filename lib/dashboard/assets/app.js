@@ -109,12 +109,17 @@
 
   // --- routing -------------------------------------------------------------------
 
-  // Pages defined by the page's other scripts (schedules.js), by hash path.
+  // Pages defined by the page's other scripts (schedules.js), by hash path;
+  // cards they add to the task page (steps.js), each given the task's answer.
   const pages = {};
+  const taskCards = [];
   window.cairnqDashboard = {
     pages,
+    taskCards,
     h,
     when,
+    statusBadge,
+    taskLink,
     api,
     flash,
     route,
@@ -294,8 +299,9 @@
     const content = h("div");
     main.replaceChildren(h("h1", {}, "Task ", h("span", { class: "mono" }, id)), content);
     refresh(async () => {
-      const { task, spawned } = await api(`api/tasks/${encodeURIComponent(id)}`);
-      content.replaceChildren(...renderTask(task, spawned).filter(Boolean));
+      const answer = await api(`api/tasks/${encodeURIComponent(id)}`);
+      const cards = taskCards.map((card) => card(answer));
+      content.replaceChildren(...[...renderTask(answer.task, answer.spawned), ...cards].filter(Boolean));
     });
   }
 

@@ -5,6 +5,7 @@
 
 pub mod flow;
 pub mod schedules;
+pub mod steps;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};

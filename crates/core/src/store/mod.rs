@@ -11,6 +11,8 @@ pub mod postgres;
 mod schedule_rows;
 mod session;
 pub mod sqlite;
+mod step_presence;
+mod step_rows;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
@@ -20,6 +22,8 @@ pub use backend::*;
 pub use inputs::*;
 pub use schedule_rows::*;
 pub use session::ClaimSession;
+pub use step_presence::StepsPresence;
+pub use step_rows::*;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
 use self::inputs::new_task;
@@ -72,6 +76,8 @@ pub struct Store {
     /// Told when this process changes a schedule, so its workers' firing
     /// clocks read the schedules again at once (the schedule module).
     schedule_changes: tokio::sync::Notify,
+    /// What this store knows of the steps table (docs/api.md, "Durable steps").
+    steps: StepsPresence,
 }
 
 impl Store {
@@ -80,6 +86,7 @@ impl Store {
             backend,
             gate: RwLock::new(None),
             schedule_changes: tokio::sync::Notify::new(),
+            steps: StepsPresence::default(),
         })
     }
 
@@ -165,23 +172,37 @@ impl Store {
     /// it, and the others still run.
     pub async fn write_group(&self, writes: Vec<Result<Write>>) -> Vec<WriteAnswer> {
         let mut admitted = Vec::with_capacity(writes.len());
+        let mut may_wake = false;
         for write in writes {
+            may_wake |= write.as_ref().is_ok_and(|w| self.may_wake_parents(w));
             admitted.push(match write {
                 Ok(write) => self.admit(write).await,
                 Err(err) => Err(err),
             });
         }
         let (ops, answers) = split_refused(admitted);
-        in_order(answers, self.backend.write_group(ops).await)
+        let answers = in_order(answers, self.backend.write_group(ops).await);
+        if may_wake {
+            let rows = answers
+                .iter()
+                .filter_map(|a| a.as_ref().ok().and_then(Option::as_ref));
+            self.wake_parents_of(step_presence::finished_children(rows))
+                .await;
+        }
+        answers
     }
 
     /// Client writes of one tick on the caller's thread, sharing one commit,
     /// when the backend can run them without waiting; `None` means "use
     /// `write_group`". Submits that the backpressure gate would have to admit
-    /// never run here.
+    /// never run here, nor cancels and finishes that may wake a waiting
+    /// parent (docs/api.md, "Durable steps").
     pub fn write_now(&self, writes: Vec<Result<Write>>) -> Option<Vec<WriteAnswer>> {
         let gated = self.gate.read().expect("gate lock").is_some();
-        if gated && writes.iter().any(|w| matches!(w, Ok(Write::Submit(_)))) {
+        if writes.iter().any(|w| {
+            w.as_ref()
+                .is_ok_and(|w| (gated && matches!(w, Write::Submit(_))) || self.may_wake_parents(w))
+        }) {
             return None;
         }
         let validated = writes.into_iter().map(|w| w.and_then(|w| self.validate(w)));
@@ -399,7 +420,10 @@ impl Store {
     }
 
     pub async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
-        self.backend.finish(owned, outcome).await
+        let row = self.backend.finish(owned, outcome).await?;
+        self.wake_parents_of(step_presence::finished_children([&row]))
+            .await;
+        Ok(row)
     }
 
     pub async fn complete_batch(
@@ -411,6 +435,26 @@ impl Store {
             return Ok(Vec::new());
         }
         self.backend.complete_batch(worker_id, items).await
+    }
+
+    /// What this store knows of the steps table.
+    pub(crate) fn step_presence(&self) -> &StepsPresence {
+        &self.steps
+    }
+
+    /// Make the tasks waiting on any of `child_ids` (each just finished) due
+    /// now (`StepsPresence::wake_parents`).
+    pub async fn wake_parents_of(&self, child_ids: Vec<String>) {
+        self.steps
+            .wake_parents(self.backend.steps(), child_ids)
+            .await
+    }
+
+    /// Whether a client write of `write`'s kind must leave the caller's
+    /// thread: a cancel or a finish may end a child whose parent waits, and
+    /// only the asynchronous path wakes it.
+    fn may_wake_parents(&self, write: &Write) -> bool {
+        matches!(write, Write::Cancel(_) | Write::Finish(..)) && self.steps.maybe()
     }
 
     /// See `Backend::wake_ticket`.

@@ -90,6 +90,9 @@ pub enum CallOutcome {
     },
     /// The handler threw `LostLease`: leftovers are left to lease expiry.
     LostLease,
+    /// A step sent the task back to the queue (docs/api.md, "Durable
+    /// steps"): the run is over and its context settled; nothing to write.
+    Suspended,
     /// The handler could not be run or its answer not received (the JS side
     /// is going away). Reported as an execute error; leftovers are left to
     /// lease expiry.
@@ -191,7 +194,7 @@ pub(crate) fn settlements(
                 retryable,
             })
             .collect(),
-        Ending::Handler(CallOutcome::LostLease) => return Vec::new(),
+        Ending::Handler(CallOutcome::LostLease | CallOutcome::Suspended) => return Vec::new(),
         Ending::Handler(CallOutcome::Broken(err)) => {
             reporter.execute(err, call.first_task_id());
             return Vec::new();

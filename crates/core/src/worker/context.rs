@@ -7,6 +7,7 @@ use std::sync::{Arc, Weak};
 
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
+use crate::steps::StepLog;
 use crate::store::{HeldTask, Outcome, Store, Target};
 use crate::task::Task;
 
@@ -33,6 +34,12 @@ pub struct TaskContext {
     listener: Option<LeaseListener>,
     /// `(call id, index in the call)` for a worker's context.
     position: Option<(u64, usize)>,
+    /// The context is one of a batch call's (`fn(contexts)`).
+    batch: bool,
+    /// A step sent the task back to the queue: this run is over (`worker::steps`).
+    suspended: AtomicBool,
+    /// The steps of this run (docs/api.md, "Durable steps").
+    steps: StepLog,
 }
 
 impl TaskContext {
@@ -56,19 +63,24 @@ impl TaskContext {
             settling: AtomicUsize::new(0),
             listener: None,
             position: None,
+            batch: false,
+            suspended: AtomicBool::new(false),
+            steps: StepLog::default(),
         }
     }
 
-    /// The context of task `index` of call `call_id`; lease loss is reported
-    /// to `listener`.
+    /// The context of task `index` of call `call_id` (a batch call's when
+    /// `batch`); lease loss is reported to `listener`.
     pub(crate) fn in_call(
         mut self,
         listener: LeaseListener,
         call_id: u64,
         index: usize,
+        batch: bool,
     ) -> TaskContext {
         self.listener = Some(listener);
         self.position = Some((call_id, index));
+        self.batch = batch;
         self
     }
 
@@ -136,14 +148,38 @@ impl TaskContext {
         self.settling.fetch_sub(1, SeqCst);
     }
 
-    fn owned(&self) -> HeldTask {
+    pub(crate) fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    pub(super) fn is_batch(&self) -> bool {
+        self.batch
+    }
+
+    pub(super) fn step_log(&self) -> &StepLog {
+        &self.steps
+    }
+
+    /// True once a step sent the task back to the queue: the run is over.
+    pub fn suspended(&self) -> bool {
+        self.suspended.load(SeqCst)
+    }
+
+    /// The run is over: the task is queued (or canceled) again; nothing of
+    /// it is written any more, by the handler or by the worker.
+    pub(super) fn mark_suspended(&self) {
+        self.suspended.store(true, SeqCst);
+        self.mark_settled();
+    }
+
+    pub(super) fn owned(&self) -> HeldTask {
         HeldTask {
             task_id: self.task.id.clone(),
             worker_id: self.worker_id.clone(),
         }
     }
 
-    fn lost(&self) -> Error {
+    pub(super) fn lost(&self) -> Error {
         Error::LostLease {
             task_id: self.task.id.clone(),
         }

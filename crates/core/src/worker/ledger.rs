@@ -265,15 +265,28 @@ impl RunState {
             Ok(ids) => ids.iter().cloned().collect(),
             Err(_) => HashSet::new(),
         };
+        // A completed child may have a parent waiting on it (docs/api.md,
+        // "Durable steps"): woken after this commit, off the poll loop.
+        let store = pending.first().map(|c| c.context.store().clone());
+        let mut children = Vec::new();
         for completion in pending {
             let context = &completion.context;
             match &written {
-                Ok(_) if completed.contains(context.task_id()) => context.mark_settled(),
+                Ok(_) if completed.contains(context.task_id()) => {
+                    context.mark_settled();
+                    if context.task().parent_id.is_some() {
+                        children.push(context.task_id().to_string());
+                    }
+                }
                 Ok(_) => context.mark_lease_lost(),
                 Err(err) => reporter.execute((*err).clone(), context.task_id()),
             }
             context.end_settling();
             self.write_done(&completion.call);
+        }
+        if let (Some(store), false) = (store, children.is_empty()) {
+            self.runtime
+                .spawn(async move { store.wake_parents_of(children).await });
         }
     }
 }

@@ -15,6 +15,7 @@ mod poll;
 mod registry;
 mod report;
 mod settings;
+mod steps;
 mod timings;
 
 use std::sync::{Arc, Mutex, Weak};
@@ -28,6 +29,7 @@ pub use self::invoker::Invoker;
 pub use self::registry::Registration;
 pub use self::report::{ErrorHook, ErrorInfo, Phase};
 pub use self::settings::{retry_backoff, WorkerOptions};
+pub use self::steps::{ChildCall, StepStart};
 pub use self::timings::{merge as merge_timings, NameTimings, Timings};
 
 use self::call::{Ending, Settlement};
@@ -397,7 +399,10 @@ impl WorkerInner {
                     .into_iter()
                     .enumerate()
                     .map(|(index, task)| {
-                        Arc::new(self.context(task).in_call(listener.clone(), id, index))
+                        Arc::new(
+                            self.context(task)
+                                .in_call(listener.clone(), id, index, batch),
+                        )
                     })
                     .collect();
                 Call::new(id, name, batch, contexts)

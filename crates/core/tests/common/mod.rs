@@ -143,6 +143,7 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
 pub mod debounce;
 pub mod flow;
 pub mod schedules;
+pub mod steps;
 
 /// A delay a stored time cannot hold is refused naming `runAtDelayMs`, and
 /// writes nothing; the largest one allowed is stored exactly.

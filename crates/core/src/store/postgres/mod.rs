@@ -15,6 +15,7 @@ mod reads;
 mod rows;
 mod schedules;
 mod shared_tx;
+mod steps;
 mod tls;
 pub mod transport;
 
@@ -37,10 +38,11 @@ use self::shared_tx::SharedTransactions;
 use self::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, OpenMode, Outcome,
-    Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef,
+    Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, StepBackend, Target, TaskRef,
 };
 use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
+use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result};
 use crate::protocol::{self, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
 use crate::task::Task;
@@ -467,6 +469,10 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         self.schedule_read(pick, args).await
     }
 
+    fn steps(&self) -> &dyn StepBackend {
+        self
+    }
+
     async fn shared_tx_open(&self) -> Result<SharedTx> {
         let tx = self.begin().await?;
         let session = tx.handle();
@@ -502,5 +508,55 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn shared_tx_abort(&self, id: u64) -> Result<()> {
         self.shared.take(id).await?.rollback().await
+    }
+}
+
+#[async_trait]
+impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
+    async fn steps_installed(&self) -> Result<bool> {
+        steps::installed(&self.client().await?).await
+    }
+
+    async fn install_steps(&self) -> Result<()> {
+        steps::install(self.begin().await?).await
+    }
+
+    async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {
+        steps::load(&self.client().await?, &task_id).await
+    }
+
+    async fn step_summaries(&self, task_id: String) -> Result<Vec<StepSummary>> {
+        steps::summaries(&self.client().await?, &task_id).await
+    }
+
+    async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
+        steps::record(&self.client().await?, &owned, &step).await
+    }
+
+    async fn suspend(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        wake: Wake,
+    ) -> Result<Suspended> {
+        let tx = self.begin().await?;
+        let suspended = steps::suspend(&tx, &owned, step.as_ref(), wake).await;
+        end_tx(tx, suspended).await
+    }
+
+    async fn wait_for_child(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        child_id: String,
+        recheck_ms: i64,
+    ) -> Result<ChildWait> {
+        let tx = self.begin().await?;
+        let waited = steps::wait_for_child(&tx, &owned, step.as_ref(), &child_id, recheck_ms).await;
+        end_tx(tx, waited).await
+    }
+
+    async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
+        steps::wake_parents(&self.client().await?, &child_ids).await
     }
 }

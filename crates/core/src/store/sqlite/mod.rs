@@ -13,6 +13,7 @@ mod query;
 mod reads;
 mod rows;
 mod schedules;
+mod steps;
 mod wal_watch;
 mod wal_writes;
 mod writes;
@@ -30,10 +31,11 @@ use self::wal_watch::WalWatch;
 use self::writes::{complete_many, run_op, spans_statements};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, OpenMode, Outcome,
-    Polled, PurgeFilter, StatusCount, Target, TaskRef, WaitPoll, WriteAnswer, WriteOp,
+    Polled, PurgeFilter, StatusCount, StepBackend, Target, TaskRef, WaitPoll, WriteAnswer, WriteOp,
 };
 use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
+use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result};
 use crate::protocol::{self, SQLITE as SQL};
 use crate::task::Task;
@@ -372,5 +374,61 @@ impl Backend for SqliteBackend {
     async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
         let row = self.write_op(WriteOp::Finish(owned, outcome)).await?;
         Ok(row.expect("an owned write returns its row"))
+    }
+    fn steps(&self) -> &dyn StepBackend {
+        self
+    }
+}
+
+#[async_trait]
+impl StepBackend for SqliteBackend {
+    async fn steps_installed(&self) -> Result<bool> {
+        self.read(steps::installed).await
+    }
+
+    async fn install_steps(&self) -> Result<()> {
+        self.transaction(steps::install).await
+    }
+
+    async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {
+        self.read(move |conn| steps::load(conn, &task_id)).await
+    }
+
+    async fn step_summaries(&self, task_id: String) -> Result<Vec<StepSummary>> {
+        self.read(move |conn| steps::summaries(conn, &task_id))
+            .await
+    }
+
+    async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
+        self.write(move |conn| steps::record(conn, &owned, &step))
+            .await
+    }
+
+    async fn suspend(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        wake: Wake,
+    ) -> Result<Suspended> {
+        self.transaction(move |conn| steps::suspend(conn, &owned, step, wake))
+            .await
+    }
+
+    async fn wait_for_child(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        child_id: String,
+        recheck_ms: i64,
+    ) -> Result<ChildWait> {
+        self.transaction(move |conn| {
+            steps::wait_for_child(conn, &owned, step.as_ref(), &child_id, recheck_ms)
+        })
+        .await
+    }
+
+    async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
+        self.write(move |conn| steps::wake_parents(conn, &child_ids))
+            .await
     }
 }

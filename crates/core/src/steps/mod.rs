@@ -1,0 +1,362 @@
+//! Durable steps (docs/api.md, "Durable steps"): what one run of a task
+//! decides about each step it reaches. A run loads the task's stored steps
+//! once, at its first step; a step found there is replayed, a step not found
+//! runs and is stored (`ctx.step`), or suspends the task (`ctx.sleep`,
+//! `ctx.callChild`). The worker's context (`worker::steps`) carries the
+//! decisions out through the store.
+
+mod store;
+pub mod view;
+
+use std::collections::{HashMap, HashSet};
+
+pub use self::store::CHILD_KEY_PREFIX;
+use crate::error::{js_number, Error, Result};
+use crate::input::{stored_ms, FOREVER_MS};
+use crate::store::{ChildState, NewStep, StepKind, Store, StoredStep, Wake};
+
+/// How long a parent waits on its child before it looks again by itself,
+/// when no completion wakes it (a child run by another SDK's worker).
+pub const DEFAULT_CHILD_RECHECK_MS: i64 = 30_000;
+
+/// The latest time `sleepUntil` takes: what a JS `Date` can hold.
+const LATEST_DATE_MS: f64 = 8.64e15;
+
+/// The steps of one run of a task: those stored before the run (loaded at
+/// the first step; a step this run stores is never looked up again in it,
+/// ids being unique), and the ids it has reached.
+#[derive(Default)]
+pub struct StepLog {
+    stored: tokio::sync::Mutex<Option<HashMap<String, StoredStep>>>,
+    reached: std::sync::Mutex<HashSet<String>>,
+}
+
+impl StepLog {
+    /// Marks `id` reached in this run: a second step of one run under the
+    /// same id is refused (two steps would share one stored result).
+    pub fn reach(&self, id: &str) -> Result<()> {
+        if id.is_empty() {
+            return Err(Error::Invalid(
+                "step id must be a non-empty string, got \"\"".into(),
+            ));
+        }
+        if !self
+            .reached
+            .lock()
+            .expect("reached steps")
+            .insert(id.to_string())
+        {
+            return Err(Error::Invalid(format!(
+                "step id \"{id}\" is used twice in one run of the task; step ids must be unique within a task"
+            )));
+        }
+        Ok(())
+    }
+
+    /// The step stored under `id`, if any (the task's steps are read at the
+    /// first call). A step stored by another kind of call is refused: the
+    /// handler changed, and replaying it would hand back the wrong thing.
+    pub async fn stored(
+        &self,
+        store: &Store,
+        task_id: &str,
+        id: &str,
+        kind: StepKind,
+    ) -> Result<Option<StoredStep>> {
+        let mut stored = self.stored.lock().await;
+        if stored.is_none() {
+            let loaded = store.load_steps(task_id).await?;
+            *stored = Some(
+                loaded
+                    .into_iter()
+                    .map(|step| (step.step_id.clone(), step))
+                    .collect(),
+            );
+        }
+        let found = stored.as_ref().and_then(|steps| steps.get(id)).cloned();
+        match found {
+            Some(step) if step.kind != kind => Err(Error::Invalid(format!(
+                "step \"{id}\" of task {task_id} was stored by {}, not {}; a step id keeps its kind",
+                step.kind.method(),
+                kind.method()
+            ))),
+            found => Ok(found),
+        }
+    }
+}
+
+/// A step row for `id` of `kind`.
+pub fn new_step(id: &str, kind: StepKind) -> NewStep {
+    NewStep {
+        step_id: id.to_string(),
+        kind,
+        result: None,
+        wake: None,
+        child_id: None,
+    }
+}
+
+/// What a sleep asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SleepFor {
+    /// `ctx.sleep(id, ms)`.
+    Ms(i64),
+    /// `ctx.sleepUntil(id, date)`, epoch milliseconds.
+    Until(i64),
+}
+
+impl SleepFor {
+    /// `ctx.sleep`'s `ms`: a stored duration (docs/api.md, "Values and
+    /// JSON") that is not negative.
+    pub fn ms(v: f64) -> Result<SleepFor> {
+        let ms = stored_ms("ms", v)?;
+        if ms < 0 {
+            return Err(Error::Invalid(format!(
+                "ms must be >= 0, got {}",
+                js_number(v)
+            )));
+        }
+        Ok(SleepFor::Ms(ms))
+    }
+
+    /// `ctx.sleepUntil`'s time: a valid `Date`, or epoch milliseconds one can hold.
+    pub fn until(v: f64) -> Result<SleepFor> {
+        if v.is_finite() && v.abs() <= LATEST_DATE_MS {
+            Ok(SleepFor::Until(v as i64))
+        } else {
+            Err(Error::Invalid(format!(
+                "date must be a valid Date or epoch milliseconds, got {}",
+                js_number(v)
+            )))
+        }
+    }
+}
+
+/// What a sleep does now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SleepPlan {
+    /// Go on: the sleep is over (or took no time).
+    Resume,
+    /// Suspend until `wake`, storing `record` first (a sleep reached the
+    /// first time).
+    Suspend { record: Option<NewStep>, wake: Wake },
+}
+
+/// A sleep is served once the task has been claimed at or after its wake
+/// time: `claimed_at` is the run's claim, stamped by the clock that stamped
+/// the wake time (docs/protocol.md, "Clocks"). A run that started earlier
+/// (a retry of a canceled sleeper, a wake meant for a child's parent)
+/// sleeps on until the stored time; `now` only decides whether a sleep not
+/// stored yet takes any time at all.
+pub fn plan_sleep(
+    id: &str,
+    stored: Option<&StoredStep>,
+    wanted: SleepFor,
+    claimed_at: i64,
+    now: i64,
+) -> SleepPlan {
+    if let Some(step) = stored {
+        return match step.wake_at_ms {
+            Some(at) if at > claimed_at => SleepPlan::Suspend {
+                record: None,
+                wake: Wake::At(at),
+            },
+            _ => SleepPlan::Resume,
+        };
+    }
+    let wake = match wanted {
+        SleepFor::Ms(ms) if ms > 0 => Wake::After(ms),
+        SleepFor::Until(at) if at > now => Wake::At(at),
+        _ => return SleepPlan::Resume,
+    };
+    SleepPlan::Suspend {
+        record: Some(NewStep {
+            wake: Some(wake),
+            ..new_step(id, StepKind::Sleep)
+        }),
+        wake,
+    }
+}
+
+/// `ctx.callChild`'s `pollMs` (default `DEFAULT_CHILD_RECHECK_MS`): how
+/// long the parent stays suspended before it reads its child again.
+pub fn child_recheck_ms(v: Option<f64>) -> Result<i64> {
+    let Some(v) = v else {
+        return Ok(DEFAULT_CHILD_RECHECK_MS);
+    };
+    if v.is_finite() && (1.0..=FOREVER_MS).contains(&v) {
+        Ok(v as i64)
+    } else {
+        Err(Error::Invalid(format!(
+            "pollMs must be a finite number of milliseconds >= 1, at most 1e15 (about 31,700 years), got {}",
+            js_number(v)
+        )))
+    }
+}
+
+/// What a child step does now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChildPlan {
+    /// The child has finished: hand its outcome over.
+    Finished { child_id: String, child: ChildState },
+    /// The child is stored, not finished: wait for it.
+    Wait { child_id: String },
+    /// Reached the first time: submit the child, store the step, wait.
+    Submit,
+}
+
+pub fn plan_child(id: &str, stored: Option<&StoredStep>) -> Result<ChildPlan> {
+    let Some(step) = stored else {
+        return Ok(ChildPlan::Submit);
+    };
+    let child_id = step.child_id.clone().unwrap_or_default();
+    match &step.child {
+        Some(child) if child.status.is_terminal() => Ok(ChildPlan::Finished {
+            child_id,
+            child: child.clone(),
+        }),
+        Some(_) => Ok(ChildPlan::Wait { child_id }),
+        None => Err(gone(id, &child_id)),
+    }
+}
+
+/// The error of a child step whose child was purged before its parent
+/// read how it ended.
+pub fn gone(id: &str, child_id: &str) -> Error {
+    Error::Invalid(format!(
+        "the child {child_id} of step \"{id}\" is gone (purged?) before its parent read how it ended"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::task::Status;
+
+    fn sleep_step(wake_at_ms: i64) -> StoredStep {
+        StoredStep {
+            step_id: "nap".into(),
+            kind: StepKind::Sleep,
+            result: None,
+            wake_at_ms: Some(wake_at_ms),
+            child_id: None,
+            created_at_ms: 0,
+            child: None,
+        }
+    }
+
+    #[test]
+    fn a_sleep_is_served_by_a_claim_at_or_after_its_time() {
+        let step = sleep_step(1_000);
+        assert_eq!(
+            plan_sleep("nap", Some(&step), SleepFor::Ms(5), 1_000, 0),
+            SleepPlan::Resume
+        );
+        assert_eq!(
+            plan_sleep("nap", Some(&step), SleepFor::Ms(5), 999, 5_000),
+            SleepPlan::Suspend {
+                record: None,
+                wake: Wake::At(1_000)
+            }
+        );
+    }
+
+    #[test]
+    fn a_new_sleep_takes_time_only_when_it_has_some() {
+        assert_eq!(
+            plan_sleep("nap", None, SleepFor::Ms(0), 0, 10),
+            SleepPlan::Resume
+        );
+        assert_eq!(
+            plan_sleep("nap", None, SleepFor::Until(10), 0, 10),
+            SleepPlan::Resume
+        );
+        let SleepPlan::Suspend { record, wake } = plan_sleep("nap", None, SleepFor::Ms(7), 0, 10)
+        else {
+            panic!("a 7 ms sleep suspends");
+        };
+        assert_eq!(wake, Wake::After(7));
+        let record = record.expect("a new sleep is stored");
+        assert_eq!(
+            (record.kind, record.wake),
+            (StepKind::Sleep, Some(Wake::After(7)))
+        );
+        assert!(matches!(
+            plan_sleep("nap", None, SleepFor::Until(11), 0, 10),
+            SleepPlan::Suspend {
+                wake: Wake::At(11),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn sleep_inputs_are_checked() {
+        assert_eq!(SleepFor::ms(2.9).unwrap(), SleepFor::Ms(2));
+        assert_eq!(
+            SleepFor::ms(-1.0).unwrap_err().to_string(),
+            "ms must be >= 0, got -1"
+        );
+        assert_eq!(
+            SleepFor::ms(f64::NAN).unwrap_err().to_string(),
+            "ms must be a finite number of milliseconds, at most 1e15 (about 31,700 years), got NaN"
+        );
+        assert_eq!(
+            SleepFor::until(f64::NAN).unwrap_err().to_string(),
+            "date must be a valid Date or epoch milliseconds, got NaN"
+        );
+        assert_eq!(child_recheck_ms(None).unwrap(), DEFAULT_CHILD_RECHECK_MS);
+        assert_eq!(
+            child_recheck_ms(Some(0.0)).unwrap_err().to_string(),
+            "pollMs must be a finite number of milliseconds >= 1, at most 1e15 (about 31,700 years), got 0"
+        );
+    }
+
+    #[test]
+    fn step_ids_are_reached_once_per_run() {
+        let log = StepLog::default();
+        log.reach("a").unwrap();
+        assert_eq!(
+            log.reach("a").unwrap_err().to_string(),
+            "step id \"a\" is used twice in one run of the task; step ids must be unique within a task"
+        );
+        assert_eq!(
+            log.reach("").unwrap_err().to_string(),
+            "step id must be a non-empty string, got \"\""
+        );
+    }
+
+    #[test]
+    fn a_child_step_follows_its_child() {
+        let mut step = StoredStep {
+            step_id: "c".into(),
+            kind: StepKind::Child,
+            result: None,
+            wake_at_ms: None,
+            child_id: Some("task_1".into()),
+            created_at_ms: 0,
+            child: Some(ChildState {
+                status: Status::Running,
+                result: None,
+                error: None,
+            }),
+        };
+        assert_eq!(plan_child("c", None).unwrap(), ChildPlan::Submit);
+        assert_eq!(
+            plan_child("c", Some(&step)).unwrap(),
+            ChildPlan::Wait {
+                child_id: "task_1".into()
+            }
+        );
+        step.child.as_mut().unwrap().status = Status::Failed;
+        assert!(matches!(
+            plan_child("c", Some(&step)).unwrap(),
+            ChildPlan::Finished { .. }
+        ));
+        step.child = None;
+        assert_eq!(
+            plan_child("c", Some(&step)).unwrap_err().to_string(),
+            "the child task_1 of step \"c\" is gone (purged?) before its parent read how it ended"
+        );
+    }
+}

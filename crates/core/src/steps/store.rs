@@ -1,0 +1,136 @@
+//! The store's operations for durable steps (docs/api.md, "Durable steps";
+//! docs/protocol.md, "Durable steps"): the table installed by the first step
+//! written, reads that create nothing, and a child submitted once under a
+//! key of its parent and step.
+
+use crate::error::{Error, Result};
+use crate::store::{
+    ChildWait, HeldTask, NewStep, StepSummary, Store, StoredStep, SubmitInput, Suspended, Target,
+    Wake, Write,
+};
+use crate::task::Task;
+
+/// A child's key is this, its parent's id, `:` and the step id.
+pub const CHILD_KEY_PREFIX: &str = "cairnq:step:";
+
+impl Store {
+    /// Whether `cairnq_steps` exists: a catalog read until it has been seen.
+    pub async fn steps_installed(&self) -> Result<bool> {
+        self.step_presence().installed(self.backend().steps()).await
+    }
+
+    async fn install_steps(&self) -> Result<()> {
+        self.step_presence().install(self.backend().steps()).await
+    }
+
+    /// Every step the task has stored (none, and nothing created, on a
+    /// database without the table).
+    pub async fn load_steps(&self, task_id: &str) -> Result<Vec<StoredStep>> {
+        if !self.steps_installed().await? {
+            return Ok(Vec::new());
+        }
+        self.backend().steps().load_steps(task_id.to_string()).await
+    }
+
+    /// The task's steps as the dashboard and the command line show them.
+    pub async fn step_summaries(&self, task_id: &str) -> Result<Vec<StepSummary>> {
+        if !self.steps_installed().await? {
+            return Ok(Vec::new());
+        }
+        self.backend()
+            .steps()
+            .step_summaries(task_id.to_string())
+            .await
+    }
+
+    /// Store a step of the task `owned` holds (installing the table first);
+    /// its stored-at time.
+    pub async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
+        self.install_steps().await?;
+        self.backend().steps().record_step(owned, step).await
+    }
+
+    /// Store `step` (when given), then send the task back to the queue until
+    /// `wake` without using an attempt.
+    pub async fn suspend(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        wake: Wake,
+    ) -> Result<Suspended> {
+        if step.is_some() {
+            self.install_steps().await?;
+        }
+        self.backend().steps().suspend(owned, step, wake).await
+    }
+
+    /// Store `step` (when given), then, unless the child has finished,
+    /// suspend the task for `recheck_ms`.
+    pub async fn wait_for_child(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        child_id: String,
+        recheck_ms: i64,
+    ) -> Result<ChildWait> {
+        if step.is_some() {
+            self.install_steps().await?;
+        }
+        self.backend()
+            .steps()
+            .wait_for_child(owned, step, child_id, recheck_ms)
+            .await
+    }
+
+    /// `ctx.callChild`'s submit: the child of `parent_id` under the key of
+    /// `parent_id` and `step_id`, through the backpressure gate like any
+    /// submit. A child already under that key (its parent's run was cut
+    /// short before it stored the step) is that task, whatever its status:
+    /// the child is submitted once.
+    pub async fn submit_child(
+        &self,
+        parent_id: &str,
+        step_id: &str,
+        mut input: SubmitInput,
+    ) -> Result<Task> {
+        let refuse = |option: &str, why: &str| {
+            Err(Error::Invalid(format!(
+                "ctx.callChild cannot take {option}: {why}"
+            )))
+        };
+        let own_key = "the child's key is its parent's and its step's";
+        if input.key.is_some() {
+            return refuse("key", own_key);
+        }
+        if input.conflict.is_some() {
+            return refuse("conflict", own_key);
+        }
+        if input.debounce_ms.is_some() || input.max_delay_ms.is_some() {
+            let option = if input.debounce_ms.is_some() {
+                "debounceMs"
+            } else {
+                "maxDelayMs"
+            };
+            return refuse(option, "a child is submitted once, never debounced");
+        }
+        if input.parent_id.as_deref() != Some(parent_id) {
+            return refuse("parentId", "the child's parent is the calling task");
+        }
+        let key = format!("{CHILD_KEY_PREFIX}{parent_id}:{step_id}");
+        input.key = Some(key.clone());
+        input.conflict = Some("reject".into());
+        let mut written = self.write_group(vec![Ok(Write::Submit(input))]).await;
+        match written.pop().expect("one answer per write") {
+            Ok(row) => Ok(row.expect("a submit returns its row")),
+            Err(Error::AlreadyExists { .. }) => {
+                self.get(Target::Key(key.clone())).await?.ok_or_else(|| {
+                    // Purged between the refusal and this read: the key is free again.
+                    Error::Invalid(format!(
+                        "the child under key {key} went while its parent looked it up; the parent's next run submits it again"
+                    ))
+                })
+            }
+            Err(err) => Err(err),
+        }
+    }
+}

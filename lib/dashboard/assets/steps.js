@@ -1,0 +1,65 @@
+// The task page's steps card (docs/api.md, "Durable steps"): each stored step
+// (id, kind, stored at, size, what it waits on) and what a queued task is
+// sleeping or waiting for. The answer of api/tasks/<id> carries the view
+// (`client.steps`). Uses the helpers app.js publishes; text nodes only.
+"use strict";
+
+(() => {
+  const { taskCards, h, when, statusBadge, taskLink } = window.cairnqDashboard;
+
+  function size(bytes) {
+    if (bytes < 1024) return `${bytes} B`;
+    if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+    return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  }
+
+  function detail(step) {
+    if (step.kind === "sleep") return ["until ", when(step.wakeAtMs)];
+    if (step.kind === "child") return [taskLink(step.childId), " ", step.childStatus ? statusBadge(step.childStatus) : "gone"];
+    return "";
+  }
+
+  function suspension(suspended) {
+    if (!suspended) return null;
+    const what =
+      suspended.kind === "sleep"
+        ? ["Sleeping until ", when(suspended.untilMs), ` (step ${suspended.step}).`]
+        : [
+            "Waiting for child ",
+            taskLink(suspended.childId),
+            " ",
+            suspended.childStatus ? statusBadge(suspended.childStatus) : "gone",
+            ` (step ${suspended.step}); looks again `,
+            when(suspended.recheckAtMs),
+            ".",
+          ];
+    return h("p", { id: "suspended", "data-kind": suspended.kind }, ...what);
+  }
+
+  taskCards.push(({ steps: view }) => {
+    if (!view || view.steps.length === 0) return null;
+    const rows = view.steps.map((step) =>
+      h(
+        "tr",
+        {},
+        h("td", { class: "mono" }, step.id),
+        h("td", {}, step.kind),
+        h("td", {}, when(step.storedAtMs)),
+        h("td", {}, step.kind === "step" ? size(step.size) : "-"),
+        h("td", {}, detail(step)),
+      ),
+    );
+    return h(
+      "div",
+      { class: "card" },
+      h("h2", {}, `Steps (${view.steps.length})`),
+      suspension(view.suspended),
+      h(
+        "table",
+        { id: "steps" },
+        h("thead", {}, h("tr", {}, ["Step", "Kind", "Stored", "Size", ""].map((c) => h("th", {}, c)))),
+        h("tbody", {}, rows),
+      ),
+    );
+  });
+})();

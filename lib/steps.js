@@ -1,0 +1,163 @@
+"use strict";
+// Durable steps (docs/api.md, "Durable steps"): what JS must own of them.
+// Running `fn` and the JSON rules of its result, the types of the arguments,
+// the encoding of a child's submit, and stopping a handler whose task the
+// core sent back to the queue: its step returns a promise that never
+// settles. Replay, suspension and every check on values are the core's.
+
+const { LostLease, SerializationError, TaskCanceled, TaskFailed, fromNative } = require("./errors.js");
+const { raise } = require("./native-call.js");
+const { dumpOptionalJson, nonFiniteAsText } = require("./json.js");
+const { taskName } = require("./models.js");
+
+/**
+ * @typedef {import("./context.js").TaskContext} TaskContext
+ * @typedef {import("../index.js").TaskDef} TaskDef
+ * @typedef {import("../index.js").CallChildOptions} CallChildOptions
+ * @typedef {import("../index.js").TaskSteps} TaskSteps
+ * @typedef {{ _native: any }} NativeHolder
+ */
+
+/**
+ * The run is over (the task is queued again, or ended canceled): the worker
+ * ends the call, and the handler waits on this forever. A fresh promise each
+ * time, so nothing keeps the handler's frame alive.
+ * @param {TaskContext} ctx
+ * @returns {Promise<never>}
+ */
+function stopped(ctx) {
+  ctx._suspended();
+  return new Promise(() => {});
+}
+
+/**
+ * A native step call, its error mapped; a lost lease also aborts `signal`.
+ * @template T
+ * @param {TaskContext} ctx
+ * @param {() => Promise<T>} call
+ * @returns {Promise<T>}
+ */
+async function native(ctx, call) {
+  try {
+    return await call();
+  } catch (err) {
+    const mapped = fromNative(err);
+    if (mapped instanceof LostLease) ctx._syncAbort();
+    throw mapped;
+  }
+}
+
+/**
+ * A step id's type; the core checks the rest with the same words.
+ * @param {unknown} id
+ */
+function checkId(id) {
+  if (typeof id !== "string") throw new Error(`step id must be a non-empty string, got ${String(id)}`);
+}
+
+/**
+ * @param {string | null | undefined} json
+ * @returns {unknown}
+ */
+function parsed(json) {
+  return json == null ? null : JSON.parse(json);
+}
+
+/**
+ * `ctx.step(id, fn)`: the stored result, or `fn`'s, stored before it is
+ * returned. Either way the value is what its JSON reads back as.
+ * @param {TaskContext} ctx
+ * @param {unknown} id
+ * @param {unknown} fn
+ * @returns {Promise<unknown>}
+ */
+async function step(ctx, id, fn) {
+  checkId(id);
+  if (typeof fn !== "function") throw new Error(`fn must be a function, got ${String(fn)}`);
+  const half = ctx._native;
+  const begun = await native(ctx, () => half.beginStep(/** @type {string} */ (id)));
+  if (begun.suspended) return stopped(ctx);
+  if (begun.replay) return parsed(begun.json);
+  const value = await fn();
+  let json;
+  try {
+    json = dumpOptionalJson(value);
+  } catch (err) {
+    throw new SerializationError(`step "${id}" result is not JSON-serializable: ${/** @type {Error} */ (err).message}`);
+  }
+  const suspended = await native(ctx, () => half.commitStep(/** @type {string} */ (id), json ?? undefined));
+  return suspended ? stopped(ctx) : parsed(json);
+}
+
+/**
+ * `ctx.sleep(id, ms)`: resolves when the sleep is over; until then the task
+ * waits in the queue, and this run never goes on.
+ * @param {TaskContext} ctx
+ * @param {unknown} id
+ * @param {unknown} ms
+ * @returns {Promise<void>}
+ */
+async function sleep(ctx, id, ms) {
+  checkId(id);
+  if (typeof ms !== "number") throw new Error(`ms must be a number of milliseconds, got ${String(ms)}`);
+  const half = ctx._native;
+  if (await native(ctx, () => half.sleep(/** @type {string} */ (id), ms))) return stopped(ctx);
+}
+
+/**
+ * `ctx.sleepUntil(id, date)`: `sleep` until a `Date` (or epoch milliseconds).
+ * @param {TaskContext} ctx
+ * @param {unknown} id
+ * @param {unknown} date
+ * @returns {Promise<void>}
+ */
+async function sleepUntil(ctx, id, date) {
+  checkId(id);
+  const at = date instanceof Date ? date.getTime() : date;
+  if (typeof at !== "number") throw new Error(`date must be a valid Date or epoch milliseconds, got ${String(date)}`);
+  const half = ctx._native;
+  if (await native(ctx, () => half.sleepUntil(/** @type {string} */ (id), at))) return stopped(ctx);
+}
+
+/**
+ * `ctx.callChild(id, task, payload, opts)`: the child's result once it has
+ * succeeded, or TaskFailed / TaskCanceled as `call()` throws them. The child
+ * is submitted once; until it finishes the task waits in the queue.
+ * @param {TaskContext} ctx
+ * @param {unknown} id
+ * @param {string | TaskDef} task
+ * @param {unknown} payload
+ * @param {CallChildOptions} opts
+ * @returns {Promise<unknown>}
+ */
+async function callChild(ctx, id, task, payload, opts) {
+  checkId(id);
+  const { pollMs, ...submitOpts } = opts ?? {};
+  if (pollMs != null && typeof pollMs !== "number") {
+    throw new Error(`pollMs must be a number of milliseconds, got ${String(pollMs)}`);
+  }
+  const submit = ctx._store._submitArgs({ ...submitOpts, name: taskName(task), payload });
+  const half = ctx._native;
+  const answer = await native(ctx, () =>
+    half.callChild(/** @type {string} */ (id), JSON.stringify({ kind: "submit", submit }, nonFiniteAsText), pollMs ?? undefined),
+  );
+  if (answer.suspended) return stopped(ctx);
+  if (answer.status === "succeeded") return parsed(answer.json);
+  if (answer.status === "failed") throw new TaskFailed(parsed(answer.json));
+  throw new TaskCanceled(/** @type {string} */ (answer.childId));
+}
+
+/**
+ * `client.steps(taskId)`: the task's stored steps and what it is sleeping or
+ * waiting for (the core's `steps::view`).
+ * @param {NativeHolder} store
+ * @param {unknown} taskId
+ * @returns {Promise<TaskSteps>}
+ */
+async function taskSteps(store, taskId) {
+  // An id that is not a string names no task (as for `get`).
+  if (typeof taskId !== "string") return { steps: [], suspended: null };
+  return JSON.parse(await store._native.steps(taskId).catch(raise));
+}
+
+module.exports = { step, sleep, sleepUntil, callChild, taskSteps };

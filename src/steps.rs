@@ -1,0 +1,137 @@
+//! Durable steps (docs/api.md, "Durable steps"): `NativeContext`'s step
+//! methods and `NativeStore.steps`. Every decision is the core's
+//! (`cairnq_core::steps`, `TaskContext::begin_step` and the rest); a step
+//! that suspended the task answers `suspended`, and JS stops the handler.
+
+use cairnq_core::steps::{view, SleepFor};
+use cairnq_core::store::Write;
+use cairnq_core::worker::{ChildCall, StepStart};
+use cairnq_core::Error as CoreError;
+use napi::Result;
+use napi_derive::napi;
+
+use crate::errors::IntoJs;
+use crate::store::NativeStore;
+use crate::worker::NativeContext;
+use crate::writes::decode_write;
+
+/// How `ctx.step` goes on: `suspended` (the run is over), a stored result to
+/// replay (`replay`, its JSON in `json`, absent for none), or run `fn`.
+#[napi(object)]
+pub struct StepBegin {
+    pub suspended: bool,
+    pub replay: bool,
+    pub json: Option<String>,
+}
+
+/// How `ctx.callChild` ends: `suspended` (the run is over), or the child's
+/// id and final status with `json`, its result (succeeded) or its error
+/// envelope (failed).
+#[napi(object)]
+pub struct ChildAnswer {
+    pub suspended: bool,
+    pub child_id: Option<String>,
+    pub status: Option<String>,
+    pub json: Option<String>,
+}
+
+#[napi]
+impl NativeContext {
+    /// True once a step sent the task back to the queue.
+    #[napi(getter)]
+    pub fn suspended(&self) -> bool {
+        self.inner.suspended()
+    }
+
+    #[napi]
+    pub async fn begin_step(&self, id: String) -> Result<StepBegin> {
+        let begun = self.inner.begin_step(&id).await.js()?;
+        Ok(match begun {
+            None => StepBegin {
+                suspended: true,
+                replay: false,
+                json: None,
+            },
+            Some(StepStart::Replay(json)) => StepBegin {
+                suspended: false,
+                replay: true,
+                json,
+            },
+            Some(StepStart::Run) => StepBegin {
+                suspended: false,
+                replay: false,
+                json: None,
+            },
+        })
+    }
+
+    /// Stores the step's result JSON; true when the run is suspended instead.
+    #[napi]
+    pub async fn commit_step(&self, id: String, json: Option<String>) -> Result<bool> {
+        let committed = self.inner.commit_step(&id, json).await.js()?;
+        Ok(committed.is_none())
+    }
+
+    /// `ctx.sleep(id, ms)`; true when the task went back to the queue.
+    #[napi]
+    pub async fn sleep(&self, id: String, ms: f64) -> Result<bool> {
+        let wanted = SleepFor::ms(ms).js()?;
+        let slept = self.inner.sleep(&id, wanted).await.js()?;
+        Ok(slept.is_none())
+    }
+
+    /// `ctx.sleepUntil(id, date)` with the date as epoch milliseconds.
+    #[napi]
+    pub async fn sleep_until(&self, id: String, at_ms: f64) -> Result<bool> {
+        let wanted = SleepFor::until(at_ms).js()?;
+        let slept = self.inner.sleep(&id, wanted).await.js()?;
+        Ok(slept.is_none())
+    }
+
+    /// `ctx.callChild`: `submit` is the child's submit encoded as a client
+    /// write (`{kind: "submit", submit}`); `pollMs` the longest wait before
+    /// the parent reads its child again.
+    #[napi]
+    pub async fn call_child(
+        &self,
+        id: String,
+        submit: String,
+        poll_ms: Option<f64>,
+    ) -> Result<ChildAnswer> {
+        let recheck_ms = cairnq_core::steps::child_recheck_ms(poll_ms).js()?;
+        let input = match decode_write(&submit).js()? {
+            Write::Submit(input) => input,
+            _ => {
+                return Err(CoreError::Invalid("callChild takes a submit".into())).js();
+            }
+        };
+        let called = self.inner.call_child(&id, input, recheck_ms).await.js()?;
+        Ok(match called {
+            None => ChildAnswer {
+                suspended: true,
+                child_id: None,
+                status: None,
+                json: None,
+            },
+            Some(ChildCall { child_id, child }) => ChildAnswer {
+                suspended: false,
+                child_id: Some(child_id),
+                status: Some(child.status.as_str().into()),
+                json: match child.status {
+                    cairnq_core::Status::Failed => child.error,
+                    _ => child.result,
+                },
+            },
+        })
+    }
+}
+
+#[napi]
+impl NativeStore {
+    /// A task's steps and what it is sleeping or waiting for, as JSON
+    /// (`cairnq_core::steps::view`).
+    #[napi]
+    pub async fn steps(&self, task_id: String) -> Result<String> {
+        view::steps_of(&self.inner, &task_id).await.js()
+    }
+}
