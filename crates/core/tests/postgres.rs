@@ -1865,6 +1865,14 @@ mod flow {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn groups_take_turns_and_a_backlog_blocks_no_one() {
+        let db = test_db!();
+        let store = db.store();
+        flow::groups_take_turns_and_a_backlog_blocks_no_one(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_per_group_rate_holds_each_group() {
         let db = test_db!();
         let store = db.store();
@@ -1982,35 +1990,68 @@ mod flow {
         }
     }
 
-    /// The candidates reach the per-name claim index and the running groups
-    /// the partial lease index; neither reads the table. (Whether the walk
-    /// sorts is the planner's cost call on a table this small; the SQLite
-    /// test pins the ordered walk.)
+    /// A chunk and its locks reach the per-name claim index, a chunk the
+    /// partial lease index for the running rows, the due count the claim
+    /// index; none reads the table. (Whether a walk sorts is the planner's
+    /// cost call on a table this small; the SQLite test pins the ordered walk.)
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_flow_statements_reach_their_indexes() {
+        use cairnq_core::protocol::flow::POSTGRES_LOCK_GROUPS;
         use tokio_postgres::types::ToSql;
 
         let db = test_db!();
         let sql = planning_connection(&db).await;
         sql.batch_execute(FLOW.migration.sql).await.unwrap();
-        let (queue, name, now, limit) = ("q1".to_string(), "name1".to_string(), 10_000_i64, 10_i64);
-        let excluded = vec!["g".to_string()];
-        let (no_int, no_text): (Option<i64>, Option<String>) = (None, None);
+        let (queue, name, now, rows, limit) = (
+            "q1".to_string(),
+            "name1".to_string(),
+            10_000_i64,
+            32_i64,
+            10_i64,
+        );
+        let held = vec!["g".to_string()];
+        let (concurrency, no_rate, since) = (Some(1_i64), None::<i64>, 0_i64);
+        let (worker, lease, no) = ("w".to_string(), 30_000_i64, false);
         type Check<'a> = (&'a str, &'a str, Vec<&'a (dyn ToSql + Sync)>, &'a str);
+        let chunk: Vec<&(dyn ToSql + Sync)> = vec![
+            &queue,
+            &name,
+            &now,
+            &rows,
+            &limit,
+            &concurrency,
+            &no_rate,
+            &since,
+            &held,
+            &worker,
+            &lease,
+            &no,
+            &no,
+        ];
         let checks: Vec<Check<'_>> = vec![
             (
-                "candidates",
-                FLOW.candidates,
-                vec![
-                    &queue, &name, &now, &excluded, &no_int, &no_int, &no_text, &limit,
-                ],
+                "claim_groups",
+                FLOW.claim_groups,
+                chunk.clone(),
                 "cairnq_tasks_claim_name_idx",
             ),
             (
-                "running_groups",
-                FLOW.running_groups,
-                vec![&name],
+                "claim_groups",
+                FLOW.claim_groups,
+                chunk,
                 "cairnq_tasks_lease_idx",
+            ),
+            (
+                "lock_groups",
+                POSTGRES_LOCK_GROUPS,
+                vec![&queue, &name, &now, &rows, &limit, &held, &no],
+                "cairnq_tasks_claim_name_idx",
+            ),
+            (
+                "due_count",
+                FLOW.due_count,
+                vec![&queue, &name, &now, &limit],
+                "cairnq_tasks_claim_name_idx",
             ),
         ];
         for (label, statement, params, index) in checks {

@@ -1187,6 +1187,14 @@ mod flow {
     }
 
     #[tokio::test]
+    async fn groups_take_turns_and_a_backlog_blocks_no_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        flow::groups_take_turns_and_a_backlog_blocks_no_one(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
     async fn a_per_group_rate_holds_each_group() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_in(&dir);
@@ -1211,34 +1219,23 @@ mod flow {
         assert_eq!(flow_tables_and_ledger(&dir), (vec![], vec![]));
     }
 
-    /// The candidates walk the per-name claim index in claim order (so a
-    /// chunk stops at its limit) and the running groups read the partial
-    /// lease index: neither reads the table, nor sorts.
+    /// A chunk reads the per-name claim index and the running rows through
+    /// the partial lease index (its ranking sorts the few rows it read); the
+    /// due count walks the claim index alone. None reads the table.
     #[tokio::test]
     async fn the_flow_statements_reach_their_indexes() {
         let dir = tempfile::tempdir().unwrap();
         let conn = analyzed_database(dir.path()).await;
         conn.execute_batch(FLOW.migration.sql).unwrap();
+        for index in ["cairnq_tasks_claim_name_idx", "cairnq_tasks_lease_idx"] {
+            assert_reaches(&conn, "claim_groups", FLOW.claim_groups, index, false);
+        }
         assert_reaches(
             &conn,
-            "candidates",
-            FLOW.candidates,
+            "due_count",
+            FLOW.due_count,
             "cairnq_tasks_claim_name_idx",
             true,
-        );
-        assert_reaches(
-            &conn,
-            "running_groups",
-            FLOW.running_groups,
-            "cairnq_tasks_lease_idx",
-            false,
-        );
-        assert_reaches(
-            &conn,
-            "claim_picked",
-            FLOW.claim_picked,
-            "sqlite_autoindex_cairnq_tasks_1",
-            false,
         );
     }
 }

@@ -17,9 +17,8 @@ pub struct FlowStatements {
     pub limits: &'static str,
     pub declare: &'static str,
     pub starts_window: &'static str,
-    pub running_groups: &'static str,
-    pub candidates: &'static str,
-    pub claim_picked: &'static str,
+    pub claim_groups: &'static str,
+    pub due_count: &'static str,
 }
 
 macro_rules! load {
@@ -32,9 +31,8 @@ macro_rules! load {
             limits: load!($dialect, "limits"),
             declare: load!($dialect, "declare"),
             starts_window: load!($dialect, "starts_window"),
-            running_groups: load!($dialect, "running_groups"),
-            candidates: load!($dialect, "candidates"),
-            claim_picked: load!($dialect, "claim_picked"),
+            claim_groups: load!($dialect, "claim_groups"),
+            due_count: load!($dialect, "due_count"),
         }
     };
     ($dialect:literal, $file:literal) => {
@@ -54,7 +52,9 @@ pub const POSTGRES: FlowStatements = load!("postgres");
 /// SQLite only: drop the starts no window reaches any more.
 pub const SQLITE_STARTS_PRUNE: &str = load!("sqlite", "starts_prune");
 /// SQLite only: one start per claimed task (Postgres records them in
-/// `claim_picked`).
+/// `claim_groups`).
 pub const SQLITE_STARTS_RECORD: &str = load!("sqlite", "starts_record");
-/// Postgres only: the advisory locks of a draw's keys, never waiting.
-pub const POSTGRES_LOCK_KEYS: &str = load!("postgres", "lock_keys");
+/// Postgres only: the advisory lock of a name-wide rate, never waiting.
+pub const POSTGRES_LOCK_NAME: &str = load!("postgres", "lock_name");
+/// Postgres only: the advisory locks of a chunk's groups, never waiting.
+pub const POSTGRES_LOCK_GROUPS: &str = load!("postgres", "lock_groups");

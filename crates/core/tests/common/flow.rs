@@ -289,6 +289,40 @@ pub async fn a_busy_group_is_skipped_until_its_slot_comes_back(store: Arc<Store>
     assert_eq!(groups(&recovered), [Some("a".into())]);
 }
 
+/// Groups are served in turns: among the due tasks a draw reads (at least
+/// the first 32), every group's first before any group's second, so a group
+/// with a backlog does not take every slot from one submitted later; and a
+/// draw reads past any number of tasks of full groups to the first with room.
+pub async fn groups_take_turns_and_a_backlog_blocks_no_one(store: Arc<Store>) {
+    declare(&store, "w", "export", group_concurrency(5)).await;
+    for _ in 0..20 {
+        submit(&store, "export", Some("big")).await;
+    }
+    submit(&store, "export", Some("late")).await;
+    submit(&store, "export", None).await;
+    let (first, _) = draw(&store, "export", 4).await;
+    assert_eq!(
+        groups(&first),
+        [
+            None,
+            Some("big".into()),
+            Some("big".into()),
+            Some("late".into())
+        ]
+    );
+    // "big" has 3 slots left; "late" and the ungrouped have nothing queued.
+    let (second, _) = draw(&store, "export", 10).await;
+    assert_eq!(groups(&second), vec![Some("big".to_string()); 3]);
+    // Behind 215 queued tasks of the full group, a new group is claimed.
+    for _ in 0..200 {
+        submit(&store, "export", Some("big")).await;
+    }
+    submit(&store, "export", Some("behind")).await;
+    let (third, _) = draw(&store, "export", 10).await;
+    assert_eq!(groups(&third), [Some("behind".into())]);
+    assert!(draw(&store, "export", 10).await.0.is_empty());
+}
+
 /// A per-group rate: each group has its own window; tasks without a group
 /// share one.
 pub async fn a_per_group_rate_holds_each_group(store: Arc<Store>) {

@@ -4,13 +4,13 @@
 //!
 //! A task's group is its metadata's `"cairnq.group"` (`group`); a name's
 //! limits are what its workers declare (`spec`), stored in a table of this
-//! SDK's own, the latest declaration winning; `walk` decides what a flow draw
+//! SDK's own, the latest declaration winning; `draw` decides what a flow draw
 //! claims, the same for both dialects, whose backends (`sqlite/flow.rs`,
 //! `postgres/flow.rs`) run its statements.
 
+pub mod draw;
 pub mod group;
 pub mod spec;
-pub mod walk;
 
 /// The metadata key holding a task's group.
 pub const GROUP_METADATA_KEY: &str = "cairnq.group";

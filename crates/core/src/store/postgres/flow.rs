@@ -9,11 +9,11 @@
 //! to it for this draw.
 
 use super::conn::{apply, rows, tasks};
-use super::transport::{end_tx, params, Param, PgRow, Session, Transaction};
+use super::transport::{end_tx, params, PgRow, Session, Transaction};
 use crate::error::Result;
-use crate::protocol::flow::{POSTGRES as SQL, POSTGRES_LOCK_KEYS};
+use crate::protocol::flow::{POSTGRES as SQL, POSTGRES_LOCK_GROUPS, POSTGRES_LOCK_NAME};
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
-use crate::store::flow::walk::{self, Allowance, Candidate, Walk, WindowCount};
+use crate::store::flow::draw::{self as flow, Allowance, Chunks, GroupLimits, WindowCount};
 use crate::store::flow::{Declaration, Declared, FlowLimits, Replaced};
 
 /// The limits columns of a `limits` row (the first six).
@@ -83,19 +83,6 @@ pub async fn declare<X: Transaction>(
     end_tx(tx, declared).await
 }
 
-/// Which of `keys` this transaction now holds.
-async fn lock<S: Session>(tx: &S, keys: &[String]) -> Result<Vec<String>> {
-    if keys.is_empty() {
-        return Ok(Vec::new());
-    }
-    let keys = keys.to_vec();
-    rows(tx, POSTGRES_LOCK_KEYS, &params![&keys])
-        .await?
-        .iter()
-        .map(|row| row.text(0))
-        .collect()
-}
-
 /// The starts of `name` after `since`, per group (older ones pruned).
 async fn window<S: Session>(tx: &S, name: &str, since: i64) -> Result<Vec<WindowCount>> {
     rows(tx, SQL.starts_window, &params![&name, &since])
@@ -111,29 +98,13 @@ async fn window<S: Session>(tx: &S, name: &str, since: i64) -> Result<Vec<Window
         .collect()
 }
 
-/// The walk's counts, read again now that more groups are locked.
-async fn count<S: Session>(tx: &S, walk: &mut Walk, name: &str, now: i64) -> Result<()> {
-    if walk.counts_running() {
-        let running = rows(tx, SQL.running_groups, &params![&name])
-            .await?
-            .iter()
-            .map(|row| Ok((row.text(0)?, row.int(1)?)))
-            .collect::<Result<Vec<_>>>()?;
-        walk.set_running(running);
-    }
-    if let Some(rate) = walk.group_rate() {
-        walk.set_started(&window(tx, name, walk::window_since(&rate, now)).await?);
-    }
-    Ok(())
-}
-
 /// One flow draw: the name's limits and the database clock; under a name-wide
-/// rate, the name's lock and window; the running groups and group windows;
-/// then the candidates of each queue in claim order, each chunk's groups
-/// locked and counted again before the walk picks from it; the picked tasks
-/// claimed (those another claimer took meanwhile skipped) with their starts
-/// recorded. Hands the plan the rows (and, when the name's window is full,
-/// when it opens).
+/// rate, the name's lock and window; then per queue the chunks `Chunks` asks
+/// for, each one `claim_groups` (the picked rows another claimer took
+/// meanwhile skipped, the starts of a rate-limited name recorded), preceded,
+/// when groups are limited, by `lock_groups` for the groups the chunk may
+/// claim. Hands the plan the rows (and, when the name's window is full, when
+/// it opens).
 pub async fn draw<S: Session>(
     tx: &S,
     request: &ClaimRequest,
@@ -151,14 +122,19 @@ pub async fn draw<S: Session>(
     let now = row.int(6)?;
     let mut want = draw.limit;
     if let Some(rate) = limits.name_rate() {
-        let key = walk::lock_key(name, None);
-        if lock(tx, std::slice::from_ref(&key)).await?.is_empty() {
+        let locked = rows(tx, POSTGRES_LOCK_NAME, &params![name]).await?;
+        if !locked
+            .first()
+            .map(|row| row.bool(0))
+            .transpose()?
+            .unwrap_or(false)
+        {
             // Another claimer is starting this name right now.
             plan.accept(Vec::new());
             return Ok(());
         }
-        let since = walk::window_since(&rate, now);
-        match walk::name_allowance(&rate, &window(tx, name, since).await?, now) {
+        let since = flow::window_since(&rate, now);
+        match flow::name_allowance(&rate, &window(tx, name, since).await?, now) {
             Allowance::Starts(allowed) => want = want.min(allowed),
             Allowance::Full { retry_in_ms } => {
                 plan.rate_limited(retry_in_ms);
@@ -167,75 +143,73 @@ pub async fn draw<S: Session>(
             }
         }
     }
-    let mut walk = Walk::new(name, limits, want, true);
-    count(tx, &mut walk, name, now).await?;
-    for queue in &request.queues {
-        let mut after: Option<Candidate> = None;
-        while !walk.done() {
-            let size = walk.chunk_size();
-            let excluded = walk.excluded();
-            let (after_priority, after_run_at, after_id) = match &after {
-                Some(c) => (Some(c.priority), Some(c.run_at_ms), Some(c.id.clone())),
-                None => (None, None, None),
-            };
-            let chunk = rows(
-                tx,
-                SQL.candidates,
-                &[
-                    Param::from(queue),
-                    Param::from(name),
-                    Param::from(&now),
-                    Param::from(&excluded),
-                    Param::from(&after_priority),
-                    Param::from(&after_run_at),
-                    Param::from(&after_id),
-                    Param::from(&size),
-                ],
-            )
-            .await?
-            .iter()
-            .map(|row| {
-                Ok(Candidate {
-                    id: row.text(0)?,
-                    group: row.text(1)?,
-                    priority: row.int(2)?,
-                    run_at_ms: row.int(3)?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-            let wanted = walk.locks_wanted(&chunk);
-            if !wanted.is_empty() {
-                let granted = lock(tx, &wanted).await?;
-                walk.locked(&wanted, &granted);
-                count(tx, &mut walk, name, now).await?;
-            }
-            walk.offer(&chunk);
-            if (chunk.len() as i64) < size {
-                break;
-            }
-            after = chunk.last().cloned();
-        }
+    let groups = GroupLimits::of(&limits, now);
+    if groups.rate_max.is_some() {
+        // Only its pruning: the chunks count the window per group.
+        window(tx, name, groups.since).await?;
     }
-    if walk.picks().is_empty() {
-        plan.accept(Vec::new());
-        return Ok(());
-    }
-    let picks = walk.picks().to_vec();
     let record = limits.rate.is_some();
     let per_group = limits.rate.is_some_and(|r| r.per_group);
-    let claimed = tasks(
-        tx,
-        SQL.claim_picked,
-        &params![
-            &picks,
-            &request.worker_id,
-            &request.lease_ms,
-            name,
-            &record,
-            &per_group,
-        ],
-    )
-    .await?;
+    let ungrouped_limited = groups.ungrouped_limited();
+    let mut chunks = Chunks::new(groups, want);
+    let mut held: Vec<String> = Vec::new();
+    let mut claimed = Vec::new();
+    for queue in &request.queues {
+        chunks.start_queue();
+        while let Some(chunk) = chunks.next() {
+            if groups.any() {
+                let locked = rows(
+                    tx,
+                    POSTGRES_LOCK_GROUPS,
+                    &params![
+                        queue,
+                        name,
+                        &now,
+                        &chunk.rows,
+                        &chunk.limit,
+                        &held,
+                        &ungrouped_limited,
+                    ],
+                )
+                .await?;
+                for row in &locked {
+                    held.push(row.text(0)?);
+                }
+            }
+            let rows = tasks(
+                tx,
+                SQL.claim_groups,
+                &params![
+                    queue,
+                    name,
+                    &now,
+                    &chunk.rows,
+                    &chunk.limit,
+                    &groups.concurrency,
+                    &groups.rate_max,
+                    &groups.since,
+                    &held,
+                    &request.worker_id,
+                    &request.lease_ms,
+                    &record,
+                    &per_group,
+                ],
+            )
+            .await?;
+            let count = rows.len() as i64;
+            claimed.extend(rows);
+            if let Some(bound) = chunks.claimed(count) {
+                let due = rows_of(tx, queue, name, now, bound).await?;
+                chunks.due(due);
+            }
+        }
+    }
     plan.accept(claimed);
     Ok(())
+}
+
+/// The due queued rows of `name` left on `queue`, counted up to `bound`.
+async fn rows_of<S: Session>(tx: &S, queue: &str, name: &str, now: i64, bound: i64) -> Result<i64> {
+    let found = rows(tx, SQL.due_count, &params![&queue, &name, &now, &bound]).await?;
+    found.first().map_or(Ok(0), |row| row.int(0))
 }

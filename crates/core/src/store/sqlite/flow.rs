@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::ids::now_ms;
 use crate::protocol::flow::{SQLITE as SQL, SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD};
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
-use crate::store::flow::walk::{self, Allowance, Candidate, Walk, WindowCount};
+use crate::store::flow::draw::{self as flow, Allowance, Chunks, GroupLimits, WindowCount};
 use crate::store::flow::{Declaration, Declared, FlowLimits, Replaced};
 
 /// The declared limits of `name`, if any.
@@ -68,15 +68,21 @@ pub fn declare(
     Ok(replaced)
 }
 
-/// The starts of `name` in the window ending at `now`, after dropping the
-/// older ones.
-fn window(conn: &Connection, name: &str, since: i64) -> Result<Vec<WindowCount>> {
+/// Drop the starts of `name` no window after `since` reaches.
+fn prune(conn: &Connection, name: &str, since: i64) -> Result<()> {
     query(
         conn,
         SQLITE_STARTS_PRUNE,
         &[(":name", &name), (":since", &since)],
         |_| Ok(()),
     )?;
+    Ok(())
+}
+
+/// The starts of `name` in the window after `since`, after dropping the
+/// older ones.
+fn window(conn: &Connection, name: &str, since: i64) -> Result<Vec<WindowCount>> {
+    prune(conn, name, since)?;
     query(
         conn,
         SQL.starts_window,
@@ -91,10 +97,10 @@ fn window(conn: &Connection, name: &str, since: i64) -> Result<Vec<WindowCount>>
     )
 }
 
-/// One flow draw: the name's limits, its windows and running groups, then the
-/// candidates of each queue in claim order until the walk has what it wants;
-/// the picked tasks are claimed and their starts recorded. Hands the plan the
-/// rows (and, when the name's window is full, when it opens).
+/// One flow draw: the name's limits and, under a name-wide rate, its window;
+/// then per queue the chunks `Chunks` asks for, each one `claim_groups`,
+/// recording the starts of a rate-limited name. Hands the plan the rows (and,
+/// when the name's window is full, when it opens).
 pub fn draw(
     conn: &Connection,
     request: &ClaimRequest,
@@ -110,8 +116,8 @@ pub fn draw(
     let limits = declared(conn, name)?.map(|d| d.limits).unwrap_or_default();
     let mut want = draw.limit;
     if let Some(rate) = limits.name_rate() {
-        let since = walk::window_since(&rate, now);
-        match walk::name_allowance(&rate, &window(conn, name, since)?, now) {
+        let since = flow::window_since(&rate, now);
+        match flow::name_allowance(&rate, &window(conn, name, since)?, now) {
             Allowance::Starts(allowed) => want = want.min(allowed),
             Allowance::Full { retry_in_ms } => {
                 plan.rate_limited(retry_in_ms);
@@ -120,77 +126,63 @@ pub fn draw(
             }
         }
     }
-    let mut walk = Walk::new(name, limits, want, false);
-    if walk.counts_running() {
-        let running = query(conn, SQL.running_groups, &[(":name", &name)], |row| {
-            Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
-        })?;
-        walk.set_running(running);
+    let groups = GroupLimits::of(&limits, now);
+    if groups.rate_max.is_some() {
+        prune(conn, name, groups.since)?;
     }
-    if let Some(rate) = walk.group_rate() {
-        walk.set_started(&window(conn, name, walk::window_since(&rate, now))?);
-    }
+    let mut chunks = Chunks::new(groups, want);
+    let mut claimed = Vec::new();
     for queue in &request.queues {
-        let mut after: Option<Candidate> = None;
-        while !walk.done() {
-            let size = walk.chunk_size();
-            let excluded = serde_json::to_string(&walk.excluded()).expect("groups encode");
-            let chunk = query(
+        chunks.start_queue();
+        while let Some(chunk) = chunks.next() {
+            let rows = query_tasks(
                 conn,
-                SQL.candidates,
+                SQL.claim_groups,
                 &[
                     (":queue", queue),
                     (":name", name),
                     (":now", &now),
-                    (":excluded", &excluded),
-                    (":after_priority", &after.as_ref().map(|c| c.priority)),
-                    (":after_run_at", &after.as_ref().map(|c| c.run_at_ms)),
-                    (":after_id", &after.as_ref().map(|c| c.id.clone())),
-                    (":limit", &size),
+                    (":rows", &chunk.rows),
+                    (":limit", &chunk.limit),
+                    (":group_concurrency", &groups.concurrency),
+                    (":rate_max", &groups.rate_max),
+                    (":since", &groups.since),
+                    (":worker_id", &request.worker_id),
+                    (":lease_ms", &request.lease_ms),
                 ],
-                |row| {
-                    Ok(Candidate {
-                        id: row.get(0)?,
-                        group: row.get(1)?,
-                        priority: row.get(2)?,
-                        run_at_ms: row.get(3)?,
-                    })
-                },
             )?;
-            walk.offer(&chunk);
-            if (chunk.len() as i64) < size {
-                break;
+            if let Some(rate) = limits.rate.filter(|_| !rows.is_empty()) {
+                let ids = serde_json::to_string(&rows.iter().map(|t| &t.id).collect::<Vec<_>>())
+                    .expect("ids encode");
+                query(
+                    conn,
+                    SQLITE_STARTS_RECORD,
+                    &[
+                        (":name", name),
+                        (":ids", &ids),
+                        (":per_group", &rate.per_group),
+                    ],
+                    |_| Ok(()),
+                )?;
             }
-            after = chunk.last().cloned();
+            let count = rows.len() as i64;
+            claimed.extend(rows);
+            if let Some(bound) = chunks.claimed(count) {
+                let due = query(
+                    conn,
+                    SQL.due_count,
+                    &[
+                        (":queue", queue),
+                        (":name", name),
+                        (":now", &now),
+                        (":bound", &bound),
+                    ],
+                    |row| row.get::<_, i64>(0),
+                )?;
+                chunks.due(due.first().copied().unwrap_or(0));
+            }
         }
     }
-    if walk.picks().is_empty() {
-        plan.accept(Vec::new());
-        return Ok(());
-    }
-    let ids = serde_json::to_string(walk.picks()).expect("ids encode");
-    let rows = query_tasks(
-        conn,
-        SQL.claim_picked,
-        &[
-            (":ids", &ids),
-            (":worker_id", &request.worker_id),
-            (":lease_ms", &request.lease_ms),
-            (":now", &now),
-        ],
-    )?;
-    if let Some(rate) = limits.rate {
-        query(
-            conn,
-            SQLITE_STARTS_RECORD,
-            &[
-                (":name", name),
-                (":ids", &ids),
-                (":per_group", &rate.per_group),
-            ],
-            |_| Ok(()),
-        )?;
-    }
-    plan.accept(rows);
+    plan.accept(claimed);
     Ok(())
 }
