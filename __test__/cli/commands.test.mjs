@@ -257,6 +257,17 @@ forEachDialect("cli", (dialect) => {
     assertFailure(await cli(["submit", db, "save", "--key", "doc", "--debounce", "2s", "--max-delay", "1s"]), 2, /^error: maxDelayMs must be >= debounceMs \(2000\), got 1000$/);
   });
 
+  test("submit: --group, kept in the task's metadata", async (t) => {
+    const db = await dialect.createDatabase(t);
+    const grouped = await cliJson(["submit", db, "export", '{"n":1}', "--group", "customer:42"]);
+    assert.deepEqual(grouped.metadata, { "cairnq.group": "customer:42" });
+    const plain = await cliJson(["submit", db, "export"]);
+    assert.deepEqual(plain.metadata, {});
+    assertFailure(await cli(["submit", db, "export", "--group", ""]), 2, /^error: group must be a non-empty string, got ""$/);
+    const client = clientOn(t, dialect, db);
+    assert.equal((await client.stats()).default.queued, 2);
+  });
+
   test("top: counts, throughput and running tasks until Ctrl-C", async (t) => {
     const db = await dialect.createDatabase(t);
     const client = clientOn(t, dialect, db);

@@ -282,6 +282,7 @@ async function main(argv, io = {}) {
     .option("--max-delay <duration>", "with --debounce: start no later than this after the burst's first submit", duration)
     .option("--priority <n>", "higher runs first", integer)
     .option("--max-attempts <n>", "attempts before it fails for good", positiveInt)
+    .option("--group <name>", "its group, for groupConcurrency and per-group rate limits")
     .option("--init", "install cairnq's tables even in a SQLite file that holds another application's tables")
     .action(async (db, name, payloadText, opts) => {
       let payload = {};
@@ -301,6 +302,7 @@ async function main(argv, io = {}) {
         maxDelayMs: opts.maxDelay,
         priority: opts.priority,
         maxAttempts: opts.maxAttempts,
+        group: opts.group,
       });
       const task = await submitted.catch((/** @type {Error & { code?: string }} */ e) => {
         if (e.code === "CAIRNQ_NOT_CAIRNQ") throw new InspectError(`${e.message}; pass --init to add cairnq's tables to it anyway`, EXIT.NO_DATABASE);
