@@ -1996,7 +1996,7 @@ mod flow {
     /// cost call on a table this small; the SQLite test pins the ordered walk.)
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_flow_statements_reach_their_indexes() {
-        use cairnq_core::protocol::flow::POSTGRES_LOCK_GROUPS;
+        use cairnq_core::protocol::flow::POSTGRES_LIMITS_AND_LOCKS;
         use tokio_postgres::types::ToSql;
 
         let db = test_db!();
@@ -2042,9 +2042,9 @@ mod flow {
                 "cairnq_tasks_lease_idx",
             ),
             (
-                "lock_groups",
-                POSTGRES_LOCK_GROUPS,
-                vec![&queue, &name, &now, &rows, &limit, &held, &no],
+                "limits_and_locks",
+                POSTGRES_LIMITS_AND_LOCKS,
+                vec![&queue, &name, &rows, &limit, &held],
                 "cairnq_tasks_claim_name_idx",
             ),
             (

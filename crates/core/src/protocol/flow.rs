@@ -56,5 +56,6 @@ pub const SQLITE_STARTS_PRUNE: &str = load!("sqlite", "starts_prune");
 pub const SQLITE_STARTS_RECORD: &str = load!("sqlite", "starts_record");
 /// Postgres only: the advisory lock of a name-wide rate, never waiting.
 pub const POSTGRES_LOCK_NAME: &str = load!("postgres", "lock_name");
-/// Postgres only: the advisory locks of a chunk's groups, never waiting.
-pub const POSTGRES_LOCK_GROUPS: &str = load!("postgres", "lock_groups");
+/// Postgres only: before each chunk, the name's limits and clock and the
+/// advisory locks of the chunk's groups, never waiting.
+pub const POSTGRES_LIMITS_AND_LOCKS: &str = load!("postgres", "limits_and_locks");

@@ -93,6 +93,17 @@ pub struct Chunk {
     pub limit: i64,
 }
 
+impl Chunk {
+    /// A queue's first chunk for a draw that still wants `want`.
+    pub fn first(want: i64) -> Chunk {
+        let want = want.max(0);
+        Chunk {
+            rows: (want * 2).max(MIN_ROWS),
+            limit: want,
+        }
+    }
+}
+
 /// The chunks of one flow draw, queue by queue. A chunk that claims fewer
 /// than it asked for either read every due row of the queue or passed rows of
 /// groups with no room over; a count of the due rows left tells which, and in
@@ -127,7 +138,7 @@ impl Chunks {
 
     /// Start on the next queue of the claim.
     pub fn start_queue(&mut self) {
-        self.rows = (self.left * 2).max(MIN_ROWS);
+        self.rows = Chunk::first(self.left).rows;
         self.short = None;
         self.queue_done = false;
     }

@@ -11,9 +11,9 @@
 use super::conn::{apply, rows, tasks};
 use super::transport::{end_tx, params, PgRow, Session, Transaction};
 use crate::error::Result;
-use crate::protocol::flow::{POSTGRES as SQL, POSTGRES_LOCK_GROUPS, POSTGRES_LOCK_NAME};
+use crate::protocol::flow::{POSTGRES as SQL, POSTGRES_LIMITS_AND_LOCKS, POSTGRES_LOCK_NAME};
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
-use crate::store::flow::draw::{self as flow, Allowance, Chunks, GroupLimits, WindowCount};
+use crate::store::flow::draw::{self as flow, Allowance, Chunk, Chunks, GroupLimits, WindowCount};
 use crate::store::flow::{Declaration, Declared, FlowLimits, Replaced};
 
 /// The limits columns of a `limits` row (the first six).
@@ -98,13 +98,39 @@ async fn window<S: Session>(tx: &S, name: &str, since: i64) -> Result<Vec<Window
         .collect()
 }
 
-/// One flow draw: the name's limits and the database clock; under a name-wide
-/// rate, the name's lock and window; then per queue the chunks `Chunks` asks
-/// for, each one `claim_groups` (the picked rows another claimer took
-/// meanwhile skipped, the starts of a rate-limited name recorded), preceded,
-/// when groups are limited, by `lock_groups` for the groups the chunk may
-/// claim. Hands the plan the rows (and, when the name's window is full, when
-/// it opens).
+/// `limits_and_locks` before a chunk of `queue`: the name's limits (read
+/// again each time, the draw keeping the first) and the database clock; the
+/// groups it locked join `held`.
+async fn limits_and_locks<S: Session>(
+    tx: &S,
+    queue: &str,
+    name: &str,
+    chunk: Chunk,
+    held: &mut Vec<String>,
+) -> Result<(FlowLimits, i64)> {
+    let found = rows(
+        tx,
+        POSTGRES_LIMITS_AND_LOCKS,
+        &params![&queue, &name, &chunk.rows, &chunk.limit, &*held],
+    )
+    .await?;
+    let row = found.first().expect("limits_and_locks answers a row");
+    let limits = declared_of(row)?.map(|d| d.limits).unwrap_or_default();
+    let now = row.int(6)?;
+    for row in &found {
+        held.extend(row.opt_text(7)?);
+    }
+    Ok((limits, now))
+}
+
+/// One flow draw: the name's limits and the database clock, with the locks
+/// of the first chunk's groups (one statement); under a name-wide rate, the
+/// name's lock and window; then per queue the chunks `Chunks` asks for, each
+/// one `claim_groups` (the picked rows another claimer took meanwhile
+/// skipped, the starts of a rate-limited name recorded), each after the
+/// first preceded, when groups are limited, by `limits_and_locks` for the
+/// groups it may claim. Hands the plan the rows (and, when the name's window
+/// is full, when it opens).
 pub async fn draw<S: Session>(
     tx: &S,
     request: &ClaimRequest,
@@ -116,10 +142,11 @@ pub async fn draw<S: Session>(
         .as_deref()
         .and_then(|n| n.first())
         .expect("a flow draw names its task");
-    let found = rows(tx, SQL.limits, &params![name]).await?;
-    let row = found.first().expect("the limits statement answers one row");
-    let limits = declared_of(row)?.map(|d| d.limits).unwrap_or_default();
-    let now = row.int(6)?;
+    let first_queue = request.queues.first().map_or("", String::as_str);
+    let mut held: Vec<String> = Vec::new();
+    let (limits, now) =
+        limits_and_locks(tx, first_queue, name, Chunk::first(draw.limit), &mut held).await?;
+    let mut locked_first = true;
     let mut want = draw.limit;
     if let Some(rate) = limits.name_rate() {
         let locked = rows(tx, POSTGRES_LOCK_NAME, &params![name]).await?;
@@ -150,31 +177,13 @@ pub async fn draw<S: Session>(
     }
     let record = limits.rate.is_some();
     let per_group = limits.rate.is_some_and(|r| r.per_group);
-    let ungrouped_limited = groups.ungrouped_limited();
     let mut chunks = Chunks::new(groups, want);
-    let mut held: Vec<String> = Vec::new();
     let mut claimed = Vec::new();
     for queue in &request.queues {
         chunks.start_queue();
         while let Some(chunk) = chunks.next() {
-            if groups.any() {
-                let locked = rows(
-                    tx,
-                    POSTGRES_LOCK_GROUPS,
-                    &params![
-                        queue,
-                        name,
-                        &now,
-                        &chunk.rows,
-                        &chunk.limit,
-                        &held,
-                        &ungrouped_limited,
-                    ],
-                )
-                .await?;
-                for row in &locked {
-                    held.push(row.text(0)?);
-                }
+            if groups.any() && !std::mem::take(&mut locked_first) {
+                limits_and_locks(tx, queue, name, chunk, &mut held).await?;
             }
             let rows = tasks(
                 tx,

@@ -1,0 +1,51 @@
+-- Before each chunk of a flow draw: the name's declared limits (null columns
+-- when it has none) and the database clock, and, when it limits groups, the
+-- locks of up to $4 limited groups this transaction does not hold yet ($5),
+-- the first to appear among the first $3 due queued tasks of the name on one
+-- queue in claim order. One row per group locked (grp null: none). A
+-- group's key is `cairnq.flow:` and the JSON array [name, group]; seed 1
+-- keeps it apart from the keyed submits' locks. Never waits: a group another
+-- claimer holds is left to it for this draw, so two claimers never wait on
+-- each other whatever order they lock in. Group concurrency limits grouped
+-- tasks, a per-group rate every task ('' being one more group).
+-- $1 queue, $2 name.
+with clock as (
+    select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms
+), limits as (
+    select rate_max, rate_per_ms, rate_per_group, group_concurrency, declared_by, declared_at_ms
+    from cairnq_flow_limits
+    where name = $2::text
+), limited as (
+    select group_concurrency is not null as grouped,
+        rate_max is not null and rate_per_group <> 0 as every
+    from limits
+), scanned as (
+    select coalesce(metadata->>'cairnq.group', '') as grp,
+        row_number() over (order by priority desc, run_at_ms asc, id asc) as position
+    from (
+        select metadata, priority, run_at_ms, id
+        from cairnq_tasks
+        where status = 'queued'
+          and queue = $1::text
+          and name = $2::text
+          and run_at_ms <= (select ms from clock)
+          and exists (select 1 from limited where grouped or every)
+        order by priority desc, run_at_ms asc, id asc
+        limit $3::bigint
+    ) as due
+), fresh as materialized (
+    select grp from scanned, limited
+    where grp <> all($5::text[])
+      and (limited.every or (limited.grouped and grp <> ''))
+    group by grp
+    order by min(position)
+    limit $4::bigint
+), locked as materialized (
+    select grp from fresh
+    where pg_try_advisory_xact_lock(hashtextextended('cairnq.flow:' || jsonb_build_array($2::text, grp)::text, 1))
+)
+select limits.rate_max, limits.rate_per_ms, limits.rate_per_group, limits.group_concurrency,
+    limits.declared_by, limits.declared_at_ms, clock.ms, locked.grp
+from clock
+left join limits on true
+left join locked on true
