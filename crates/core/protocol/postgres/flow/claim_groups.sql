@@ -7,7 +7,7 @@
 -- name, for grouped rows; $7 (per-group rate max, null: none) less the
 -- group's starts after $8, for every row ('' being one more group). A limited
 -- group is claimed only if this transaction holds its lock ($9, taken by
--- lock_groups in an earlier statement, so these counts see what the lock's
+-- limits_and_locks in an earlier statement, so these counts see what the lock's
 -- previous holder committed). Records one start per claimed row when $12:
 -- at its claim time, under its group when $13, else under ''.
 -- $1 queue, $2 name, $3 now, $10 worker_id, $11 lease_ms.
