@@ -290,12 +290,12 @@ pub async fn a_busy_group_is_skipped_until_its_slot_comes_back(store: Arc<Store>
 }
 
 /// Groups are served in turns: among the due tasks a draw reads (at least
-/// the first 32), every group's first before any group's second, so a group
+/// the first 16), every group's first before any group's second, so a group
 /// with a backlog does not take every slot from one submitted later; and a
 /// draw reads past any number of tasks of full groups to the first with room.
 pub async fn groups_take_turns_and_a_backlog_blocks_no_one(store: Arc<Store>) {
     declare(&store, "w", "export", group_concurrency(5)).await;
-    for _ in 0..20 {
+    for _ in 0..10 {
         submit(&store, "export", Some("big")).await;
     }
     submit(&store, "export", Some("late")).await;
@@ -313,7 +313,7 @@ pub async fn groups_take_turns_and_a_backlog_blocks_no_one(store: Arc<Store>) {
     // "big" has 3 slots left; "late" and the ungrouped have nothing queued.
     let (second, _) = draw(&store, "export", 10).await;
     assert_eq!(groups(&second), vec![Some("big".to_string()); 3]);
-    // Behind 215 queued tasks of the full group, a new group is claimed.
+    // Behind 205 queued tasks of the full group, a new group is claimed.
     for _ in 0..200 {
         submit(&store, "export", Some("big")).await;
     }

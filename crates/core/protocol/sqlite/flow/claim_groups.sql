@@ -6,7 +6,8 @@
 -- less the group's running rows of the name, for grouped rows; :rate_max
 -- (null: no per-group rate) less the group's starts after :since, for every
 -- row ('' being one more group). The running rows are read through the
--- partial lease index, which holds exactly those.
+-- partial lease index, which holds exactly those. Each candidate looks its
+-- group's counts up (a join would build an index on them every time).
 update cairnq_tasks set
     status = 'running',
     worker_id = :worker_id,
@@ -50,11 +51,9 @@ where id in (
     )
     select ranked.id
     from ranked
-    left join running on running.grp = ranked.grp
-    left join started on started.grp = ranked.grp
     where (:group_concurrency is null or ranked.grp = ''
-           or ranked.rank + coalesce(running.n, 0) <= :group_concurrency)
-      and (:rate_max is null or ranked.rank + coalesce(started.n, 0) <= :rate_max)
+           or ranked.rank + coalesce((select n from running where running.grp = ranked.grp), 0) <= :group_concurrency)
+      and (:rate_max is null or ranked.rank + coalesce((select n from started where started.grp = ranked.grp), 0) <= :rate_max)
     order by ranked.rank, ranked.priority desc, ranked.run_at_ms asc, ranked.id asc
     limit :limit
 )

@@ -10,7 +10,7 @@
 use super::{FlowLimits, RateLimit};
 
 /// The fewest rows a chunk reads.
-const MIN_ROWS: i64 = 32;
+const MIN_ROWS: i64 = 16;
 
 /// How much further each chunk after the first reads than the one before.
 const GROWTH: i64 = 4;
@@ -262,7 +262,7 @@ mod tests {
         let mut chunks = Chunks::new(BY_CONCURRENCY, 5);
         assert_eq!(chunks.next(), None);
         chunks.start_queue();
-        assert_eq!(chunks.next(), Some(Chunk { rows: 32, limit: 5 }));
+        assert_eq!(chunks.next(), Some(Chunk { rows: 16, limit: 5 }));
         assert_eq!(chunks.claimed(5), None);
         assert_eq!(chunks.next(), None);
         chunks.start_queue();
@@ -300,7 +300,7 @@ mod tests {
         assert_eq!(
             chunks.next(),
             Some(Chunk {
-                rows: 32,
+                rows: 30,
                 limit: 15
             })
         );
@@ -313,6 +313,6 @@ mod tests {
         assert_eq!(chunks.claimed(4), None);
         assert_eq!(chunks.next(), None);
         chunks.start_queue();
-        assert_eq!(chunks.next(), Some(Chunk { rows: 32, limit: 6 }));
+        assert_eq!(chunks.next(), Some(Chunk { rows: 16, limit: 6 }));
     }
 }
