@@ -514,12 +514,7 @@ export declare abstract class TaskStore {
   heartbeat(input: { taskId: string; workerId: string; leaseMs?: number }): Promise<Task>;
   /** `taskId → cancel requested?` for every task this worker still owns. */
   heartbeatBatch(input: { taskIds: string[]; workerId: string; leaseMs?: number }): Promise<Map<string, boolean>>;
-  progress(input: {
-    taskId: string;
-    workerId: string;
-    progress: number | null;
-    message: string | null;
-  }): Promise<Task>;
+  progress(input: { taskId: string; workerId: string; progress: number | null; message: string | null }): Promise<Task>;
   succeed(input: { taskId: string; workerId: string; result: unknown }): Promise<Task>;
   complete(input: { taskId: string; workerId: string; result: unknown }): Promise<Task>;
   /**

@@ -23,8 +23,14 @@ for (const dialect of dialects) {
         const b = await draw(["b"], 5);
         return { a, b, none, zero };
       });
-      assert.deepEqual(drawn.a.map((t) => t.name), ["a", "a"]);
-      assert.deepEqual(drawn.b.map((t) => [t.name, t.status, t.worker_id, t.attempt]), [["b", "running", "w1", 1]]);
+      assert.deepEqual(
+        drawn.a.map((t) => t.name),
+        ["a", "a"],
+      );
+      assert.deepEqual(
+        drawn.b.map((t) => [t.name, t.status, t.worker_id, t.attempt]),
+        [["b", "running", "w1", 1]],
+      );
       assert.deepEqual([drawn.none, drawn.zero], [[], []]);
       assert.equal((await client.list({ name: "c" }))[0].status, "queued");
     });
@@ -51,9 +57,14 @@ for (const dialect of dialects) {
       const deadline = Date.now() + 10_000;
       let drawn = [];
       while (drawn.length === 0 && Date.now() < deadline) {
-        drawn = (await client.store.claimSession({ queues: ["q"], workerId: "w2", names: null }, (draw) => draw(null, 1))) ?? [];
+        drawn =
+          (await client.store.claimSession({ queues: ["q"], workerId: "w2", names: null }, (draw) => draw(null, 1))) ??
+          [];
       }
-      assert.deepEqual(drawn.map((t) => [t.id, t.worker_id, t.attempt]), [[task.id, "w2", 2]]);
+      assert.deepEqual(
+        drawn.map((t) => [t.id, t.worker_id, t.attempt]),
+        [[task.id, "w2", 2]],
+      );
     });
   });
 }

@@ -41,8 +41,7 @@ function loadScenarios() {
 // Values: `undefined` is "missing", which differs from null for equality
 // ---------------------------------------------------------------------------
 
-const isPlainObject = (value) =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
+const isPlainObject = (value) => value !== null && typeof value === "object" && !Array.isArray(value);
 
 /**
  * Reads one member: an array by integer index, an object by own property
@@ -64,18 +63,12 @@ function deepEqual(a, b) {
     return a === b;
   }
   if (Array.isArray(a) || Array.isArray(b)) {
-    return (
-      Array.isArray(a) &&
-      Array.isArray(b) &&
-      a.length === b.length &&
-      a.every((item, i) => deepEqual(item, b[i]))
-    );
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => deepEqual(item, b[i]));
   }
   if (typeof a === "object" && typeof b === "object") {
     const keys = Object.keys(a);
     return (
-      keys.length === Object.keys(b).length &&
-      keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]))
+      keys.length === Object.keys(b).length && keys.every((key) => Object.hasOwn(b, key) && deepEqual(a[key], b[key]))
     );
   }
   return a === b;
@@ -136,9 +129,7 @@ class Runner {
 
   async step(step) {
     if (step.op === "expect") {
-      const assertion = Object.fromEntries(
-        Object.entries(step).filter(([key]) => key !== "op" && key !== "target"),
-      );
+      const assertion = Object.fromEntries(Object.entries(step).filter(([key]) => key !== "op" && key !== "target"));
       const target = Object.hasOwn(step, "target") ? this.resolve(step.target) : undefined;
       this.check(target, assertion);
       return;
@@ -251,9 +242,7 @@ class Runner {
           }),
         );
       case "heartbeat":
-        return store.heartbeat(
-          given({ taskId: args.id, workerId: args.worker_id, leaseMs: args.lease_ms }),
-        );
+        return store.heartbeat(given({ taskId: args.id, workerId: args.worker_id, leaseMs: args.lease_ms }));
       case "heartbeat_batch": {
         const renewed = await store.heartbeatBatch(
           given({ taskIds: args.ids, workerId: args.worker_id, leaseMs: args.lease_ms }),
@@ -379,9 +368,7 @@ class Runner {
  * for, leaving out ids that were not renewed.
  */
 function flattenHeartbeats(ids, renewed) {
-  return ids
-    .filter((id) => renewed.has(id))
-    .map((id) => ({ id, cancel_requested: renewed.get(id) }));
+  return ids.filter((id) => renewed.has(id)).map((id) => ({ id, cancel_requested: renewed.get(id) }));
 }
 
 // ---------------------------------------------------------------------------
@@ -413,15 +400,7 @@ function postgres(dsn) {
       await client.connect();
     },
     async open() {
-      execFileSync("psql", [
-        dsn,
-        "-X",
-        "-q",
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-c",
-        "TRUNCATE cairnq_tasks, cairnq_task_keys",
-      ]);
+      execFileSync("psql", [dsn, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-c", "TRUNCATE cairnq_tasks, cairnq_task_keys"]);
       return client;
     },
     async stop() {

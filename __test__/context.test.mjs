@@ -6,7 +6,15 @@
 import { describe, test as nodeTest } from "node:test";
 import assert from "node:assert/strict";
 
-import { CairnQError, LostLease, SerializationError, TaskContext, TaskError, TaskTimeout, defineTask } from "../index.mjs";
+import {
+  CairnQError,
+  LostLease,
+  SerializationError,
+  TaskContext,
+  TaskError,
+  TaskTimeout,
+  defineTask,
+} from "../index.mjs";
 import { claimTask, openClient, rejectionOf } from "./support/helpers.mjs";
 
 // Every test is bounded: a hang fails that test instead of the whole run.
@@ -157,7 +165,12 @@ describe("writes", () => {
     assert.equal(child.root_id, task.id);
     assert.equal(child.correlation_id, "corr");
     assert.deepEqual(child.payload, { c: 1 });
-    const other = await ctx.submit(defineTask("child"), undefined, { parentId: null, rootId: "r", correlationId: "x", queue: "q" });
+    const other = await ctx.submit(defineTask("child"), undefined, {
+      parentId: null,
+      rootId: "r",
+      correlationId: "x",
+      queue: "q",
+    });
     assert.deepEqual([other.parent_id, other.root_id, other.correlation_id, other.queue], [null, "r", "x", "q"]);
     assert.deepEqual(other.payload, {});
 
@@ -165,7 +178,12 @@ describe("writes", () => {
     assert.ok(timeout instanceof TaskTimeout);
     assert.equal(timeout.taskId, child.id);
     assert.equal(timeout.task.status, "queued");
-    const childCtx = new TaskContext(client.store, await claimTask(client.store, child, { workerId: "w2" }), "w2", 30_000);
+    const childCtx = new TaskContext(
+      client.store,
+      await claimTask(client.store, child, { workerId: "w2" }),
+      "w2",
+      30_000,
+    );
     await childCtx.succeed("child done");
     const done = await ctx.wait(child.id, { timeoutMs: 5000, pollMs: 5 });
     assert.equal(done.status, "succeeded");

@@ -56,7 +56,10 @@ describe("errors decoded from Rust reasons", () => {
     const plain = fixture.errors.filter((e) => e.name === "Error");
     assert.ok(plain.some((e) => "code" in e) && plain.some((e) => !("code" in e)));
     for (const entry of fixture.errors) {
-      assert.ok(entry.name === "Error" || NATIVE_CLASSES.includes(entry.name), `${entry.variant}: unknown class ${entry.name}`);
+      assert.ok(
+        entry.name === "Error" || NATIVE_CLASSES.includes(entry.name),
+        `${entry.variant}: unknown class ${entry.name}`,
+      );
     }
   });
 

@@ -6,7 +6,16 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { describe } from "node:test";
 
-import { CairnQ, CairnQError, PostgresStore, QueueDepthGate, QueueFull, RetentionSweeper, SQLiteStore, Worker } from "../index.mjs";
+import {
+  CairnQ,
+  CairnQError,
+  PostgresStore,
+  QueueDepthGate,
+  QueueFull,
+  RetentionSweeper,
+  SQLiteStore,
+  Worker,
+} from "../index.mjs";
 import {
   REPO_ROOT,
   claimTask,
@@ -71,7 +80,10 @@ forEachDialect("backpressure through ClientOptions.maxQueueDepth", (dialect) => 
     await assertQueueFull(client.submit("job", { rejected: true }), "default", 1, 300);
     assert.ok(Date.now() - started >= 250, "it waited for (about) maxQueueWaitMs");
     assert.equal((await client.list()).length, 1);
-    assert.equal((await client.list({ name: "job" })).some((x) => x.payload.rejected), false);
+    assert.equal(
+      (await client.list({ name: "job" })).some((x) => x.payload.rejected),
+      false,
+    );
   });
 
   test("call is gated too", async (t) => {
@@ -157,7 +169,11 @@ forEachDialect("backpressure through ClientOptions.maxQueueDepth", (dialect) => 
   });
 
   test("a full queue rejects with QueueFull and writes nothing; room made elsewhere lets a waiting submit in", async (t) => {
-    const { client, db } = await dialect.open(t, { maxQueueDepth: { limited: 3 }, maxQueueWaitMs: 300, queuePollIntervalMs: 20 });
+    const { client, db } = await dialect.open(t, {
+      maxQueueDepth: { limited: 3 },
+      maxQueueWaitMs: 300,
+      queuePollIntervalMs: 20,
+    });
     const queued = [];
     for (let i = 0; i < 3; i++) queued.push(await client.submit("job", { i }, { queue: "limited" }));
     const started = Date.now();
@@ -172,7 +188,11 @@ forEachDialect("backpressure through ClientOptions.maxQueueDepth", (dialect) => 
     for (let i = 0; i < 5; i++) await client.submit("job", {}, { queue: "free" });
 
     // A second client on the same database, willing to wait.
-    const { client: patient } = await dialect.open(t, { maxQueueDepth: 3, maxQueueWaitMs: 30_000, queuePollIntervalMs: 20 }, db);
+    const { client: patient } = await dialect.open(
+      t,
+      { maxQueueDepth: 3, maxQueueWaitMs: 30_000, queuePollIntervalMs: 20 },
+      db,
+    );
     const waiting = patient.submit("job", { late: true }, { queue: "limited" });
     waiting.catch(() => {});
     assert.equal(await settlesWithin(waiting, 300), false, "the queue is full");
@@ -339,9 +359,19 @@ forEachDialect("retention through ClientOptions.retention", (dialect) => {
     for (let i = 0; i < 3; i++) finished.push(await submitAndSucceed(setup, "done", { i }));
     finished.push(await submitAndFail(setup, "broken"));
     const errors = [];
-    const { client: swept } = await dialect.open(t, { retention: { olderThanMs: 0, intervalMs: 50, onError: (e) => errors.push(e) } }, db);
-    await waitFor(async () => (await setup.list()).length === 1, { timeoutMs: 20_000, message: "retention never purged" });
-    assert.deepEqual((await setup.list()).map((x) => x.id), [live.id]);
+    const { client: swept } = await dialect.open(
+      t,
+      { retention: { olderThanMs: 0, intervalMs: 50, onError: (e) => errors.push(e) } },
+      db,
+    );
+    await waitFor(async () => (await setup.list()).length === 1, {
+      timeoutMs: 20_000,
+      message: "retention never purged",
+    });
+    assert.deepEqual(
+      (await setup.list()).map((x) => x.id),
+      [live.id],
+    );
     for (const task of finished) assert.equal(await setup.get(task.id), null);
     // It keeps sweeping: a task finished later goes too.
     const later = await submitAndSucceed(setup, "done", { later: true });
@@ -497,7 +527,10 @@ forEachDialect("stores that are not this package's own", (dialect) => {
     };
     const sweeper = new RetentionSweeper(wrapped, { olderThanMs: 0, limit: 2 });
     assert.equal(await sweeper.sweep(), 5);
-    assert.deepEqual(inputs, [1, 2, 3].map(() => ({ olderThanMs: 0, limit: 2 })));
+    assert.deepEqual(
+      inputs,
+      [1, 2, 3].map(() => ({ olderThanMs: 0, limit: 2 })),
+    );
     assert.equal((await client.list()).length, 0);
 
     const rules = new RetentionSweeper(wrapped, { olderThanMs: { failed: 0 }, limit: 10 });
@@ -557,7 +590,11 @@ describe("a test double with only the method a component calls", () => {
       },
     };
     const errors = [];
-    const sweeper = new RetentionSweeper(double, { olderThanMs: 0, intervalMs: 20, onError: (err) => errors.push(err) });
+    const sweeper = new RetentionSweeper(double, {
+      olderThanMs: 0,
+      intervalMs: 20,
+      onError: (err) => errors.push(err),
+    });
     defer(t, () => sweeper.stop());
     sweeper.start();
     await waitFor(() => purges >= 4, { timeoutMs: 10_000, message: "the schedule stopped after the failure" });
@@ -587,7 +624,10 @@ describe("a test double with only the method a component calls", () => {
 
   test("QueueDepthGate: a double's headroom is granted; none is QueueFull; its failure rejects as thrown", async () => {
     let headroom = 2;
-    const gate = new QueueDepthGate({ queueDepth: async () => headroom }, { maxQueueDepth: 2, maxQueueWaitMs: 50, queuePollIntervalMs: 10 });
+    const gate = new QueueDepthGate(
+      { queueDepth: async () => headroom },
+      { maxQueueDepth: 2, maxQueueWaitMs: 50, queuePollIntervalMs: 10 },
+    );
     await gate.acquire("q");
     await gate.acquire("q");
     headroom = 0;
@@ -626,12 +666,18 @@ describe("a test double with only the method a component calls", () => {
       [patched, /got one whose heartbeatBatch is replaced$/],
     ];
     for (const [foreign, got] of cases) {
-      assert.throws(() => new Worker(foreign, ["default"]), (err) => {
-        assert.equal(err.name, "TypeError");
-        assert.match(err.message, /^Worker needs a SQLiteStore or PostgresStore of this package with its own methods/);
-        assert.match(err.message, got);
-        return true;
-      });
+      assert.throws(
+        () => new Worker(foreign, ["default"]),
+        (err) => {
+          assert.equal(err.name, "TypeError");
+          assert.match(
+            err.message,
+            /^Worker needs a SQLiteStore or PostgresStore of this package with its own methods/,
+          );
+          assert.match(err.message, got);
+          return true;
+        },
+      );
     }
     const worker = new Worker(store, ["default"]);
     assert.equal(typeof worker.workerId, "string", "an unmodified store is accepted");

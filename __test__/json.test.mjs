@@ -53,7 +53,11 @@ describe("payload and metadata defaults", () => {
 describe("non-finite numbers are refused at any depth", () => {
   const cases = [
     ["NaN at the top of an object", { n: NaN }, "non-finite number NaN is not JSON-serializable"],
-    ["Infinity deep inside objects", { a: { b: { c: Infinity } } }, "non-finite number Infinity is not JSON-serializable"],
+    [
+      "Infinity deep inside objects",
+      { a: { b: { c: Infinity } } },
+      "non-finite number Infinity is not JSON-serializable",
+    ],
     ["-Infinity inside an array", { xs: [1, [2, -Infinity]] }, "non-finite number -Infinity is not JSON-serializable"],
     ["NaN as the whole payload", NaN, "non-finite number NaN is not JSON-serializable"],
   ];
@@ -77,10 +81,7 @@ describe("non-finite numbers are refused at any depth", () => {
   test("a toJSON result that contains NaN is refused", async (t) => {
     const { client } = openClient(t);
     const sneaky = { toJSON: () => ({ n: NaN }) };
-    await assertSerializationError(
-      client.submit("job", { sneaky }),
-      "non-finite number NaN is not JSON-serializable",
-    );
+    await assertSerializationError(client.submit("job", { sneaky }), "non-finite number NaN is not JSON-serializable");
     await assertNothingWritten(client);
   });
 
@@ -143,10 +144,7 @@ describe("values that encode to nothing", () => {
 
   test("a symbol payload is refused with its typeof", async (t) => {
     const { client } = openClient(t);
-    await assertSerializationError(
-      client.submit("job", Symbol("s")),
-      "value of type symbol is not JSON-serializable",
-    );
+    await assertSerializationError(client.submit("job", Symbol("s")), "value of type symbol is not JSON-serializable");
     await assertNothingWritten(client);
   });
 

@@ -61,7 +61,10 @@ describe("claim", () => {
     const high = await client.submit("job", { p: "high" }, { priority: 10 });
     const mid = await client.submit("job", { p: "mid" }, { priority: 5 });
     const first = await client.store.claim({ queues: ["default"], workerId: "w1", limit: 1, leaseMs: 5_000 });
-    assert.deepEqual(first.map((x) => x.id), [high.id]);
+    assert.deepEqual(
+      first.map((x) => x.id),
+      [high.id],
+    );
     assert.ok(first[0].lease_until_ms <= Date.now() + 5_000);
     const rest = await client.store.claim({ queues: ["default"], workerId: "w1", limit: 10 });
     assert.deepEqual(rest.map((x) => x.id).sort(), [low.id, mid.id].sort());
@@ -79,13 +82,22 @@ describe("claim", () => {
     assert.equal((await client.get(a.id)).status, "queued");
 
     const onlyBeta = await store.claim({ queues: ["q1", "q2"], workerId: "w", names: ["beta"], limit: 10 });
-    assert.deepEqual(onlyBeta.map((x) => x.id), [b.id]);
+    assert.deepEqual(
+      onlyBeta.map((x) => x.id),
+      [b.id],
+    );
 
     const q2Any = await store.claim({ queues: ["q2"], workerId: "w", names: null, limit: 10 });
-    assert.deepEqual(q2Any.map((x) => x.id), [c.id]);
+    assert.deepEqual(
+      q2Any.map((x) => x.id),
+      [c.id],
+    );
 
     const q1Any = await store.claim({ queues: ["q1"], workerId: "w", limit: 10 });
-    assert.deepEqual(q1Any.map((x) => x.id), [a.id]);
+    assert.deepEqual(
+      q1Any.map((x) => x.id),
+      [a.id],
+    );
     assert.deepEqual(await store.claim({ queues: ["q1", "q2"], workerId: "w", limit: 10 }), []);
   });
 
@@ -101,7 +113,11 @@ describe("claim", () => {
       const wanted = await client.submit("n", {}, { queue: "q" });
       await client.submit("x2", {}, { queue: "q" });
       const got = await client.store.claim({ ...shape, workerId: "w", limit: 5 });
-      assert.deepEqual(got.map((x) => x.id), [wanted.id], JSON.stringify(shape));
+      assert.deepEqual(
+        got.map((x) => x.id),
+        [wanted.id],
+        JSON.stringify(shape),
+      );
     }
   });
 
@@ -112,7 +128,10 @@ describe("claim", () => {
     const soon = await client.submit("soon", {}, { runAtDelayMs: 150 });
     await waitUntilPast(soon.run_at_ms);
     const claimed = await client.store.claim({ queues: ["default"], workerId: "w", limit: 5 });
-    assert.deepEqual(claimed.map((x) => x.id), [soon.id]);
+    assert.deepEqual(
+      claimed.map((x) => x.id),
+      [soon.id],
+    );
     assert.equal((await client.get(delayed.id)).status, "queued");
   });
 

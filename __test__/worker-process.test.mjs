@@ -53,10 +53,7 @@ forEachDialect("worker processes", (dialect) => {
 
     // The blocked loop is reported (never thrown) once the loop is free again.
     const blocked = await waitFor(
-      () =>
-        workers
-          .flatMap((w) => w.events())
-          .find((e) => e.event === "error" && e.name === "EventLoopBlocked"),
+      () => workers.flatMap((w) => w.events()).find((e) => e.event === "error" && e.name === "EventLoopBlocked"),
       { timeoutMs: 30_000, message: "no EventLoopBlocked was reported through onError" },
     );
     assert.match(blocked.message, /event loop was blocked/);
@@ -75,7 +72,11 @@ forEachDialect("worker processes", (dialect) => {
     for (const w of workers) w.kill("SIGTERM");
     for (const w of workers) {
       const exit = await w.waitExit(30_000);
-      assert.deepEqual(exit, { code: 0, signal: null }, `serve() stopped on SIGTERM and the process exited; ${w.tail()}`);
+      assert.deepEqual(
+        exit,
+        { code: 0, signal: null },
+        `serve() stopped on SIGTERM and the process exited; ${w.tail()}`,
+      );
       const served = w.events().find((e) => e.event === "served");
       assert.deepEqual(served?.listeners, { SIGINT: 0, SIGTERM: 0 });
     }
@@ -125,7 +126,10 @@ forEachDialect("worker processes", (dialect) => {
     );
     // Redelivery waited for the dead worker's lease to run out (on Postgres
     // the database's clock is this host's).
-    assert.ok(again[1].at >= orphan.lease_until_ms, `rerun at ${again[1].at} before lease end ${orphan.lease_until_ms}`);
+    assert.ok(
+      again[1].at >= orphan.lease_until_ms,
+      `rerun at ${again[1].at} before lease end ${orphan.lease_until_ms}`,
+    );
     assert.equal(runs.length, 4);
 
     assert.deepEqual(await client.stats(), {
@@ -145,8 +149,15 @@ describe("robustness", () => {
     const options = ["pollIntervalMs", "heartbeatIntervalMs", "maxRunMs"];
     const proc = spawnFixture(t, "nan-options.mjs", { db: dbPath, options });
     const exit = await proc.waitExit(30_000);
-    const ok = proc.events().filter((e) => e.event === "ok").map((e) => e.option);
-    assert.deepEqual(exit, { code: 0, signal: null }, `survived: ${JSON.stringify(ok)}; stderr: ${proc.stderr.slice(0, 400)}`);
+    const ok = proc
+      .events()
+      .filter((e) => e.event === "ok")
+      .map((e) => e.option);
+    assert.deepEqual(
+      exit,
+      { code: 0, signal: null },
+      `survived: ${JSON.stringify(ok)}; stderr: ${proc.stderr.slice(0, 400)}`,
+    );
     assert.deepEqual(ok, options);
   });
 });
@@ -197,7 +208,10 @@ describe("process hygiene", () => {
     proc.kill("SIGTERM");
     const exit = await proc.waitExit(30_000);
     assert.deepEqual(exit, { code: null, signal: "SIGTERM" });
-    assert.equal(proc.events().find((e) => e.event === "served"), undefined);
+    assert.equal(
+      proc.events().find((e) => e.event === "served"),
+      undefined,
+    );
   });
 
   test("background(fn) resolves with fn's value and closes an owned store; the process exits on its own", async (t) => {

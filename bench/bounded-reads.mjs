@@ -30,7 +30,8 @@ async function pagedPreview(client, limit) {
   for (const status of ["succeeded", "failed", "canceled"]) {
     for (let offset = 0; ; offset += 500) {
       const page = await client.list({ status, limit: 500, offset });
-      for (const task of page) if (task.completed_at_ms != null && task.completed_at_ms < cutoff) found.push(task.completed_at_ms);
+      for (const task of page)
+        if (task.completed_at_ms != null && task.completed_at_ms < cutoff) found.push(task.completed_at_ms);
       if (page.length < 500) break;
     }
   }
@@ -62,10 +63,13 @@ export const figures = {
         const n = argNumber("purge-n", 20_000);
         const ids = [];
         for (let i = 0; i < n; i += 500) {
-          const batch = await Promise.all(Array.from({ length: Math.min(500, n - i) }, () => client.submit("job", { i })));
+          const batch = await Promise.all(
+            Array.from({ length: Math.min(500, n - i) }, () => client.submit("job", { i })),
+          );
           ids.push(...batch.map((t) => t.id));
         }
-        for (let i = 0; i < ids.length; i += 500) await Promise.all(ids.slice(i, i + 500).map((id) => client.cancel(id)));
+        for (let i = 0; i < ids.length; i += 500)
+          await Promise.all(ids.slice(i, i + 500).map((id) => client.cancel(id)));
         await new Promise((resolve) => setTimeout(resolve, 5));
         const paged = await timed(() => pagedPreview(client, 1000));
         const counted = await timed(() => client.purgeCount({ limit: 1000 }));

@@ -6,11 +6,13 @@ import { seconds, seed, single, sleep, standalone, throughput, withClient } from
 const payload = { user: 42, action: "resize", sizes: [64, 128, 256] };
 
 /** ops/s of `op(client, ids, i)` over `count` ops, `inFlight` at a time, after seeding `seeded` tasks. */
-const timed = (label, { seeded = 0, count, inFlight, op }) => (ctx) =>
-  withClient(ctx, label, async (client) => {
-    const ids = seeded(ctx) > 0 ? await seed(client, seeded(ctx), "job", () => payload) : [];
-    return throughput(count(ctx), inFlight, (i) => op(client, ids, i));
-  });
+const timed =
+  (label, { seeded = 0, count, inFlight, op }) =>
+  (ctx) =>
+    withClient(ctx, label, async (client) => {
+      const ids = seeded(ctx) > 0 ? await seed(client, seeded(ctx), "job", () => payload) : [];
+      return throughput(count(ctx), inFlight, (i) => op(client, ids, i));
+    });
 
 const submit = (client) => client.submit("job", payload);
 const cancel = (client, ids, i) => client.cancel(ids[i]);

@@ -78,7 +78,7 @@ const GOALS = pg
 const rows = [];
 const newRow = (name, lower) => {
   const row = { name, lower, samples: {}, details: {}, errors: {} };
-  for (const p of packages) (row.samples[p.label] = []), (row.details[p.label] = []), (row.errors[p.label] = []);
+  for (const p of packages) ((row.samples[p.label] = []), (row.details[p.label] = []), (row.errors[p.label] = []));
   rows.push(row);
   return row;
 };
@@ -93,11 +93,16 @@ for (const [id, spec] of Object.entries(figures)) {
       const args = [`--figure=${id}`, `--entry=${entry}`, `--scratch=${target.scratch}`, ...forwarded];
       const started = Date.now();
       try {
-        const out = await runNode("figure.mjs", args, { label: `figure ${id} (${spec.rows[0].name}) on ${label}`, timeoutMs });
+        const out = await runNode("figure.mjs", args, {
+          label: `figure ${id} (${spec.rows[0].name}) on ${label}`,
+          timeoutMs,
+        });
         out.values.forEach((v, k) => figureRows[k].samples[label].push(v));
         if (out.detail) figureRows[0].details[label].push(out.detail);
         const shown = out.values.map(fmt).join(", ") + (out.detail ? ` [${out.detail}]` : "");
-        console.log(`${id.padEnd(13)} #${rep} ${label.padEnd(9)} ${shown}  (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+        console.log(
+          `${id.padEnd(13)} #${rep} ${label.padEnd(9)} ${shown}  (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+        );
       } catch (err) {
         figureRows[0].errors[label].push(err.message);
         console.log(`${id.padEnd(13)} #${rep} ${label.padEnd(9)} FAILED: ${err.message}`);
@@ -134,14 +139,18 @@ for (const row of rows) {
   console.log(`- ${row.name}`);
   for (const { label } of packages) {
     const s = row.samples[label];
-    const spread = s.length ? `${s.map(fmt).join(", ")} (min ${fmt(Math.min(...s))}, max ${fmt(Math.max(...s))})` : "no sample";
+    const spread = s.length
+      ? `${s.map(fmt).join(", ")} (min ${fmt(Math.min(...s))}, max ${fmt(Math.max(...s))})`
+      : "no sample";
     const details = row.details[label].length ? ` — ${row.details[label].join("; ")}` : "";
     const errors = row.errors[label].length ? ` — ${row.errors[label].length} failed` : "";
     console.log(`    ${label.padEnd(9)} ${spread}${details}${errors}`);
   }
 }
 console.log(`\n${table.join("\n")}`);
-console.log("\nratio = ours / reference; for rows marked \"lower is better\" a ratio below 1 means ours is better, otherwise above 1.");
+console.log(
+  '\nratio = ours / reference; for rows marked "lower is better" a ratio below 1 means ours is better, otherwise above 1.',
+);
 const failures = rows.flatMap((row) => packages.flatMap(({ label }) => row.errors[label].map((e) => `${label}: ${e}`)));
 if (failures.length) console.log(`\nFailures (${failures.length}):\n${failures.map((f) => `- ${f}`).join("\n")}`);
 if (argValue("out", null)) fs.writeFileSync(argValue("out"), `$ ${command}\n\n${table.join("\n")}\n`);
@@ -160,7 +169,10 @@ async function memory() {
   for (const { label, entry } of packages) {
     const args = [`--entry=${entry}`, `--n=${n}`, `--timeout=${timeout}`, "--json", ...(pg ? [`--pg=${pg}`] : [])];
     try {
-      results[label] = await runNode("memory.mjs", args, { label: `memory (n=${n}) on ${label}`, timeoutMs: 2 * timeout * 1000 + 60_000 });
+      results[label] = await runNode("memory.mjs", args, {
+        label: `memory (n=${n}) on ${label}`,
+        timeoutMs: 2 * timeout * 1000 + 60_000,
+      });
       phases.forEach(([phase], k) => {
         const s = results[label][phase];
         memoryRows[k].samples[label].push(s.peakMB);

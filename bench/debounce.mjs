@@ -47,18 +47,24 @@ try {
   for (let r = 0; r < reps; r++) {
     const order = names.map((_, k) => names[(k + r) % names.length]);
     for (const name of order) samples[name].push(await run(name));
-    console.log(`  rep ${r + 1}: ${names.map((name) => `${name} ${samples[name].at(-1).toFixed(0)}`).join(", ")} ops/s`);
+    console.log(
+      `  rep ${r + 1}: ${names.map((name) => `${name} ${samples[name].at(-1).toFixed(0)}`).join(", ")} ops/s`,
+    );
   }
   console.log("");
   console.log("| figure | median | min | max |");
   console.log("| --- | --- | --- | --- |");
   for (const name of names) {
     const v = samples[name];
-    console.log(`| ${name} (ops/s) | ${median(v).toFixed(0)} | ${Math.min(...v).toFixed(0)} | ${Math.max(...v).toFixed(0)} |`);
+    console.log(
+      `| ${name} (ops/s) | ${median(v).toFixed(0)} | ${Math.min(...v).toFixed(0)} | ${Math.max(...v).toFixed(0)} |`,
+    );
   }
   for (const shape of ["one-key", "new-keys"]) {
     const ratios = samples[`debounce-${shape}`].map((v, i) => v / samples[`plain-${shape}`][i]);
-    console.log(`| ratio debounce / plain, ${shape} | ${median(ratios).toFixed(3)} | ${Math.min(...ratios).toFixed(3)} | ${Math.max(...ratios).toFixed(3)} |`);
+    console.log(
+      `| ratio debounce / plain, ${shape} | ${median(ratios).toFixed(3)} | ${Math.min(...ratios).toFixed(3)} | ${Math.max(...ratios).toFixed(3)} |`,
+    );
   }
 } finally {
   target.cleanup();

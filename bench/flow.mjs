@@ -26,13 +26,21 @@ const drain = (setup, register) => drainRate(pkg, target, "flow", { n, concurren
 const jobs = (opts) => (client) => throughput(n, 64, (i) => client.submit("job", { i }, opts(i)));
 
 const variants = {
-  ungrouped: () => drain(jobs(() => ({})), (w, fn) => w.task("job", fn)),
+  ungrouped: () =>
+    drain(
+      jobs(() => ({})),
+      (w, fn) => w.task("job", fn),
+    ),
   grouped: () =>
     drain(
       jobs((i) => ({ group: `g${i % groups}` })),
       (w, fn) => w.task("job", { groupConcurrency: 1 }, fn),
     ),
-  alone: () => drain(jobs(() => ({})), (w, fn) => w.task("job", fn)),
+  alone: () =>
+    drain(
+      jobs(() => ({})),
+      (w, fn) => w.task("job", fn),
+    ),
   neighbour: () =>
     drain(
       async (client) => {
@@ -67,7 +75,9 @@ const row = (label, values, digits = 0) =>
   `| ${label} | ${median(values).toFixed(digits)} | ${Math.min(...values).toFixed(digits)} | ${Math.max(...values).toFixed(digits)} |`;
 
 try {
-  console.log(`flow bench on ${target.name}: n=${n} groups=${groups} reps=${reps} concurrency=${concurrency} limited-n=${limitedN}`);
+  console.log(
+    `flow bench on ${target.name}: n=${n} groups=${groups} reps=${reps} concurrency=${concurrency} limited-n=${limitedN}`,
+  );
   const [ungrouped, grouped] = await pair("groups", "ungrouped", "grouped");
   const [alone, neighbour] = await pair("neighbour", "alone", "neighbour");
   console.log("");
@@ -75,10 +85,22 @@ try {
   console.log("| --- | --- | --- | --- |");
   console.log(row(`drain, ${n} ungrouped tasks (tasks/s)`, ungrouped));
   console.log(row(`drain, ${n} tasks over ${groups} groups, groupConcurrency 1 (tasks/s)`, grouped));
-  console.log(row("groups ratio, grouped / ungrouped (≥ 0.8 asked)", grouped.map((v, i) => v / ungrouped[i]), 3));
+  console.log(
+    row(
+      "groups ratio, grouped / ungrouped (≥ 0.8 asked)",
+      grouped.map((v, i) => v / ungrouped[i]),
+      3,
+    ),
+  );
   console.log(row(`drain of an unlimited name alone (tasks/s)`, alone));
   console.log(row(`drain of it beside a rate-limited name with ${limitedN} queued (tasks/s)`, neighbour));
-  console.log(row("neighbour ratio, beside / alone (≥ 0.9 asked)", neighbour.map((v, i) => v / alone[i]), 3));
+  console.log(
+    row(
+      "neighbour ratio, beside / alone (≥ 0.9 asked)",
+      neighbour.map((v, i) => v / alone[i]),
+      3,
+    ),
+  );
 } finally {
   target.cleanup();
 }

@@ -292,7 +292,11 @@ export function runNode(script, args, { label, timeoutMs, echo = false, env = pr
       killGroup(child); // a grandchild that outlived its parent
       const tail = stderr.trim().split("\n").slice(-6).join("\n");
       if (timedOut) return reject(new Error(`${label} did not finish within ${timeoutMs / 1000} s`));
-      const line = stdout.trim().split("\n").filter((l) => l.startsWith("{")).pop();
+      const line = stdout
+        .trim()
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .pop();
       if (code !== 0 || !line) {
         return reject(new Error(`${label} exited with ${signal ?? code}${tail ? `:\n${tail}` : ""}`));
       }
@@ -359,7 +363,9 @@ export async function standalone(url, figures) {
       }
       spec.rows.forEach((row, k) => {
         const s = samples[k];
-        console.log(`${row.name.padEnd(64)} ${fmt(median(s)).padStart(9)}  (min ${fmt(Math.min(...s))}, max ${fmt(Math.max(...s))})`);
+        console.log(
+          `${row.name.padEnd(64)} ${fmt(median(s)).padStart(9)}  (min ${fmt(Math.min(...s))}, max ${fmt(Math.max(...s))})`,
+        );
       });
       if (details.length) console.log(`  ${details.join(" | ")}`);
     }

@@ -132,7 +132,13 @@ if (isMain(import.meta.url)) {
   try {
     const location = target.fresh("memory");
     for (const name of ["client", "worker"]) {
-      const args = [`--phase=${name}`, `--entry=${entry}`, `--location=${location}`, `--n=${n}`, `--timeout=${timeoutMs / 1000}`];
+      const args = [
+        `--phase=${name}`,
+        `--entry=${entry}`,
+        `--location=${location}`,
+        `--n=${n}`,
+        `--timeout=${timeoutMs / 1000}`,
+      ];
       if (pg) args.push(`--pg=${pg}`);
       const label = `memory ${name} phase (n=${n}, ${entry})`;
       result[name] = summarize(await runNode("memory.mjs", args, { label, timeoutMs: timeoutMs + 30_000 }));
@@ -147,7 +153,9 @@ if (isMain(import.meta.url)) {
     for (const [name, s] of Object.entries(result)) {
       const what = name === "client" ? "client submitting, 64 in flight" : "worker draining, concurrency 64";
       console.log(`${what}: ${s.seconds.toFixed(1)} s (${Math.round(s.rate)}/s), peak ${s.peakMB.toFixed(0)} MB`);
-      console.log(`  quartile means ${s.quartilesMB.map((q) => q.toFixed(0)).join(" / ")} MB, plateau: ${s.plateau ? "yes" : "no"}`);
+      console.log(
+        `  quartile means ${s.quartilesMB.map((q) => q.toFixed(0)).join(" / ")} MB, plateau: ${s.plateau ? "yes" : "no"}`,
+      );
       console.log(`  curve (MB): ${s.curveMB.map((q) => q.toFixed(0)).join(" ")}`);
     }
   }

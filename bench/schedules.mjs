@@ -8,7 +8,18 @@
 //    schedules table, and on one holding `--n` schedules none of which is due
 //    (yearly): tasks/s side by side, interleaved repetitions, median ratio.
 //    The firing clock never runs in the poll loop, so the ratio should be ~1.
-import { argNumber, benchTarget, drainRate, loadPackage, median, openClient, openWorker, seed, sleep, until } from "./lib.mjs";
+import {
+  argNumber,
+  benchTarget,
+  drainRate,
+  loadPackage,
+  median,
+  openClient,
+  openWorker,
+  seed,
+  sleep,
+  until,
+} from "./lib.mjs";
 
 const pkg = await loadPackage();
 const target = benchTarget();
@@ -33,7 +44,10 @@ async function fireAll() {
     const worker = openWorker(pkg, location, { pollIntervalMs: 50 });
     worker.task("unused", () => null);
     const running = worker.run();
-    await until("all fired", async () => (await client.stats("default")).default.queued >= n, { everyMs: 50, timeoutMs: due - Date.now() + 60_000 });
+    await until("all fired", async () => (await client.stats("default")).default.queued >= n, {
+      everyMs: 50,
+      timeoutMs: due - Date.now() + 60_000,
+    });
     worker.stop();
     await running;
     await worker.close();
@@ -79,17 +93,27 @@ try {
       scheduled.push(await drain(true));
       plain.push(await drain(false));
     }
-    console.log(`  drain: ${plain.at(-1).toFixed(0)} tasks/s without schedules, ${scheduled.at(-1).toFixed(0)} with ${n} not due`);
+    console.log(
+      `  drain: ${plain.at(-1).toFixed(0)} tasks/s without schedules, ${scheduled.at(-1).toFixed(0)} with ${n} not due`,
+    );
     await sleep(100);
   }
   console.log("");
   console.log("| figure | median | min | max |");
   console.log("| --- | --- | --- | --- |");
-  console.log(`| ${n} schedules due in one second: last task inserted after (ms, lower is better; target < 2000) | ${median(fired)} | ${Math.min(...fired)} | ${Math.max(...fired)} |`);
-  console.log(`| drain, no schedules table (tasks/s) | ${median(plain).toFixed(0)} | ${Math.min(...plain).toFixed(0)} | ${Math.max(...plain).toFixed(0)} |`);
-  console.log(`| drain, ${n} schedules not due (tasks/s) | ${median(scheduled).toFixed(0)} | ${Math.min(...scheduled).toFixed(0)} | ${Math.max(...scheduled).toFixed(0)} |`);
+  console.log(
+    `| ${n} schedules due in one second: last task inserted after (ms, lower is better; target < 2000) | ${median(fired)} | ${Math.min(...fired)} | ${Math.max(...fired)} |`,
+  );
+  console.log(
+    `| drain, no schedules table (tasks/s) | ${median(plain).toFixed(0)} | ${Math.min(...plain).toFixed(0)} | ${Math.max(...plain).toFixed(0)} |`,
+  );
+  console.log(
+    `| drain, ${n} schedules not due (tasks/s) | ${median(scheduled).toFixed(0)} | ${Math.min(...scheduled).toFixed(0)} | ${Math.max(...scheduled).toFixed(0)} |`,
+  );
   const ratios = scheduled.map((v, i) => v / plain[i]);
-  console.log(`| drain ratio, with / without (≥ 0.9 holds the 10% rule) | ${median(ratios).toFixed(3)} | ${Math.min(...ratios).toFixed(3)} | ${Math.max(...ratios).toFixed(3)} |`);
+  console.log(
+    `| drain ratio, with / without (≥ 0.9 holds the 10% rule) | ${median(ratios).toFixed(3)} | ${Math.min(...ratios).toFixed(3)} | ${Math.max(...ratios).toFixed(3)} |`,
+  );
 } finally {
   target.cleanup();
 }

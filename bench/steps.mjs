@@ -13,7 +13,17 @@
 //    task at a time (concurrency 1). Timed inside the handler: mean ms per
 //    handler, and the ratio (issue target: 10 steps <= 10x one progress; a
 //    step and a progress are one commit each).
-import { argNumber, benchTarget, loadPackage, mean, median, openClient, openWorker, percentile, until } from "./lib.mjs";
+import {
+  argNumber,
+  benchTarget,
+  loadPackage,
+  mean,
+  median,
+  openClient,
+  openWorker,
+  percentile,
+  until,
+} from "./lib.mjs";
 
 const pkg = await loadPackage();
 const target = benchTarget();
@@ -114,11 +124,19 @@ try {
   console.log("");
   console.log("| figure | median | min | max |");
   console.log("| --- | --- | --- | --- |");
-  console.log(`| child completion → parent resumed (ms, lower is better; target < 50 on SQLite), p50 of all | ${median(latencies)} | ${Math.min(...latencies)} | ${Math.max(...latencies)} |`);
+  console.log(
+    `| child completion → parent resumed (ms, lower is better; target < 50 on SQLite), p50 of all | ${median(latencies)} | ${Math.min(...latencies)} | ${Math.max(...latencies)} |`,
+  );
   console.log(`| the same, p95 of all (ms) | ${percentile(latencies, 95)} | | |`);
-  console.log(`| handler with 10 ctx.step (ms) | ${median(steps).toFixed(2)} | ${Math.min(...steps).toFixed(2)} | ${Math.max(...steps).toFixed(2)} |`);
-  console.log(`| handler with 1 ctx.progress (ms) | ${median(progress).toFixed(2)} | ${Math.min(...progress).toFixed(2)} | ${Math.max(...progress).toFixed(2)} |`);
-  console.log(`| ratio, 10 steps / 1 progress (target ≤ 10) | ${median(ratios).toFixed(2)} | ${Math.min(...ratios).toFixed(2)} | ${Math.max(...ratios).toFixed(2)} |`);
+  console.log(
+    `| handler with 10 ctx.step (ms) | ${median(steps).toFixed(2)} | ${Math.min(...steps).toFixed(2)} | ${Math.max(...steps).toFixed(2)} |`,
+  );
+  console.log(
+    `| handler with 1 ctx.progress (ms) | ${median(progress).toFixed(2)} | ${Math.min(...progress).toFixed(2)} | ${Math.max(...progress).toFixed(2)} |`,
+  );
+  console.log(
+    `| ratio, 10 steps / 1 progress (target ≤ 10) | ${median(ratios).toFixed(2)} | ${Math.min(...ratios).toFixed(2)} | ${Math.max(...ratios).toFixed(2)} |`,
+  );
 } finally {
   target.cleanup();
 }

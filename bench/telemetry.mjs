@@ -59,10 +59,14 @@ for (const id of ids) {
     const s = samples[mode];
     const ratios = s.map((v, i) => v / samples.absent[i]);
     const spread = `${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}`;
-    rows.push(`| ${id} | ${mode} | ${fmt(median(s))} (min ${fmt(Math.min(...s))}, max ${fmt(Math.max(...s))}) | ${median(ratios).toFixed(3)} (${spread}) |`);
+    rows.push(
+      `| ${id} | ${mode} | ${fmt(median(s))} (min ${fmt(Math.min(...s))}, max ${fmt(Math.max(...s))}) | ${median(ratios).toFixed(3)} (${spread}) |`,
+    );
   }
 }
-console.log("\n| figure | @opentelemetry/api | median (min, max) | paired ratio to absent, median (range) |\n| --- | --- | --- | --- |");
+console.log(
+  "\n| figure | @opentelemetry/api | median (min, max) | paired ratio to absent, median (range) |\n| --- | --- | --- | --- |",
+);
 for (const row of rows) console.log(row);
 
 // The checks themselves, with the API loaded and no provider: a task meets
@@ -83,4 +87,3 @@ for (const [name, check] of Object.entries(checks)) {
   if (found > 0) throw new Error(`${name}: a provider is registered in this process`);
   console.log(`${name} with @opentelemetry/api loaded and no provider: ${nsPerCheck.toFixed(1)} ns a call`);
 }
-

@@ -47,7 +47,12 @@ async function compareFrames(location, op) {
 
 const walFigure = (name, run) => ({
   sqliteOnly: true,
-  rows: [{ name: `group commit: WAL frames of 32 concurrent ${name} / of 32 sequential (share, lower is better)`, lower: true }],
+  rows: [
+    {
+      name: `group commit: WAL frames of 32 concurrent ${name} / of 32 sequential (share, lower is better)`,
+      lower: true,
+    },
+  ],
   run: (ctx) => {
     if (ctx.target.pg) throw new Error("WAL frames are a SQLite figure");
     return withClient(ctx, "wal", run);

@@ -72,7 +72,8 @@ async function timedDrain(pkg, client, location, { name, measured, concurrency, 
     // A loop blocked until now is only recorded at the timer's next tick.
     await sleep(5);
     histogram.disable();
-    if (errors.length) console.error(`worker reported ${errors.length} errors, first: ${errors[0]?.stack ?? errors[0]}`);
+    if (errors.length)
+      console.error(`worker reported ${errors.length} errors, first: ${errors[0]?.stack ?? errors[0]}`);
     return { rate, seconds: took, lagMs: histogram.max / 1e6, errors: errors.length };
   } finally {
     histogram.disable();
@@ -101,7 +102,11 @@ async function backlogScale(ctx) {
     const { otherMs, firstRate } = await withClient(ctx, `backlog-${n}`, async (client, location) => {
       await seed(client, n, "backlog");
       await seed(client, OTHER_NAME_TASKS, "other");
-      const other = await timedDrain(ctx.pkg, client, location, { name: "other", measured: OTHER_NAME_TASKS, concurrency: 8 });
+      const other = await timedDrain(ctx.pkg, client, location, {
+        name: "other",
+        measured: OTHER_NAME_TASKS,
+        concurrency: 8,
+      });
       const first = await timedDrain(ctx.pkg, client, location, {
         name: "backlog",
         measured: Math.min(SCALE_MEASURED, n),
@@ -186,8 +191,14 @@ export const figures = {
     // Seeding 222 000 tasks dominates; generous for a loaded 2-core box.
     budgetMs: () => 900_000,
     rows: SCALE_BACKLOGS.flatMap((n) => [
-      { name: `${OTHER_NAME_TASKS} of another name behind ${n.toLocaleString("en-US")} queued, c=8 (ms, lower is better)`, lower: true },
-      { name: `first ${SCALE_MEASURED.toLocaleString("en-US")} of ${n.toLocaleString("en-US")} queued, c=8 (tasks/s)`, lower: false },
+      {
+        name: `${OTHER_NAME_TASKS} of another name behind ${n.toLocaleString("en-US")} queued, c=8 (ms, lower is better)`,
+        lower: true,
+      },
+      {
+        name: `first ${SCALE_MEASURED.toLocaleString("en-US")} of ${n.toLocaleString("en-US")} queued, c=8 (tasks/s)`,
+        lower: false,
+      },
     ]),
     run: backlogScale,
   },

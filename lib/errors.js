@@ -40,9 +40,7 @@ class QueueFull extends CairnQError {
    * @param {number} waitedMs
    */
   constructor(queue, maxDepth, waitedMs) {
-    super(
-      `queue ${queue} still holds ${maxDepth} or more queued tasks after ${waitedMs}ms; refusing to enqueue more`,
-    );
+    super(`queue ${queue} still holds ${maxDepth} or more queued tasks after ${waitedMs}ms; refusing to enqueue more`);
     this.name = "QueueFull";
     this.queue = queue;
     this.maxDepth = maxDepth;

@@ -70,7 +70,9 @@ class RetentionSweeper {
       : undefined;
     const args = { ...retentionCutoffs(opts.olderThanMs), intervalMs: opts.intervalMs, limit: opts.limit };
     this._native = nativeSync(() =>
-      native ? new NativeRetention(native, args, report) : NativeRetention.foreign(/** @type {ForeignStore} */ (foreign).call, args, report),
+      native
+        ? new NativeRetention(native, args, report)
+        : NativeRetention.foreign(/** @type {ForeignStore} */ (foreign).call, args, report),
     );
   }
 
@@ -151,7 +153,8 @@ function foreignStore(store, method, component) {
  */
 function retentionCutoffs(olderThanMs) {
   if (olderThanMs == null || typeof olderThanMs === "number") return { olderThanMs: olderThanMs ?? undefined };
-  if (typeof olderThanMs !== "object") throw new TypeError(`retention.olderThanMs must be a number, a map or a list of rules, got ${typeof olderThanMs}`);
+  if (typeof olderThanMs !== "object")
+    throw new TypeError(`retention.olderThanMs must be a number, a map or a list of rules, got ${typeof olderThanMs}`);
   /** @type {Array<{ olderThanMs?: number, queue?: string, status?: string, name?: string }>} */
   const rules = Array.isArray(olderThanMs)
     ? olderThanMs

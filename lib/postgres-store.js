@@ -25,9 +25,7 @@ class PostgresStore extends TaskStore {
   constructor(source, opts = {}) {
     if (typeof source === "string") {
       super(
-        nativeSync(() =>
-          NativeStore.postgres(source, opts.max ?? undefined, opts.schema ?? undefined, openMode(opts)),
-        ),
+        nativeSync(() => NativeStore.postgres(source, opts.max ?? undefined, opts.schema ?? undefined, openMode(opts))),
       );
       /** @type {ExecutorBridge | null} */
       this._bridge = null;

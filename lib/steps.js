@@ -139,7 +139,11 @@ async function callChild(ctx, id, task, payload, opts) {
   const submit = ctx._store._submitArgs({ ...submitOpts, name: taskName(task), payload });
   const half = ctx._native;
   const answer = await native(ctx, () =>
-    half.callChild(/** @type {string} */ (id), JSON.stringify({ kind: "submit", submit }, nonFiniteAsText), pollMs ?? undefined),
+    half.callChild(
+      /** @type {string} */ (id),
+      JSON.stringify({ kind: "submit", submit }, nonFiniteAsText),
+      pollMs ?? undefined,
+    ),
   );
   if (answer.suspended) return stopped(ctx);
   if (answer.status === "succeeded") return parsed(answer.json);

@@ -173,7 +173,10 @@ class TaskStore {
    */
   get(taskId) {
     if (!namesTask(taskId)) return NO_TASK;
-    return this._pointRead(() => this._native.getNow(taskId), () => this._native.get(taskId));
+    return this._pointRead(
+      () => this._native.getNow(taskId),
+      () => this._native.get(taskId),
+    );
   }
 
   /**
@@ -182,7 +185,10 @@ class TaskStore {
    */
   getByKey(key) {
     if (!namesTask(key)) return NO_TASK;
-    return this._pointRead(() => this._native.getByKeyNow(key), () => this._native.getByKey(key));
+    return this._pointRead(
+      () => this._native.getByKeyNow(key),
+      () => this._native.getByKey(key),
+    );
   }
 
   // A point read answered inline on a WAL reader costs ~7 µs; through a reader
@@ -409,9 +415,7 @@ class TaskStore {
    */
   async heartbeatBatch(input) {
     if (input.taskIds.length === 0) return new Map();
-    const pairs = await this._native
-      .heartbeatBatch(input.taskIds, input.workerId, input.leaseMs)
-      .catch(raise);
+    const pairs = await this._native.heartbeatBatch(input.taskIds, input.workerId, input.leaseMs).catch(raise);
     return new Map(pairs);
   }
 
@@ -541,7 +545,11 @@ class TaskStore {
    */
   async _runOut(taskId, key, args) {
     const timeoutMs = await this._native.runOutWait(args).catch(raise);
-    throw new TaskTimeout(/** @type {string} */ (taskId), { timeoutMs, task: null, key: /** @type {string | null} */ (key) });
+    throw new TaskTimeout(/** @type {string} */ (taskId), {
+      timeoutMs,
+      task: null,
+      key: /** @type {string | null} */ (key),
+    });
   }
 }
 

@@ -43,7 +43,9 @@ class TickWrites {
     try {
       encoded = encodeWrite(args);
     } catch (err) {
-      return Promise.reject(new Error(`${args.kind}: an argument JSON cannot carry: ${err instanceof Error ? err.message : String(err)}`));
+      return Promise.reject(
+        new Error(`${args.kind}: an argument JSON cannot carry: ${err instanceof Error ? err.message : String(err)}`),
+      );
     }
     const index = this._tick.push(encoded) - 1;
     if (index === 0) {

@@ -72,7 +72,10 @@ class Worker {
     if (replaced === null || replaced.length > 0) {
       // The worker's claims, heartbeats and settlements run in Rust, on the
       // native store: JS methods of another store would never be called.
-      const what = replaced === null ? "an object that is not one" : `one whose ${replaced.join(", ")} ${replaced.length === 1 ? "is" : "are"} replaced`;
+      const what =
+        replaced === null
+          ? "an object that is not one"
+          : `one whose ${replaced.join(", ")} ${replaced.length === 1 ? "is" : "are"} replaced`;
       throw new TypeError(
         `Worker needs a SQLiteStore or PostgresStore of this package with its own methods (the native worker calls the store natively, never a JS method), got ${what}`,
       );
@@ -470,8 +473,7 @@ function workerArgs(opts) {
     maxRunMs: opts.maxRunMs ?? undefined,
     maxInFlightBytes: opts.maxInFlightBytes ?? undefined,
     resources: opts.resources ? Object.entries(opts.resources) : undefined,
-    backpressure:
-      opts.maxQueueDepth != null ? backpressureArgs(/** @type {BackpressureOptions} */ (opts)) : undefined,
+    backpressure: opts.maxQueueDepth != null ? backpressureArgs(/** @type {BackpressureOptions} */ (opts)) : undefined,
   };
 }
 

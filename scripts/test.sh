@@ -43,7 +43,7 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "no module cycles in crates/core"
 python3 scripts/module-cycles.py
 
-step "eslint (npm run lint)"
+step "eslint and prettier --check (npm run lint)"
 npm run lint
 
 step "type check of lib/ (tsconfig.lib.json)"

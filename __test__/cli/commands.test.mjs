@@ -34,7 +34,8 @@ forEachDialect("cli", (dialect) => {
     // SQLite: a path with no file; Postgres: an empty database.
     const db = await dialect.createDatabase(t);
     const before = await footprint(dialect, db);
-    const pattern = dialect === sqlite ? /^error: no cairnq database at .*does not exist/ : /^error: .* is not a cairnq database/;
+    const pattern =
+      dialect === sqlite ? /^error: no cairnq database at .*does not exist/ : /^error: .* is not a cairnq database/;
     for (const args of [
       ["stats", db],
       ["list", db],
@@ -54,7 +55,18 @@ forEachDialect("cli", (dialect) => {
 
   test("submit creates the database; stats counts per queue and status", async (t) => {
     const db = await dialect.createDatabase(t);
-    const first = await cliJson(["submit", db, "emails.send", '{"to":"a@example.com"}', "--queue", "mail", "--priority", "5", "--max-attempts", "4"]);
+    const first = await cliJson([
+      "submit",
+      db,
+      "emails.send",
+      '{"to":"a@example.com"}',
+      "--queue",
+      "mail",
+      "--priority",
+      "5",
+      "--max-attempts",
+      "4",
+    ]);
     assert.equal(first.status, "queued");
     assert.equal(first.queue, "mail");
     assert.deepEqual(first.payload, { to: "a@example.com" });
@@ -99,10 +111,19 @@ forEachDialect("cli", (dialect) => {
       lines.map((l) => JSON.parse(l).id),
       [...ids].reverse(),
     );
-    const page1 = (await cliOk(["list", db, "--json", "--limit", "2"])).trimEnd().split("\n").map((l) => JSON.parse(l).id);
-    const page2 = (await cliOk(["list", db, "--json", "--limit", "2", "--offset", "2"])).trimEnd().split("\n").map((l) => JSON.parse(l).id);
+    const page1 = (await cliOk(["list", db, "--json", "--limit", "2"]))
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l).id);
+    const page2 = (await cliOk(["list", db, "--json", "--limit", "2", "--offset", "2"]))
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l).id);
     assert.deepEqual([...page1, ...page2], [ids[4], ids[3], ids[2], ids[1]]);
-    const odd = (await cliOk(["list", db, "--json", "--name", "odd", "--queue", "a"])).trimEnd().split("\n").map((l) => JSON.parse(l).id);
+    const odd = (await cliOk(["list", db, "--json", "--name", "odd", "--queue", "a"]))
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l).id);
     assert.deepEqual(odd, [ids[3], ids[1]]);
     assert.equal(await cliOk(["list", db, "--json", "--status", "failed"]), "");
 
@@ -153,7 +174,11 @@ forEachDialect("cli", (dialect) => {
     const retried = await cliJson(["retry", db, failed.id]);
     assert.equal(retried.status, "queued");
     assert.equal(retried.attempt, 1, "attempts keep counting without --reset-attempt");
-    assertFailure(await cli(["retry", db, failed.id]), 7, new RegExp(`^error: task ${failed.id} is queued: only failed or canceled tasks can be retried$`));
+    assertFailure(
+      await cli(["retry", db, failed.id]),
+      7,
+      new RegExp(`^error: task ${failed.id} is queued: only failed or canceled tasks can be retried$`),
+    );
 
     assert.match(await cliOk(["cancel", db, "--key", "later-1"]), new RegExp(`^canceled ${queued.id}: canceled\\n$`));
     assertFailure(await cli(["cancel", db, queued.id]), 7, /is canceled: only queued or running tasks can be canceled/);
@@ -181,14 +206,20 @@ forEachDialect("cli", (dialect) => {
 
     assert.deepEqual(await cliJson(["purge", db, "--older-than", "1h", "--dry-run"]), { dryRun: true, count: 0 });
     assert.deepEqual(await cliJson(["purge", db, "--dry-run"]), { dryRun: true, count: 4 });
-    assert.equal(await cliOk(["purge", db, "--dry-run", "--limit", "3"]), "would purge 3 tasks (dry run: nothing deleted)\n");
+    assert.equal(
+      await cliOk(["purge", db, "--dry-run", "--limit", "3"]),
+      "would purge 3 tasks (dry run: nothing deleted)\n",
+    );
     assert.equal((await client.list()).length, 5, "a dry run deleted something");
 
     assert.equal(await cliOk(["purge", db, "--older-than", "1h"]), "purged 0 tasks\n");
     const first = await cliJson(["purge", db, "--limit", "1"]);
     assert.deepEqual(first, { dryRun: false, count: 1, ids: [done[0].id] }, "oldest completion first");
     assert.equal(await cliOk(["purge", db]), "purged 3 tasks\n");
-    assert.deepEqual((await client.list()).map((x) => x.id), [live.id]);
+    assert.deepEqual(
+      (await client.list()).map((x) => x.id),
+      [live.id],
+    );
   });
 
   test("purge --status/--queue/--name deletes only the matching tasks", async (t) => {
@@ -197,11 +228,20 @@ forEachDialect("cli", (dialect) => {
     const ok = await submitAndSucceed(client, "ok");
     const bad = await submitAndFail(client, "bad");
     const other = await submitAndFail(client, "bad", { queue: "other" });
-    await waitUntilPast(Math.max(ok.completed_at_ms, bad.completed_at_ms, other.completed_at_ms) + dialect.clockSlackMs);
+    await waitUntilPast(
+      Math.max(ok.completed_at_ms, bad.completed_at_ms, other.completed_at_ms) + dialect.clockSlackMs,
+    );
     assert.equal((await cliJson(["purge", db, "--status", "failed", "--dry-run"])).count, 2);
-    assert.deepEqual(await cliJson(["purge", db, "--status", "failed", "--queue", "default"]), { dryRun: false, count: 1, ids: [bad.id] });
+    assert.deepEqual(await cliJson(["purge", db, "--status", "failed", "--queue", "default"]), {
+      dryRun: false,
+      count: 1,
+      ids: [bad.id],
+    });
     assert.deepEqual(await cliJson(["purge", db, "--name", "bad"]), { dryRun: false, count: 1, ids: [other.id] });
-    assert.deepEqual((await client.list()).map((x) => x.id), [ok.id]);
+    assert.deepEqual(
+      (await client.list()).map((x) => x.id),
+      [ok.id],
+    );
   });
 
   test("wait: exit 0 on success, 1 on failure, 6 on cancel, 5 on timeout, 4 when unknown", async (t) => {
@@ -225,7 +265,11 @@ forEachDialect("cli", (dialect) => {
     assert.equal(JSON.parse(failed.stdout).status, "failed");
     assert.equal(JSON.parse(failed.stdout).error.message, "it broke");
 
-    assertFailure(await cli(["wait", db, stuck.id, "--timeout", "300ms"]), 5, new RegExp(`^error: task ${stuck.id} did not finish within 300ms`));
+    assertFailure(
+      await cli(["wait", db, stuck.id, "--timeout", "300ms"]),
+      5,
+      new RegExp(`^error: task ${stuck.id} did not finish within 300ms`),
+    );
     await client.cancel(stuck.id);
     const canceled = await cli(["wait", db, stuck.id]);
     assert.equal(canceled.code, 6);
@@ -238,23 +282,57 @@ forEachDialect("cli", (dialect) => {
     const a = await cliJson(["submit", db, "job", "--key", "k1"]);
     const reused = await cliJson(["submit", db, "job", "--key", "k1"]);
     assert.equal(reused.id, a.id);
-    assertFailure(await cli(["submit", db, "job", "--key", "k1", "--conflict", "reject"]), 7, /^error: task with key k1 already exists$/);
+    assertFailure(
+      await cli(["submit", db, "job", "--key", "k1", "--conflict", "reject"]),
+      7,
+      /^error: task with key k1 already exists$/,
+    );
     const delayed = await cliJson(["submit", db, "job", "--delay", "1h"]);
     assert.ok(delayed.run_at_ms - delayed.created_at_ms >= 3_600_000 - 1000, JSON.stringify(delayed));
     assertFailure(await cli(["submit", db, "job", "{not json"]), 2, /^error: payload is not valid JSON/);
-    assertFailure(await cli(["submit", db, "job", "--conflict", "maybe"]), 2, /argument 'maybe' is invalid\. Allowed choices are reuse, reuse-succeeded, reject, replace/);
+    assertFailure(
+      await cli(["submit", db, "job", "--conflict", "maybe"]),
+      2,
+      /argument 'maybe' is invalid\. Allowed choices are reuse, reuse-succeeded, reject, replace/,
+    );
   });
 
   test("submit: --debounce and --max-delay", async (t) => {
     const db = await dialect.createDatabase(t);
-    const first = await cliJson(["submit", db, "save", '{"v":1}', "--key", "doc", "--debounce", "1h", "--max-delay", "2h"]);
+    const first = await cliJson([
+      "submit",
+      db,
+      "save",
+      '{"v":1}',
+      "--key",
+      "doc",
+      "--debounce",
+      "1h",
+      "--max-delay",
+      "2h",
+    ]);
     assert.equal(first.run_at_ms - first.created_at_ms, 3_600_000);
-    const second = await cliJson(["submit", db, "save", '{"v":2}', "--key", "doc", "--debounce", "1h", "--max-delay", "2h"]);
+    const second = await cliJson([
+      "submit",
+      db,
+      "save",
+      '{"v":2}',
+      "--key",
+      "doc",
+      "--debounce",
+      "1h",
+      "--max-delay",
+      "2h",
+    ]);
     assert.equal(second.id, first.id);
     assert.deepEqual(second.payload, { v: 2 });
     assert.equal(second.run_at_ms - second.updated_at_ms, 3_600_000);
     assertFailure(await cli(["submit", db, "save", "--debounce", "1s"]), 2, /^error: debounceMs requires a key$/);
-    assertFailure(await cli(["submit", db, "save", "--key", "doc", "--debounce", "2s", "--max-delay", "1s"]), 2, /^error: maxDelayMs must be >= debounceMs \(2000\), got 1000$/);
+    assertFailure(
+      await cli(["submit", db, "save", "--key", "doc", "--debounce", "2s", "--max-delay", "1s"]),
+      2,
+      /^error: maxDelayMs must be >= debounceMs \(2000\), got 1000$/,
+    );
   });
 
   test("submit: --group, kept in the task's metadata", async (t) => {
@@ -263,7 +341,11 @@ forEachDialect("cli", (dialect) => {
     assert.deepEqual(grouped.metadata, { "cairnq.group": "customer:42" });
     const plain = await cliJson(["submit", db, "export"]);
     assert.deepEqual(plain.metadata, {});
-    assertFailure(await cli(["submit", db, "export", "--group", ""]), 2, /^error: group must be a non-empty string, got ""$/);
+    assertFailure(
+      await cli(["submit", db, "export", "--group", ""]),
+      2,
+      /^error: group must be a non-empty string, got ""$/,
+    );
     const client = clientOn(t, dialect, db);
     assert.equal((await client.stats()).default.queued, 2);
   });
@@ -295,7 +377,10 @@ forEachDialect("cli", (dialect) => {
     assert.match(ui.output(), /^cairnq dashboard for .* \(read-only\)$/m);
     assert.doesNotMatch(ui.output(), /postgres:postgres@/, "the password was printed");
     const overview = await (await fetch(`${url}api/overview`)).json();
-    assert.deepEqual(overview.queues.map((q) => [q.queue, q.counts.queued]), [["served", 1]]);
+    assert.deepEqual(
+      overview.queues.map((q) => [q.queue, q.counts.queued]),
+      [["served", 1]],
+    );
     ui.child.kill("SIGINT");
     assert.equal((await ui.exited).code, 0);
   });
@@ -306,7 +391,10 @@ forEachDialect("cli", (dialect) => {
       const dir = db.slice(0, db.lastIndexOf("/"));
       // An empty file is a valid, empty SQLite database (no cairnq tables).
       fs.writeFileSync(db, "");
-      fs.writeFileSync(`${dir}/notes.txt`, "not a database at all, just some text that is long enough to have a header\n".repeat(10));
+      fs.writeFileSync(
+        `${dir}/notes.txt`,
+        "not a database at all, just some text that is long enough to have a header\n".repeat(10),
+      );
       const bytes = fs.readFileSync(`${dir}/notes.txt`);
       for (const [file, pattern] of [
         [db, /is not a cairnq database: it has no cairnq_meta/],
@@ -330,7 +418,11 @@ forEachDialect("cli", (dialect) => {
       if (fs.existsSync("/usr/bin/script")) {
         const { runProcess } = await import("../support/helpers.mjs");
         const onTty = (env) =>
-          runProcess("/usr/bin/script", ["-qec", `${JSON.stringify(process.execPath)} bin/cairnq.js list ${JSON.stringify(db)}`, "/dev/null"], { env: { ...process.env, FORCE_COLOR: "", ...env } });
+          runProcess(
+            "/usr/bin/script",
+            ["-qec", `${JSON.stringify(process.execPath)} bin/cairnq.js list ${JSON.stringify(db)}`, "/dev/null"],
+            { env: { ...process.env, FORCE_COLOR: "", ...env } },
+          );
         const tty = await onTty({});
         assert.equal(tty.code, 0, tty.stderr);
         assert.match(tty.stdout, ANSI);
@@ -359,10 +451,22 @@ test("bad usage: one clear line and exit 2; --help everywhere", async () => {
   assertFailure(await cli(["stats", "x.db", "--bogus"]), 2, /^error: unknown option '--bogus'$/);
   assertFailure(await cli(["stat", "x.db"]), 2, /^error: unknown command 'stat'.*Did you mean stats\?/);
   assertFailure(await cli(["stats"]), 2, /^error: missing required argument 'db'$/);
-  assertFailure(await cli(["list", "x.db", "--limit", "0"]), 2, /--limit <n>' argument '0' is invalid\. must be a positive integer/);
-  assertFailure(await cli(["list", "x.db", "--status", "done"]), 2, /Allowed choices are queued, running, succeeded, failed, canceled/);
+  assertFailure(
+    await cli(["list", "x.db", "--limit", "0"]),
+    2,
+    /--limit <n>' argument '0' is invalid\. must be a positive integer/,
+  );
+  assertFailure(
+    await cli(["list", "x.db", "--status", "done"]),
+    2,
+    /Allowed choices are queued, running, succeeded, failed, canceled/,
+  );
   assertFailure(await cli(["purge", "x.db", "--older-than", "7x"]), 2, /invalid duration "7x"/);
-  assertFailure(await cli(["purge", "x.db", "--status", "queued"]), 2, /Allowed choices are succeeded, failed, canceled/);
+  assertFailure(
+    await cli(["purge", "x.db", "--status", "queued"]),
+    2,
+    /Allowed choices are succeeded, failed, canceled/,
+  );
   assertFailure(await cli(["wait", "x.db", "t", "--timeout", "0"]), 2, /must be a positive duration/);
   assert.equal(fs.existsSync("x.db"), false);
 

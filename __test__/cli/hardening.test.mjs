@@ -8,7 +8,17 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 
-import { REPO_ROOT, claimTask, defer, makeTempDir, runProcess, runPython, sha256OfFile, submitAndSucceed, waitUntilPast } from "../support/helpers.mjs";
+import {
+  REPO_ROOT,
+  claimTask,
+  defer,
+  makeTempDir,
+  runProcess,
+  runPython,
+  sha256OfFile,
+  submitAndSucceed,
+  waitUntilPast,
+} from "../support/helpers.mjs";
 import { forEachDialect, postgres, sqlite, test } from "../support/dialects.mjs";
 import { dsnWithCredentials, passwordOf } from "../support/pg-helpers.mjs";
 import { CLI, assertFailure, cli, cliJson, cliOk, spawnCli } from "../support/cli-helpers.mjs";
@@ -32,7 +42,11 @@ forEachDialect("cli hardening", (dialect) => {
     const db = await dialect.createDatabase(t);
     const client = clientOn(t, dialect, db);
     await client.submit("before");
-    assertFailure(await cli(["submit", db, "job", "--delay", "99999999999w"]), 2, /^error: runAtDelayMs must be a finite number of milliseconds, at most 1e15/);
+    assertFailure(
+      await cli(["submit", db, "job", "--delay", "99999999999w"]),
+      2,
+      /^error: runAtDelayMs must be a finite number of milliseconds, at most 1e15/,
+    );
     assert.equal((await cliJson(["stats", db])).default.queued, 1, "the refused submit wrote a row");
     assert.match(await cliOk(["list", db]), /before/);
   });
@@ -45,22 +59,43 @@ forEachDialect("cli hardening", (dialect) => {
     await client.store.progress({ taskId: running.id, workerId: "w1", message: HOSTILE });
     const failed = await client.submit("fails");
     await claimTask(client.store, failed);
-    await client.store.fail({ taskId: failed.id, workerId: "w1", retryable: false, error: { type: "TaskError", message: HOSTILE } });
+    await client.store.fail({
+      taskId: failed.id,
+      workerId: "w1",
+      retryable: false,
+      error: { type: "TaskError", message: HOSTILE },
+    });
 
-    for (const args of [["list", db], ["get", db, running.id], ["wait", db, failed.id, "--timeout", "5s"]]) {
+    for (const args of [
+      ["list", db],
+      ["get", db, running.id],
+      ["wait", db, failed.id, "--timeout", "5s"],
+    ]) {
       const out = await cli(args);
-      assert.ok(!out.stdout.includes(ESC) && !out.stdout.includes(BEL) && !out.stdout.includes("\u202E"), `${args[0]} printed a raw control: ${JSON.stringify(out.stdout)}`);
-      assert.ok(out.stdout.includes(args[0] === "list" ? "evil\\u001b]0;pwned\\u0007\\u001b[2J" : SHOWN), `${args[0]}: ${out.stdout}`);
+      assert.ok(
+        !out.stdout.includes(ESC) && !out.stdout.includes(BEL) && !out.stdout.includes("\u202E"),
+        `${args[0]} printed a raw control: ${JSON.stringify(out.stdout)}`,
+      );
+      assert.ok(
+        out.stdout.includes(args[0] === "list" ? "evil\\u001b]0;pwned\\u0007\\u001b[2J" : SHOWN),
+        `${args[0]}: ${out.stdout}`,
+      );
     }
     assert.match(await cliOk(["get", db, running.id]), /"note": "x\\u001b\[2J\\u009b"/);
     // JSON output carries the values exactly.
     assert.equal((await cliJson(["get", db, running.id])).message, HOSTILE);
-    const lines = (await cliOk(["list", db, "--json"])).trimEnd().split("\n").map((l) => JSON.parse(l));
+    const lines = (await cliOk(["list", db, "--json"]))
+      .trimEnd()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     assert.ok(lines.some((row) => row.name === HOSTILE));
 
     const top = spawnCli(t, ["top", db, "--interval", "200ms"]);
     const frame = await top.until((s) => s.includes("pwned"), "a frame with the running task");
-    assert.ok(!frame.includes(`${ESC}]0;`) && !frame.includes(`${ESC}[2J`) && !frame.includes("\u202E"), `top printed a raw sequence: ${JSON.stringify(frame)}`);
+    assert.ok(
+      !frame.includes(`${ESC}]0;`) && !frame.includes(`${ESC}[2J`) && !frame.includes("\u202E"),
+      `top printed a raw sequence: ${JSON.stringify(frame)}`,
+    );
     assert.ok(frame.includes("evil\\u001b]0;pwned"));
     top.child.kill("SIGINT");
     await top.exited;
@@ -86,11 +121,23 @@ forEachDialect("cli hardening", (dialect) => {
   test("ui --port out of range, a base path with ? or # and a payload JSON cannot carry are usage errors (exit 2)", async (t) => {
     const db = await dialect.createDatabase(t);
     await cliOk(["submit", db, "job"]);
-    assertFailure(await cli(["ui", db, "--port", "70000"]), 2, /option '--port <port>' argument '70000' is invalid\. must be a port number from 0 to 65535/);
+    assertFailure(
+      await cli(["ui", db, "--port", "70000"]),
+      2,
+      /option '--port <port>' argument '70000' is invalid\. must be a port number from 0 to 65535/,
+    );
     for (const base of ["/a?b", "/a#b"]) {
-      assertFailure(await cli(["ui", db, "--base-path", base]), 2, /option '--base-path <path>' argument '.*' is invalid\. must be a path, without \? or #/);
+      assertFailure(
+        await cli(["ui", db, "--base-path", base]),
+        2,
+        /option '--base-path <path>' argument '.*' is invalid\. must be a path, without \? or #/,
+      );
     }
-    assertFailure(await cli(["submit", db, "job", "1e999"]), 2, /^error: payload cannot be stored: non-finite number Infinity is not JSON-serializable$/);
+    assertFailure(
+      await cli(["submit", db, "job", "1e999"]),
+      2,
+      /^error: payload cannot be stored: non-finite number Infinity is not JSON-serializable$/,
+    );
   });
 
   if (dialect === postgres) {
@@ -122,11 +169,21 @@ forEachDialect("cli hardening", (dialect) => {
       const dir = makeTempDir(t);
       const app = path.join(dir, "app.db");
       await runPython(
-        ["import sqlite3, sys", "c = sqlite3.connect(sys.argv[1])", "c.execute('create table users (id integer primary key, name text)')", "c.execute(\"insert into users (name) values ('ada')\")", "c.commit()"].join("\n"),
+        [
+          "import sqlite3, sys",
+          "c = sqlite3.connect(sys.argv[1])",
+          "c.execute('create table users (id integer primary key, name text)')",
+          "c.execute(\"insert into users (name) values ('ada')\")",
+          "c.commit()",
+        ].join("\n"),
         [app],
       );
       const before = sha256OfFile(app);
-      assertFailure(await cli(["submit", app, "job"]), 3, /^error: .*app\.db is not a cairnq database: it holds another application's tables \(users\).*pass --init/);
+      assertFailure(
+        await cli(["submit", app, "job"]),
+        3,
+        /^error: .*app\.db is not a cairnq database: it holds another application's tables \(users\).*pass --init/,
+      );
       assert.equal(sha256OfFile(app), before, "the file was changed");
       assert.deepEqual(fs.readdirSync(dir), ["app.db"], "a -wal or -shm file appeared: the file was switched to WAL");
       assert.match(await cliOk(["submit", app, "job", "--init"]), /^task_\w+ queued on queue default\n$/);
@@ -137,9 +194,16 @@ forEachDialect("cli hardening", (dialect) => {
 
     test("a URL of another database is refused (exit 2) and creates nothing", async (t) => {
       const dir = makeTempDir(t);
-      for (const args of [["submit", "mysql://u:p@h/app", "job"], ["stats", "redis://h:6379/0"]]) {
+      for (const args of [
+        ["submit", "mysql://u:p@h/app", "job"],
+        ["stats", "redis://h:6379/0"],
+      ]) {
         const out = await runProcess(process.execPath, [CLI, ...args], { cwd: dir });
-        assertFailure(out, 2, /^error: unsupported database URL (mysql|redis):\/\/…: give a SQLite file path or a postgres:\/\/ DSN$/);
+        assertFailure(
+          out,
+          2,
+          /^error: unsupported database URL (mysql|redis):\/\/…: give a SQLite file path or a postgres:\/\/ DSN$/,
+        );
       }
       assert.deepEqual(fs.readdirSync(dir), [], "a directory named after the URL was created");
     });
@@ -160,7 +224,10 @@ forEachDialect("cli hardening", (dialect) => {
         fs.chmodSync(db, 0o644);
       });
       for (const file of [db, path.join(locked, "queue.db")]) {
-        for (const args of [["stats", file], ["submit", file, "job"]]) {
+        for (const args of [
+          ["stats", file],
+          ["submit", file, "job"],
+        ]) {
           const escaped = file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
           assertFailure(await asAnotherUser(args), 3, new RegExp(`^error: cannot open ${escaped}: permission denied`));
         }
@@ -198,7 +265,10 @@ forEachDialect("cli hardening", (dialect) => {
  */
 async function asAnotherUser(args) {
   if (process.getuid?.() === 0) {
-    return runProcess("runuser", ["-u", "nobody", "--", process.execPath, CLI, ...args], { cwd: "/", env: { ...process.env, HOME: "/tmp" } });
+    return runProcess("runuser", ["-u", "nobody", "--", process.execPath, CLI, ...args], {
+      cwd: "/",
+      env: { ...process.env, HOME: "/tmp" },
+    });
   }
   return runProcess(process.execPath, [CLI, ...args], { cwd: REPO_ROOT });
 }

@@ -21,9 +21,29 @@ describe("cli on a database of the Python SDK", { skip: SKIP }, () => {
   test("stats, list, get --key and retry read and act on what Python wrote", { timeout: 180_000 }, async (t) => {
     const db = makeDbPath(t);
     await py("create-db", db);
-    const { task: keyed } = await py("submit", db, "--name", "py.job", "--key", "py-key", "--payload", '{"text":"Grüße 🌲"}', "--queue", "py");
+    const { task: keyed } = await py(
+      "submit",
+      db,
+      "--name",
+      "py.job",
+      "--key",
+      "py-key",
+      "--payload",
+      '{"text":"Grüße 🌲"}',
+      "--queue",
+      "py",
+    );
     await py("submit", db, "--name", "py.other", "--queue", "default");
-    const failed = await py("claim-fail", db, "--worker-id", "py-worker", "--queue", "default", "--error", JSON.stringify({ type: "TaskError", code: "py_boom", message: "from python", retryable: false, details: {} }));
+    const failed = await py(
+      "claim-fail",
+      db,
+      "--worker-id",
+      "py-worker",
+      "--queue",
+      "default",
+      "--error",
+      JSON.stringify({ type: "TaskError", code: "py_boom", message: "from python", retryable: false, details: {} }),
+    );
     assert.equal(failed.failed.status, "failed");
 
     assert.deepEqual(await cliJson(["stats", db]), {

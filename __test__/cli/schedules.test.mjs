@@ -29,21 +29,38 @@ forEachDialect("cli schedules", (dialect) => {
     assert.deepEqual(await cliJson(["schedules", db]), []);
     assert.equal(await hasSchedulesTable(dialect, db), false, "listing created the table");
 
-    await client.schedule("nightly-report", { task: "report", cron: "0 2 * * *", tz: "Europe/Berlin", queue: "reports" });
+    await client.schedule("nightly-report", {
+      task: "report",
+      cron: "0 2 * * *",
+      tz: "Europe/Berlin",
+      queue: "reports",
+    });
     await client.schedule("audit", { task: "audit", cron: "*/15 * * * *" });
     await client.pauseSchedule("audit");
     const listed = await cliJson(["schedules", db]);
     assert.deepEqual(listed, await client.schedules());
-    assert.deepEqual(listed.map((s) => [s.name, s.paused]), [["audit", true], ["nightly-report", false]]);
+    assert.deepEqual(
+      listed.map((s) => [s.name, s.paused]),
+      [
+        ["audit", true],
+        ["nightly-report", false],
+      ],
+    );
 
     const human = await cliOk(["schedules", db]);
     const lines = human.split("\n");
-    assert.match(lines.find((l) => l.includes("NAME")), /NAME.*TASK.*QUEUE.*CRON.*TZ.*NEXT RUN.*LAST RUN.*STATE/);
+    assert.match(
+      lines.find((l) => l.includes("NAME")),
+      /NAME.*TASK.*QUEUE.*CRON.*TZ.*NEXT RUN.*LAST RUN.*STATE/,
+    );
     const nightly = lines.find((l) => l.includes("nightly-report"));
     assert.match(nightly, /report.*reports.*0 2 \* \* \*.*Europe\/Berlin/);
     assert.ok(nightly.includes(new Date(listed[1].nextRunAtMs).toISOString()), nightly);
     assert.match(nightly, /active/);
-    assert.match(lines.find((l) => l.includes("audit")), /paused/);
+    assert.match(
+      lines.find((l) => l.includes("audit")),
+      /paused/,
+    );
   });
 
   test("no database there: exits 3", async (t) => {

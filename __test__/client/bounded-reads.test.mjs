@@ -5,7 +5,14 @@
 
 import assert from "node:assert/strict";
 
-import { TASK_COLUMNS, assertPlainError, rejectionOf, submitAndFail, submitAndSucceed, waitUntilPast } from "../support/helpers.mjs";
+import {
+  TASK_COLUMNS,
+  assertPlainError,
+  rejectionOf,
+  submitAndFail,
+  submitAndSucceed,
+  waitUntilPast,
+} from "../support/helpers.mjs";
 import { forEachDialect, test } from "../support/dialects.mjs";
 
 const BODIES = ["payload", "result", "error", "metadata"];
@@ -20,7 +27,10 @@ forEachDialect("bounded reads", (dialect) => {
     const summaries = await client.list({ bodies: false });
     assert.equal(summaries.length, 2);
     for (const [i, row] of summaries.entries()) {
-      assert.deepEqual(Object.keys(row), TASK_COLUMNS.filter((c) => !BODIES.includes(c)));
+      assert.deepEqual(
+        Object.keys(row),
+        TASK_COLUMNS.filter((c) => !BODIES.includes(c)),
+      );
       const { payload, result, error, metadata, ...rest } = whole[i];
       assert.deepEqual(row, rest);
       assert.ok(payload !== undefined && metadata !== undefined && result !== undefined && error !== undefined);

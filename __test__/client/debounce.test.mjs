@@ -65,7 +65,10 @@ forEachDialect("debounced submit", (dialect) => {
       await sleep(100);
     }
     const first = answers[0];
-    assert.ok(answers.at(-1).updated_at_ms - first.created_at_ms > opts.maxDelayMs, `the burst outlasted maxDelayMs (${answers.length} submits)`);
+    assert.ok(
+      answers.at(-1).updated_at_ms - first.created_at_ms > opts.maxDelayMs,
+      `the burst outlasted maxDelayMs (${answers.length} submits)`,
+    );
     const firstStored = await waitFor(async () => {
       const task = await client.get(first.id);
       return task.status === "succeeded" ? task : null;
@@ -87,10 +90,20 @@ forEachDialect("debounced submit", (dialect) => {
     await client.connect();
     const startAt = Date.now() + 3_000;
     const submitters = [0, 1, 2].map((tag) =>
-      spawnFixture(t, "debounce-submitter.mjs", { dialect: dialect.name, db, key: "save:shared", count: 30, debounceMs: 60_000, startAt, tag }),
+      spawnFixture(t, "debounce-submitter.mjs", {
+        dialect: dialect.name,
+        db,
+        key: "save:shared",
+        count: 30,
+        debounceMs: 60_000,
+        startAt,
+        tag,
+      }),
     );
     const reports = await Promise.all(
-      submitters.map((proc) => proc.waitForEvent((e) => e.event === "submitted", { timeoutMs: 60_000, what: "its submits" })),
+      submitters.map((proc) =>
+        proc.waitForEvent((e) => e.event === "submitted", { timeoutMs: 60_000, what: "its submits" }),
+      ),
     );
     const ids = new Set(reports.flatMap((report) => report.ids));
     assert.equal(ids.size, 1);

@@ -124,7 +124,10 @@ describe("error classes", () => {
 
   test("TaskTimeout messages and fields (docs/api.md, 'Errors')", () => {
     const none = new TaskTimeout("t1", { timeoutMs: 5, task: null });
-    assert.equal(none.message, "task t1 did not finish within 5ms: task not found — wrong database file, or already purged?");
+    assert.equal(
+      none.message,
+      "task t1 did not finish within 5ms: task not found — wrong database file, or already purged?",
+    );
     assert.equal(none.taskId, "t1");
     assert.equal(none.task, null);
     assert.equal(none.key, null);
@@ -167,8 +170,10 @@ describe("error classes", () => {
       "task t9 did not finish within 1ms: still running (attempt 1/3)",
     );
     assert.equal(
-      new TaskTimeout("t9", { timeoutMs: 1, task: { ...base, status: "running", attempt: 1, cancel_requested_at_ms: now } })
-        .message,
+      new TaskTimeout("t9", {
+        timeoutMs: 1,
+        task: { ...base, status: "running", attempt: 1, cancel_requested_at_ms: now },
+      }).message,
       "task t9 did not finish within 1ms: cancel requested, waiting for the handler to observe it",
     );
     const withTask = new TaskTimeout("t9", { timeoutMs: 1, task: base, key: "kk" });
@@ -222,16 +227,32 @@ describe("error classes", () => {
       retryable: false,
       details: {},
     });
-    const custom = new TaskError("quota", { code: "rate_limited", retryable: true, type: "Quota", details: { wait: 5 } });
+    const custom = new TaskError("quota", {
+      code: "rate_limited",
+      retryable: true,
+      type: "Quota",
+      details: { wait: 5 },
+    });
     const envelope = custom.envelope();
     assert.deepEqual(Object.keys(envelope), ["type", "code", "message", "retryable", "details"]);
-    assert.deepEqual(envelope, { type: "Quota", code: "rate_limited", message: "quota", retryable: true, details: { wait: 5 } });
+    assert.deepEqual(envelope, {
+      type: "Quota",
+      code: "rate_limited",
+      message: "quota",
+      retryable: true,
+      details: { wait: 5 },
+    });
   });
 
   test("require('../index.js') (CommonJS) exports the very same objects as the ESM entry", () => {
     const require = createRequire(import.meta.url);
     const cjs = require("../../index.js");
-    assert.deepEqual(Object.keys(cjs).sort(), Object.keys(esm).filter((k) => k !== "default").sort());
+    assert.deepEqual(
+      Object.keys(cjs).sort(),
+      Object.keys(esm)
+        .filter((k) => k !== "default")
+        .sort(),
+    );
     for (const name of Object.keys(esm)) {
       if (name === "default") continue;
       assert.equal(cjs[name], esm[name], `${name} is the same object in both entries`);

@@ -25,14 +25,20 @@ forEachDialect("purge", (dialect) => {
     assertPlainError(await rejectionOf(client.purge({ limit: 0 })), "limit must be >= 1, got 0");
     assertPlainError(await rejectionOf(client.purge({ limit: -5 })), "limit must be >= 1, got -5");
     // Checked in this order, before anything is deleted.
-    assertPlainError(await rejectionOf(client.purge({ olderThanMs: NaN, limit: 0 })), "olderThanMs must be >= 0, got NaN");
-    assertPlainError(await rejectionOf(client.purge({ olderThanMs: Infinity })), "olderThanMs must be >= 0, got Infinity");
+    assertPlainError(
+      await rejectionOf(client.purge({ olderThanMs: NaN, limit: 0 })),
+      "olderThanMs must be >= 0, got NaN",
+    );
+    assertPlainError(
+      await rejectionOf(client.purge({ olderThanMs: Infinity })),
+      "olderThanMs must be >= 0, got Infinity",
+    );
     assertPlainError(await rejectionOf(client.purge({ limit: 0, status: "queued" })), "limit must be >= 1, got 0");
     assertPlainError(await rejectionOf(client.purge({ status: "running" })), "status must be terminal, got running");
     assertPlainError(await rejectionOf(client.purge({ status: "finished" })), "status must be terminal, got finished");
   });
 
-  test("queue, status and name each narrow the purge; together they all apply; \"\" is a real filter", async (t) => {
+  test('queue, status and name each narrow the purge; together they all apply; "" is a real filter', async (t) => {
     const { client } = await dialect.open(t);
     const aOk = await submitAndSucceed(client, "alpha", {}, { queue: "a" });
     const aBad = await submitAndFail(client, "alpha", { queue: "a" });
@@ -40,7 +46,15 @@ forEachDialect("purge", (dialect) => {
     const bBeta = await submitAndSucceed(client, "gamma", {}, { queue: "b" });
     const blank = await submitAndSucceed(client, "", {}, { queue: "" });
     const live = await client.submit("alpha", {}, { queue: "a" });
-    await waitUntilPast(Math.max(aOk.completed_at_ms, aBad.completed_at_ms, bOk.completed_at_ms, bBeta.completed_at_ms, blank.completed_at_ms));
+    await waitUntilPast(
+      Math.max(
+        aOk.completed_at_ms,
+        aBad.completed_at_ms,
+        bOk.completed_at_ms,
+        bBeta.completed_at_ms,
+        blank.completed_at_ms,
+      ),
+    );
 
     assert.deepEqual(await client.purge({ queue: "nowhere" }), []);
     assert.deepEqual(await client.purge({ queue: "a", status: "succeeded", name: "beta" }), []);
@@ -132,11 +146,18 @@ forEachDialect("purge", (dialect) => {
     const first = await client.purge({ limit: 2 });
     assert.equal(first.length, 2);
     const byCompletion = [...finished].sort((a, b) => a.completed_at_ms - b.completed_at_ms || 0);
-    for (const id of first) assert.ok(byCompletion.slice(0, 3).some((x) => x.id === id), "oldest completions first");
+    for (const id of first)
+      assert.ok(
+        byCompletion.slice(0, 3).some((x) => x.id === id),
+        "oldest completions first",
+      );
     const rest = await client.purge();
     assert.deepEqual([...first, ...rest].sort(), finished.map((x) => x.id).sort());
     assert.equal(await client.getByKey("k0"), null, "the key went with its task");
-    assert.deepEqual((await client.list()).map((x) => x.id), [live.id]);
+    assert.deepEqual(
+      (await client.list()).map((x) => x.id),
+      [live.id],
+    );
     const fresh = await client.submit("done", {}, { key: "k0", conflict: "reject" });
     assert.equal(fresh.status, "queued", "a purged key is free again");
     const err = await rejectionOf(client.purge({ limit: 0 }));
@@ -220,9 +241,6 @@ forEachDialect("queueDepth", (dialect) => {
       await rejectionOf(client.queueDepth("q", 1.5)),
       "maxDepth must be a non-negative integer, got 1.5",
     );
-    assertPlainError(
-      await rejectionOf(client.queueDepth("q", -1)),
-      "maxDepth must be a non-negative integer, got -1",
-    );
+    assertPlainError(await rejectionOf(client.queueDepth("q", -1)), "maxDepth must be a non-negative integer, got -1");
   });
 });

@@ -56,7 +56,10 @@ forEachDialect("get, getByKey and list", (dialect) => {
     assert.equal((await client.get(task.id))?.status, "queued", "nothing was canceled");
     const err = await rejectionOf(client.wait(/** @type {any} */ (undefined), { timeoutMs: 50 }));
     assert.ok(err instanceof TaskTimeout, String(err));
-    assert.equal(err.message, "task undefined did not finish within 50ms: task not found — wrong database file, or already purged?");
+    assert.equal(
+      err.message,
+      "task undefined did not finish within 50ms: task not found — wrong database file, or already purged?",
+    );
     assert.equal(err.task, null);
   });
 
@@ -104,9 +107,18 @@ forEachDialect("get, getByKey and list", (dialect) => {
     const expected = newestFirst(created).map((x) => x.id);
     const listed = (await client.list()).map((x) => x.id);
     assert.deepEqual(listed, expected);
-    assert.deepEqual((await client.list({ limit: 7 })).map((x) => x.id), expected.slice(0, 7));
-    assert.deepEqual((await client.list({ limit: 7, offset: 5 })).map((x) => x.id), expected.slice(5, 12));
-    assert.deepEqual((await client.list({ offset: 28 })).map((x) => x.id), expected.slice(28));
+    assert.deepEqual(
+      (await client.list({ limit: 7 })).map((x) => x.id),
+      expected.slice(0, 7),
+    );
+    assert.deepEqual(
+      (await client.list({ limit: 7, offset: 5 })).map((x) => x.id),
+      expected.slice(5, 12),
+    );
+    assert.deepEqual(
+      (await client.list({ offset: 28 })).map((x) => x.id),
+      expected.slice(28),
+    );
     assert.deepEqual(await client.list({ offset: 30 }), []);
     assert.deepEqual(await client.list({ limit: 0 }), []);
   });

@@ -24,13 +24,19 @@ forEachDialect("stored times", (dialect) => {
       assertPlainError(await rejectionOf(client.submit("job", {}, { runAtDelayMs: v })), refusal("runAtDelayMs", v));
     }
     // Below zero keeps the API's own wording.
-    assertPlainError(await rejectionOf(client.submit("job", {}, { runAtDelayMs: -Infinity })), "runAtDelayMs must be >= 0, got -Infinity");
+    assertPlainError(
+      await rejectionOf(client.submit("job", {}, { runAtDelayMs: -Infinity })),
+      "runAtDelayMs must be >= 0, got -Infinity",
+    );
     assert.deepEqual(await client.list(), [], "a refused submit wrote a row");
     // The largest delay is stored exactly, and every read still works.
     const far = await client.submit("job", {}, { runAtDelayMs: 1e15 });
     assert.equal(far.run_at_ms - far.created_at_ms, 1e15);
     assert.equal((await client.get(far.id)).run_at_ms, far.run_at_ms);
-    assert.deepEqual((await client.list()).map((x) => x.id), [far.id]);
+    assert.deepEqual(
+      (await client.list()).map((x) => x.id),
+      [far.id],
+    );
     assert.equal((await client.cancel(far.id)).status, "canceled");
   });
 
@@ -46,8 +52,14 @@ forEachDialect("stored times", (dialect) => {
     assert.equal((await client.get(task.id)).status, "queued", "a refused claim claimed");
     await claimTask(store, task);
     const owner = { taskId: task.id, workerId: "w1" };
-    assertPlainError(await rejectionOf(store.heartbeat({ ...owner, leaseMs: Infinity })), refusal("leaseMs", "Infinity"));
-    assertPlainError(await rejectionOf(store.heartbeatBatch({ taskIds: [task.id], workerId: "w1", leaseMs: 1e300 })), refusal("leaseMs", "1e+300"));
+    assertPlainError(
+      await rejectionOf(store.heartbeat({ ...owner, leaseMs: Infinity })),
+      refusal("leaseMs", "Infinity"),
+    );
+    assertPlainError(
+      await rejectionOf(store.heartbeatBatch({ taskIds: [task.id], workerId: "w1", leaseMs: 1e300 })),
+      refusal("leaseMs", "1e+300"),
+    );
     assertPlainError(await rejectionOf(store.fail({ ...owner, delayMs: Infinity })), refusal("delayMs", "Infinity"));
     const row = await client.get(task.id);
     assert.equal(row.status, "running", "a refused write changed the row");
@@ -68,7 +80,10 @@ forEachDialect("stored times", (dialect) => {
     }
     const fields = { id: "task_x", name: "job", queue: "default", attempt: 1, payload: {}, metadata: {} };
     assertThrowsPlainError(() => new TaskContext(store, fields, "w1", Infinity), refusal("leaseMs", "Infinity"));
-    assertThrowsPlainError(() => new TaskContext(store, fields, "w1", 1000, { retryBackoffMs: NaN }), refusal("retryBackoffMs", "NaN"));
+    assertThrowsPlainError(
+      () => new TaskContext(store, fields, "w1", 1000, { retryBackoffMs: NaN }),
+      refusal("retryBackoffMs", "NaN"),
+    );
   });
 
   test("retention cutoffs past 1e15 ms purge nothing instead of failing", async (t) => {
@@ -98,7 +113,7 @@ forEachDialect("stored times", (dialect) => {
         [
           "import sqlite3, sys",
           "c = sqlite3.connect(sys.argv[1])",
-          "c.execute(\"update cairnq_tasks set run_at_ms = 9.3e18, priority = 2.5, lease_until_ms = 1.5e12 where id = ?\", (sys.argv[2],))",
+          'c.execute("update cairnq_tasks set run_at_ms = 9.3e18, priority = 2.5, lease_until_ms = 1.5e12 where id = ?", (sys.argv[2],))',
           "c.commit()",
           "assert c.execute('select typeof(run_at_ms) from cairnq_tasks where id = ?', (sys.argv[2],)).fetchone()[0] == 'real'",
         ].join("\n"),

@@ -77,18 +77,22 @@ forEachDialect("submit", (dialect) => {
 
   test("null options mean 'use the default'", async (t) => {
     const { client } = await dialect.open(t);
-    const task = await client.submit("job", { a: 1 }, {
-      queue: null,
-      key: null,
-      conflict: null,
-      maxAttempts: null,
-      priority: null,
-      metadata: null,
-      parentId: null,
-      rootId: null,
-      correlationId: null,
-      runAtDelayMs: null,
-    });
+    const task = await client.submit(
+      "job",
+      { a: 1 },
+      {
+        queue: null,
+        key: null,
+        conflict: null,
+        maxAttempts: null,
+        priority: null,
+        metadata: null,
+        parentId: null,
+        rootId: null,
+        correlationId: null,
+        runAtDelayMs: null,
+      },
+    );
     assert.equal(task.queue, "default");
     assert.equal(task.max_attempts, 3);
     assert.equal(task.priority, 0);
@@ -123,7 +127,11 @@ forEachDialect("submit", (dialect) => {
 
   describe("validation: plain Error, exact message, nothing written", () => {
     const cases = [
-      ["an unknown conflict strategy (without a key)", { conflict: "overwrite" }, "unknown conflict strategy: overwrite"],
+      [
+        "an unknown conflict strategy (without a key)",
+        { conflict: "overwrite" },
+        "unknown conflict strategy: overwrite",
+      ],
       ["an unknown conflict strategy (with a key)", { key: "k", conflict: "nope" }, "unknown conflict strategy: nope"],
       ["maxAttempts 0", { maxAttempts: 0 }, "maxAttempts must be >= 1, got 0"],
       ["maxAttempts 0.5", { maxAttempts: 0.5 }, "maxAttempts must be >= 1, got 0.5"],
@@ -145,10 +153,18 @@ forEachDialect("submit", (dialect) => {
     // Submits issued in one tick share a commit; a bad one must not take the
     // others down with it.
     const wrongTypes = [
-      ["a queue that is a number", ["job", {}, { queue: 5 }], "submit.queue: invalid type: integer `5`, expected a string"],
+      [
+        "a queue that is a number",
+        ["job", {}, { queue: 5 }],
+        "submit.queue: invalid type: integer `5`, expected a string",
+      ],
       ["a key that is an object", ["job", {}, { key: { k: 1 } }], "submit.key: invalid type: map, expected a string"],
       ["a name that is missing", [{}, {}], "submit: missing field `name`"],
-      ["a queue JSON cannot carry", ["job", {}, { queue: 5n }], "submit: an argument JSON cannot carry: Do not know how to serialize a BigInt"],
+      [
+        "a queue JSON cannot carry",
+        ["job", {}, { queue: 5n }],
+        "submit: an argument JSON cannot carry: Do not know how to serialize a BigInt",
+      ],
     ];
     for (const [label, args, message] of wrongTypes) {
       test(`${label} fails that submit alone, among others of its tick`, async (t) => {
@@ -163,7 +179,10 @@ forEachDialect("submit", (dialect) => {
         assert.equal(before.status, "fulfilled", String(before.reason));
         assert.equal(after.status, "fulfilled", String(after.reason));
         const rows = await client.list();
-        assert.deepEqual(rows.map((row) => row.payload).sort((a, b) => a.n - b.n), [{ n: 1 }, { n: 2 }]);
+        assert.deepEqual(
+          rows.map((row) => row.payload).sort((a, b) => a.n - b.n),
+          [{ n: 1 }, { n: 2 }],
+        );
       });
     }
 

@@ -27,7 +27,10 @@ forEachDialect("watch", (dialect) => {
     const thrower = record(t, client, { pollMs: 10 }, { throwing: true });
     const first = record(t, client, { pollMs: 10 });
     await waitFor(() => thrower.polls() >= 3 && first.polls() >= 3, { timeoutMs: 20_000, message: "no poll ticks" });
-    assert.deepEqual(first.signals.find((s) => s.reason === "poll"), { reason: "poll" });
+    assert.deepEqual(
+      first.signals.find((s) => s.reason === "poll"),
+      { reason: "poll" },
+    );
 
     first.stop();
     const seen = first.signals.length;
@@ -86,7 +89,10 @@ forEachDialect("watch push", (dialect) => {
       ["a"],
       "queued signals of other queues are filtered out",
     );
-    assert.deepEqual(all.signals.find((s) => s.reason === "done"), { reason: "done", taskId: inB.id });
+    assert.deepEqual(
+      all.signals.find((s) => s.reason === "done"),
+      { reason: "done", taskId: inB.id },
+    );
   });
 });
 

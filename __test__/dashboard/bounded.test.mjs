@@ -23,13 +23,25 @@ forEachDialect("dashboard bounded reads", (dialect) => {
     const body = await (await get("api/tasks?limit=10")).text();
     assert.ok(body.length < 4_000, `the list shipped ${body.length} bytes`);
     const list = JSON.parse(body);
-    assert.deepEqual(list.tasks.map((x) => x.id), [big.id, small.id]);
-    for (const task of list.tasks) for (const key of ["payload", "result", "error", "metadata"]) assert.ok(!(key in task), key);
+    assert.deepEqual(
+      list.tasks.map((x) => x.id),
+      [big.id, small.id],
+    );
+    for (const task of list.tasks)
+      for (const key of ["payload", "result", "error", "metadata"]) assert.ok(!(key in task), key);
 
     const page = await (await get(`api/tasks/${big.id}`)).json();
     const text = JSON.stringify(huge);
-    assert.deepEqual(page.task.payload, { truncated: true, chars: text.length, preview: text.slice(0, inspect.BODY_PREVIEW_CHARS) });
-    assert.deepEqual((await (await get(`api/tasks/${small.id}`)).json()).task.payload, { a: 1 }, "a small body is whole");
+    assert.deepEqual(page.task.payload, {
+      truncated: true,
+      chars: text.length,
+      preview: text.slice(0, inspect.BODY_PREVIEW_CHARS),
+    });
+    assert.deepEqual(
+      (await (await get(`api/tasks/${small.id}`)).json()).task.payload,
+      { a: 1 },
+      "a small body is whole",
+    );
     assert.equal((await (await get(`api/search?q=${big.id}`)).json()).task.payload.truncated, true);
   });
 
@@ -40,7 +52,8 @@ forEachDialect("dashboard bounded reads", (dialect) => {
     await waitUntilPast(Math.max(...done.map((d) => d.completed_at_ms)) + dialect.clockSlackMs);
     const dash = createDashboard({ client });
     defer(t, () => dash.close());
-    const preview = async (query) => (await (await dash(new Request(`http://127.0.0.1/api/purge-preview?${query}`))).json()).count;
+    const preview = async (query) =>
+      (await (await dash(new Request(`http://127.0.0.1/api/purge-preview?${query}`))).json()).count;
     assert.equal(await preview("olderThan=0"), 3);
     assert.equal(await preview("olderThan=0&limit=2"), 2);
     assert.equal(await preview("olderThan=1h"), 0);

@@ -61,63 +61,92 @@ describe("dashboard in Chromium", { skip: SKIP }, () => {
     return SCREENSHOTS ? path.join(REPO_ROOT, "docs", name) : path.join(makeTempDir(t), name);
   }
 
-  test("overview: counts change as a worker drains the queue; no request leaves the origin", { timeout: TIMEOUT_MS }, async (t) => {
-    const db = makeDbPath(t);
-    const c = client(t, db);
-    for (let i = 0; i < 40; i++) await c.submit("emails.send", { to: `user${i}@example.com` }, { queue: "mail" });
-    for (let i = 0; i < 8; i++) await c.submit("images.resize", { width: 128 }, { queue: "media", key: `img-${i}` });
-    const { url } = await startUi(t, db);
-    const { page, requests } = await openPage(t, url);
-    await waitFor(async () => (await page.locator('tr[data-queue="mail"]').count()) === 1, { timeoutMs: 30_000 });
-    assert.equal(await shownCount(page, "mail", "queued"), 40);
-    assert.equal(await shownCount(page, "mail", "succeeded"), 0);
+  test(
+    "overview: counts change as a worker drains the queue; no request leaves the origin",
+    { timeout: TIMEOUT_MS },
+    async (t) => {
+      const db = makeDbPath(t);
+      const c = client(t, db);
+      for (let i = 0; i < 40; i++) await c.submit("emails.send", { to: `user${i}@example.com` }, { queue: "mail" });
+      for (let i = 0; i < 8; i++) await c.submit("images.resize", { width: 128 }, { queue: "media", key: `img-${i}` });
+      const { url } = await startUi(t, db);
+      const { page, requests } = await openPage(t, url);
+      await waitFor(async () => (await page.locator('tr[data-queue="mail"]').count()) === 1, { timeoutMs: 30_000 });
+      assert.equal(await shownCount(page, "mail", "queued"), 40);
+      assert.equal(await shownCount(page, "mail", "succeeded"), 0);
 
-    // A worker drains the queue; it holds after ten tasks until the page has
-    // shown the partly drained queue, then finishes. No reload in between.
-    const gate = makeGate();
-    const worker = manageWorker(t, Worker.sqlite(db, { queues: ["mail", "media"], concurrency: 2, pollIntervalMs: 20 }));
-    let n = 0;
-    worker.worker.task("emails.send", async () => {
-      if (++n > 10) await gate.promise;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      if (n % 9 === 0) throw new TaskError("SMTP 550: mailbox unavailable", { code: "smtp_550", retryable: false });
-      return { sent: true };
-    });
-    worker.worker.task("images.resize", async (ctx) => {
-      await ctx.progress(0.5, "resizing");
-      return { thumb: "ok" };
-    });
-    worker.start();
-    await waitFor(async () => (await shownCount(page, "mail", "running")) === 2 && (await shownCount(page, "mail", "queued")) === 28, {
-      timeoutMs: 60_000,
-      intervalMs: 100,
-      message: "the overview never showed the partly drained queue (28 queued, 2 running)",
-    });
-    assert.equal(await shownCount(page, "mail", "succeeded") + (await shownCount(page, "mail", "failed")), 10);
-    gate.release();
-    await waitFor(async () => (await shownCount(page, "mail", "queued")) === 0, { timeoutMs: 60_000, intervalMs: 100, message: "the overview never showed the mail queue drained" });
-    await waitFor(async () => (await shownCount(page, "mail", "succeeded")) + (await shownCount(page, "mail", "failed")) === 40, { timeoutMs: 30_000 });
-    assert.equal(await shownCount(page, "media", "succeeded"), 8);
-    // The throughput sparkline has drawn a line.
-    await waitFor(async () => (await page.locator('tr[data-queue="mail"] svg.spark polyline').count()) === 1, { timeoutMs: 10_000 });
-    await page.screenshot({ path: screenshotPath(t, "dashboard-overview.png") });
+      // A worker drains the queue; it holds after ten tasks until the page has
+      // shown the partly drained queue, then finishes. No reload in between.
+      const gate = makeGate();
+      const worker = manageWorker(
+        t,
+        Worker.sqlite(db, { queues: ["mail", "media"], concurrency: 2, pollIntervalMs: 20 }),
+      );
+      let n = 0;
+      worker.worker.task("emails.send", async () => {
+        if (++n > 10) await gate.promise;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        if (n % 9 === 0) throw new TaskError("SMTP 550: mailbox unavailable", { code: "smtp_550", retryable: false });
+        return { sent: true };
+      });
+      worker.worker.task("images.resize", async (ctx) => {
+        await ctx.progress(0.5, "resizing");
+        return { thumb: "ok" };
+      });
+      worker.start();
+      await waitFor(
+        async () =>
+          (await shownCount(page, "mail", "running")) === 2 && (await shownCount(page, "mail", "queued")) === 28,
+        {
+          timeoutMs: 60_000,
+          intervalMs: 100,
+          message: "the overview never showed the partly drained queue (28 queued, 2 running)",
+        },
+      );
+      assert.equal((await shownCount(page, "mail", "succeeded")) + (await shownCount(page, "mail", "failed")), 10);
+      gate.release();
+      await waitFor(async () => (await shownCount(page, "mail", "queued")) === 0, {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        message: "the overview never showed the mail queue drained",
+      });
+      await waitFor(
+        async () => (await shownCount(page, "mail", "succeeded")) + (await shownCount(page, "mail", "failed")) === 40,
+        { timeoutMs: 30_000 },
+      );
+      assert.equal(await shownCount(page, "media", "succeeded"), 8);
+      // The throughput sparkline has drawn a line.
+      await waitFor(async () => (await page.locator('tr[data-queue="mail"] svg.spark polyline').count()) === 1, {
+        timeoutMs: 10_000,
+      });
+      await page.screenshot({ path: screenshotPath(t, "dashboard-overview.png") });
 
-    const origin = new URL(url).origin;
-    assert.ok(requests.length > 3);
-    assert.deepEqual(requests.filter((r) => !r.startsWith(origin)), [], "requests outside the dashboard's origin");
-  });
+      const origin = new URL(url).origin;
+      assert.ok(requests.length > 3);
+      assert.deepEqual(
+        requests.filter((r) => !r.startsWith(origin)),
+        [],
+        "requests outside the dashboard's origin",
+      );
+    },
+  );
 
   test("a failed task: open it from the list, read its error, retry it", { timeout: TIMEOUT_MS }, async (t) => {
     const db = makeDbPath(t);
     const c = client(t, db);
-    const parent = await c.submit("orders.charge", { order: 42, amount: "19.90" }, { key: "order-42", correlationId: "checkout-7", maxAttempts: 1 });
+    const parent = await c.submit(
+      "orders.charge",
+      { order: 42, amount: "19.90" },
+      { key: "order-42", correlationId: "checkout-7", maxAttempts: 1 },
+    );
     const worker = manageWorker(t, Worker.sqlite(db, { concurrency: 1, pollIntervalMs: 20 }));
     let attempts = 0;
     worker.worker.task("orders.charge", async (ctx) => {
       attempts++;
       await ctx.submit("orders.receipt", { order: 42 });
       await ctx.progress(0.8, "card authorised");
-      if (attempts === 1) throw new TaskError("card declined: insufficient funds", { code: "card_declined", retryable: false });
+      if (attempts === 1)
+        throw new TaskError("card declined: insufficient funds", { code: "card_declined", retryable: false });
       return { charged: true };
     });
     worker.start();
@@ -178,14 +207,21 @@ describe("dashboard in Chromium", { skip: SKIP }, () => {
     page.onDialog = (d) => d.accept();
     await page.locator("#purge-button").click();
     await page.waitForSelector("#flash:has-text('Purged 3 task(s).')", UI);
-    assert.deepEqual((await c.list()).map((x) => x.id), [live.id]);
+    assert.deepEqual(
+      (await c.list()).map((x) => x.id),
+      [live.id],
+    );
   });
 
   test("database values are shown as text, never run as markup", { timeout: TIMEOUT_MS }, async (t) => {
     const db = makeDbPath(t);
     const c = client(t, db);
     const evil = '<img src=x onerror="window.__pwned=1">';
-    const task = await c.submit(evil, { note: "</pre><script>window.__pwned=2</script>" }, { queue: "<b>q</b>", key: "<svg onload=alert(1)>" });
+    const task = await c.submit(
+      evil,
+      { note: "</pre><script>window.__pwned=2</script>" },
+      { queue: "<b>q</b>", key: "<svg onload=alert(1)>" },
+    );
     const { url } = await startUi(t, db);
     const { page } = await openPage(t, `${url}#/tasks`);
     await page.waitForSelector(`tr[data-task-id="${task.id}"]`, UI);
@@ -213,7 +249,10 @@ describe("dashboard in Chromium", { skip: SKIP }, () => {
     const rendered = (await c.list({ queue: "docs", name: "pdf.render" })).map((x) => x.id);
     assert.equal(rendered.length, 20);
     await waitFor(async () => (await page.locator("tr[data-task-id]").count()) === 20, { timeoutMs: 30_000 });
-    assert.deepEqual(await page.locator("tr[data-task-id]").evaluateAll((rows) => rows.map((r) => r.dataset.taskId)), rendered);
+    assert.deepEqual(
+      await page.locator("tr[data-task-id]").evaluateAll((rows) => rows.map((r) => r.dataset.taskId)),
+      rendered,
+    );
     assert.equal(await page.locator("#next").isDisabled(), true);
 
     await page.goto(`${url}#/tasks?queue=docs`);
@@ -223,7 +262,10 @@ describe("dashboard in Chromium", { skip: SKIP }, () => {
     await waitFor(async () => (await page.locator("tr[data-task-id]").count()) === 5, { timeoutMs: 30_000 });
     const older = (await c.list({ queue: "docs", offset: 25 })).map((x) => x.id);
     assert.equal(older.length, 5);
-    assert.deepEqual(await page.locator("tr[data-task-id]").evaluateAll((rows) => rows.map((r) => r.dataset.taskId)), older);
+    assert.deepEqual(
+      await page.locator("tr[data-task-id]").evaluateAll((rows) => rows.map((r) => r.dataset.taskId)),
+      older,
+    );
   });
 
   test("--read-only: actions are disabled, and refused when sent anyway", { timeout: TIMEOUT_MS }, async (t) => {
@@ -242,7 +284,11 @@ describe("dashboard in Chromium", { skip: SKIP }, () => {
     const answer = await page.evaluate(async () => {
       const { csrf } = await (await fetch("api/config")).json();
       const tasks = (await (await fetch("api/tasks")).json()).tasks;
-      const res = await fetch(`api/tasks/${tasks[0].id}/retry`, { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf }, body: "{}" });
+      const res = await fetch(`api/tasks/${tasks[0].id}/retry`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-csrf-token": csrf },
+        body: "{}",
+      });
       return { status: res.status, body: await res.json() };
     });
     assert.deepEqual(answer, { status: 403, body: { error: "this dashboard is read-only" } });

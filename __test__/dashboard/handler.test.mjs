@@ -35,7 +35,8 @@ forEachDialect("dashboard handler", (dialect) => {
     const html = await page.text();
     assert.match(html, /src="assets\/app\.js"/);
     assert.doesNotMatch(html, /https?:\/\//, "the page names no other origin");
-    for (const asset of ["assets/app.js", "assets/app.css", "assets/favicon.svg"]) assert.equal((await get(asset)).status, 200, asset);
+    for (const asset of ["assets/app.js", "assets/app.css", "assets/favicon.svg"])
+      assert.equal((await get(asset)).status, 200, asset);
     assert.equal((await get("assets/../handler.js")).status, 404);
     const bare = await dash(new Request("http://app.test/admin/queue"));
     assert.equal(bare.status, 303);
@@ -51,7 +52,10 @@ forEachDialect("dashboard handler", (dialect) => {
       ],
     );
     const list = await (await get("api/tasks?status=failed&limit=10")).json();
-    assert.deepEqual(list.tasks.map((x) => x.id), [failed.id]);
+    assert.deepEqual(
+      list.tasks.map((x) => x.id),
+      [failed.id],
+    );
     assert.equal(list.hasMore, false);
     const paged = await (await get("api/tasks?limit=1")).json();
     assert.equal(paged.tasks.length, 1);
@@ -81,8 +85,15 @@ forEachDialect("dashboard handler", (dialect) => {
     assert.equal((await fetch(`${origin}/q/api/tasks/${failed.id}/retry`)).status, 404, "GET does not act");
     assert.equal((await post(`api/tasks/${failed.id}/retry`, json)).status, 403, "no CSRF token");
     assert.equal((await post(`api/tasks/${failed.id}/retry`, { ...json, "x-csrf-token": "guess" })).status, 403);
-    assert.equal((await post(`api/tasks/${failed.id}/retry`, { ...json, "x-csrf-token": csrf, origin: "http://evil.test" })).status, 403);
-    assert.equal((await post(`api/tasks/${failed.id}/retry`, { "content-type": "text/plain", "x-csrf-token": csrf })).status, 415);
+    assert.equal(
+      (await post(`api/tasks/${failed.id}/retry`, { ...json, "x-csrf-token": csrf, origin: "http://evil.test" }))
+        .status,
+      403,
+    );
+    assert.equal(
+      (await post(`api/tasks/${failed.id}/retry`, { "content-type": "text/plain", "x-csrf-token": csrf })).status,
+      415,
+    );
     assert.equal((await client.get(failed.id)).status, "failed", "a refused action changed the task");
 
     const retried = await post(`api/tasks/${failed.id}/retry`, { ...json, "x-csrf-token": csrf, origin });
@@ -105,8 +116,14 @@ forEachDialect("dashboard handler", (dialect) => {
     const call = (url, init) => dash(new Request(url, init));
     assert.equal((await call("http://other.test/api/overview")).status, 421);
     assert.equal((await call("http://dash.test/api/overview")).status, 401);
-    assert.equal((await call("http://dash.test/api/overview", { headers: { authorization: "Bearer wrong" } })).status, 401);
-    assert.equal((await call("http://dash.test/api/overview", { headers: { authorization: "Bearer s3cret-token-0123" } })).status, 200);
+    assert.equal(
+      (await call("http://dash.test/api/overview", { headers: { authorization: "Bearer wrong" } })).status,
+      401,
+    );
+    assert.equal(
+      (await call("http://dash.test/api/overview", { headers: { authorization: "Bearer s3cret-token-0123" } })).status,
+      200,
+    );
     const traded = await call("http://dash.test/?token=s3cret-token-0123");
     assert.equal(traded.status, 303);
     assert.equal(traded.headers.get("location"), "/");
@@ -137,6 +154,9 @@ forEachDialect("dashboard handler", (dialect) => {
     const owned = createDashboard({ db });
     defer(t, () => owned.close());
     const overview = await (await owned(new Request("http://localhost/api/overview"))).json();
-    assert.deepEqual(overview.queues.map((q) => q.queue), ["mine"]);
+    assert.deepEqual(
+      overview.queues.map((q) => q.queue),
+      ["mine"],
+    );
   });
 });

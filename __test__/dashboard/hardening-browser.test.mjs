@@ -90,7 +90,11 @@ for (const dialect of DIALECTS) {
       assert.equal((await page.goto(`http://rebind.test:${port}/admin/`)).status(), 200);
       await page.waitForSelector('tr[data-queue="default"]', UI);
       const local = await newPage(t);
-      assert.equal((await local.goto(`http://127.0.0.1:${port}/admin/`)).status(), 421, "a list replaces the loopback default");
+      assert.equal(
+        (await local.goto(`http://127.0.0.1:${port}/admin/`)).status(),
+        421,
+        "a list replaces the loopback default",
+      );
       assert.deepEqual(await attack(local), { config: 421, purge: 421 });
       assert.equal((await client.list()).length, 1);
     });
@@ -98,7 +102,11 @@ for (const dialect of DIALECTS) {
     test("bidi controls in database values are shown, never applied", async (t) => {
       const { client, db } = await dialect.open(t);
       const name = "invoice\u202Efdp.exe";
-      const task = await client.submit(name, { file: "report\u2066txt.exe\u2069", note: "a\u202Db\u202Cc" }, { queue: "mail\u202Eliam" });
+      const task = await client.submit(
+        name,
+        { file: "report\u2066txt.exe\u2069", note: "a\u202Db\u202Cc" },
+        { queue: "mail\u202Eliam" },
+      );
       const ui = spawnCli(t, ["ui", db, "--port", "0"]);
       const url = await uiUrl(ui);
       const page = await newPage(t);
@@ -109,7 +117,10 @@ for (const dialect of DIALECTS) {
 
       await page.goto(`${url}#/tasks`);
       await page.waitForSelector(`tr[data-task-id="${task.id}"]`, UI);
-      assert.equal(await page.locator(`tr[data-task-id="${task.id}"] td:nth-child(2)`).textContent(), "invoice<U+202E>fdp.exe");
+      assert.equal(
+        await page.locator(`tr[data-task-id="${task.id}"] td:nth-child(2)`).textContent(),
+        "invoice<U+202E>fdp.exe",
+      );
 
       await page.goto(`${url}#/task/${task.id}`);
       await page.waitForSelector("#payload", UI);

@@ -48,7 +48,15 @@ function malformed(host) {
     ["Host: a@b", requestText("GET", "/api/config", { host: "a@b" }), 400],
     ["Host: x/y", requestText("GET", "/", { host: "x/y" }), 400],
     ["no Host (HTTP/1.0)", "GET / HTTP/1.0\r\n\r\n", 400],
-    ["a body over 16 KiB", requestText("POST", "/api/purge", { host, headers: { "content-type": "application/json" }, body: "x".repeat(20_000) }), 413],
+    [
+      "a body over 16 KiB",
+      requestText("POST", "/api/purge", {
+        host,
+        headers: { "content-type": "application/json" },
+        body: "x".repeat(20_000),
+      }),
+      413,
+    ],
   ];
 }
 
@@ -71,10 +79,16 @@ forEachDialect("dashboard hardening", (dialect) => {
     await client.submit("job", {}, { queue: "kept" });
     for (const extra of [[], ["--token", TOKEN, "--read-only"]]) {
       const { ui, port, host, origin } = await startUi(t, db, extra);
-      await assertRefused(port, [...malformed(host), ["CONNECT", `CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 405]]);
+      await assertRefused(port, [
+        ...malformed(host),
+        ["CONNECT", `CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: ${host}\r\n\r\n`, 405],
+      ]);
       const overview = await fetch(`${origin}/api/overview`, { headers: AUTH });
       assert.equal(overview.status, 200, `cairnq ui ${extra.join(" ")} stopped serving; stderr: ${ui.errors()}`);
-      assert.deepEqual((await overview.json()).queues.map((q) => q.queue), ["kept"]);
+      assert.deepEqual(
+        (await overview.json()).queues.map((q) => q.queue),
+        ["kept"],
+      );
       assert.equal(ui.child.exitCode, null);
       assert.equal(ui.errors(), "");
     }
@@ -88,7 +102,10 @@ forEachDialect("dashboard hardening", (dialect) => {
     await assertRefused(port, malformed(host));
     const overview = await fetch(`${origin}/admin/api/overview`);
     assert.equal(overview.status, 200);
-    assert.deepEqual((await overview.json()).queues.map((q) => q.queue), ["kept"]);
+    assert.deepEqual(
+      (await overview.json()).queues.map((q) => q.queue),
+      ["kept"],
+    );
   });
 
   test("an action body over 16 KiB is 413, one the action does not take is 400: nothing is purged, canceled or retried", async (t) => {
@@ -140,8 +157,13 @@ forEachDialect("dashboard hardening", (dialect) => {
     // The same actions, well formed, do what they say.
     assert.deepEqual(await (await post("api/purge", JSON.stringify({ olderThan: "1h" }))).json(), { count: 0 });
     assert.equal((await (await post(`api/tasks/${live.id}/cancel`, "{}")).json()).task.status, "canceled");
-    assert.equal((await (await post(`api/tasks/${failed.id}/retry`, JSON.stringify({ resetAttempt: true }))).json()).task.attempt, 0);
-    assert.deepEqual(await (await post("api/purge", JSON.stringify({ olderThan: "0", status: "canceled" }))).json(), { count: 5 });
+    assert.equal(
+      (await (await post(`api/tasks/${failed.id}/retry`, JSON.stringify({ resetAttempt: true }))).json()).task.attempt,
+      0,
+    );
+    assert.deepEqual(await (await post("api/purge", JSON.stringify({ olderThan: "0", status: "canceled" }))).json(), {
+      count: 5,
+    });
   });
 
   test("the fetch shape refuses an oversized body with 413 and a malformed task id with 400", async (t) => {
@@ -159,7 +181,9 @@ forEachDialect("dashboard hardening", (dialect) => {
       },
     });
     for (const body of [big, stream]) {
-      const answer = await dash(new Request("http://localhost/api/purge", { method: "POST", headers, body, duplex: "half" }));
+      const answer = await dash(
+        new Request("http://localhost/api/purge", { method: "POST", headers, body, duplex: "half" }),
+      );
       assert.equal(answer.status, 413);
       assert.match((await answer.json()).error, /request body too large \(at most 16384 bytes\)/);
     }
@@ -183,13 +207,20 @@ describe("dashboard hardening: cairnq ui's options and answers", () => {
     for (const [args, env, pattern] of [
       [["--host", "0.0.0.0", "--token", ""], {}, /^error: --token must be at least 16 characters \(got 0\)$/],
       [["--token", "short"], {}, /^error: --token must be at least 16 characters \(got 5\)$/],
-      [["--host", "0.0.0.0"], { CAIRNQ_UI_TOKEN: "" }, /^error: CAIRNQ_UI_TOKEN must be at least 16 characters \(got 0\)$/],
+      [
+        ["--host", "0.0.0.0"],
+        { CAIRNQ_UI_TOKEN: "" },
+        /^error: CAIRNQ_UI_TOKEN must be at least 16 characters \(got 0\)$/,
+      ],
     ]) {
       // The server never starts: the command ends at once with a usage error.
       assertFailure(await cli(["ui", db, "--port", "0", ...args], { env, timeoutMs: 20_000 }), 2, pattern);
     }
     for (const token of ["", "fifteen-chars-x"]) {
-      assert.throws(() => createDashboard({ client, token }), { name: "TypeError", message: /^createDashboard: token must be at least 16 characters/ });
+      assert.throws(() => createDashboard({ client, token }), {
+        name: "TypeError",
+        message: /^createDashboard: token must be at least 16 characters/,
+      });
     }
   });
 
@@ -199,12 +230,18 @@ describe("dashboard hardening: cairnq ui's options and answers", () => {
     const cmdline = fs.readFileSync(`/proc/${ui.child.pid}/cmdline`, "utf8");
     assert.doesNotMatch(cmdline, new RegExp(TOKEN), "the token is visible in the process list");
     assert.equal((await fetch(`${origin}/api/overview`)).status, 401);
-    assert.equal((await fetch(`${origin}/api/overview`, { headers: { authorization: "Bearer wrong-token-0123456789" } })).status, 401);
+    assert.equal(
+      (await fetch(`${origin}/api/overview`, { headers: { authorization: "Bearer wrong-token-0123456789" } })).status,
+      401,
+    );
     assert.equal((await fetch(`${origin}/api/overview`, { headers: AUTH })).status, 200);
     // --token wins over the environment.
     const other = await startUi(t, db, ["--token", `${TOKEN}-flag`], { env: { CAIRNQ_UI_TOKEN: TOKEN } });
     assert.equal((await fetch(`${other.origin}/api/overview`, { headers: AUTH })).status, 401);
-    assert.equal((await fetch(`${other.origin}/api/overview`, { headers: { authorization: `Bearer ${TOKEN}-flag` } })).status, 200);
+    assert.equal(
+      (await fetch(`${other.origin}/api/overview`, { headers: { authorization: `Bearer ${TOKEN}-flag` } })).status,
+      200,
+    );
   });
 
   test("the token exchange redirects on-site, whatever path it came on", async (t) => {
@@ -227,7 +264,11 @@ describe("dashboard hardening: cairnq ui's options and answers", () => {
     const read = await fetch(`${origin}/api/tasks/%E0%A4%A`);
     assert.equal(read.status, 400);
     assert.match((await read.json()).error, /malformed percent-escape in the task id: %E0%A4%A/);
-    const act = await fetch(`${origin}/api/tasks/%zz${task.id}/cancel`, { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf }, body: "{}" });
+    const act = await fetch(`${origin}/api/tasks/%zz${task.id}/cancel`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": csrf },
+      body: "{}",
+    });
     assert.equal(act.status, 400);
     assert.equal((await fetch(`${origin}/api/tasks/${encodeURIComponent(task.id)}`)).status, 200);
   });
@@ -237,7 +278,12 @@ describe("dashboard hardening: cairnq ui's options and answers", () => {
     await client.schedule("nightly", { task: "report", cron: "0 2 * * *" });
     const { origin } = await startUi(t, db);
     const { csrf } = await (await fetch(`${origin}/api/config`)).json();
-    const pause = (name, body) => fetch(`${origin}/api/schedules/${name}/pause`, { method: "POST", headers: { "content-type": "application/json", "x-csrf-token": csrf }, body });
+    const pause = (name, body) =>
+      fetch(`${origin}/api/schedules/${name}/pause`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-csrf-token": csrf },
+        body,
+      });
     const malformed = await pause("%E0%A4%A", "{}");
     assert.equal(malformed.status, 400);
     assert.match((await malformed.json()).error, /malformed percent-escape in the schedule name/);
@@ -276,7 +322,11 @@ describe("dashboard hardening: cairnq ui's options and answers", () => {
     const started = Date.now();
     // Headers never finished; a body that stops after its first byte.
     const slowHeaders = rawRequest(port, `GET /api/overview HTTP/1.1\r\nHost: ${host}\r\n`, { timeoutMs: 60_000 });
-    const slowBody = rawRequest(port, `POST /api/purge HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`, { timeoutMs: 60_000 });
+    const slowBody = rawRequest(
+      port,
+      `POST /api/purge HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+      { timeoutMs: 60_000 },
+    );
     for (const [what, pending] of [
       ["headers", slowHeaders],
       ["body", slowBody],

@@ -15,73 +15,102 @@ const UI = { timeout: 30_000 };
 
 const chromium = useChromium();
 
-for (const dialect of DIALECTS) describe(`dashboard schedules page in Chromium on ${dialect.name}`, { skip: SKIP || dialect.skip }, () => {
+for (const dialect of DIALECTS)
+  describe(`dashboard schedules page in Chromium on ${dialect.name}`, { skip: SKIP || dialect.skip }, () => {
+    /** A database with two schedules, `cairnq ui` on it, and a page on #/schedules. */
+    async function setup(t, extra = []) {
+      const { client, db } = await dialect.open(t);
+      await client.schedule("nightly-report", { task: "report", cron: "0 2 * * *", tz: "Europe/Berlin" });
+      await client.schedule("audit", { task: "audit", cron: "*/15 * * * *", queue: "ops" });
+      await client.pauseSchedule("audit");
+      const ui = spawnCli(t, ["ui", db, "--port", "0", ...extra]);
+      const url = await uiUrl(ui);
+      const context = await chromium().newContext({ viewport: { width: 1280, height: 860 } });
+      defer(t, () => context.close());
+      const page = await context.newPage();
+      const errors = [];
+      page.on("pageerror", (e) => errors.push(e.message));
+      defer(t, () => assert.deepEqual(errors, [], "script errors on the page"));
+      await page.goto(`${url}#/schedules`);
+      await waitFor(async () => (await page.locator("#schedules tbody tr").count()) === 2, {
+        timeoutMs: 30_000,
+        message: "the schedules never showed",
+      });
+      return { client, page, url };
+    }
 
-  /** A database with two schedules, `cairnq ui` on it, and a page on #/schedules. */
-  async function setup(t, extra = []) {
-    const { client, db } = await dialect.open(t);
-    await client.schedule("nightly-report", { task: "report", cron: "0 2 * * *", tz: "Europe/Berlin" });
-    await client.schedule("audit", { task: "audit", cron: "*/15 * * * *", queue: "ops" });
-    await client.pauseSchedule("audit");
-    const ui = spawnCli(t, ["ui", db, "--port", "0", ...extra]);
-    const url = await uiUrl(ui);
-    const context = await chromium().newContext({ viewport: { width: 1280, height: 860 } });
-    defer(t, () => context.close());
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    defer(t, () => assert.deepEqual(errors, [], "script errors on the page"));
-    await page.goto(`${url}#/schedules`);
-    await waitFor(async () => (await page.locator("#schedules tbody tr").count()) === 2, { timeoutMs: 30_000, message: "the schedules never showed" });
-    return { client, page, url };
-  }
+    const cell = (page, name, cls) => page.locator(`tr[data-schedule="${name}"] td.${cls}`).textContent(UI);
 
-  const cell = (page, name, cls) => page.locator(`tr[data-schedule="${name}"] td.${cls}`).textContent(UI);
+    test(
+      "lists schedules with next and last run; pause and resume from the page",
+      { timeout: TIMEOUT_MS },
+      async (t) => {
+        const { client, page } = await setup(t);
+        const [audit, nightly] = await client.schedules();
+        assert.equal(await cell(page, "nightly-report", "state"), "active");
+        assert.equal(await cell(page, "audit", "state"), "paused");
+        assert.ok(
+          (await cell(page, "nightly-report", "next-run")).startsWith(
+            new Date(nightly.nextRunAtMs).toISOString().replace("T", " ").replace("Z", " UTC"),
+          ),
+        );
+        assert.equal(await cell(page, "audit", "next-run"), "-");
+        assert.equal(await cell(page, "nightly-report", "last-run"), "-");
+        const row = page.locator('tr[data-schedule="nightly-report"]');
+        assert.match(await row.textContent(), /report.*default.*0 2 \* \* \*.*Europe\/Berlin/);
+        assert.equal(audit.paused, true);
 
-  test("lists schedules with next and last run; pause and resume from the page", { timeout: TIMEOUT_MS }, async (t) => {
-    const { client, page } = await setup(t);
-    const [audit, nightly] = await client.schedules();
-    assert.equal(await cell(page, "nightly-report", "state"), "active");
-    assert.equal(await cell(page, "audit", "state"), "paused");
-    assert.ok((await cell(page, "nightly-report", "next-run")).startsWith(new Date(nightly.nextRunAtMs).toISOString().replace("T", " ").replace("Z", " UTC")));
-    assert.equal(await cell(page, "audit", "next-run"), "-");
-    assert.equal(await cell(page, "nightly-report", "last-run"), "-");
-    const row = page.locator('tr[data-schedule="nightly-report"]');
-    assert.match(await row.textContent(), /report.*default.*0 2 \* \* \*.*Europe\/Berlin/);
-    assert.equal(audit.paused, true);
+        await row.locator("button.schedule-pause").click(UI);
+        await waitFor(async () => (await cell(page, "nightly-report", "state")) === "paused", {
+          timeoutMs: 30_000,
+          message: "pause never showed",
+        });
+        assert.equal((await client.schedules())[1].paused, true);
+        await page.locator('tr[data-schedule="audit"] button.schedule-resume').click(UI);
+        await waitFor(async () => (await cell(page, "audit", "state")) === "active", {
+          timeoutMs: 30_000,
+          message: "resume never showed",
+        });
+        assert.equal((await client.schedules())[0].paused, false);
+      },
+    );
 
-    await row.locator("button.schedule-pause").click(UI);
-    await waitFor(async () => (await cell(page, "nightly-report", "state")) === "paused", { timeoutMs: 30_000, message: "pause never showed" });
-    assert.equal((await client.schedules())[1].paused, true);
-    await page.locator('tr[data-schedule="audit"] button.schedule-resume').click(UI);
-    await waitFor(async () => (await cell(page, "audit", "state")) === "active", { timeoutMs: 30_000, message: "resume never showed" });
-    assert.equal((await client.schedules())[0].paused, false);
+    test(
+      "actions need the page's CSRF token and the same origin; read-only refuses them",
+      { timeout: TIMEOUT_MS },
+      async (t) => {
+        const { client, page, url } = await setup(t);
+        const post = (path, headers) =>
+          fetch(new URL(path, url), {
+            method: "POST",
+            headers: { "content-type": "application/json", ...headers },
+            body: "{}",
+          });
+        const noToken = await post("api/schedules/nightly-report/pause", {});
+        assert.equal(noToken.status, 403);
+        const csrf = await page.evaluate(async () => (await (await fetch("api/config")).json()).csrf);
+        const crossOrigin = await post("api/schedules/nightly-report/pause", {
+          "x-csrf-token": csrf,
+          origin: "http://evil.example",
+        });
+        assert.equal(crossOrigin.status, 403);
+        assert.equal((await client.schedules())[1].paused, false, "a refused action changed the schedule");
+        const unknown = await post("api/schedules/nope/pause", { "x-csrf-token": csrf });
+        assert.equal(unknown.status, 404);
+        const done = await post("api/schedules/nightly-report/pause", { "x-csrf-token": csrf });
+        assert.equal(done.status, 200);
+        assert.equal((await done.json()).schedule.paused, true);
+
+        const readOnly = await setup(t, ["--read-only"]);
+        assert.equal(await readOnly.page.locator('tr[data-schedule="nightly-report"] button').isDisabled(), true);
+        const roCsrf = await readOnly.page.evaluate(async () => (await (await fetch("api/config")).json()).csrf);
+        const refused = await fetch(new URL("api/schedules/audit/resume", readOnly.url), {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-csrf-token": roCsrf },
+          body: "{}",
+        });
+        assert.equal(refused.status, 403);
+        assert.equal((await readOnly.client.schedules())[0].paused, true);
+      },
+    );
   });
-
-  test("actions need the page's CSRF token and the same origin; read-only refuses them", { timeout: TIMEOUT_MS }, async (t) => {
-    const { client, page, url } = await setup(t);
-    const post = (path, headers) => fetch(new URL(path, url), { method: "POST", headers: { "content-type": "application/json", ...headers }, body: "{}" });
-    const noToken = await post("api/schedules/nightly-report/pause", {});
-    assert.equal(noToken.status, 403);
-    const csrf = await page.evaluate(async () => (await (await fetch("api/config")).json()).csrf);
-    const crossOrigin = await post("api/schedules/nightly-report/pause", { "x-csrf-token": csrf, origin: "http://evil.example" });
-    assert.equal(crossOrigin.status, 403);
-    assert.equal((await client.schedules())[1].paused, false, "a refused action changed the schedule");
-    const unknown = await post("api/schedules/nope/pause", { "x-csrf-token": csrf });
-    assert.equal(unknown.status, 404);
-    const done = await post("api/schedules/nightly-report/pause", { "x-csrf-token": csrf });
-    assert.equal(done.status, 200);
-    assert.equal((await done.json()).schedule.paused, true);
-
-    const readOnly = await setup(t, ["--read-only"]);
-    assert.equal(await readOnly.page.locator('tr[data-schedule="nightly-report"] button').isDisabled(), true);
-    const roCsrf = await readOnly.page.evaluate(async () => (await (await fetch("api/config")).json()).csrf);
-    const refused = await fetch(new URL("api/schedules/audit/resume", readOnly.url), {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-csrf-token": roCsrf },
-      body: "{}",
-    });
-    assert.equal(refused.status, 403);
-    assert.equal((await readOnly.client.schedules())[0].paused, true);
-  });
-});

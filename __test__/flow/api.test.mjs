@@ -21,7 +21,12 @@ async function flowTables(dialect, db) {
     ].join("\n");
     return (await runPython(code, [db])).trim();
   }
-  return (await psql(db, "select string_agg(tablename, ',' order by tablename) from pg_tables where tablename like 'cairnq_flow%'")).trim();
+  return (
+    await psql(
+      db,
+      "select string_agg(tablename, ',' order by tablename) from pg_tables where tablename like 'cairnq_flow%'",
+    )
+  ).trim();
 }
 
 const NOOP = async () => {};
@@ -41,7 +46,10 @@ forEachDialect("flow control API", (dialect) => {
       [{ rateLimit: { max: 5, perMs: -1000 } }, /^rateLimit\.perMs must be >= 1, got -1000$/],
       [{ rateLimit: { max: 5, perMs: Infinity } }, /^rateLimit\.perMs must be a finite number of milliseconds/],
       [{ rateLimit: { max: 5, perMs: 1000, perGroup: 1 } }, /^rateLimit\.perGroup must be a boolean, got 1$/],
-      [{ rateLimit: { max: 5, perMs: 1000, per: 1 } }, /^rateLimit has an unknown key "per" \(known: max, perMs, perGroup\)$/],
+      [
+        { rateLimit: { max: 5, perMs: 1000, per: 1 } },
+        /^rateLimit has an unknown key "per" \(known: max, perMs, perGroup\)$/,
+      ],
       [{ rateLimit: 60 }, /^rateLimit must be an object \{ max, perMs, perGroup\? \}, got 60$/],
       [{ groupConcurrency: 0 }, /^groupConcurrency must be an integer >= 1, got 0$/],
       [{ groupConcurrency: 1.5 }, /^groupConcurrency must be an integer >= 1, got 1\.5$/],
@@ -150,7 +158,10 @@ describe("flow control through the application's executor", { skip: PG_SKIP }, (
     const running = new Map();
     const started = [];
     let overlaps = 0;
-    const handle = manageWorker(t, new Worker(new PostgresStore(executor), ["default"], { pollIntervalMs: 20, concurrency: 4 }));
+    const handle = manageWorker(
+      t,
+      new Worker(new PostgresStore(executor), ["default"], { pollIntervalMs: 20, concurrency: 4 }),
+    );
     handle.worker.task("export", { groupConcurrency: 1, rateLimit: { max: 3, perMs: 600_000 } }, async (ctx) => {
       started.push(ctx.taskId);
       running.set(ctx.group, (running.get(ctx.group) ?? 0) + 1);

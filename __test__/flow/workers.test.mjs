@@ -29,7 +29,14 @@ async function allSucceeded(client, count, workers, timeoutMs) {
 forEachDialect("flow control across three worker processes", (dialect) => {
   test("rateLimit {max: 20, perMs: 1000}: no second holds more than 20 starts; 200 tasks finish within 12 s", async (t) => {
     const { client, db } = await dialect.open(t);
-    const workers = await startWorkers(t, dialect, db, "summarize", { rateLimit: { max: 20, perMs: 1000 } }, { concurrency: 5 });
+    const workers = await startWorkers(
+      t,
+      dialect,
+      db,
+      "summarize",
+      { rateLimit: { max: 20, perMs: 1000 } },
+      { concurrency: 5 },
+    );
     const began = Date.now();
     for (let i = 0; i < 200; i += 1) await client.submit("summarize", { i });
     await allSucceeded(client, 200, workers, 30_000);
@@ -51,14 +58,25 @@ forEachDialect("flow control across three worker processes", (dialect) => {
     t.diagnostic(`busiest second: ${busiest} starts`);
     assert.ok(busiest <= 20, `a second held ${busiest} starts: ${claims.join(",")}`);
     // Every process started some: the limit is shared, not per process.
-    for (const worker of workers) assert.ok(worker.events().some((e) => e.event === "started"), worker.tail());
+    for (const worker of workers)
+      assert.ok(
+        worker.events().some((e) => e.event === "started"),
+        worker.tail(),
+      );
     for (const worker of workers) worker.kill("SIGTERM");
   });
 
   test("groupConcurrency: 1 over 50 groups x 10 tasks: never two of a group at once, and no group waits behind a busy one", async (t) => {
     const { client, db } = await dialect.open(t);
     const concurrency = 4;
-    const workers = await startWorkers(t, dialect, db, "export", { groupConcurrency: 1 }, { concurrency, handlerMs: 50 });
+    const workers = await startWorkers(
+      t,
+      dialect,
+      db,
+      "export",
+      { groupConcurrency: 1 },
+      { concurrency, handlerMs: 50 },
+    );
     // Group by group, all in one commit: with head-of-line blocking, group 0
     // (every task at the head of the queue) would hold every worker back.
     const submits = [];
@@ -89,10 +107,9 @@ forEachDialect("flow control across three worker processes", (dialect) => {
     // Past a busy group: every slot of every process busy at once (behind
     // a blocking head, one task would run at a time).
     const slots = 3 * concurrency;
-    const edges = [
-      ...started.map((e) => [e.at, 1]),
-      ...started.map((e) => [ended.get(e.id), -1]),
-    ].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const edges = [...started.map((e) => [e.at, 1]), ...started.map((e) => [ended.get(e.id), -1])].sort(
+      (a, b) => a[0] - b[0] || a[1] - b[1],
+    );
     let running = 0;
     let peak = 0;
     for (const [, step] of edges) {

@@ -43,4 +43,6 @@ assert.equal(process.listenerCount("SIGTERM"), 0, "SIGTERM listener left behind"
 
 await client.close();
 rmSync(dir, { recursive: true, force: true });
-console.log(`ok exit.mjs on ${runtime}: worker run/stop/close done (idle stop took ${stopMs}ms); waiting for the process to exit by itself`);
+console.log(
+  `ok exit.mjs on ${runtime}: worker run/stop/close done (idle stop took ${stopMs}ms); waiting for the process to exit by itself`,
+);

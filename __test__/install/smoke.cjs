@@ -24,9 +24,10 @@ async function main() {
 
     const [sum, failure] = await worker.background(async () => {
       const sum = await client.call(add, { a: 20, b: 22 }, { waitTimeoutMs: 20_000 });
-      const failure = await client
-        .call("boom", {}, { maxAttempts: 1, waitTimeoutMs: 20_000 })
-        .then(() => null, (err) => err);
+      const failure = await client.call("boom", {}, { maxAttempts: 1, waitTimeoutMs: 20_000 }).then(
+        () => null,
+        (err) => err,
+      );
       return [sum, failure];
     });
     await client.close();
@@ -34,7 +35,9 @@ async function main() {
     assert.equal(sum, 42);
     assert.ok(failure instanceof TaskFailed, `expected TaskFailed, got ${failure}`);
     assert.equal(failure.message, "boom on purpose");
-    console.log(`ok smoke.cjs (require) on ${runtime}: call -> ${sum}, failure -> ${failure.name}; cairnq from ${entry}`);
+    console.log(
+      `ok smoke.cjs (require) on ${runtime}: call -> ${sum}, failure -> ${failure.name}; cairnq from ${entry}`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

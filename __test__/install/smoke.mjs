@@ -27,9 +27,10 @@ try {
 
   const [sum, failure] = await worker.background(async () => {
     const sum = await client.call(add, { a: 2, b: 3 }, { waitTimeoutMs: 20_000 });
-    const failure = await client
-      .call("boom", {}, { maxAttempts: 1, waitTimeoutMs: 20_000 })
-      .then(() => null, (err) => err);
+    const failure = await client.call("boom", {}, { maxAttempts: 1, waitTimeoutMs: 20_000 }).then(
+      () => null,
+      (err) => err,
+    );
     return [sum, failure];
   });
   await client.close();

@@ -93,9 +93,13 @@ for (const sdk of SDKS) {
     }
   }
 
-  test(`the Python cairnq SDK ${sdk.version} is importable`, { skip: sdkProblem && !process.env.CI ? skipReason : false }, () => {
-    assert.equal(sdkProblem, null, `${skipReason} — CI must provide it`);
-  });
+  test(
+    `the Python cairnq SDK ${sdk.version} is importable`,
+    { skip: sdkProblem && !process.env.CI ? skipReason : false },
+    () => {
+      assert.equal(sdkProblem, null, `${skipReason} — CI must provide it`);
+    },
+  );
 
   for (const backend of backends) {
     describe(`Python SDK ${sdk.version} interop on ${backend.label}`, { skip: backend.skip }, () => {
@@ -103,46 +107,75 @@ for (const sdk of SDKS) {
       const v10Ledger = [...backend.v6Ledger, ...SINCE_V6];
 
       if (isV10) {
-        scenario("a database migrated by Python opens in ours without new migrations, and with the same schema", async (t) => {
-          const db = await backend.freshDatabase(t);
-          const created = await py("create-db", db);
-          assert.deepEqual(created.migrations.map((m) => m.name), v10Ledger);
-          assert.deepEqual(created.meta, V10_META);
+        scenario(
+          "a database migrated by Python opens in ours without new migrations, and with the same schema",
+          async (t) => {
+            const db = await backend.freshDatabase(t);
+            const created = await py("create-db", db);
+            assert.deepEqual(
+              created.migrations.map((m) => m.name),
+              v10Ledger,
+            );
+            assert.deepEqual(created.meta, V10_META);
 
-          await withOurs(backend, db, async (ours) => {
-            assert.deepEqual(await ours.stats(), {});
-          });
-          assert.deepEqual(await py("ledger", db), { migrations: created.migrations, meta: created.meta, schema: created.schema });
+            await withOurs(backend, db, async (ours) => {
+              assert.deepEqual(await ours.stats(), {});
+            });
+            assert.deepEqual(await py("ledger", db), {
+              migrations: created.migrations,
+              meta: created.meta,
+              schema: created.schema,
+            });
 
-          // A database ours creates has the very same objects, texts included.
-          const oursDb = await backend.freshDatabase(t);
-          await withOurs(backend, oursDb, async () => {});
-          const ledger = await py("ledger", oursDb);
-          assert.deepEqual(ledger.schema, created.schema);
-          assert.deepEqual(ledger.meta, V10_META);
-        });
+            // A database ours creates has the very same objects, texts included.
+            const oursDb = await backend.freshDatabase(t);
+            await withOurs(backend, oursDb, async () => {});
+            const ledger = await py("ledger", oursDb);
+            assert.deepEqual(ledger.schema, created.schema);
+            assert.deepEqual(ledger.meta, V10_META);
+          },
+        );
       } else {
-        scenario("a v6 database migrated by Python 0.7.0 gets exactly 0007–0010 from ours, and 0.7.0 keeps using it", async (t) => {
-          const db = await backend.freshDatabase(t);
-          const created = await py("create-db", db);
-          assert.deepEqual(created.migrations.map((m) => m.name), backend.v6Ledger);
-          assert.deepEqual(created.meta, { protocol_version: "1", schema_version: "6" });
-          const before = await pyTask("submit", db, "--name", "interop.old", "--payload", '{"v":6}');
+        scenario(
+          "a v6 database migrated by Python 0.7.0 gets exactly 0007–0010 from ours, and 0.7.0 keeps using it",
+          async (t) => {
+            const db = await backend.freshDatabase(t);
+            const created = await py("create-db", db);
+            assert.deepEqual(
+              created.migrations.map((m) => m.name),
+              backend.v6Ledger,
+            );
+            assert.deepEqual(created.meta, { protocol_version: "1", schema_version: "6" });
+            const before = await pyTask("submit", db, "--name", "interop.old", "--payload", '{"v":6}');
 
-          await withOurs(backend, db, async (ours) => {
-            assert.deepEqual((await ours.get(before.id)).payload, { v: 6 });
-          });
-          const migrated = await py("ledger", db);
-          assert.deepEqual(migrated.migrations.slice(0, backend.v6Ledger.length), created.migrations, "applied rows are kept");
-          assert.deepEqual(migrated.migrations.map((m) => m.name), v10Ledger);
-          assert.deepEqual(migrated.meta, V10_META);
-          assert.equal(Object.keys(migrated.schema).some((name) => name.endsWith(" cairnq_tasks_status_idx")), false);
+            await withOurs(backend, db, async (ours) => {
+              assert.deepEqual((await ours.get(before.id)).payload, { v: 6 });
+            });
+            const migrated = await py("ledger", db);
+            assert.deepEqual(
+              migrated.migrations.slice(0, backend.v6Ledger.length),
+              created.migrations,
+              "applied rows are kept",
+            );
+            assert.deepEqual(
+              migrated.migrations.map((m) => m.name),
+              v10Ledger,
+            );
+            assert.deepEqual(migrated.meta, V10_META);
+            assert.equal(
+              Object.keys(migrated.schema).some((name) => name.endsWith(" cairnq_tasks_status_idx")),
+              false,
+            );
 
-          // 0.7.0 ignores the ledger names it does not know, and works on.
-          const reopened = await py("create-db", db);
-          assert.deepEqual({ migrations: reopened.migrations, meta: reopened.meta }, { migrations: migrated.migrations, meta: V10_META });
-          assert.equal((await pyTask("get", db, before.id)).status, "queued");
-        });
+            // 0.7.0 ignores the ledger names it does not know, and works on.
+            const reopened = await py("create-db", db);
+            assert.deepEqual(
+              { migrations: reopened.migrations, meta: reopened.meta },
+              { migrations: migrated.migrations, meta: V10_META },
+            );
+            assert.equal((await pyTask("get", db, before.id)).status, "queued");
+          },
+        );
       }
 
       scenario(`a database migrated by ours opens in Python ${sdk.version} without re-migrating`, async (t) => {
@@ -151,7 +184,10 @@ for (const sdk of SDKS) {
         await withOurs(backend, db, async () => {});
 
         const ledger = await py("ledger", db);
-        assert.deepEqual(ledger.migrations.map((m) => m.name), v10Ledger);
+        assert.deepEqual(
+          ledger.migrations.map((m) => m.name),
+          v10Ledger,
+        );
         assert.deepEqual(ledger.meta, V10_META);
 
         const opened = await py("create-db", db);
@@ -187,12 +223,18 @@ for (const sdk of SDKS) {
       scenario("a task submitted by Python reads equal in ours; our cancel and retry show in Python", async (t) => {
         const db = await backend.freshDatabase(t);
         const submitted = await pyTask(
-          "submit", db,
-          "--name", "interop.echo",
-          "--payload", JSON.stringify(RICH_PAYLOAD),
-          "--metadata", JSON.stringify(RICH_METADATA),
-          "--max-attempts", "5",
-          "--priority", "3",
+          "submit",
+          db,
+          "--name",
+          "interop.echo",
+          "--payload",
+          JSON.stringify(RICH_PAYLOAD),
+          "--metadata",
+          JSON.stringify(RICH_METADATA),
+          "--max-attempts",
+          "5",
+          "--priority",
+          "3",
         );
 
         await withOurs(backend, db, async (ours) => {
@@ -251,7 +293,10 @@ for (const sdk of SDKS) {
           const reused = await ours.submit("interop.keyed", {}, { key, conflict: "reuse" });
           assert.equal(reused.id, pythonTask.id);
           assert.equal((await ours.getByKey(key)).id, pythonTask.id);
-          assert.deepEqual((await ours.list()).map((task) => task.id), [pythonTask.id]);
+          assert.deepEqual(
+            (await ours.list()).map((task) => task.id),
+            [pythonTask.id],
+          );
         });
       });
 
@@ -266,7 +311,10 @@ for (const sdk of SDKS) {
           const reused = await pyTask("submit", db, "--name", "interop.keyed", "--key", key, "--conflict", "reuse");
           assert.equal(reused.id, ourTask.id);
           assert.equal((await pyTask("get-by-key", db, key)).id, ourTask.id);
-          assert.deepEqual((await ours.list()).map((task) => task.id), [ourTask.id]);
+          assert.deepEqual(
+            (await ours.list()).map((task) => task.id),
+            [ourTask.id],
+          );
         });
       });
 
@@ -305,12 +353,18 @@ for (const sdk of SDKS) {
           const submitted = await ours.submit("interop.work", { n: 2 });
 
           const exchange = await py(
-            "claim-fail", db,
-            "--worker-id", "py-w",
-            "--error", JSON.stringify(BAD_INPUT_ENVELOPE),
+            "claim-fail",
+            db,
+            "--worker-id",
+            "py-w",
+            "--error",
+            JSON.stringify(BAD_INPUT_ENVELOPE),
             "--no-retryable",
           );
-          assert.deepEqual(exchange.claimed.map((task) => task.id), [submitted.id]);
+          assert.deepEqual(
+            exchange.claimed.map((task) => task.id),
+            [submitted.id],
+          );
           assert.equal(exchange.failed.status, "failed");
 
           const read = await ours.get(submitted.id);

@@ -60,7 +60,14 @@ function startOurWorker(t, backend, db, register) {
 
 /** The result our handlers return: enough to tell who ran the task. */
 function ourEcho(ctx, payload) {
-  return { by: "js", name: ctx.name, echo: payload, worker_id: ctx.workerId, task_id: ctx.taskId, attempt: ctx.attempt };
+  return {
+    by: "js",
+    name: ctx.name,
+    echo: payload,
+    worker_id: ctx.workerId,
+    task_id: ctx.taskId,
+    attempt: ctx.attempt,
+  };
 }
 
 /** Asserts `err` is our TaskFailed carrying exactly `envelope`. */
@@ -88,7 +95,8 @@ for (const sdk of SDKS) {
   }
 
   /** A Python worker of this SDK, four handler calls at a time, polling every 50 ms. */
-  const spawnPyWorker = (t, db, { handlers }) => spawnPythonWorker(t, sdk, db, { handlers, concurrency: 4, pollMs: 50 });
+  const spawnPyWorker = (t, db, { handlers }) =>
+    spawnPythonWorker(t, sdk, db, { handlers, concurrency: 4, pollMs: 50 });
 
   const backends = [
     {
@@ -137,11 +145,16 @@ for (const sdk of SDKS) {
 
         const N = 6;
         const { outcomes } = await py(
-          "call", db,
-          "--name", "js.echo",
-          "--payload", JSON.stringify(RICH_PAYLOAD),
-          "--count", String(N),
-          "--wait-timeout-ms", String(PY_CALL_WAIT_MS),
+          "call",
+          db,
+          "--name",
+          "js.echo",
+          "--payload",
+          JSON.stringify(RICH_PAYLOAD),
+          "--count",
+          String(N),
+          "--wait-timeout-ms",
+          String(PY_CALL_WAIT_MS),
         );
         assert.equal(outcomes.length, N);
         for (const outcome of outcomes) {
@@ -187,7 +200,9 @@ for (const sdk of SDKS) {
         );
 
         const failed = await py("call", db, "--name", "js.fail", "--wait-timeout-ms", String(PY_CALL_WAIT_MS));
-        assert.deepEqual(failed.outcomes, [{ error: { name: "TaskFailed", ...BAD_INPUT_ENVELOPE, envelope: BAD_INPUT_ENVELOPE } }]);
+        assert.deepEqual(failed.outcomes, [
+          { error: { name: "TaskFailed", ...BAD_INPUT_ENVELOPE, envelope: BAD_INPUT_ENVELOPE } },
+        ]);
 
         const [failedRow] = (await py("list", db, "--name", "js.fail")).tasks;
         assert.equal(failedRow.status, "failed");
@@ -201,10 +216,14 @@ for (const sdk of SDKS) {
 
         // A plain Error is a retryable handler_error; with one attempt it fails for good.
         const boom = await py(
-          "call", db,
-          "--name", "js.boom",
-          "--max-attempts", "1",
-          "--wait-timeout-ms", String(PY_CALL_WAIT_MS),
+          "call",
+          db,
+          "--name",
+          "js.boom",
+          "--max-attempts",
+          "1",
+          "--wait-timeout-ms",
+          String(PY_CALL_WAIT_MS),
         );
         const boomError = boom.outcomes[0].error;
         assert.equal(boomError?.name, "TaskFailed", JSON.stringify(boom));
@@ -232,10 +251,13 @@ for (const sdk of SDKS) {
         }
         assert.equal(new Set(answers.map((task) => task.id)).size, 1);
         const id = answers[0].id;
-        const row = await waitFor(async () => {
-          const task = await ours.get(id);
-          return task.status === "succeeded" ? task : null;
-        }, { timeoutMs: 60_000 });
+        const row = await waitFor(
+          async () => {
+            const task = await ours.get(id);
+            return task.status === "succeeded" ? task : null;
+          },
+          { timeoutMs: 60_000 },
+        );
         assert.equal(row.worker_id, pyWorkerId);
         assert.deepEqual(row.result.echo, { i: 4 });
         assert.ok(row.run_at_ms >= answers.at(-1).updated_at_ms + 500);
@@ -367,7 +389,8 @@ for (const sdk of SDKS) {
           assert.equal(row.status, "succeeded", detail);
           assert.equal(row.error, null, detail);
           assert.equal(row.attempt, 1, detail);
-          const expected = row.name === "py_job" ? { by: "python", workerId: pyWorkerId } : { by: "js", workerId: ourWorker.id };
+          const expected =
+            row.name === "py_job" ? { by: "python", workerId: pyWorkerId } : { by: "js", workerId: ourWorker.id };
           assert.equal(row.worker_id, expected.workerId, detail);
           assert.equal(row.result.by, expected.by, detail);
           assert.equal(row.result.worker_id, expected.workerId, detail);
@@ -376,19 +399,27 @@ for (const sdk of SDKS) {
         }
 
         // Each handler ran exactly its own name's tasks, each once.
-        const idsOf = (name) => submitted.filter((task) => task.name === name).map((task) => task.id).sort();
+        const idsOf = (name) =>
+          submitted
+            .filter((task) => task.name === name)
+            .map((task) => task.id)
+            .sort();
         assert.deepEqual([...pyWorker.startedTaskIds()].sort(), idsOf("py_job"));
         assert.deepEqual([...jsRan].sort(), idsOf("js_job"));
 
         // Python reads the same picture.
         const { tasks: pyRows } = await py("list", db);
         assert.equal(pyRows.length, 2 * N);
-        assert.deepEqual(pyRows.filter((row) => row.status !== "succeeded" || row.error !== null), []);
         assert.deepEqual(
-          pyRows.map((row) => row.id).sort(),
-          submitted.map((task) => task.id).sort(),
+          pyRows.filter((row) => row.status !== "succeeded" || row.error !== null),
+          [],
         );
-        for (const row of pyRows) assert.deepEqual(row, finals.find((f) => f.id === row.id));
+        assert.deepEqual(pyRows.map((row) => row.id).sort(), submitted.map((task) => task.id).sort());
+        for (const row of pyRows)
+          assert.deepEqual(
+            row,
+            finals.find((f) => f.id === row.id),
+          );
 
         await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
       });
@@ -437,133 +468,155 @@ for (const sdk of SDKS) {
         await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
       });
 
-      scenario("a database with schedules: the Python worker opens it and runs the tasks our worker fires", async (t) => {
-        const db = await backend.freshDatabase(t);
-        const ours = await openOurs(t, backend, db);
-        await ours.schedule("py-tick", { task: "py.tick", cron: "* * * * * *", payload: RICH_PAYLOAD });
-        // Our worker fires the schedule (its queue is "default") but has no
-        // handler for py.tick: the Python worker runs every task.
-        const ourWorker = startOurWorker(t, backend, db, (w) => w.task("js.unused", () => null));
-        const pyWorker = spawnPyWorker(t, db, { handlers: ["py.tick"] });
-        const pyWorkerId = await pyWorker.ready();
-        await pyWorker.waitForEvent(() => pyWorker.startedTaskIds().length >= 3, {
-          what: "three scheduled tasks started",
-          timeoutMs: 90_000,
-        });
-        await ours.pauseSchedule("py-tick");
-        const ran = pyWorker.startedTaskIds();
-        const rows = await Promise.all(ran.map((id) => ours.wait(id, { timeoutMs: OUR_CALL_WAIT_MS })));
-        const occurrences = new Set();
-        for (const row of rows) {
-          const detail = JSON.stringify(row);
-          assert.equal(row.status, "succeeded", detail);
-          assert.equal(row.worker_id, pyWorkerId, detail);
-          assert.equal(row.result.by, "python", detail);
-          assert.deepEqual(row.result.echo, RICH_PAYLOAD, detail);
-          assert.equal(row.metadata["cairnq.schedule"].name, "py-tick", detail);
-          occurrences.add(row.metadata["cairnq.schedule"].occurrenceAtMs);
-        }
-        assert.equal(occurrences.size, rows.length, "one task per occurrence");
-        // The Python SDK reads the database as ever; its ledger holds our entry.
-        const listed = await py("list", db, "--name", "py.tick");
-        assert.ok(listed.tasks.length >= rows.length);
-        const { migrations } = await py("ledger", db);
-        assert.ok(migrations.some((m) => m.name === "node_schedules_0001.sql"), JSON.stringify(migrations));
-        await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
-      });
-
-      scenario("a database with steps: Python runs such a task from the top, a child it finishes resumes its parent, its purge takes the steps", async (t) => {
-        const db = await backend.freshDatabase(t);
-        const ours = await openOurs(t, backend, db);
-        const ourWorker = startOurWorker(t, backend, db, (w) => {
-          // Waits on a child only the Python worker runs: no completion of
-          // ours wakes it, its recheck (pollMs) does.
-          w.task("js.parent", async (ctx, payload) => {
-            const before = await ctx.step("before", () => ({ by: "js" }));
-            const child = await ctx.callChild("kid", "py.kid", payload, { pollMs: 300 });
-            return { before, child };
+      scenario(
+        "a database with schedules: the Python worker opens it and runs the tasks our worker fires",
+        async (t) => {
+          const db = await backend.freshDatabase(t);
+          const ours = await openOurs(t, backend, db);
+          await ours.schedule("py-tick", { task: "py.tick", cron: "* * * * * *", payload: RICH_PAYLOAD });
+          // Our worker fires the schedule (its queue is "default") but has no
+          // handler for py.tick: the Python worker runs every task.
+          const ourWorker = startOurWorker(t, backend, db, (w) => w.task("js.unused", () => null));
+          const pyWorker = spawnPyWorker(t, db, { handlers: ["py.tick"] });
+          const pyWorkerId = await pyWorker.ready();
+          await pyWorker.waitForEvent(() => pyWorker.startedTaskIds().length >= 3, {
+            what: "three scheduled tasks started",
+            timeoutMs: 90_000,
           });
-          w.task("stepped", async (ctx) => {
-            await ctx.step("a", () => 1);
-            await ctx.sleep("nap", 2000);
-            return { by: "js" };
+          await ours.pauseSchedule("py-tick");
+          const ran = pyWorker.startedTaskIds();
+          const rows = await Promise.all(ran.map((id) => ours.wait(id, { timeoutMs: OUR_CALL_WAIT_MS })));
+          const occurrences = new Set();
+          for (const row of rows) {
+            const detail = JSON.stringify(row);
+            assert.equal(row.status, "succeeded", detail);
+            assert.equal(row.worker_id, pyWorkerId, detail);
+            assert.equal(row.result.by, "python", detail);
+            assert.deepEqual(row.result.echo, RICH_PAYLOAD, detail);
+            assert.equal(row.metadata["cairnq.schedule"].name, "py-tick", detail);
+            occurrences.add(row.metadata["cairnq.schedule"].occurrenceAtMs);
+          }
+          assert.equal(occurrences.size, rows.length, "one task per occurrence");
+          // The Python SDK reads the database as ever; its ledger holds our entry.
+          const listed = await py("list", db, "--name", "py.tick");
+          assert.ok(listed.tasks.length >= rows.length);
+          const { migrations } = await py("ledger", db);
+          assert.ok(
+            migrations.some((m) => m.name === "node_schedules_0001.sql"),
+            JSON.stringify(migrations),
+          );
+          await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
+        },
+      );
+
+      scenario(
+        "a database with steps: Python runs such a task from the top, a child it finishes resumes its parent, its purge takes the steps",
+        async (t) => {
+          const db = await backend.freshDatabase(t);
+          const ours = await openOurs(t, backend, db);
+          const ourWorker = startOurWorker(t, backend, db, (w) => {
+            // Waits on a child only the Python worker runs: no completion of
+            // ours wakes it, its recheck (pollMs) does.
+            w.task("js.parent", async (ctx, payload) => {
+              const before = await ctx.step("before", () => ({ by: "js" }));
+              const child = await ctx.callChild("kid", "py.kid", payload, { pollMs: 300 });
+              return { before, child };
+            });
+            w.task("stepped", async (ctx) => {
+              await ctx.step("a", () => 1);
+              await ctx.sleep("nap", 2000);
+              return { by: "js" };
+            });
           });
-        });
-        const pyWorker = spawnPyWorker(t, db, { handlers: ["py.kid"] });
-        await pyWorker.ready();
-        const parent = await ours.submit("js.parent", RICH_PAYLOAD);
-        const done = await ours.wait(parent.id, { timeoutMs: OUR_CALL_WAIT_MS });
-        assert.equal(done.status, "succeeded", JSON.stringify(done));
-        assert.equal(done.attempt, 1);
-        assert.deepEqual(done.result.before, { by: "js" });
-        assert.equal(done.result.child.by, "python");
-        assert.deepEqual(done.result.child.echo, RICH_PAYLOAD);
+          const pyWorker = spawnPyWorker(t, db, { handlers: ["py.kid"] });
+          await pyWorker.ready();
+          const parent = await ours.submit("js.parent", RICH_PAYLOAD);
+          const done = await ours.wait(parent.id, { timeoutMs: OUR_CALL_WAIT_MS });
+          assert.equal(done.status, "succeeded", JSON.stringify(done));
+          assert.equal(done.attempt, 1);
+          assert.deepEqual(done.result.before, { by: "js" });
+          assert.equal(done.result.child.by, "python");
+          assert.deepEqual(done.result.child.echo, RICH_PAYLOAD);
 
-        // Our worker stops while "stepped" sleeps; a Python worker takes it
-        // when it is due and runs it from the top, as any task.
-        const stepped = await ours.submit("stepped", {});
-        await waitFor(
-          async () => (await ours.steps(stepped.id)).suspended?.kind === "sleep",
-          { timeoutMs: OUR_CALL_WAIT_MS, message: "the task never slept" },
-        );
-        await ourWorker.stopAndDrain();
-        const pyStepper = spawnPyWorker(t, db, { handlers: ["stepped"] });
-        const pyStepperId = await pyStepper.ready();
-        const ran = await ours.wait(stepped.id, { timeoutMs: OUR_CALL_WAIT_MS });
-        assert.equal(ran.status, "succeeded", JSON.stringify(ran));
-        assert.equal(ran.worker_id, pyStepperId);
-        assert.equal(ran.result.by, "python");
-        assert.deepEqual(
-          (await ours.steps(stepped.id)).steps.map((step) => step.id),
-          ["a", "nap"],
-        );
+          // Our worker stops while "stepped" sleeps; a Python worker takes it
+          // when it is due and runs it from the top, as any task.
+          const stepped = await ours.submit("stepped", {});
+          await waitFor(async () => (await ours.steps(stepped.id)).suspended?.kind === "sleep", {
+            timeoutMs: OUR_CALL_WAIT_MS,
+            message: "the task never slept",
+          });
+          await ourWorker.stopAndDrain();
+          const pyStepper = spawnPyWorker(t, db, { handlers: ["stepped"] });
+          const pyStepperId = await pyStepper.ready();
+          const ran = await ours.wait(stepped.id, { timeoutMs: OUR_CALL_WAIT_MS });
+          assert.equal(ran.status, "succeeded", JSON.stringify(ran));
+          assert.equal(ran.worker_id, pyStepperId);
+          assert.equal(ran.result.by, "python");
+          assert.deepEqual(
+            (await ours.steps(stepped.id)).steps.map((step) => step.id),
+            ["a", "nap"],
+          );
 
-        // The Python SDK reads the database as ever; its ledger holds our
-        // entry; its purge deletes the tasks and, by the key, their steps.
-        const { task: pyRow } = await py("get", db, stepped.id);
-        assert.equal(pyRow.status, "succeeded");
-        const { migrations } = await py("ledger", db);
-        assert.ok(migrations.some((m) => m.name === "node_steps_0001.sql"), JSON.stringify(migrations));
-        await new Promise((resolve) => setTimeout(resolve, 5));
-        const { ids } = await py("purge", db, "--older-than-ms", "0");
-        assert.ok(ids.includes(stepped.id) && ids.includes(parent.id), JSON.stringify(ids));
-        assert.deepEqual(await ours.steps(stepped.id), { steps: [], suspended: null });
-        assert.deepEqual(await ours.steps(parent.id), { steps: [], suspended: null });
-        await Promise.all([pyWorker.terminate(), pyStepper.terminate()]);
-      });
+          // The Python SDK reads the database as ever; its ledger holds our
+          // entry; its purge deletes the tasks and, by the key, their steps.
+          const { task: pyRow } = await py("get", db, stepped.id);
+          assert.equal(pyRow.status, "succeeded");
+          const { migrations } = await py("ledger", db);
+          assert.ok(
+            migrations.some((m) => m.name === "node_steps_0001.sql"),
+            JSON.stringify(migrations),
+          );
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          const { ids } = await py("purge", db, "--older-than-ms", "0");
+          assert.ok(ids.includes(stepped.id) && ids.includes(parent.id), JSON.stringify(ids));
+          assert.deepEqual(await ours.steps(stepped.id), { steps: [], suspended: null });
+          assert.deepEqual(await ours.steps(parent.id), { steps: [], suspended: null });
+          await Promise.all([pyWorker.terminate(), pyStepper.terminate()]);
+        },
+      );
 
-      scenario("a database with flow tables: the Python worker opens it and runs grouped tasks (without the limits)", async (t) => {
-        const db = await backend.freshDatabase(t);
-        const ours = await openOurs(t, backend, db);
-        // Our worker declares a group concurrency (creating the flow tables)
-        // and runs one grouped task under it.
-        const ourWorker = startOurWorker(t, backend, db, (w) => w.task("js.export", { groupConcurrency: 1 }, ourEcho));
-        const declared = await ours.submit("js.export", {}, { group: "customer:1" });
-        assert.equal((await ours.wait(declared.id, { timeoutMs: OUR_CALL_WAIT_MS })).status, "succeeded");
-        const grouped = [];
-        for (let i = 0; i < 3; i += 1) {
-          grouped.push(await ours.submit("py.export", { ...RICH_PAYLOAD, i }, { group: "customer:1", metadata: { i } }));
-        }
-        const pyWorker = spawnPyWorker(t, db, { handlers: ["py.export"] });
-        const pyWorkerId = await pyWorker.ready();
-        const rows = await Promise.all(grouped.map((task) => ours.wait(task.id, { timeoutMs: OUR_CALL_WAIT_MS })));
-        for (const [i, row] of rows.entries()) {
-          const detail = JSON.stringify(row);
-          assert.equal(row.status, "succeeded", detail);
-          assert.equal(row.worker_id, pyWorkerId, detail);
-          assert.equal(row.result.by, "python", detail);
-          assert.deepEqual(row.result.echo, { ...RICH_PAYLOAD, i }, detail);
-          assert.deepEqual(row.metadata, { i, "cairnq.group": "customer:1" }, detail);
-        }
-        // The Python SDK reads the grouped rows and the ledger as ever.
-        const read = await py("get", db, grouped[0].id);
-        assert.deepEqual(read.task.metadata, { i: 0, "cairnq.group": "customer:1" });
-        const listed = await py("list", db, "--name", "py.export");
-        assert.equal(listed.tasks.length, 3);
-        const { migrations } = await py("ledger", db);
-        assert.ok(migrations.some((m) => m.name === "node_flow_0001.sql"), JSON.stringify(migrations));
-        await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
-      });
+      scenario(
+        "a database with flow tables: the Python worker opens it and runs grouped tasks (without the limits)",
+        async (t) => {
+          const db = await backend.freshDatabase(t);
+          const ours = await openOurs(t, backend, db);
+          // Our worker declares a group concurrency (creating the flow tables)
+          // and runs one grouped task under it.
+          const ourWorker = startOurWorker(t, backend, db, (w) =>
+            w.task("js.export", { groupConcurrency: 1 }, ourEcho),
+          );
+          const declared = await ours.submit("js.export", {}, { group: "customer:1" });
+          assert.equal((await ours.wait(declared.id, { timeoutMs: OUR_CALL_WAIT_MS })).status, "succeeded");
+          const grouped = [];
+          for (let i = 0; i < 3; i += 1) {
+            grouped.push(
+              await ours.submit("py.export", { ...RICH_PAYLOAD, i }, { group: "customer:1", metadata: { i } }),
+            );
+          }
+          const pyWorker = spawnPyWorker(t, db, { handlers: ["py.export"] });
+          const pyWorkerId = await pyWorker.ready();
+          const rows = await Promise.all(grouped.map((task) => ours.wait(task.id, { timeoutMs: OUR_CALL_WAIT_MS })));
+          for (const [i, row] of rows.entries()) {
+            const detail = JSON.stringify(row);
+            assert.equal(row.status, "succeeded", detail);
+            assert.equal(row.worker_id, pyWorkerId, detail);
+            assert.equal(row.result.by, "python", detail);
+            assert.deepEqual(row.result.echo, { ...RICH_PAYLOAD, i }, detail);
+            assert.deepEqual(row.metadata, { i, "cairnq.group": "customer:1" }, detail);
+          }
+          // The Python SDK reads the grouped rows and the ledger as ever.
+          const read = await py("get", db, grouped[0].id);
+          assert.deepEqual(read.task.metadata, { i: 0, "cairnq.group": "customer:1" });
+          const listed = await py("list", db, "--name", "py.export");
+          assert.equal(listed.tasks.length, 3);
+          const { migrations } = await py("ledger", db);
+          assert.ok(
+            migrations.some((m) => m.name === "node_flow_0001.sql"),
+            JSON.stringify(migrations),
+          );
+          await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
+        },
+      );
     });
   }
 }

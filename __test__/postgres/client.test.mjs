@@ -122,7 +122,6 @@ describe("Postgres: connecting and submitting", { skip: PG_SKIP, timeout: SUITE_
     const task = await clients[0].submit("job", { n: 1 });
     assert.equal((await clients[3].get(task.id)).id, task.id);
   });
-
 });
 
 // ---------------------------------------------------------------------------
@@ -148,7 +147,10 @@ describe("Postgres: jsonb columns and numbers", { skip: PG_SKIP, timeout: SUITE_
     // Stored as real jsonb, not as a JSON string.
     assert.equal(await psql(dsn, `select jsonb_typeof(payload) from cairnq_tasks where id = '${task.id}'`), "object");
     assert.equal(await psql(dsn, `select payload->>'text' from cairnq_tasks where id = '${task.id}'`), payload.text);
-    assert.equal(await psql(dsn, `select payload #>> '{numbers,big}' from cairnq_tasks where id = '${task.id}'`), "9007199254740991");
+    assert.equal(
+      await psql(dsn, `select payload #>> '{numbers,big}' from cairnq_tasks where id = '${task.id}'`),
+      "9007199254740991",
+    );
 
     await claimTask(client.store, task);
     const result = { echo: expected, list: [1, "two", { three: [3] }], unicode: "𝄞" };
@@ -192,7 +194,11 @@ describe("Postgres: jsonb columns and numbers", { skip: PG_SKIP, timeout: SUITE_
     const claimed = await client.store.claim({ queues: ["default"], workerId: "w1", limit: 2 });
     assert.equal(claimed.length, 2);
     await client.cancel(b.id);
-    const flags = await client.store.heartbeatBatch({ taskIds: [a.id, b.id, "task_missing"], workerId: "w1", leaseMs: 5000 });
+    const flags = await client.store.heartbeatBatch({
+      taskIds: [a.id, b.id, "task_missing"],
+      workerId: "w1",
+      leaseMs: 5000,
+    });
     assert.deepEqual(
       [...flags.entries()].sort(),
       [

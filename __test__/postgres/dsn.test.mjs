@@ -92,11 +92,14 @@ describe("DSNs as node-postgres reads them", () => {
 
   test("a malformed DSN is refused without echoing it", () => {
     for (const dsn of ["postgres://me:s3cret@db.example:99999/app", "postgres://me:s3cret@[::1/app"]) {
-      assert.throws(() => dsnFields(dsn), (err) => {
-        assert.match(err.message, /invalid Postgres connection string/);
-        assert.ok(!err.message.includes("s3cret"), err.message);
-        return true;
-      });
+      assert.throws(
+        () => dsnFields(dsn),
+        (err) => {
+          assert.match(err.message, /invalid Postgres connection string/);
+          assert.ok(!err.message.includes("s3cret"), err.message);
+          return true;
+        },
+      );
     }
     assert.throws(() => dsnFields("postgres://db.example/app?sslmode=sometimes"), /sslmode must be one of/);
   });
@@ -116,9 +119,14 @@ describe("DSN parameters on a real server", { skip: PG_SKIP, timeout: SUITE_TIME
     defer(t, () => split.close());
     const err = await rejectionOf(split.connect());
     assert.ok(err instanceof SchemaMismatch, String(err));
-    assert.match(err.message, /^cairnq tables already exist in schema "billing" of this database, but this connection resolves to "elsewhere"/);
+    assert.match(
+      err.message,
+      /^cairnq tables already exist in schema "billing" of this database, but this connection resolves to "elsewhere"/,
+    );
 
-    const joined = CairnQ.postgres(withParams(dsn, "options=-c+search_path%3Dbilling&application_name=cairnq+dsn+test"));
+    const joined = CairnQ.postgres(
+      withParams(dsn, "options=-c+search_path%3Dbilling&application_name=cairnq+dsn+test"),
+    );
     defer(t, () => joined.close());
     assert.equal((await joined.get(task.id)).id, task.id);
     const names = await psql(

@@ -168,9 +168,7 @@ describe("a store on the application's executor", { skip: PG_SKIP, timeout: SUIT
     const { executor } = await openExecutor(t);
     const asBigInt = (rows) =>
       rows.map((row) =>
-        Object.fromEntries(
-          Object.entries(row).map(([k, v]) => [k, k.endsWith("_ms") && v != null ? BigInt(v) : v]),
-        ),
+        Object.fromEntries(Object.entries(row).map(([k, v]) => [k, k.endsWith("_ms") && v != null ? BigInt(v) : v])),
       );
     const bigints = {
       query: (text, values) => executor.query(text, values).then(asBigInt),
@@ -269,7 +267,11 @@ describe("completeIn and ctx.succeedIn", { skip: PG_SKIP, timeout: SUITE_TIMEOUT
       const task = await client.submit("bill", null);
       await claimTask(store, task, { workerId: "w1" });
       await store.completeIn({ taskId: task.id, workerId: "w1" }, (s) =>
-        Promise.all([1, 2, 3].map((n) => s.query("insert into invoices (task_id, amount) values ($1, $2)", [`${task.id}-${n}`, n]))),
+        Promise.all(
+          [1, 2, 3].map((n) =>
+            s.query("insert into invoices (task_id, amount) values ($1, $2)", [`${task.id}-${n}`, n]),
+          ),
+        ),
       );
       assert.equal((await invoices()).length, 3);
     });
@@ -296,10 +298,13 @@ describe("completeIn and ctx.succeedIn", { skip: PG_SKIP, timeout: SUITE_TIMEOUT
       });
       worker.start();
       const task = await client.submit("bill", null);
-      const done = await waitFor(async () => {
-        const row = await client.get(task.id);
-        return row.status === "succeeded" ? row : null;
-      }, { timeoutMs: 30_000, message: "the recovered task did not succeed" });
+      const done = await waitFor(
+        async () => {
+          const row = await client.get(task.id);
+          return row.status === "succeeded" ? row : null;
+        },
+        { timeoutMs: 30_000, message: "the recovered task did not succeed" },
+      );
       assert.deepEqual(firstAttempt, [true, true, true]);
       assert.equal(done.attempt, 2);
       assert.deepEqual(await invoices(), [{ task_id: task.id, amount: 2 }], "the first attempt's row was rolled back");
@@ -334,7 +339,9 @@ describe("completeIn and ctx.succeedIn", { skip: PG_SKIP, timeout: SUITE_TIMEOUT
     const task = await client.submit("bill", null);
     await claimTask(client.store, task, { workerId: "w1" });
     let ran = false;
-    const err = await rejectionOf(client.store.completeIn({ taskId: task.id, workerId: "w1" }, async () => (ran = true)));
+    const err = await rejectionOf(
+      client.store.completeIn({ taskId: task.id, workerId: "w1" }, async () => (ran = true)),
+    );
     assert.ok(err instanceof UnsupportedBackend, String(err));
     assert.equal(err.message, UNSUPPORTED);
     assert.equal(ran, false);
@@ -486,7 +493,10 @@ describe("succeedIn under SIGKILL", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }
       assert.deepEqual(task.result, { amount: rows.get(task.id) });
     }
     assert.equal(rows.size, ids.length, "a row without its settlement");
-    assert.ok(tasks.some((task) => task.attempt > 1), "some task was re-run after a kill");
+    assert.ok(
+      tasks.some((task) => task.attempt > 1),
+      "some task was re-run after a kill",
+    );
   });
 });
 
@@ -559,7 +569,11 @@ function expectedConnect() {
 }
 
 function assertSequence(log, expected) {
-  assert.equal(log.length, expected.length, `calls: ${log.map((l) => `${l.where} ${l.op} ${l.text ?? ""}`.slice(0, 90)).join("\n")}`);
+  assert.equal(
+    log.length,
+    expected.length,
+    `calls: ${log.map((l) => `${l.where} ${l.op} ${l.text ?? ""}`.slice(0, 90)).join("\n")}`,
+  );
   expected.forEach(([where, op, pattern, values], i) => {
     const line = log[i];
     const seen = `call ${i}: ${line.where} ${line.op} ${line.text ?? ""}`;
@@ -599,7 +613,10 @@ describe("an executor that answers only what the protocol asks", { timeout: SUIT
     const stop = client.watch({ pollMs: 10 }, (s) => signals.push(s));
     defer(t, stop);
     await waitFor(() => signals.length >= 3, { timeoutMs: 20_000, message: "no poll signals" });
-    assert.ok(signals.every((s) => s.reason === "poll"), JSON.stringify(signals));
+    assert.ok(
+      signals.every((s) => s.reason === "poll"),
+      JSON.stringify(signals),
+    );
 
     const errors = [];
     const worker = manageWorker(
@@ -651,7 +668,10 @@ describe("an executor that answers only what the protocol asks", { timeout: SUIT
     const stop = store.watch({ pollMs: 10 }, (s) => signals.push(s));
     await waitFor(() => signals.length >= 3, { timeoutMs: 20_000, message: "no poll signals" });
     stop();
-    assert.ok(signals.every((s) => s.reason === "poll"), JSON.stringify(signals));
+    assert.ok(
+      signals.every((s) => s.reason === "poll"),
+      JSON.stringify(signals),
+    );
     assert.equal(store._native.listening(), false);
     assert.deepEqual(calls, { close: 0, listen: 0 }, "no LISTEN after the close, and the executor stays open");
 
@@ -685,11 +705,20 @@ describe("a cairnq_tasks that is not the protocol's", { skip: PG_SKIP, timeout: 
     test(`${kind}: is refused at connect, naming the migration, and left as it was`, async (t) => {
       const { executor, dsn, adminDsn, database } = await openExecutor(t);
       const admin = dsnWithDatabase(adminDsn, database);
-      await psql(admin, "create table cairnq_tasks (id text primary key, body text); insert into cairnq_tasks values ('a', 'b')");
+      await psql(
+        admin,
+        "create table cairnq_tasks (id text primary key, body text); insert into cairnq_tasks values ('a', 'b')",
+      );
       const client = closeLater(t, CairnQ.postgres(kind === "dsn" ? dsn : executor));
       const err = await rejectionOf(client.connect());
       assert.match(err.message, /^migration 0001_init\.sql failed: column "\w+" does not exist/);
-      assert.equal(await psql(admin, "select string_agg(attname, ',' order by attnum) from pg_attribute where attrelid = 'cairnq_tasks'::regclass and attnum > 0"), "id,body");
+      assert.equal(
+        await psql(
+          admin,
+          "select string_agg(attname, ',' order by attnum) from pg_attribute where attrelid = 'cairnq_tasks'::regclass and attnum > 0",
+        ),
+        "id,body",
+      );
       assert.equal(await psql(admin, "select coalesce(to_regclass('cairnq_meta')::text, 'none')"), "none");
       assert.equal(await psql(admin, "select count(*) from cairnq_migrations"), "0");
       assert.equal(await psql(admin, "select body from cairnq_tasks"), "b");

@@ -79,8 +79,15 @@ describe("Postgres worker processes", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS
     assert.equal(new Set(runs.map((r) => r.id)).size, N, "no task ran twice");
     assert.ok(runs.every((r) => r.attempt === 1));
     for (const w of workers) {
-      assert.ok(runs.some((r) => r.pid === w.pid), `process ${w.pid} took part`);
-      assert.deepEqual(w.events().filter((e) => e.event === "error"), [], w.tail());
+      assert.ok(
+        runs.some((r) => r.pid === w.pid),
+        `process ${w.pid} took part`,
+      );
+      assert.deepEqual(
+        w.events().filter((e) => e.event === "error"),
+        [],
+        w.tail(),
+      );
     }
 
     for (const w of workers) w.kill("SIGTERM");
@@ -124,7 +131,10 @@ describe(
 
       await cluster.stop();
       // While the server is down, the worker's claims fail and reach onError.
-      const outage = await worker.waitForEvent((e) => e.event === "error", { timeoutMs: 60_000, what: "an error during the outage" });
+      const outage = await worker.waitForEvent((e) => e.event === "error", {
+        timeoutMs: 60_000,
+        what: "an error during the outage",
+      });
       assert.ok(outage.phase === "claim" || outage.phase === "execute", JSON.stringify(outage));
       await cluster.start();
 
@@ -163,7 +173,9 @@ describe(
 
       const errors = worker.events().filter((e) => e.event === "error");
       assert.ok(errors.length >= 1);
-      t.diagnostic(`${errors.length} errors reported, ${reruns} tasks rerun; first: ${errors[0].phase}: ${errors[0].message}`);
+      t.diagnostic(
+        `${errors.length} errors reported, ${reruns} tasks rerun; first: ${errors[0].phase}: ${errors[0].message}`,
+      );
       assert.ok(worker.exitInfo === null, `the worker process survived the outage; ${worker.tail()}`);
 
       worker.kill("SIGTERM");

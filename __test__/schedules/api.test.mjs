@@ -26,8 +26,21 @@ forEachDialect("schedules API", (dialect) => {
       maxAttempts: 4,
     });
     assert.deepEqual(Object.keys(nightly).sort(), [
-      "catchUp", "createdAtMs", "cron", "lastRunAtMs", "maxAttempts", "metadata", "name", "nextRunAtMs",
-      "paused", "payload", "priority", "queue", "task", "tz", "updatedAtMs",
+      "catchUp",
+      "createdAtMs",
+      "cron",
+      "lastRunAtMs",
+      "maxAttempts",
+      "metadata",
+      "name",
+      "nextRunAtMs",
+      "paused",
+      "payload",
+      "priority",
+      "queue",
+      "task",
+      "tz",
+      "updatedAtMs",
     ]);
     assert.equal(nightly.task, "report");
     assert.deepEqual(nightly.payload, { kind: "daily" });
@@ -40,14 +53,22 @@ forEachDialect("schedules API", (dialect) => {
     // 02:00 in Berlin is 00:00 or 01:00 UTC.
     assert.ok([0, 1].includes(new Date(nightly.nextRunAtMs).getUTCHours()));
 
-    const updated = await client.schedule("nightly-report", { task: "report", cron: "0 2 * * *", tz: "Europe/Berlin", queue: "reports" });
+    const updated = await client.schedule("nightly-report", {
+      task: "report",
+      cron: "0 2 * * *",
+      tz: "Europe/Berlin",
+      queue: "reports",
+    });
     assert.equal(updated.nextRunAtMs, nightly.nextRunAtMs, "same cron and zone: the pending occurrence stays");
     assert.equal(updated.createdAtMs, nightly.createdAtMs);
     assert.equal(updated.queue, "reports");
     assert.deepEqual(updated.payload, {});
     const hourly = await client.schedule("nightly-report", { task: "report", cron: "@hourly" });
     assert.equal(hourly.nextRunAtMs % 3600_000, 0);
-    assert.deepEqual((await client.schedules()).map((s) => s.name), ["nightly-report"]);
+    assert.deepEqual(
+      (await client.schedules()).map((s) => s.name),
+      ["nightly-report"],
+    );
   });
 
   test("pause, resume and unschedule answer the schedule, or null for an unknown name", async (t) => {
@@ -55,7 +76,10 @@ forEachDialect("schedules API", (dialect) => {
     assert.equal(await client.pauseSchedule("nope"), null);
     await client.schedule("b", { task: "t", cron: "* * * * *" });
     await client.schedule("a", { task: "t", cron: "*/5 * * * *", catchUp: "all" });
-    assert.deepEqual((await client.schedules()).map((s) => s.name), ["a", "b"]);
+    assert.deepEqual(
+      (await client.schedules()).map((s) => s.name),
+      ["a", "b"],
+    );
     const paused = await client.pauseSchedule("a");
     assert.equal(paused.paused, true);
     assert.equal((await client.schedules())[0].paused, true);
@@ -67,17 +91,26 @@ forEachDialect("schedules API", (dialect) => {
     const removed = await client.unschedule("a");
     assert.equal(removed.name, "a");
     assert.equal(await client.unschedule("a"), null);
-    assert.deepEqual((await client.schedules()).map((s) => s.name), ["b"]);
+    assert.deepEqual(
+      (await client.schedules()).map((s) => s.name),
+      ["b"],
+    );
   });
 
   test("bad input is refused with the field named, and nothing is written", async (t) => {
     const { client } = await dialect.open(t);
     const cases = [
       [["", { task: "t", cron: "* * * * *" }], /^name must be a non-empty string$/],
-      [["n", { task: 42, cron: "* * * * *" }], /^task must be a task name \(a non-empty string\) or a TaskDef, got number$/],
+      [
+        ["n", { task: 42, cron: "* * * * *" }],
+        /^task must be a task name \(a non-empty string\) or a TaskDef, got number$/,
+      ],
       [["n", { task: "t", cron: "every day" }], /^cron "every day" is not valid/],
       [["n", { task: "t", cron: "0 0 31 2 *" }], /^cron "0 0 31 2 \*" is not valid: it never matches$/],
-      [["n", { task: "t", cron: "* * * * *", tz: "Europe/Atlantis" }], /^tz must be an IANA time zone name, got "Europe\/Atlantis"$/],
+      [
+        ["n", { task: "t", cron: "* * * * *", tz: "Europe/Atlantis" }],
+        /^tz must be an IANA time zone name, got "Europe\/Atlantis"$/,
+      ],
       [["n", { task: "t", cron: "* * * * *", catchUp: "some" }], /^catchUp must be "none", "latest" or "all"/],
       [["n", { task: "t", cron: "* * * * *", maxAttempts: 0 }], /^maxAttempts must be >= 1, got 0$/],
       [["n", { task: "t", cron: "* * * * *", metadata: [1] }], /^metadata must be a plain object$/],

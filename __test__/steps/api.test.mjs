@@ -256,16 +256,20 @@ forEachDialect("durable steps", (dialect) => {
       "empty id": 'Error: step id must be a non-empty string, got ""',
       "id not a string": "Error: step id must be a non-empty string, got 7",
       "fn not a function": "Error: fn must be a function, got 5",
-      "BigInt result": 'SerializationError: step "big" result is not JSON-serializable: Do not know how to serialize a BigInt',
-      "NaN result": 'SerializationError: step "nan" result is not JSON-serializable: non-finite number NaN is not JSON-serializable',
+      "BigInt result":
+        'SerializationError: step "big" result is not JSON-serializable: Do not know how to serialize a BigInt',
+      "NaN result":
+        'SerializationError: step "nan" result is not JSON-serializable: non-finite number NaN is not JSON-serializable',
       "negative ms": "Error: ms must be >= 0, got -1",
       "NaN ms": "Error: ms must be a finite number of milliseconds, at most 1e15 (about 31,700 years), got NaN",
       "ms not a number": "Error: ms must be a number of milliseconds, got 100",
       "invalid date": "Error: date must be a valid Date or epoch milliseconds, got NaN",
       "child with a key": "Error: ctx.callChild cannot take key: the child's key is its parent's and its step's",
-      "child pollMs": "Error: pollMs must be a finite number of milliseconds >= 1, at most 1e15 (about 31,700 years), got 0",
+      "child pollMs":
+        "Error: pollMs must be a finite number of milliseconds >= 1, at most 1e15 (about 31,700 years), got 0",
       "kind changed": `Error: step "x" of task ${changed.id} was stored by ctx.step, not ctx.sleep; a step id keeps its kind`,
-      "sleep in a batch": "Error: ctx.sleep cannot suspend a task of a batch call: its handler runs for the whole batch",
+      "sleep in a batch":
+        "Error: ctx.sleep cannot suspend a task of a batch call: its handler runs for the whole batch",
     });
     const { steps } = await client.steps(task.id);
     assert.deepEqual(

@@ -66,10 +66,7 @@ forEachDialect("durable steps under SIGKILL", (dialect) => {
     let cutShort = 0;
     for (const row of rows) {
       const { steps } = await client.steps(row.id);
-      assert.deepEqual(
-        steps.map((s) => s.id).sort(),
-        [...STEPS].sort(),
-      );
+      assert.deepEqual(steps.map((s) => s.id).sort(), [...STEPS].sort());
       for (const [index, step] of STEPS.entries()) {
         const stored = row.result[index];
         const all = [...(runs.get(`${row.id}/${step}`)?.values() ?? [])];

@@ -46,13 +46,10 @@ forEachDialect("steps in cairnq get and the dashboard", (dialect) => {
     const { db, sleeper, parent, plain } = await seed(t, dialect);
     const asleep = await cliJson(["get", db, sleeper.id]);
     // Stored in the same millisecond, steps list by id.
-    assert.deepEqual(
-      asleep.steps.map((s) => [s.id, s.kind, s.size]).sort(),
-      [
-        ["cool-down", "sleep", 0],
-        ["fetch", "step", Buffer.byteLength(JSON.stringify({ text: "grüße" }))],
-      ],
-    );
+    assert.deepEqual(asleep.steps.map((s) => [s.id, s.kind, s.size]).sort(), [
+      ["cool-down", "sleep", 0],
+      ["fetch", "step", Buffer.byteLength(JSON.stringify({ text: "grüße" }))],
+    ]);
     assert.deepEqual(asleep.suspended, { kind: "sleep", step: "cool-down", untilMs: asleep.run_at_ms });
     const text = await cliOk(["get", db, sleeper.id]);
     assert.match(text, /^STEP\s+KIND\s+STORED\s+SIZE\s+DETAIL$/m);
@@ -65,7 +62,10 @@ forEachDialect("steps in cairnq get and the dashboard", (dialect) => {
     assert.equal(waiting.suspended.kind, "child");
     assert.equal(waiting.suspended.childStatus, "queued");
     const childText = await cliOk(["get", db, parent.id]);
-    assert.match(childText, new RegExp(`^waiting for child ${waiting.suspended.childId} \\(queued\\), step index; looks again`, "m"));
+    assert.match(
+      childText,
+      new RegExp(`^waiting for child ${waiting.suspended.childId} \\(queued\\), step index; looks again`, "m"),
+    );
 
     const stepless = await cliJson(["get", db, plain.id]);
     assert.deepEqual([stepless.steps, stepless.suspended], [[], null]);

@@ -5,8 +5,10 @@
 import fs from "node:fs";
 import { after, before } from "node:test";
 
-export const CHROMIUM = process.env.CAIRNQ_CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => fs.existsSync(p));
-export const SKIP = CHROMIUM || process.env.CI ? false : "no Chromium (apt-get install chromium, or set CAIRNQ_CHROMIUM)";
+export const CHROMIUM =
+  process.env.CAIRNQ_CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => fs.existsSync(p));
+export const SKIP =
+  CHROMIUM || process.env.CI ? false : "no Chromium (apt-get install chromium, or set CAIRNQ_CHROMIUM)";
 
 /**
  * Launch Chromium before the suite's tests and close it after them; call in a
@@ -19,7 +21,10 @@ export function useChromium(args = []) {
     if (SKIP) return;
     if (!CHROMIUM) throw new Error("CI is set but no Chromium was found: .ci/run installs Debian's chromium package");
     const { chromium } = await import("playwright-core");
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-dev-shm-usage", ...args] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ["--no-sandbox", "--disable-dev-shm-usage", ...args],
+    });
   });
   after(async () => {
     await browser?.close();

@@ -22,7 +22,10 @@ function plainEnv(extra = {}) {
  * @param {{ env?: Record<string, string>, timeoutMs?: number }} [opts]
  */
 export async function cli(args, opts = {}) {
-  const out = await runProcess(process.execPath, [CLI, ...args], { timeoutMs: opts.timeoutMs ?? 60_000, env: plainEnv(opts.env) });
+  const out = await runProcess(process.execPath, [CLI, ...args], {
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    env: plainEnv(opts.env),
+  });
   return out;
 }
 
@@ -57,7 +60,10 @@ export function assertFailure(out, code, pattern) {
  * `until(predicate)` on its stdout.
  */
 export function spawnCli(t, args, opts = {}) {
-  const proc = spawnProcess(t, process.execPath, [CLI, ...args], { label: `cairnq ${args[0]}`, env: plainEnv(opts.env) });
+  const proc = spawnProcess(t, process.execPath, [CLI, ...args], {
+    label: `cairnq ${args[0]}`,
+    env: plainEnv(opts.env),
+  });
   return Object.assign(proc, {
     output: () => proc.stdout,
     errors: () => proc.stderr,
@@ -68,7 +74,10 @@ export function spawnCli(t, args, opts = {}) {
         intervalMs: 25,
         message: `${what} (stdout: ${proc.stdout}; stderr: ${proc.stderr})`,
       });
-      assert.ok(predicate(proc.stdout), `cairnq exited (${JSON.stringify(proc.exitInfo)}) before ${what}; stderr: ${proc.stderr}`);
+      assert.ok(
+        predicate(proc.stdout),
+        `cairnq exited (${JSON.stringify(proc.exitInfo)}) before ${what}; stderr: ${proc.stderr}`,
+      );
       return proc.stdout;
     },
   });

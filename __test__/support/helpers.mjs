@@ -322,7 +322,12 @@ process.on("exit", () => {
  * and `kill(signal)` (this child only). A child still alive when the test ends
  * gets `endSignal`, then SIGKILL if it has not exited 10 s later.
  */
-export function spawnProcess(t, command, args, { label = command, env, eventTimeoutMs = 30_000, endSignal = "SIGKILL" } = {}) {
+export function spawnProcess(
+  t,
+  command,
+  args,
+  { label = command, env, eventTimeoutMs = 30_000, endSignal = "SIGKILL" } = {},
+) {
   const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   liveChildren.add(child);
   const proc = {

@@ -24,7 +24,8 @@ const IN_CI = Boolean(process.env.CI);
  * outside CI; `false` otherwise, so in CI a missing DSN fails every test (in
  * `requireDsn`) instead of passing silently.
  */
-export const PG_SKIP = BASE_DSN || IN_CI ? false : "CAIRNQ_TEST_PG_DSN is not set (scripts/postgres.sh start prints one)";
+export const PG_SKIP =
+  BASE_DSN || IN_CI ? false : "CAIRNQ_TEST_PG_DSN is not set (scripts/postgres.sh start prints one)";
 
 /** The Postgres migration ledger's names, in order (docs/protocol.md, "Migration ledger"). */
 export const POSTGRES_MIGRATIONS = migrationLedger().postgres;
@@ -56,10 +57,14 @@ export const PSQL = psqlBinary();
 /** Run one SQL string through psql against `dsn`; resolves with trimmed unaligned output. */
 export async function psql(dsn, sql, { timeoutMs = 60_000 } = {}) {
   try {
-    const { stdout } = await execFileAsync(PSQL, ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql], {
-      timeout: timeoutMs,
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const { stdout } = await execFileAsync(
+      PSQL,
+      ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", dsn, "-c", sql],
+      {
+        timeout: timeoutMs,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     return stdout.trim();
   } catch (err) {
     throw new Error(`psql failed for ${JSON.stringify(sql)}: ${err.stderr || err.message}`, { cause: err });
@@ -139,7 +144,11 @@ export async function waitForListeners(adminDsn, database, count, { timeoutMs = 
       last = await backendQueries(adminDsn, database);
       return last.filter(isListenQuery).length >= count;
     },
-    { timeoutMs, intervalMs: 20, message: `fewer than ${count} LISTEN connections on ${database}; backends: ${JSON.stringify(last)}` },
+    {
+      timeoutMs,
+      intervalMs: 20,
+      message: `fewer than ${count} LISTEN connections on ${database}; backends: ${JSON.stringify(last)}`,
+    },
   );
 }
 
@@ -178,7 +187,10 @@ const POSTGRES_SH = path.join(REPO_ROOT, "scripts", "postgres.sh");
 
 async function postgresSh(args, timeoutMs = 180_000) {
   try {
-    const { stdout } = await execFileAsync("bash", [POSTGRES_SH, ...args], { timeout: timeoutMs, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await execFileAsync("bash", [POSTGRES_SH, ...args], {
+      timeout: timeoutMs,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return stdout.trim();
   } catch (err) {
     throw new Error(`scripts/postgres.sh ${args.join(" ")} failed: ${err.stderr || err.message}`, { cause: err });

@@ -94,7 +94,10 @@ export function spawnPythonWorker(t, sdk, db, { handlers, concurrency, leaseMs, 
     },
     /** Ids of the tasks whose handler started in this process, in order. */
     startedTaskIds() {
-      return proc.events().filter((e) => e.event === "started").map((e) => e.task_id);
+      return proc
+        .events()
+        .filter((e) => e.event === "started")
+        .map((e) => e.task_id);
     },
     sigterm() {
       if (!signaled) {

@@ -34,7 +34,8 @@ test("handler calls record their duration, and tasks their count and queue wait"
     throw new TypeError("no good");
   });
   const ids = [];
-  for (const name of ["ok", "ok", "bad"]) ids.push((await client.submit(name, {}, { queue: "jobs", maxAttempts: 1 })).id);
+  for (const name of ["ok", "ok", "bad"])
+    ids.push((await client.submit(name, {}, { queue: "jobs", maxAttempts: 1 })).id);
   // Every task waits at least this long before a handler takes it.
   await new Promise((resolve) => setTimeout(resolve, 300));
   worker.start();
@@ -65,5 +66,8 @@ test("handler calls record their duration, and tasks their count and queue wait"
   const waits = byName(metric("cairnq.task.queue_wait.duration").dataPoints);
   assert.equal(waits.ok.value.count, 2);
   assert.equal(waits.bad.value.count, 1);
-  assert.ok(waits.ok.value.min >= 0.3 && waits.ok.value.max < 60, `waited ${waits.ok.value.min}–${waits.ok.value.max}s`);
+  assert.ok(
+    waits.ok.value.min >= 0.3 && waits.ok.value.max < 60,
+    `waited ${waits.ok.value.min}–${waits.ok.value.max}s`,
+  );
 });

@@ -86,7 +86,10 @@ forEachDialect("metrics", (dialect) => {
     assert.equal(ages.default, 0, "nothing queued");
     assert.equal(ages.later, 0, "queued, but not due for an hour");
     const waited = (Date.now() - due.run_at_ms) / 1000;
-    assert.ok(ages.busy >= 1.5 - dialect.clockSlackMs / 1000 && ages.busy <= waited + 0.1, `busy's due task waited ${ages.busy}s of ${waited}s`);
+    assert.ok(
+      ages.busy >= 1.5 - dialect.clockSlackMs / 1000 && ages.busy <= waited + 0.1,
+      `busy's due task waited ${ages.busy}s of ${waited}s`,
+    );
 
     // The CLI prints the same families from the same renderer, once.
     const printed = families(await cliOk(["metrics", db]));
@@ -100,7 +103,8 @@ forEachDialect("metrics", (dialect) => {
     const { client } = await dialect.open(t);
     const failed = await submitAndFail(client, "x");
     const metrics = createMetrics({ client });
-    const finished = async () => samples(families(await metrics.render()).cairnq_tasks_finished_total, (l) => `${l.queue}/${l.status}`);
+    const finished = async () =>
+      samples(families(await metrics.render()).cairnq_tasks_finished_total, (l) => `${l.queue}/${l.status}`);
     assert.deepEqual(await finished(), { "default/succeeded": 0, "default/failed": 0, "default/canceled": 0 });
     await submitAndSucceed(client, "x");
     await submitAndSucceed(client, "x", null, { queue: "other" });
@@ -155,7 +159,10 @@ forEachDialect("metrics", (dialect) => {
     assert.equal(runs.slow.buckets["+Inf"], 1);
     // Without the worker, no histograms.
     assert.equal(families(await createMetrics({ client }).render()).cairnq_task_run_seconds, undefined);
-    assert.throws(() => createDashboard({ client, workers: [{}] }), { name: "TypeError", message: /workers must be an array of Worker instances/ });
+    assert.throws(() => createDashboard({ client, workers: [{}] }), {
+      name: "TypeError",
+      message: /workers must be an array of Worker instances/,
+    });
   });
 
   test("/metrics answers to the token and read-only rules", async (t) => {
@@ -163,13 +170,18 @@ forEachDialect("metrics", (dialect) => {
     await client.submit("a", {});
     const dash = createDashboard({ client, token: "s3cret-metrics-token", readOnly: true, basePath: "/admin" });
     defer(t, () => dash.close());
-    const scrape = (headers = {}, method = "GET") => dash(new Request("http://localhost/admin/metrics", { method, headers }));
+    const scrape = (headers = {}, method = "GET") =>
+      dash(new Request("http://localhost/admin/metrics", { method, headers }));
     assert.equal((await scrape()).status, 401);
     assert.equal((await scrape({ authorization: "Bearer wrong" })).status, 401);
     const ok = await scrape({ authorization: "Bearer s3cret-metrics-token" });
     assert.equal(ok.status, 200, "a read-only dashboard serves its metrics");
     assert.equal(asStats(families(await ok.text()).cairnq_tasks).default.queued, 1);
-    assert.equal((await scrape({ authorization: "Bearer s3cret-metrics-token", "content-type": "application/json" }, "POST")).status, 403);
+    assert.equal(
+      (await scrape({ authorization: "Bearer s3cret-metrics-token", "content-type": "application/json" }, "POST"))
+        .status,
+      403,
+    );
 
     // `cairnq ui` beyond loopback generates a token, and /metrics needs it.
     const ui = spawnCli(t, ["ui", db, "--host", "0.0.0.0", "--port", "0", "--read-only", "--json"]);

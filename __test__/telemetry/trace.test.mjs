@@ -88,7 +88,9 @@ describe("tracing with a registered provider", () => {
       return all.filter((s) => s.kind === SpanKind.CONSUMER).length === 3 ? all : null;
     });
     const producer = spans.find((s) => s.kind === SpanKind.PRODUCER);
-    const attempts = spans.filter((s) => s.kind === SpanKind.CONSUMER).sort((a, b) => a.attributes["cairnq.task.attempt"] - b.attributes["cairnq.task.attempt"]);
+    const attempts = spans
+      .filter((s) => s.kind === SpanKind.CONSUMER)
+      .sort((a, b) => a.attributes["cairnq.task.attempt"] - b.attributes["cairnq.task.attempt"]);
     assert.deepEqual(
       attempts.map((s) => [s.attributes["cairnq.task.attempt"], s.attributes["cairnq.task.outcome"], s.status.code]),
       [
@@ -202,4 +204,3 @@ describe("tracing and the Python SDK", () => {
     await pyWorker.terminate();
   });
 });
-

@@ -7,7 +7,13 @@ import { CairnQ, createDashboard, toNodeHandler } from "cairnq";
 import type { DashboardHandler, DashboardOptions, NodeRequestHandler } from "cairnq";
 
 const client = CairnQ.sqlite("./queue.db");
-const options: DashboardOptions = { client, basePath: "/admin/queue", readOnly: true, token: "s3cret", refreshMs: 1000 };
+const options: DashboardOptions = {
+  client,
+  basePath: "/admin/queue",
+  readOnly: true,
+  token: "s3cret",
+  refreshMs: 1000,
+};
 const handler: DashboardHandler = createDashboard(options);
 
 // Fetch shape: Request in, Promise<Response> out.
@@ -22,7 +28,14 @@ http.createServer(node).listen(0);
 http.createServer((req, res) => node(req, res, (err) => console.error(err)));
 
 // From a path instead of a client; close() releases what it opened.
-const owned = createDashboard({ db: "postgres://localhost/app", allowedHosts: ["127.0.0.1:4680", "queue.example.com"] });
+const owned = createDashboard({
+  db: "postgres://localhost/app",
+  allowedHosts: ["127.0.0.1:4680", "queue.example.com"],
+});
 // Any host: behind a token or a proxy that checks the host.
-export const anyHost: DashboardHandler = createDashboard({ client, token: "a-token-of-16-chars-or-more", allowedHosts: true });
+export const anyHost: DashboardHandler = createDashboard({
+  client,
+  token: "a-token-of-16-chars-or-more",
+  allowedHosts: true,
+});
 export const closed: Promise<void> = owned.close();

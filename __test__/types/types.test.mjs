@@ -26,33 +26,96 @@ const MARK = "// @expect-error-here";
 
 // docs/api.md, "Exports".
 const VALUE_EXPORTS = [
-  "CairnQ", "QueueDepthGate", "RetentionSweeper", "Worker", "TaskContext", "defineTask",
-  "SQLiteStore", "PostgresStore", "TaskStore", "STATUSES",
-  "isTerminal", "cancelRequested", "isQueued", "isRunning", "isSucceeded", "isFailed", "isCanceled",
-  "CairnQError", "AlreadyExists", "QueueFull", "TaskTimeout", "TaskFailed", "TaskCanceled", "TaskError",
-  "LostLease", "EventLoopBlocked", "ProtocolVersionMismatch", "SerializationError",
+  "CairnQ",
+  "QueueDepthGate",
+  "RetentionSweeper",
+  "Worker",
+  "TaskContext",
+  "defineTask",
+  "SQLiteStore",
+  "PostgresStore",
+  "TaskStore",
+  "STATUSES",
+  "isTerminal",
+  "cancelRequested",
+  "isQueued",
+  "isRunning",
+  "isSucceeded",
+  "isFailed",
+  "isCanceled",
+  "CairnQError",
+  "AlreadyExists",
+  "QueueFull",
+  "TaskTimeout",
+  "TaskFailed",
+  "TaskCanceled",
+  "TaskError",
+  "LostLease",
+  "EventLoopBlocked",
+  "ProtocolVersionMismatch",
+  "SerializationError",
   // Additions over 0.7.0: the dashboard for embedding (README, "Dashboard").
-  "createDashboard", "toNodeHandler",
+  "createDashboard",
+  "toNodeHandler",
   // Additions of the 0.8–0.12 API (docs/api.md).
-  "SchemaMismatch", "UnsupportedBackend", "ListenUnavailable", "isTerminalStatus", "DEFAULT_WATCH_POLL_MS",
+  "SchemaMismatch",
+  "UnsupportedBackend",
+  "ListenUnavailable",
+  "isTerminalStatus",
+  "DEFAULT_WATCH_POLL_MS",
   "createPoolExecutor",
   // Observability (docs/api.md, "Metrics").
   "createMetrics",
 ].sort();
 const TYPE_EXPORTS = [
-  "CallOptions", "ClientOptions", "SubmitOptions", "BackpressureOptions", "QueueDepthLimit",
-  "RetentionOptions", "BatchHandler", "Handler", "TypedHandler", "WorkerOptions", "TaskContextOptions",
-  "TaskDef", "ListInput", "PurgeInput", "SubmitInput", "Conflict", "Task", "TaskSummary", "TaskStatus", "FailReason",
-  "DashboardOptions", "DashboardHandler", "NodeRequestHandler",
-  "TaskRef", "TerminalStatus", "WaitOptions", "RetentionCutoffs", "RetentionRule", "WatchOptions", "WatchSignal",
-  "PgExecutor", "PgSession", "Row",
+  "CallOptions",
+  "ClientOptions",
+  "SubmitOptions",
+  "BackpressureOptions",
+  "QueueDepthLimit",
+  "RetentionOptions",
+  "BatchHandler",
+  "Handler",
+  "TypedHandler",
+  "WorkerOptions",
+  "TaskContextOptions",
+  "TaskDef",
+  "ListInput",
+  "PurgeInput",
+  "SubmitInput",
+  "Conflict",
+  "Task",
+  "TaskSummary",
+  "TaskStatus",
+  "FailReason",
+  "DashboardOptions",
+  "DashboardHandler",
+  "NodeRequestHandler",
+  "TaskRef",
+  "TerminalStatus",
+  "WaitOptions",
+  "RetentionCutoffs",
+  "RetentionRule",
+  "WatchOptions",
+  "WatchSignal",
+  "PgExecutor",
+  "PgSession",
+  "Row",
   // Schedules (docs/api.md, "Schedules").
-  "ScheduleOptions", "Schedule", "ScheduleOrigin", "CatchUp",
+  "ScheduleOptions",
+  "Schedule",
+  "ScheduleOrigin",
+  "CatchUp",
   // Flow control (docs/api.md, "Flow control").
   "RateLimit",
-  "MetricsOptions", "Metrics",
+  "MetricsOptions",
+  "Metrics",
   // Durable steps (docs/api.md, "Durable steps").
-  "CallChildOptions", "StepKind", "TaskStep", "StepSuspension", "TaskSteps",
+  "CallChildOptions",
+  "StepKind",
+  "TaskStep",
+  "StepSuspension",
+  "TaskSteps",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */
@@ -84,7 +147,9 @@ test("usage files compile against index.d.ts (tsc -p __test__/types/tsconfig.jso
 const LANES = Math.max(1, Math.min(4, availableParallelism()));
 
 test("misuse files each fail to compile, on the marked line only", { concurrency: LANES }, async (t) => {
-  const files = readdirSync(misuseDir).filter((f) => f.endsWith(".ts")).sort();
+  const files = readdirSync(misuseDir)
+    .filter((f) => f.endsWith(".ts"))
+    .sort();
   assert.ok(files.length >= 10, `expected at least 10 misuse files, found ${files.length}`);
   const scratch = makeTempDir(t, "cairnq-types-");
 
@@ -168,7 +233,11 @@ test("every declared method and accessor exists at runtime", (t) => {
   }
   const known = missing.filter((name) => KNOWN_GAPS.has(name));
   if (known.length > 0) t.diagnostic(`declared but not implemented yet: ${known.join(", ")}`);
-  assert.deepEqual(missing.filter((name) => !KNOWN_GAPS.has(name)), [], "declared members missing at runtime");
+  assert.deepEqual(
+    missing.filter((name) => !KNOWN_GAPS.has(name)),
+    [],
+    "declared members missing at runtime",
+  );
 });
 
 test("the runtime entries export exactly the declared values", async () => {

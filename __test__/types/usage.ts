@@ -133,7 +133,12 @@ const retention: RetentionOptions = {
 };
 const backpressure: BackpressureOptions = { maxQueueDepth: { default: 10_000, images: 500 } };
 const depthLimit: QueueDepthLimit = 1000;
-const clientOptions: ClientOptions = { maxQueueDepth: depthLimit, maxQueueWaitMs: 5_000, queuePollIntervalMs: 100, retention };
+const clientOptions: ClientOptions = {
+  maxQueueDepth: depthLimit,
+  maxQueueWaitMs: 5_000,
+  queuePollIntervalMs: 100,
+  retention,
+};
 
 async function client(path: string): Promise<void> {
   const cq = CairnQ.sqlite(path, { busyTimeoutMs: 2000, ...clientOptions });
@@ -165,7 +170,11 @@ async function client(path: string): Promise<void> {
   };
   const keyed = await cq.submit(resize, { url: "u", width: 3 }, submitOptions);
   await cq.submit("x", undefined, { key: null });
-  const debounced: Task = await cq.submit(resize, { url: "u", width: 4 }, { key: "resize:4", debounceMs: 2_000, maxDelayMs: 10_000 });
+  const debounced: Task = await cq.submit(
+    resize,
+    { url: "u", width: 4 },
+    { key: "resize:4", debounceMs: 2_000, maxDelayMs: 10_000 },
+  );
 
   // call: unknown by name, R by definition.
   const r1 = await cq.call("report.build", { month: "2026-10" });
@@ -185,7 +194,15 @@ async function client(path: string): Promise<void> {
   // reads and admin
   const got: Task | null = await cq.get(t1.id);
   const byKey: Task | null = await cq.getByKey("resize:42");
-  const listInput: ListInput = { status: "failed", queue: null, name: "image.resize", rootId: null, correlationId: null, limit: 10, offset: 0 };
+  const listInput: ListInput = {
+    status: "failed",
+    queue: null,
+    name: "image.resize",
+    rootId: null,
+    correlationId: null,
+    limit: 10,
+    offset: 0,
+  };
   const failed: Task[] = await cq.list(listInput);
   const everything = await cq.list();
   const canceled: Task | null = await cq.cancel(t2.id);
@@ -228,7 +245,13 @@ async function client(path: string): Promise<void> {
     await cq.call(resize, { url: "u", width: 0 });
   } catch (err) {
     if (err instanceof TaskFailed) {
-      const fields: [string, string, boolean, unknown, unknown] = [err.type, err.code, err.retryable, err.details, err.error];
+      const fields: [string, string, boolean, unknown, unknown] = [
+        err.type,
+        err.code,
+        err.retryable,
+        err.details,
+        err.error,
+      ];
       console.log(err.message, fields);
     } else if (err instanceof TaskCanceled) {
       const id: string = err.taskId;
@@ -368,7 +391,12 @@ async function worker(path: string): Promise<void> {
       const flags: boolean[] = [ctx.settled, ctx.lostLease, ctx.signal.aborted];
       ctx.signal.addEventListener("abort", () => console.log(ctx.signal.reason));
       const beat: Task = await ctx.heartbeat();
-      const reasons: FailReason[] = ["boom", new Error("boom"), new TaskError("boom"), { type: "X", code: "x", message: "m", retryable: true, details: {} }];
+      const reasons: FailReason[] = [
+        "boom",
+        new Error("boom"),
+        new TaskError("boom"),
+        { type: "X", code: "x", message: "m", retryable: true, details: {} },
+      ];
       const failedRow: Task | null = await ctx.fail(reasons[0]);
       await ctx.fail();
       await ctx.fail(new TaskError("bad input", { code: "bad_input", type: "Validation", details: { field: "url" } }));
@@ -380,8 +408,19 @@ async function worker(path: string): Promise<void> {
 
   const thrown = new TaskError("nope", { code: "nope", retryable: true, type: "Nope", details: { a: 1 } });
   const env = thrown.envelope();
-  const envFields: [string, string, string, boolean, Record<string, unknown>] = [env.type, env.code, env.message, env.retryable, env.details];
-  const errFields: [string, boolean, string, Record<string, unknown>] = [thrown.code, thrown.retryable, thrown.type, thrown.details];
+  const envFields: [string, string, string, boolean, Record<string, unknown>] = [
+    env.type,
+    env.code,
+    env.message,
+    env.retryable,
+    env.details,
+  ];
+  const errFields: [string, boolean, string, Record<string, unknown>] = [
+    thrown.code,
+    thrown.retryable,
+    thrown.type,
+    thrown.details,
+  ];
 
   // lifecycle
   const running: Promise<void> = w.run({ concurrency: 4 });
@@ -390,7 +429,9 @@ async function worker(path: string): Promise<void> {
   await plain.run();
   await injected.serve({ concurrency: 2 });
   const answer: number = await pgWorker.background(async () => 42, { concurrency: 1 });
-  const viaBackground = await w.background(() => new CairnQ(new SQLiteStore(path)).call(resize, { url: "u", width: 1 }));
+  const viaBackground = await w.background(() =>
+    new CairnQ(new SQLiteStore(path)).call(resize, { url: "u", width: 1 }),
+  );
   expectType<Equal<typeof viaBackground, ResizeResult>>(true);
   await w.close();
   console.log(id, chained, envFields, errFields, answer);
@@ -410,7 +451,13 @@ async function lowLevel(store: TaskStore): Promise<void> {
   const full: SubmitInput = { name: "n", payload: { a: 1 }, queue: "q", key: "k", conflict: "replace", maxAttempts: 1 };
   const row: Task = await store.submit(input);
   await store.submit(full);
-  const claimed: Task[] = await store.claim({ queues: ["default"], workerId: "worker_1", leaseMs: 1000, limit: 10, names: ["n"] });
+  const claimed: Task[] = await store.claim({
+    queues: ["default"],
+    workerId: "worker_1",
+    leaseMs: 1000,
+    limit: 10,
+    names: ["n"],
+  });
   await store.claim({ queues: ["default"], workerId: "worker_1" });
   const session = await store.claimSession(
     { queues: ["default"], workerId: "worker_1", leaseMs: 1000, names: ["a", "b"] },
@@ -438,7 +485,10 @@ async function lowLevel(store: TaskStore): Promise<void> {
   await gate.acquire("default");
 
   const cutoffs: RetentionCutoffs = { failed: 86_400_000, canceled: 0 };
-  const rules: RetentionRule[] = [{ queue: "images", status: "succeeded", olderThanMs: 3_600_000 }, { olderThanMs: 604_800_000 }];
+  const rules: RetentionRule[] = [
+    { queue: "images", status: "succeeded", olderThanMs: 3_600_000 },
+    { olderThanMs: 604_800_000 },
+  ];
   new RetentionSweeper(store, { olderThanMs: cutoffs, limit: 500 });
   new RetentionSweeper(store, { olderThanMs: rules });
   const newErrors: Error[] = [new SchemaMismatch("m"), new UnsupportedBackend("m"), new ListenUnavailable()];
@@ -484,4 +534,15 @@ class ValidationError extends TaskError {
   }
 }
 
-export { client, worker, lowLevel, describe, asRecord, ValidationError, defName, firstStatus, statusCount, allStatuses };
+export {
+  client,
+  worker,
+  lowLevel,
+  describe,
+  asRecord,
+  ValidationError,
+  defName,
+  firstStatus,
+  statusCount,
+  allStatuses,
+};

@@ -39,7 +39,12 @@ forEachDialect("batch delivery", (dialect) => {
 
   test("an array, a primitive or undefined returned from a batch gives every task a null result", async (t) => {
     const { client, handle, worker } = await setupWorker(t, dialect);
-    const returns = { arr: (items) => items.map((c) => c.taskId), prim: () => 5, undef: () => undefined, str: () => "s" };
+    const returns = {
+      arr: (items) => items.map((c) => c.taskId),
+      prim: () => 5,
+      undef: () => undefined,
+      str: () => "s",
+    };
     for (const [name, fn] of Object.entries(returns)) worker.task(name, { batch: 2 }, fn);
     const ids = [];
     for (const name of Object.keys(returns)) ids.push(...(await submitN(client, name, 2)));
@@ -51,7 +56,10 @@ forEachDialect("batch delivery", (dialect) => {
   });
 
   test("ctx.succeed/ctx.fail inside a batch settle early; settling twice is a no-op returning null", async (t) => {
-    const { client, handle, worker } = await setupWorker(t, dialect, { retryBackoffMs: 60_000, retryBackoffMaxMs: 60_000 });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      retryBackoffMs: 60_000,
+      retryBackoffMaxMs: 60_000,
+    });
     const seen = {};
     worker.task("b", { batch: 4 }, async (items) => {
       const [a, b, c, d] = items;
@@ -107,7 +115,10 @@ forEachDialect("batch delivery", (dialect) => {
     const thrown = await waitAllTerminal(client, thrownIds);
     assert.deepEqual(thrown.map((r) => r.status).sort(), ["failed", "succeeded"]);
     assert.equal(thrown.find((r) => r.status === "succeeded").result, "kept");
-    assert.deepEqual(thrown.find((r) => r.status === "failed").error, envelope("TaskError", "rest", "rest failed", false));
+    assert.deepEqual(
+      thrown.find((r) => r.status === "failed").error,
+      envelope("TaskError", "rest", "rest failed", false),
+    );
     const mixed = await waitAllTerminal(client, mixedIds);
     assert.deepEqual(mixed.map((r) => r.status).sort(), ["failed", "succeeded"]);
     assert.equal(mixed.find((r) => r.status === "succeeded").result, "fine");

@@ -26,13 +26,27 @@ forEachDialect("construction", (dialect) => {
       "maxInFlightBytes must be > 0, got -1.5",
     );
     assertThrowsPlainError(make({ resources: { gpu: 0 } }), 'resources["gpu"] must be an integer >= 1, got 0');
-    assertThrowsPlainError(make({ resources: { ok: 2, 'we"ird': 1.5 } }), 'resources["we\\"ird"] must be an integer >= 1, got 1.5');
-    assertThrowsPlainError(make({ resources: { gpu: 1 }, maxQueueDepth: 0 }), "maxQueueDepth for * must be an integer >= 1, got 0");
-    assertThrowsPlainError(make({ maxQueueDepth: { side: 2.5 } }), "maxQueueDepth for side must be an integer >= 1, got 2.5");
+    assertThrowsPlainError(
+      make({ resources: { ok: 2, 'we"ird': 1.5 } }),
+      'resources["we\\"ird"] must be an integer >= 1, got 1.5',
+    );
+    assertThrowsPlainError(
+      make({ resources: { gpu: 1 }, maxQueueDepth: 0 }),
+      "maxQueueDepth for * must be an integer >= 1, got 0",
+    );
+    assertThrowsPlainError(
+      make({ maxQueueDepth: { side: 2.5 } }),
+      "maxQueueDepth for side must be an integer >= 1, got 2.5",
+    );
     // The factories validate the same way.
     assertThrowsPlainError(() => dialect.worker(db, { maxRunMs: -1 }), "maxRunMs must be > 0, got -1");
     // Valid options construct.
-    new Worker(store, ["default"], { maxRunMs: 0.5, maxInFlightBytes: 1, resources: { gpu: 1, cpu: 16 }, maxQueueDepth: 5 });
+    new Worker(store, ["default"], {
+      maxRunMs: 0.5,
+      maxInFlightBytes: 1,
+      resources: { gpu: 1, cpu: 16 },
+      maxQueueDepth: 5,
+    });
   });
 
   test('the id is "worker_" + a 26-character ULID, fixed per worker, distinct between workers', async (t) => {

@@ -77,8 +77,14 @@ forEachDialect("delivery", (dialect) => {
       assert.equal(row.status, "succeeded");
       assert.deepEqual(row.result, i % 4 === 0 ? null : { len: i });
     });
-    assert.ok(calls.every((c) => c.length >= 1 && c.length <= 5), JSON.stringify(calls.map((c) => c.length)));
-    assert.ok(calls.some((c) => c.length > 1), "tasks queued before the start arrive batched");
+    assert.ok(
+      calls.every((c) => c.length >= 1 && c.length <= 5),
+      JSON.stringify(calls.map((c) => c.length)),
+    );
+    assert.ok(
+      calls.some((c) => c.length > 1),
+      "tasks queued before the start arrive batched",
+    );
     assert.equal(calls.flat().length, 12, "each task delivered once");
     assert.equal(new Set(calls.flat()).size, 12);
   });

@@ -49,7 +49,11 @@ forEachDialect("TaskContext in a handler", (dialect) => {
       s.hbWindow = [before + leaseMs, Date.now() + leaseMs];
       s.canceled = await ctx.canceled();
       s.child = await ctx.submit("child", { c: 1 });
-      s.override = await ctx.submit(defineTask("child"), { c: 2 }, { correlationId: "other", rootId: "root-x", parentId: null });
+      s.override = await ctx.submit(
+        defineTask("child"),
+        { c: 2 },
+        { correlationId: "other", rootId: "root-x", parentId: null },
+      );
       s.worked = await ctx.submit("grandchildOf", { c: 3 }, { queue: "q1" });
       s.waited = await ctx.wait(s.worked.id, { timeoutMs: 20_000 });
       s.timeout = await rejectionOf(ctx.wait(s.child.id, { timeoutMs: 50 }));
@@ -58,7 +62,11 @@ forEachDialect("TaskContext in a handler", (dialect) => {
       snapshot.release(s);
       return "ignored: already settled";
     });
-    worker.task("grandchildOf", (ctx) => ({ rootId: ctx.rootId, correlationId: ctx.correlationId, attempt: ctx.attempt }));
+    worker.task("grandchildOf", (ctx) => ({
+      rootId: ctx.rootId,
+      correlationId: ctx.correlationId,
+      attempt: ctx.attempt,
+    }));
     const task = await client.submit(
       "inspect",
       { p: [1, 2] },
@@ -158,7 +166,10 @@ forEachDialect("TaskContext in a handler", (dialect) => {
     const parent = await client.submit("parent", { n: 21 }, { correlationId: "corr-call" });
     const done = await client.wait(parent.id, { timeoutMs: 30_000 });
     assert.equal(done.status, "succeeded", JSON.stringify(done.error));
-    assert.deepEqual(done.result, { result: { doubled: 42, parentId: null }, failure: { name: "TaskFailed", code: "bad_input" } });
+    assert.deepEqual(done.result, {
+      result: { doubled: 42, parentId: null },
+      failure: { name: "TaskFailed", code: "bad_input" },
+    });
     const children = await client.list({ name: "child" });
     assert.equal(children.length, 2);
     for (const child of children) {

@@ -6,14 +6,7 @@ import fs from "node:fs";
 
 import { CairnQ, SerializationError, Worker } from "../../index.mjs";
 import { claimTask, makeDbPath, rejectionOf, waitFor } from "../support/helpers.mjs";
-import {
-  CALL,
-  makeGate,
-  rowsOf,
-  staysFalse,
-  waitAllTerminal,
-  waitForStatus,
-} from "../support/worker-helpers.mjs";
+import { CALL, makeGate, rowsOf, staysFalse, waitAllTerminal, waitForStatus } from "../support/worker-helpers.mjs";
 import { forEachDialect, makeStore, setupWorker, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------

@@ -21,7 +21,12 @@ import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 forEachDialect("maxRunMs", (dialect) => {
   test("a handler that never settles: handler_timeout recorded, signal aborted, slot released", async (t) => {
     const maxRunMs = 300;
-    const { client, handle, worker } = await setupWorker(t, dialect, { maxRunMs, concurrency: 1, retryBackoffMs: 60_000, retryBackoffMaxMs: 60_000 });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      maxRunMs,
+      concurrency: 1,
+      retryBackoffMs: 60_000,
+      retryBackoffMaxMs: 60_000,
+    });
     const hung = makeGate();
     const aborted = makeGate();
     worker.task("hang", async (ctx) => {
@@ -63,7 +68,11 @@ forEachDialect("maxRunMs", (dialect) => {
   });
 
   test("redelivery after handler_timeout does not wait for the lease; max_attempts still applies", async (t) => {
-    const { client, handle, worker } = await setupWorker(t, dialect, { maxRunMs: 150, leaseMs: 60_000, retryBackoffMs: 0 });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      maxRunMs: 150,
+      leaseMs: 60_000,
+      retryBackoffMs: 0,
+    });
     const attempts = [];
     worker.task("hang", async (ctx) => {
       attempts.push(ctx.attempt);
@@ -78,7 +87,11 @@ forEachDialect("maxRunMs", (dialect) => {
   });
 
   test("maxRunMs bounds a whole batch call: leftovers get handler_timeout, early-settled tasks keep their outcome", async (t) => {
-    const { client, handle, worker } = await setupWorker(t, dialect, { maxRunMs: 300, retryBackoffMs: 60_000, retryBackoffMaxMs: 60_000 });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      maxRunMs: 300,
+      retryBackoffMs: 60_000,
+      retryBackoffMaxMs: 60_000,
+    });
     const contexts = makeGate();
     worker.task("slowBatch", { batch: 3 }, async (items) => {
       await items[0].succeed("early");
@@ -111,7 +124,11 @@ forEachDialect("maxRunMs", (dialect) => {
 
   test("the timer fires while a handler blocks the event loop; the handler sees the abort when it resumes", async (t) => {
     const maxRunMs = 200;
-    const { client, handle, worker } = await setupWorker(t, dialect, { maxRunMs, retryBackoffMs: 60_000, retryBackoffMaxMs: 60_000 });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      maxRunMs,
+      retryBackoffMs: 60_000,
+      retryBackoffMaxMs: 60_000,
+    });
     const done = makeGate();
     worker.task("blocker", async (ctx) => {
       blockEventLoop(2000);
@@ -152,7 +169,9 @@ forEachDialect("maxRunMs", (dialect) => {
     const aborted = [];
     const worker = dialect.makeWorker(t, db, { maxRunMs: 300, retryBackoffMs: 0 });
     worker.worker.task("stuck", (ctx) => {
-      ctx.signal.addEventListener("abort", () => aborted.push({ attempt: ctx.attempt, reason: ctx.signal.reason?.name }));
+      ctx.signal.addEventListener("abort", () =>
+        aborted.push({ attempt: ctx.attempt, reason: ctx.signal.reason?.name }),
+      );
       return new Promise(() => {});
     });
     const task = await client.submit("stuck", {}, { maxAttempts: 2 });

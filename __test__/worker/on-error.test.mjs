@@ -70,7 +70,10 @@ forEachDialect("onError", (dialect) => {
       assert.ok(claimReport.err instanceof Error);
       assert.equal(claimReport.err.code, "SQLITE_BUSY", `got ${claimReport.err.message}`);
       assert.deepEqual(claimReport.info, { phase: "claim" });
-      assert.ok(reports.every((r) => r.info.phase === "claim"), JSON.stringify(reports.map((r) => r.info)));
+      assert.ok(
+        reports.every((r) => r.info.phase === "claim"),
+        JSON.stringify(reports.map((r) => r.info)),
+      );
       // The loop carried on: the task is claimed once the lock is gone.
       assert.equal((await waitForStatus(client, due.id, "succeeded")).result, "done");
     });

@@ -63,10 +63,18 @@ forEachDialect("task(): registration forms", (dialect) => {
       .task(typed, (ctx, payload) => ({ via: "def", name: ctx.name, payload }))
       .task(defineTask("batched.def"), { batch: 2 }, (items) => {
         assert.ok(Array.isArray(items));
-        return Object.fromEntries(items.map((c) => [c.taskId, { batchOf: items.length, isCtx: c instanceof TaskContext }]));
+        return Object.fromEntries(
+          items.map((c) => [c.taskId, { batchOf: items.length, isCtx: c instanceof TaskContext }]),
+        );
       })
-      .task("limited", { concurrency: 2 }, (ctx, payload) => ({ via: "options", payload, isCtx: ctx instanceof TaskContext }))
-      .task("single.batch", { batch: 1 }, (items) => ({ [items[0].taskId]: { array: Array.isArray(items), n: items.length } }));
+      .task("limited", { concurrency: 2 }, (ctx, payload) => ({
+        via: "options",
+        payload,
+        isCtx: ctx instanceof TaskContext,
+      }))
+      .task("single.batch", { batch: 1 }, (items) => ({
+        [items[0].taskId]: { array: Array.isArray(items), n: items.length },
+      }));
     handle.start();
     assert.deepEqual(await client.call("summary.create", { a: 1 }, CALL), { via: "name", payload: { a: 1 } });
     assert.deepEqual(await client.call(typed, { b: 2 }, CALL), { via: "def", name: "typed.def", payload: { b: 2 } });

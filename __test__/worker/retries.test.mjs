@@ -12,7 +12,11 @@ forEachDialect("retries and backoff", (dialect) => {
     const base = 4000;
     const max = 10_000;
     const perAttempt = 3;
-    const { client, handle, worker } = await setupWorker(t, dialect, { retryBackoffMs: base, retryBackoffMaxMs: max, concurrency: 20 });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      retryBackoffMs: base,
+      retryBackoffMaxMs: max,
+      concurrency: 20,
+    });
     const ids = {};
     for (const n of [1, 2, 3, 4]) {
       const name = `fail${n}`;
@@ -20,7 +24,12 @@ forEachDialect("retries and backoff", (dialect) => {
       for (let i = 0; i < perAttempt; i++) ids[n].push((await client.submit(name, {}, { maxAttempts: 10 })).id);
       // Bring these tasks to attempt n - 1 so the worker's claim is attempt n.
       for (let bump = 1; bump < n; bump++) {
-        const claimed = await client.store.claim({ queues: ["default"], workerId: "bumper", names: [name], limit: perAttempt });
+        const claimed = await client.store.claim({
+          queues: ["default"],
+          workerId: "bumper",
+          names: [name],
+          limit: perAttempt,
+        });
         assert.equal(claimed.length, perAttempt);
         for (const row of claimed) {
           await client.store.fail({ taskId: row.id, workerId: "bumper", error: { message: "bump" }, delayMs: 0 });

@@ -6,13 +6,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 
 import { PYTHON, runPython, waitFor } from "../support/helpers.mjs";
-import {
-  jsonBytes,
-  makeGate,
-  makeInFlight,
-  staysFalse,
-  waitAllTerminal,
-} from "../support/worker-helpers.mjs";
+import { jsonBytes, makeGate, makeInFlight, staysFalse, waitAllTerminal } from "../support/worker-helpers.mjs";
 import { forEachDialect, setupWorker, sqlite, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
@@ -140,7 +134,10 @@ forEachDialect("scheduling", (dialect) => {
   });
 
   test("a resource of capacity 1 makes its names mutually exclusive; the tighter of concurrency and resource binds", async (t) => {
-    const { client, handle, worker } = await setupWorker(t, dialect, { concurrency: 8, resources: { lock: 1, pool: 3 } });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      concurrency: 8,
+      resources: { lock: 1, pool: 3 },
+    });
     const lock = makeInFlight();
     const pooled = makeInFlight();
     const work = (tracker) => async () => {
@@ -164,7 +161,11 @@ forEachDialect("scheduling", (dialect) => {
 
   test("claimBatch caps the rows of one draw (seen through a byte budget that stops further claims)", async (t) => {
     const run = async (claimBatch) => {
-      const { client, handle, worker } = await setupWorker(t, dialect, { concurrency: 5, maxInFlightBytes: 1, claimBatch });
+      const { client, handle, worker } = await setupWorker(t, dialect, {
+        concurrency: 5,
+        maxInFlightBytes: 1,
+        claimBatch,
+      });
       const gate = makeGate();
       const inFlight = makeInFlight();
       worker.task("job", gated(gate, inFlight));
@@ -211,7 +212,11 @@ forEachDialect("scheduling", (dialect) => {
 
   test("maxInFlightBytes bounds resident payload bytes (UTF-8 of the JSON payload)", async (t) => {
     const budget = 250;
-    const { client, handle, worker } = await setupWorker(t, dialect, { concurrency: 10, claimBatch: 1, maxInFlightBytes: budget });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      concurrency: 10,
+      claimBatch: 1,
+      maxInFlightBytes: budget,
+    });
     // 100 UTF-8 bytes, 54 UTF-16 code units.
     const payload = { s: "é".repeat(46) };
     assert.equal(jsonBytes(payload), 100);
@@ -246,7 +251,11 @@ forEachDialect("scheduling", (dialect) => {
         return;
       }
       const budget = 250;
-      const { client, dbPath, handle, worker } = await setupWorker(t, dialect, { concurrency: 10, claimBatch: 1, maxInFlightBytes: budget });
+      const { client, dbPath, handle, worker } = await setupWorker(t, dialect, {
+        concurrency: 10,
+        claimBatch: 1,
+        maxInFlightBytes: budget,
+      });
       await client.connect();
       const payload = { s: "é".repeat(46) };
       assert.equal(jsonBytes(payload), 100);
@@ -288,7 +297,11 @@ forEachDialect("scheduling", (dialect) => {
   }
 
   test("a payload larger than the whole byte budget still runs, by itself", async (t) => {
-    const { client, handle, worker } = await setupWorker(t, dialect, { concurrency: 5, claimBatch: 1, maxInFlightBytes: 10 });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      concurrency: 5,
+      claimBatch: 1,
+      maxInFlightBytes: 10,
+    });
     const inFlight = makeInFlight();
     worker.task("huge", async (ctx, p) => {
       inFlight.enter();

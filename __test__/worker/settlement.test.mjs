@@ -29,9 +29,7 @@ forEachDialect("settlement", (dialect) => {
     for (const name of ["value", "asyncValue", "nothing", "explicitNull", "zero", "no", "empty"]) {
       ids[name] = (await client.submit(name, { n: 1 })).id;
     }
-    const rows = Object.fromEntries(
-      (await waitAllTerminal(client, Object.values(ids))).map((row) => [row.name, row]),
-    );
+    const rows = Object.fromEntries((await waitAllTerminal(client, Object.values(ids))).map((row) => [row.name, row]));
     const expected = {
       value: { echo: { n: 1 }, list: [1, "two", null] },
       asyncValue: 5,
@@ -55,7 +53,10 @@ forEachDialect("settlement", (dialect) => {
   });
 
   test("a thrown Error is a retryable handler_error typed by the error's name, with backoff", async (t) => {
-    const { client, handle, worker } = await setupWorker(t, dialect, { retryBackoffMs: 60_000, retryBackoffMaxMs: 60_000 });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      retryBackoffMs: 60_000,
+      retryBackoffMaxMs: 60_000,
+    });
     class QuotaError extends Error {
       constructor(message) {
         super(message);
@@ -83,7 +84,8 @@ forEachDialect("settlement", (dialect) => {
       });
       assert.deepEqual(row.error, expected);
       // Postgres stores the envelope as jsonb, which keeps its keys in its own order.
-      if (dialect === sqlite) assert.deepEqual(Object.keys(row.error), ["type", "code", "message", "retryable", "details"]);
+      if (dialect === sqlite)
+        assert.deepEqual(Object.keys(row.error), ["type", "code", "message", "retryable", "details"]);
       assert.equal(row.worker_id, null);
       const delay = row.run_at_ms - row.updated_at_ms;
       assert.ok(delay >= 30_000 && delay < 60_000, `backoff ${delay} within [30000, 60000)`);
@@ -91,7 +93,10 @@ forEachDialect("settlement", (dialect) => {
   });
 
   test("a TaskError decides its own record: permanent with its code/details, or retryable", async (t) => {
-    const { client, handle, worker } = await setupWorker(t, dialect, { retryBackoffMs: 60_000, retryBackoffMaxMs: 60_000 });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      retryBackoffMs: 60_000,
+      retryBackoffMaxMs: 60_000,
+    });
     worker
       .task("permanent", () => {
         throw new TaskError("bad input", { code: "bad_input", details: { field: "email" } });
@@ -130,7 +135,9 @@ forEachDialect("settlement", (dialect) => {
 
   test("thrown non-Error values never crash the worker and are recorded as docs/api.md, 'Envelopes' says", async (t) => {
     const reports = [];
-    const { client, handle, worker } = await setupWorker(t, dialect, { onError: (err, info) => reports.push([err, info]) });
+    const { client, handle, worker } = await setupWorker(t, dialect, {
+      onError: (err, info) => reports.push([err, info]),
+    });
     const throwers = {
       aString: () => "plain string",
       anUndefined: () => undefined,
@@ -229,7 +236,12 @@ forEachDialect("settlement", (dialect) => {
       assert.equal(row.result, null);
       assert.deepEqual(
         row.error,
-        envelope("SerializationError", "unserializable_result", `handler result is not JSON-serializable: ${detail}`, false),
+        envelope(
+          "SerializationError",
+          "unserializable_result",
+          `handler result is not JSON-serializable: ${detail}`,
+          false,
+        ),
         name,
       );
     }

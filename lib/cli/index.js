@@ -45,7 +45,8 @@ changes nothing. Colours only on a terminal, never with NO_COLOR set.`;
 /** @param {string} v */
 function positiveInt(v) {
   const n = Number(v);
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError("must be a positive integer.");
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < 1)
+    throw new InvalidArgumentError("must be a positive integer.");
   return n;
 }
 
@@ -167,12 +168,20 @@ async function main(argv, io = {}) {
       });
       const totals = inspect.zeroCounts();
       for (const [queue, row] of Object.entries(counts)) {
-        t.push([fmt.plain(queue), ...STATUSES.map((s) => String(row[s])), String(STATUSES.reduce((a, s) => a + row[s], 0))]);
+        t.push([
+          fmt.plain(queue),
+          ...STATUSES.map((s) => String(row[s])),
+          String(STATUSES.reduce((a, s) => a + row[s], 0)),
+        ]);
         for (const s of STATUSES) totals[s] += row[s];
       }
       if (Object.keys(counts).length === 0) return print("no tasks");
       if (Object.keys(counts).length > 1) {
-        t.push([c.bold("all"), ...STATUSES.map((s) => c.bold(String(totals[s]))), c.bold(String(STATUSES.reduce((a, s) => a + totals[s], 0)))]);
+        t.push([
+          c.bold("all"),
+          ...STATUSES.map((s) => c.bold(String(totals[s]))),
+          c.bold(String(STATUSES.reduce((a, s) => a + totals[s], 0))),
+        ]);
       }
       print(fmt.render(t));
     });
@@ -186,7 +195,13 @@ async function main(argv, io = {}) {
     .action(async (db, opts) => {
       const cq = open(db);
       // JSON lines carry whole rows; the table shows no bodies, so reads none.
-      const input = { queue: opts.queue, status: opts.status, name: opts.name, limit: opts.limit + 1, offset: opts.offset };
+      const input = {
+        queue: opts.queue,
+        status: opts.status,
+        name: opts.name,
+        limit: opts.limit + 1,
+        offset: opts.offset,
+      };
       const rows = opts.json ? await cq.list(input) : await inspect.listSummaries(cq, input);
       const page = rows.slice(0, opts.limit);
       if (opts.json) {
@@ -197,7 +212,15 @@ async function main(argv, io = {}) {
       const now = Date.now();
       const t = fmt.table(c, ["ID", "NAME", "QUEUE", "STATUS", "ATTEMPT", "CREATED", "UPDATED"]);
       for (const task of page) {
-        t.push([fmt.plain(task.id), fmt.truncate(task.name, 40), fmt.plain(task.queue), fmt.paintStatus(c, task.status), `${task.attempt}/${task.max_attempts}`, fmt.relativeTime(task.created_at_ms, now), fmt.relativeTime(task.updated_at_ms, now)]);
+        t.push([
+          fmt.plain(task.id),
+          fmt.truncate(task.name, 40),
+          fmt.plain(task.queue),
+          fmt.paintStatus(c, task.status),
+          `${task.attempt}/${task.max_attempts}`,
+          fmt.relativeTime(task.created_at_ms, now),
+          fmt.relativeTime(task.updated_at_ms, now),
+        ]);
       }
       print(fmt.render(t));
       if (rows.length > opts.limit) print(c.dim(`more: --offset ${opts.offset + opts.limit}`));
@@ -211,7 +234,12 @@ async function main(argv, io = {}) {
       const task = await inspect.getTask(cq, ref);
       const children = await inspect.spawned(cq, task);
       const steps = await cq.steps(task.id);
-      if (opts.json) return printJson({ ...task, spawned: children.map((t) => ({ id: t.id, name: t.name, status: t.status })), ...steps });
+      if (opts.json)
+        return printJson({
+          ...task,
+          spawned: children.map((t) => ({ id: t.id, name: t.name, status: t.status })),
+          ...steps,
+        });
       print([describeTask(c, task, children), ...stepSections(c, steps, Date.now())].join("\n"));
     });
 
@@ -219,9 +247,13 @@ async function main(argv, io = {}) {
     .option("--key <key>", "the task a key points at")
     .option("--reset-attempt", "start counting attempts from zero again")
     .action(async (db, id, opts) => {
-      const task = await inspect.retryTask(open(db), taskRef(id, opts.key), { resetAttempt: opts.resetAttempt === true });
+      const task = await inspect.retryTask(open(db), taskRef(id, opts.key), {
+        resetAttempt: opts.resetAttempt === true,
+      });
       if (opts.json) return printJson(task);
-      print(`retried ${fmt.plain(task.id)}: ${fmt.paintStatus(c, task.status)} (attempt ${task.attempt}/${task.max_attempts})`);
+      print(
+        `retried ${fmt.plain(task.id)}: ${fmt.paintStatus(c, task.status)} (attempt ${task.attempt}/${task.max_attempts})`,
+      );
     });
 
   command("cancel <db> [id]", "cancel a queued task, or ask a running one to stop")
@@ -250,7 +282,11 @@ async function main(argv, io = {}) {
         dryRun: opts.dryRun === true,
       });
       if (opts.json) return printJson(done);
-      print(done.dryRun ? `would purge ${done.count} task${done.count === 1 ? "" : "s"} (dry run: nothing deleted)` : `purged ${done.count} task${done.count === 1 ? "" : "s"}`);
+      print(
+        done.dryRun
+          ? `would purge ${done.count} task${done.count === 1 ? "" : "s"} (dry run: nothing deleted)`
+          : `purged ${done.count} task${done.count === 1 ? "" : "s"}`,
+      );
     });
 
   command("wait <db> <id>", "wait until a task finishes; the exit code tells how")
@@ -262,7 +298,8 @@ async function main(argv, io = {}) {
       try {
         task = await cq.wait(id, { timeoutMs: opts.timeout });
       } catch (e) {
-        if (/** @type {Error} */ (e).name === "TaskTimeout") throw new InspectError(/** @type {Error} */ (e).message, EXIT.TIMEOUT);
+        if (/** @type {Error} */ (e).name === "TaskTimeout")
+          throw new InspectError(/** @type {Error} */ (e).message, EXIT.TIMEOUT);
         throw e;
       }
       if (opts.json) printJson(task);
@@ -275,11 +312,26 @@ async function main(argv, io = {}) {
 
   command("submit <db> <name> [payload]", "submit a task (creates the database if needed); payload is JSON")
     .option("--key <key>", "idempotency key")
-    .addOption(new Option("--conflict <strategy>", "what a key already in use does").choices(["reuse", "reuse-succeeded", "reject", "replace"]))
+    .addOption(
+      new Option("--conflict <strategy>", "what a key already in use does").choices([
+        "reuse",
+        "reuse-succeeded",
+        "reject",
+        "replace",
+      ]),
+    )
     .option("--queue <queue>", "queue (default: default)")
     .option("--delay <duration>", "run no earlier than this from now", duration)
-    .option("--debounce <duration>", "with --key: a queued task under the key takes this payload and starts this long after this submit", duration)
-    .option("--max-delay <duration>", "with --debounce: start no later than this after the burst's first submit", duration)
+    .option(
+      "--debounce <duration>",
+      "with --key: a queued task under the key takes this payload and starts this long after this submit",
+      duration,
+    )
+    .option(
+      "--max-delay <duration>",
+      "with --debounce: start no later than this after the burst's first submit",
+      duration,
+    )
     .option("--priority <n>", "higher runs first", integer)
     .option("--max-attempts <n>", "attempts before it fails for good", positiveInt)
     .option("--group <name>", "its group, for groupConcurrency and per-group rate limits")
@@ -305,9 +357,11 @@ async function main(argv, io = {}) {
         group: opts.group,
       });
       const task = await submitted.catch((/** @type {Error & { code?: string }} */ e) => {
-        if (e.code === "CAIRNQ_NOT_CAIRNQ") throw new InspectError(`${e.message}; pass --init to add cairnq's tables to it anyway`, EXIT.NO_DATABASE);
+        if (e.code === "CAIRNQ_NOT_CAIRNQ")
+          throw new InspectError(`${e.message}; pass --init to add cairnq's tables to it anyway`, EXIT.NO_DATABASE);
         // JSON text that parses to what JSON cannot store (1e999 is Infinity).
-        if (e.name === "SerializationError") throw new InspectError(`payload cannot be stored: ${e.message}`, EXIT.USAGE);
+        if (e.name === "SerializationError")
+          throw new InspectError(`payload cannot be stored: ${e.message}`, EXIT.USAGE);
         throw e;
       });
       if (opts.json) return printJson(task);
@@ -321,7 +375,14 @@ async function main(argv, io = {}) {
     .option("--interval <duration>", "refresh every (default 1s)", positiveDuration, 1000)
     .action(async (db, opts) => {
       const { runTop } = require("./top.js");
-      const signal = await runTop(open(db), { db, queue: opts.queue, intervalMs: opts.interval, json: opts.json === true, out, colors: c });
+      const signal = await runTop(open(db), {
+        db,
+        queue: opts.queue,
+        intervalMs: opts.interval,
+        json: opts.json === true,
+        out,
+        colors: c,
+      });
       // Stopped by a signal, on a terminal or piped alike: the shell's 128 + n.
       state.code = EXIT.SIGNALED + (signal === "SIGTERM" ? 15 : 2);
     });
@@ -331,7 +392,10 @@ async function main(argv, io = {}) {
   command("ui <db>", "serve the web dashboard")
     .option("--port <port>", "port (default 4680; 0 picks a free one)", port, 4680)
     .option("--host <host>", "address to bind (default 127.0.0.1)", "127.0.0.1")
-    .option("--token <token>", "required on every request, 16 characters or more (default: $CAIRNQ_UI_TOKEN; generated when --host is not loopback)")
+    .option(
+      "--token <token>",
+      "required on every request, 16 characters or more (default: $CAIRNQ_UI_TOKEN; generated when --host is not loopback)",
+    )
     .option("--read-only", "no retry, cancel or purge")
     .option("--base-path <path>", "serve under this path prefix", basePath, "/")
     .action(async (db, opts) => {
@@ -340,11 +404,21 @@ async function main(argv, io = {}) {
       // From the environment, the token stays out of the process list.
       const token = opts.token ?? env.CAIRNQ_UI_TOKEN;
       const weak = token === undefined ? null : tokenProblem(token);
-      if (weak !== null) throw new InspectError(`${opts.token !== undefined ? "--token" : "CAIRNQ_UI_TOKEN"} ${weak}`, EXIT.USAGE);
+      if (weak !== null)
+        throw new InspectError(`${opts.token !== undefined ? "--token" : "CAIRNQ_UI_TOKEN"} ${weak}`, EXIT.USAGE);
       const cq = open(db);
       // Refuse a missing or foreign database before listening.
       await cq.store.connect();
-      await serve(cq, { db, port: opts.port, host: opts.host, token, readOnly: opts.readOnly === true, basePath: opts.basePath, out, json: opts.json === true });
+      await serve(cq, {
+        db,
+        port: opts.port,
+        host: opts.host,
+        token,
+        readOnly: opts.readOnly === true,
+        basePath: opts.basePath,
+        out,
+        json: opts.json === true,
+      });
     });
 
   try {
@@ -394,7 +468,9 @@ function taskRef(id, key) {
 function describeTask(c, task, children) {
   const now = Date.now();
   const lease =
-    task.lease_until_ms == null ? "-" : `${fmt.plain(task.worker_id ?? "?")}, ${task.lease_until_ms > now ? `expires ${fmt.relativeTime(task.lease_until_ms, now)}` : `expired ${fmt.relativeTime(task.lease_until_ms, now)}`}`;
+    task.lease_until_ms == null
+      ? "-"
+      : `${fmt.plain(task.worker_id ?? "?")}, ${task.lease_until_ms > now ? `expires ${fmt.relativeTime(task.lease_until_ms, now)}` : `expired ${fmt.relativeTime(task.lease_until_ms, now)}`}`;
   const t = fmt.table(c, ["", ""]);
   t.options.head = [];
   /** @type {[string, string][]} */
@@ -402,7 +478,10 @@ function describeTask(c, task, children) {
     ["id", fmt.plain(task.id)],
     ["name", fmt.plain(task.name)],
     ["queue", fmt.plain(task.queue)],
-    ["status", fmt.paintStatus(c, task.status) + (task.cancel_requested_at_ms != null ? c.yellow(" (cancel requested)") : "")],
+    [
+      "status",
+      fmt.paintStatus(c, task.status) + (task.cancel_requested_at_ms != null ? c.yellow(" (cancel requested)") : ""),
+    ],
     ["attempt", `${task.attempt}/${task.max_attempts}`],
     ["priority", String(task.priority)],
     ["progress", task.progress == null ? "-" : fmt.progressBar(task.progress)],
@@ -418,12 +497,14 @@ function describeTask(c, task, children) {
   ];
   for (const [k, v] of rows) t.push([c.dim(k), v]);
   const sections = [fmt.render(t), "", c.bold("payload"), fmt.prettyJson(task.payload)];
-  if (task.metadata && Object.keys(task.metadata).length > 0) sections.push("", c.bold("metadata"), fmt.prettyJson(task.metadata));
+  if (task.metadata && Object.keys(task.metadata).length > 0)
+    sections.push("", c.bold("metadata"), fmt.prettyJson(task.metadata));
   if (task.result != null) sections.push("", c.bold("result"), fmt.prettyJson(task.result));
   if (task.error != null) sections.push("", c.bold(c.red("error")), fmt.prettyJson(task.error));
   if (children.length > 0) {
     const s = fmt.table(c, ["SPAWNED", "NAME", "STATUS"]);
-    for (const child of children) s.push([fmt.plain(child.id), fmt.plain(child.name), fmt.paintStatus(c, child.status)]);
+    for (const child of children)
+      s.push([fmt.plain(child.id), fmt.plain(child.name), fmt.paintStatus(c, child.status)]);
     sections.push("", fmt.render(s));
   }
   return sections.join("\n");

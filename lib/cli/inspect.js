@@ -73,7 +73,10 @@ function openClient(db, opts = {}) {
   if (typeof db !== "string" || db === "") throw new InspectError("no database given", EXIT.USAGE);
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(db)?.[1];
   if (scheme !== undefined && !isPostgres(db)) {
-    throw new InspectError(`unsupported database URL ${scheme}://…: give a SQLite file path or a postgres:// DSN`, EXIT.USAGE);
+    throw new InspectError(
+      `unsupported database URL ${scheme}://…: give a SQLite file path or a postgres:// DSN`,
+      EXIT.USAGE,
+    );
   }
   try {
     const store = isPostgres(db)
@@ -94,7 +97,8 @@ function classify(err) {
   if (err instanceof InspectError) return err;
   const e = /** @type {Error & { code?: string }} */ (err instanceof Error ? err : new Error(String(err)));
   const message = e.message.split("\n")[0];
-  if (e.code === "CAIRNQ_NO_DATABASE" || e.code === "CAIRNQ_NOT_CAIRNQ") return new InspectError(message, EXIT.NO_DATABASE);
+  if (e.code === "CAIRNQ_NO_DATABASE" || e.code === "CAIRNQ_NOT_CAIRNQ")
+    return new InspectError(message, EXIT.NO_DATABASE);
   if (e.name === "ProtocolVersionMismatch") {
     return new InspectError(`${message}: this database belongs to another cairnq protocol version`, EXIT.NO_DATABASE);
   }
@@ -137,7 +141,8 @@ function zeroCounts() {
  * @returns {Promise<Task>}
  */
 async function getTask(client, ref) {
-  const task = ref.key !== undefined ? await client.getByKey(ref.key) : await client.get(/** @type {string} */ (ref.id));
+  const task =
+    ref.key !== undefined ? await client.getByKey(ref.key) : await client.get(/** @type {string} */ (ref.id));
   if (!task) throw new InspectError(`no task ${describeRef(ref)}`, EXIT.NOT_FOUND);
   return task;
 }
@@ -156,10 +161,16 @@ function describeRef(ref) {
  * @returns {Promise<Task>}
  */
 async function retryTask(client, ref, opts = {}) {
-  const done = ref.key !== undefined ? await client.retryByKey(ref.key, opts) : await client.retry(/** @type {string} */ (ref.id), opts);
+  const done =
+    ref.key !== undefined
+      ? await client.retryByKey(ref.key, opts)
+      : await client.retry(/** @type {string} */ (ref.id), opts);
   if (done) return done;
   const task = await getTask(client, ref);
-  throw new InspectError(`task ${task.id} is ${task.status}: only failed or canceled tasks can be retried`, EXIT.REFUSED);
+  throw new InspectError(
+    `task ${task.id} is ${task.status}: only failed or canceled tasks can be retried`,
+    EXIT.REFUSED,
+  );
 }
 
 /**
@@ -169,10 +180,14 @@ async function retryTask(client, ref, opts = {}) {
  * @returns {Promise<Task>}
  */
 async function cancelTask(client, ref) {
-  const done = ref.key !== undefined ? await client.cancelByKey(ref.key) : await client.cancel(/** @type {string} */ (ref.id));
+  const done =
+    ref.key !== undefined ? await client.cancelByKey(ref.key) : await client.cancel(/** @type {string} */ (ref.id));
   if (done) return done;
   const task = await getTask(client, ref);
-  throw new InspectError(`task ${task.id} is ${task.status}: only queued or running tasks can be canceled`, EXIT.REFUSED);
+  throw new InspectError(
+    `task ${task.id} is ${task.status}: only queued or running tasks can be canceled`,
+    EXIT.REFUSED,
+  );
 }
 
 /**

@@ -28,7 +28,16 @@ function schedulesTable(c, schedules, now) {
   for (const s of schedules) {
     const next = s.paused ? c.dim("-") : fmt.timestamp(s.nextRunAtMs, now);
     const state = s.paused ? c.yellow("paused") : c.green("active");
-    t.push([fmt.truncate(s.name, 40), fmt.truncate(s.task, 40), s.queue, s.cron, s.tz, next, fmt.timestamp(s.lastRunAtMs, now), state]);
+    t.push([
+      fmt.truncate(s.name, 40),
+      fmt.truncate(s.task, 40),
+      s.queue,
+      s.cron,
+      s.tz,
+      next,
+      fmt.timestamp(s.lastRunAtMs, now),
+      state,
+    ]);
   }
   return fmt.render(t);
 }

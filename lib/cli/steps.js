@@ -54,7 +54,13 @@ function stepSections(c, view, now) {
       const status = step.childStatus === null ? c.dim("gone") : fmt.paintStatus(c, step.childStatus);
       detail = `${fmt.plain(step.childId ?? "-")} ${status}`;
     }
-    t.push([fmt.truncate(step.id, 40), step.kind, fmt.timestamp(step.storedAtMs, now), step.kind === "step" ? size(step.size) : c.dim("-"), detail]);
+    t.push([
+      fmt.truncate(step.id, 40),
+      step.kind,
+      fmt.timestamp(step.storedAtMs, now),
+      step.kind === "step" ? size(step.size) : c.dim("-"),
+      detail,
+    ]);
   }
   const sections = ["", fmt.render(t)];
   const waiting = describeSuspension(c, view.suspended, now);

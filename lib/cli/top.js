@@ -29,7 +29,9 @@ async function runTop(client, opts) {
   } else {
     const { createLogUpdate } = await import("log-update");
     // log-update writes to a stream; anything with write() will do here.
-    render = createLogUpdate(/** @type {NodeJS.WriteStream} */ (/** @type {unknown} */ (opts.out)), { showCursor: false });
+    render = createLogUpdate(/** @type {NodeJS.WriteStream} */ (/** @type {unknown} */ (opts.out)), {
+      showCursor: false,
+    });
   }
   /** @type {{ by: "SIGINT" | "SIGTERM" | null }} */
   const stopped = { by: null };
@@ -86,7 +88,10 @@ async function snapshot(client, queue, throughput) {
  * @param {inspect.Throughput} throughput
  */
 function draw(c, db, frame, throughput) {
-  const lines = [`${c.bold("cairnq top")}  ${c.dim(redact(db))}  ${c.dim(new Date(frame.at).toISOString())}  ${c.dim("Ctrl-C to quit")}`, ""];
+  const lines = [
+    `${c.bold("cairnq top")}  ${c.dim(redact(db))}  ${c.dim(new Date(frame.at).toISOString())}  ${c.dim("Ctrl-C to quit")}`,
+    "",
+  ];
   const queues = fmt.table(c, ["QUEUE", ...STATUSES.map((s) => s.toUpperCase()), "DONE/S", "TREND", "OLDEST QUEUED"], {
     align: ["left", "right", "right", "right", "right", "right", "right", "left", "right"],
   });
@@ -104,8 +109,21 @@ function draw(c, db, frame, throughput) {
   if (frame.running.length) {
     const running = fmt.table(c, ["RUNNING", "NAME", "QUEUE", "ATTEMPT", "PROGRESS", "MESSAGE", "LEASE LEFT"]);
     for (const task of frame.running) {
-      const left = task.lease_until_ms == null ? "-" : task.lease_until_ms > frame.at ? fmt.humanDuration(task.lease_until_ms - frame.at) : c.red("expired");
-      running.push([fmt.plain(task.id), fmt.truncate(task.name, 30), fmt.plain(task.queue), `${task.attempt}/${task.max_attempts}`, fmt.progressBar(task.progress), fmt.truncate(task.message ?? "", 30), left]);
+      const left =
+        task.lease_until_ms == null
+          ? "-"
+          : task.lease_until_ms > frame.at
+            ? fmt.humanDuration(task.lease_until_ms - frame.at)
+            : c.red("expired");
+      running.push([
+        fmt.plain(task.id),
+        fmt.truncate(task.name, 30),
+        fmt.plain(task.queue),
+        `${task.attempt}/${task.max_attempts}`,
+        fmt.progressBar(task.progress),
+        fmt.truncate(task.message ?? "", 30),
+        left,
+      ]);
     }
     lines.push(fmt.render(running));
   } else {
@@ -121,7 +139,9 @@ function draw(c, db, frame, throughput) {
  */
 function redact(db) {
   if (!/^postgres(?:ql)?:\/\//i.test(db)) return db;
-  return db.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/i, "$1***@").replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
+  return db
+    .replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/i, "$1***@")
+    .replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
 }
 
 module.exports = { runTop, redact };

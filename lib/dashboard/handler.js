@@ -50,7 +50,13 @@ const MIN_TOKEN_LENGTH = 16;
  * What each action's JSON body may carry.
  * @typedef {Record<string, import("./request-body.js").FieldType[]>} Fields
  */
-const PURGE_FIELDS = /** @type {Fields} */ ({ olderThan: ["string"], status: ["string"], queue: ["string"], name: ["string"], limit: ["string", "number"] });
+const PURGE_FIELDS = /** @type {Fields} */ ({
+  olderThan: ["string"],
+  status: ["string"],
+  queue: ["string"],
+  name: ["string"],
+  limit: ["string", "number"],
+});
 const RETRY_FIELDS = /** @type {Fields} */ ({ resetAttempt: ["boolean"] });
 const CANCEL_FIELDS = /** @type {Fields} */ ({});
 
@@ -73,7 +79,9 @@ function createDashboard(options) {
   const refreshMs = Math.max(250, options.refreshMs ?? 2000);
   const csrf = crypto.randomBytes(24).toString("base64url");
   const cookieName = "cairnq_dashboard_token";
-  const assets = new Map(Object.entries(FILES).map(([name, type]) => [name, { body: fs.readFileSync(path.join(ASSETS, name)), type }]));
+  const assets = new Map(
+    Object.entries(FILES).map(([name, type]) => [name, { body: fs.readFileSync(path.join(ASSETS, name)), type }]),
+  );
   const throughput = new inspect.Throughput(60);
   const metrics = metricsRoute(client, options.workers);
   /** @type {{ at: number, body: unknown } | null} */
@@ -179,7 +187,14 @@ function createDashboard(options) {
         if (refused) return refused;
         if (route === "api/purge") {
           const body = await readJsonBody(request, PURGE_FIELDS);
-          const done = await inspect.purge(client, purgeFilter(new URLSearchParams(Object.entries(body).map(([k, v]) => /** @type {[string, string]} */ ([k, String(v)])))));
+          const done = await inspect.purge(
+            client,
+            purgeFilter(
+              new URLSearchParams(
+                Object.entries(body).map(([k, v]) => /** @type {[string, string]} */ ([k, String(v)])),
+              ),
+            ),
+          );
           overview = null;
           return json({ count: done.count });
         }
@@ -188,7 +203,9 @@ function createDashboard(options) {
           const ref = { id: decodeSegment(action[1], "task id") };
           const retry = action[2] === "retry";
           const body = await readJsonBody(request, retry ? RETRY_FIELDS : CANCEL_FIELDS);
-          const task = retry ? await inspect.retryTask(client, ref, { resetAttempt: body.resetAttempt === true }) : await inspect.cancelTask(client, ref);
+          const task = retry
+            ? await inspect.retryTask(client, ref, { resetAttempt: body.resetAttempt === true })
+            : await inspect.cancelTask(client, ref);
           overview = null;
           return json({ task });
         }
@@ -200,7 +217,13 @@ function createDashboard(options) {
     } catch (err) {
       if (err instanceof HttpError) return json({ error: err.message }, err.status);
       const failure = inspect.classify(err);
-      const status = { [inspect.EXIT.NOT_FOUND]: 404, [inspect.EXIT.USAGE]: 400, [inspect.EXIT.REFUSED]: 409, [inspect.EXIT.NO_DATABASE]: 503 }[failure.exitCode] ?? 500;
+      const status =
+        {
+          [inspect.EXIT.NOT_FOUND]: 404,
+          [inspect.EXIT.USAGE]: 400,
+          [inspect.EXIT.REFUSED]: 409,
+          [inspect.EXIT.NO_DATABASE]: 503,
+        }[failure.exitCode] ?? 500;
       return json({ error: failure.message }, status);
     }
   }
@@ -219,7 +242,8 @@ function createDashboard(options) {
     const site = request.headers.get("sec-fetch-site");
     if (site !== null && site !== "same-origin") return json({ error: "cross-site request refused" }, 403);
     const offered = request.headers.get("x-csrf-token");
-    if (offered === null || !sameSecret(offered, csrf)) return json({ error: "missing or wrong CSRF token: reload the page" }, 403);
+    if (offered === null || !sameSecret(offered, csrf))
+      return json({ error: "missing or wrong CSRF token: reload the page" }, 403);
     if (!(request.headers.get("content-type") ?? "").startsWith("application/json")) {
       return json({ error: "actions take a JSON body" }, 415);
     }
@@ -260,7 +284,10 @@ function createDashboard(options) {
   function asset(name) {
     const file = assets.get(name);
     if (!file) return text(404, "not found");
-    return new Response(new Uint8Array(file.body), { status: 200, headers: { ...SECURITY_HEADERS, "content-type": file.type } });
+    return new Response(new Uint8Array(file.body), {
+      status: 200,
+      headers: { ...SECURITY_HEADERS, "content-type": file.type },
+    });
   }
 
   const handler = /** @type {DashboardHandler} */ (handle);
@@ -299,7 +326,8 @@ function parseDurationOrThrow(v) {
 function boundedInt(v, fallback, min) {
   if (v === null || v === "") return fallback;
   const n = Number(v);
-  if (!Number.isSafeInteger(n) || n < min) throw new inspect.InspectError(`not a valid number: ${v}`, inspect.EXIT.USAGE);
+  if (!Number.isSafeInteger(n) || n < min)
+    throw new inspect.InspectError(`not a valid number: ${v}`, inspect.EXIT.USAGE);
   return n;
 }
 

@@ -41,15 +41,19 @@ function hostRule(allowed) {
       return parsed !== null && isLoopback(parsed.name);
     };
   }
-  if (!Array.isArray(allowed)) throw new TypeError("createDashboard: allowedHosts must be an array of host names, or true for any host");
+  if (!Array.isArray(allowed))
+    throw new TypeError("createDashboard: allowedHosts must be an array of host names, or true for any host");
   const entries = allowed.map((entry) => {
     const parsed = typeof entry === "string" ? parseHost(entry) : null;
-    if (parsed === null) throw new TypeError(`createDashboard: allowedHosts entry is not a host name: ${JSON.stringify(entry)}`);
+    if (parsed === null)
+      throw new TypeError(`createDashboard: allowedHosts entry is not a host name: ${JSON.stringify(entry)}`);
     return parsed;
   });
   return (host) => {
     const parsed = parseHost(host);
-    return parsed !== null && entries.some((e) => e.name === parsed.name && (e.port === undefined || e.port === parsed.port));
+    return (
+      parsed !== null && entries.some((e) => e.name === parsed.name && (e.port === undefined || e.port === parsed.port))
+    );
   };
 }
 

@@ -20,7 +20,11 @@ function metricsRoute(client, workers) {
     const body = await metrics.render();
     return new Response(body, {
       status: 200,
-      headers: { "content-type": metrics.contentType, "cache-control": "no-store", "x-content-type-options": "nosniff" },
+      headers: {
+        "content-type": metrics.contentType,
+        "cache-control": "no-store",
+        "x-content-type-options": "nosniff",
+      },
     });
   };
 }

@@ -45,7 +45,8 @@ function toNodeHandler(handler) {
 
     const method = req.method ?? "GET";
     const url = requestUrl(req);
-    if (url === null) return refuse(text(400, "bad request: the target must be a path and the Host header a host name"));
+    if (url === null)
+      return refuse(text(400, "bad request: the target must be a path and the Host header a host name"));
     if (!METHODS.includes(method)) return refuse(text(405, "method not allowed", { allow: METHODS.join(", ") }));
     const tooLarge = () => refuse(text(413, `request body too large (at most ${MAX_BODY} bytes)`));
     if (Number(req.headers["content-length"] ?? 0) > MAX_BODY) return tooLarge();
@@ -69,7 +70,11 @@ function toNodeHandler(handler) {
           if (v === undefined) continue;
           for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
         }
-        request = new Request(url, { method, headers, body: method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks) });
+        request = new Request(url, {
+          method,
+          headers,
+          body: method === "GET" || method === "HEAD" ? undefined : Buffer.concat(chunks),
+        });
       } catch {
         return refuse(text(400, "bad request"));
       }

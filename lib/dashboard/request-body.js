@@ -28,9 +28,13 @@ async function readJsonBody(request, fields) {
     const types = Object.hasOwn(fields, name) ? fields[name] : null;
     if (types === null) {
       const known = Object.keys(fields);
-      throw new HttpError(400, `unknown field in the request body: ${JSON.stringify(name)}${known.length ? ` (this action takes ${known.join(", ")})` : " (this action takes none)"}`);
+      throw new HttpError(
+        400,
+        `unknown field in the request body: ${JSON.stringify(name)}${known.length ? ` (this action takes ${known.join(", ")})` : " (this action takes none)"}`,
+      );
     }
-    if (!types.includes(/** @type {FieldType} */ (typeof v))) throw new HttpError(400, `${name} must be a ${types.join(" or ")}`);
+    if (!types.includes(/** @type {FieldType} */ (typeof v)))
+      throw new HttpError(400, `${name} must be a ${types.join(" or ")}`);
   }
   return value;
 }

@@ -38,7 +38,10 @@ class HttpError extends Error {
  * @param {number} [status]
  */
 function json(value, status = 200) {
-  return new Response(JSON.stringify(value), { status, headers: { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8" } });
+  return new Response(JSON.stringify(value), {
+    status,
+    headers: { ...SECURITY_HEADERS, "content-type": "application/json; charset=utf-8" },
+  });
 }
 
 /**
@@ -47,7 +50,10 @@ function json(value, status = 200) {
  * @param {Record<string, string>} [headers]
  */
 function text(status, body, headers = {}) {
-  return new Response(`${body}\n`, { status, headers: { ...SECURITY_HEADERS, ...headers, "content-type": "text/plain; charset=utf-8" } });
+  return new Response(`${body}\n`, {
+    status,
+    headers: { ...SECURITY_HEADERS, ...headers, "content-type": "text/plain; charset=utf-8" },
+  });
 }
 
 /**
@@ -57,7 +63,10 @@ function text(status, body, headers = {}) {
  * @param {Record<string, string>} [headers]
  */
 function redirect(path, headers = {}) {
-  return new Response(null, { status: 303, headers: { ...SECURITY_HEADERS, ...headers, location: `/${path.replace(/^[/\\]+/, "")}` } });
+  return new Response(null, {
+    status: 303,
+    headers: { ...SECURITY_HEADERS, ...headers, location: `/${path.replace(/^[/\\]+/, "")}` },
+  });
 }
 
 module.exports = { MAX_BODY, METHODS, SECURITY_HEADERS, HttpError, json, text, redirect };

@@ -35,7 +35,8 @@ async function changeSchedule(client, route, request) {
   const name = decodeSegment(action[1], "schedule name");
   await readJsonBody(request, {});
   const schedule = action[2] === "pause" ? await client.pauseSchedule(name) : await client.resumeSchedule(name);
-  if (schedule === null) throw new inspect.InspectError(`no schedule named ${JSON.stringify(name)}`, inspect.EXIT.NOT_FOUND);
+  if (schedule === null)
+    throw new inspect.InspectError(`no schedule named ${JSON.stringify(name)}`, inspect.EXIT.NOT_FOUND);
   return { schedule };
 }
 

@@ -42,7 +42,9 @@ async function serve(client, opts) {
     connectionsCheckingInterval: 1_000,
   });
   // Node hands CONNECT to this event and, unanswered, drops the socket.
-  server.on("connect", (_req, socket) => socket.end("HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"));
+  server.on("connect", (_req, socket) =>
+    socket.end("HTTP/1.1 405 Method Not Allowed\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"),
+  );
   await new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(opts.port, opts.host, () => resolve(undefined));

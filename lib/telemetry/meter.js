@@ -35,9 +35,18 @@ function activeInstruments() {
   if (made === null || made.meter !== meter) {
     made = {
       meter,
-      duration: meter.createHistogram("messaging.process.duration", { unit: "s", description: "How long a handler call ran." }),
-      queueWait: meter.createHistogram("cairnq.task.queue_wait.duration", { unit: "s", description: "How long a task had been due when its handler started." }),
-      consumed: meter.createCounter("messaging.client.consumed.messages", { unit: "{message}", description: "Tasks handed to handlers." }),
+      duration: meter.createHistogram("messaging.process.duration", {
+        unit: "s",
+        description: "How long a handler call ran.",
+      }),
+      queueWait: meter.createHistogram("cairnq.task.queue_wait.duration", {
+        unit: "s",
+        description: "How long a task had been due when its handler started.",
+      }),
+      consumed: meter.createCounter("messaging.client.consumed.messages", {
+        unit: "{message}",
+        description: "Tasks handed to handlers.",
+      }),
     };
   }
   return made;

@@ -129,7 +129,11 @@ function startProcess(tracer, name, batch, tasks) {
     attributes["cairnq.task.attempt"] = first.attempt;
     parent = extract(otelApi, first);
   }
-  const span = tracer.startSpan(`process ${first.queue}`, { kind: otelApi.SpanKind.CONSUMER, attributes, links }, parent);
+  const span = tracer.startSpan(
+    `process ${first.queue}`,
+    { kind: otelApi.SpanKind.CONSUMER, attributes, links },
+    parent,
+  );
   return { span, context: otelApi.trace.setSpan(parent, span) };
 }
 
@@ -189,7 +193,10 @@ function failSpan(span, err) {
   if (error) span.recordException(error);
   else if (err !== undefined) span.recordException(String(err));
   span.setAttribute("error.type", errorType(err));
-  span.setStatus({ code: otelApi.SpanStatusCode.ERROR, message: error?.message ?? (err === undefined ? undefined : String(err)) });
+  span.setStatus({
+    code: otelApi.SpanStatusCode.ERROR,
+    message: error?.message ?? (err === undefined ? undefined : String(err)),
+  });
 }
 
 /**
@@ -200,4 +207,13 @@ function errorType(err) {
   return err instanceof Error ? err.name : "Error";
 }
 
-module.exports = { FINE_OUTCOMES, errorType, messagingAttributes, activeTracer, tracedSubmit, startProcess, runInSpan, endProcess };
+module.exports = {
+  FINE_OUTCOMES,
+  errorType,
+  messagingAttributes,
+  activeTracer,
+  tracedSubmit,
+  startProcess,
+  runInSpan,
+  endProcess,
+};

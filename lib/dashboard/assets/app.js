@@ -67,13 +67,24 @@
     const abs = Math.abs(delta);
     if (abs < 1000) return "now";
     const s = Math.floor(abs / 1000);
-    const text = s < 60 ? `${s}s` : s < 3600 ? `${Math.floor(s / 60)}m ${s % 60}s` : s < 86400 ? `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m` : `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+    const text =
+      s < 60
+        ? `${s}s`
+        : s < 3600
+          ? `${Math.floor(s / 60)}m ${s % 60}s`
+          : s < 86400
+            ? `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`
+            : `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
     return delta < 0 ? `${text} ago` : `in ${text}`;
   }
 
   function when(at) {
     if (at === null || at === undefined) return "-";
-    return h("span", { title: new Date(at).toISOString() }, `${new Date(at).toISOString().replace("T", " ").replace("Z", " UTC")} (${rel(at)})`);
+    return h(
+      "span",
+      { title: new Date(at).toISOString() },
+      `${new Date(at).toISOString().replace("T", " ").replace("Z", " UTC")} (${rel(at)})`,
+    );
   }
 
   function sparkline(values) {
@@ -84,7 +95,10 @@
     const shown = values.slice(-40);
     if (shown.length > 1) {
       const max = Math.max(...shown, 0.0001);
-      const points = shown.map((v, i) => `${((i / (shown.length - 1)) * width).toFixed(1)},${(height - 2 - (v / max) * (height - 4)).toFixed(1)}`);
+      const points = shown.map(
+        (v, i) =>
+          `${((i / (shown.length - 1)) * width).toFixed(1)},${(height - 2 - (v / max) * (height - 4)).toFixed(1)}`,
+      );
       el.append(svg("polyline", { points: points.join(" ") }));
     }
     return el;
@@ -161,12 +175,28 @@
     const table = h(
       "table",
       { id: "queues" },
-      h("thead", {}, h("tr", {}, h("th", {}, "queue"), config.statuses.map((s) => h("th", { class: "num" }, s)), h("th", { class: "num" }, "done/s"), h("th", {}, "throughput"))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          h("th", {}, "queue"),
+          config.statuses.map((s) => h("th", { class: "num" }, s)),
+          h("th", { class: "num" }, "done/s"),
+          h("th", {}, "throughput"),
+        ),
+      ),
       body,
     );
     main.replaceChildren(
       h("h1", {}, "Queues"),
-      h("div", { class: "card" }, table, h("p", { class: "muted" }, "All queues, tasks finished per second: ", totalSpark)),
+      h(
+        "div",
+        { class: "card" },
+        table,
+        h("p", { class: "muted" }, "All queues, tasks finished per second: ", totalSpark),
+      ),
       purgeCard(),
     );
     refresh(async () => {
@@ -177,7 +207,11 @@
           { "data-queue": q.queue },
           h("td", {}, listLink({ queue: q.queue }, q.queue)),
           config.statuses.map((s) =>
-            h("td", { class: `num${q.counts[s] === 0 ? " zero" : ""}`, "data-status": s }, q.counts[s] === 0 ? "0" : listLink({ queue: q.queue, status: s }, String(q.counts[s]))),
+            h(
+              "td",
+              { class: `num${q.counts[s] === 0 ? " zero" : ""}`, "data-status": s },
+              q.counts[s] === 0 ? "0" : listLink({ queue: q.queue, status: s }, String(q.counts[s])),
+            ),
           ),
           h("td", { class: "num" }, (q.perSecond.at(-1) || 0).toFixed(1)),
           h("td", {}, sparkline(q.perSecond)),
@@ -190,10 +224,31 @@
   }
 
   function purgeCard() {
-    const older = h("input", { id: "purge-older", name: "olderThan", value: "7d", size: 6, "aria-label": "older than" });
-    const status = h("select", { id: "purge-status", name: "status" }, h("option", { value: "" }, "any finished"), config.terminalStatuses.map((s) => h("option", { value: s }, s)));
+    const older = h("input", {
+      id: "purge-older",
+      name: "olderThan",
+      value: "7d",
+      size: 6,
+      "aria-label": "older than",
+    });
+    const status = h(
+      "select",
+      { id: "purge-status", name: "status" },
+      h("option", { value: "" }, "any finished"),
+      config.terminalStatuses.map((s) => h("option", { value: s }, s)),
+    );
     const queue = h("input", { id: "purge-queue", name: "queue", placeholder: "any queue", size: 12 });
-    const button = h("button", { id: "purge-button", class: "danger", type: "submit", disabled: config.readOnly, title: config.readOnly ? "read-only dashboard" : null }, "Purge…");
+    const button = h(
+      "button",
+      {
+        id: "purge-button",
+        class: "danger",
+        type: "submit",
+        disabled: config.readOnly,
+        title: config.readOnly ? "read-only dashboard" : null,
+      },
+      "Purge…",
+    );
     const form = h(
       "form",
       {
@@ -206,7 +261,12 @@
           try {
             const preview = await api(`api/purge-preview?${new URLSearchParams(filter)}`);
             if (preview.count === 0) return flash("Nothing to purge with these filters.");
-            if (!confirm(`Delete ${preview.count} finished task(s) completed more than ${filter.olderThan} ago? This cannot be undone.`)) return;
+            if (
+              !confirm(
+                `Delete ${preview.count} finished task(s) completed more than ${filter.olderThan} ago? This cannot be undone.`,
+              )
+            )
+              return;
             const done = await api("api/purge", { body: filter });
             flash(`Purged ${done.count} task(s).`);
           } catch (err) {
@@ -219,14 +279,25 @@
       h("label", {}, "queue", queue),
       button,
     );
-    return h("div", { class: "card" }, h("h2", {}, "Purge finished tasks"), form, config.readOnly ? h("p", { class: "muted" }, "Read-only: actions are disabled.") : null);
+    return h(
+      "div",
+      { class: "card" },
+      h("h2", {}, "Purge finished tasks"),
+      form,
+      config.readOnly ? h("p", { class: "muted" }, "Read-only: actions are disabled.") : null,
+    );
   }
 
   // --- task list ---------------------------------------------------------------------
 
   function showTasks(params, refresh) {
     const field = (name, attrs) => h("input", { name, value: params.get(name) || "", ...attrs });
-    const status = h("select", { name: "status" }, h("option", { value: "" }, "any"), config.statuses.map((s) => h("option", { value: s, selected: params.get("status") === s }, s)));
+    const status = h(
+      "select",
+      { name: "status" },
+      h("option", { value: "" }, "any"),
+      config.statuses.map((s) => h("option", { value: s, selected: params.get("status") === s }, s)),
+    );
     const filters = h(
       "form",
       {
@@ -254,7 +325,20 @@
       h(
         "div",
         { class: "card" },
-        h("table", { id: "tasks" }, h("thead", {}, h("tr", {}, ["id", "name", "queue", "status", "attempt", "progress", "created", "updated"].map((c) => h("th", {}, c)))), body),
+        h(
+          "table",
+          { id: "tasks" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["id", "name", "queue", "status", "attempt", "progress", "created", "updated"].map((c) => h("th", {}, c)),
+            ),
+          ),
+          body,
+        ),
         pager,
       ),
     );
@@ -286,9 +370,17 @@
         return `#/tasks?${next}`;
       };
       pager.replaceChildren(
-        h("button", { id: "prev", disabled: offset === 0, onclick: () => (location.hash = page(Math.max(0, offset - 25))) }, "← Newer"),
+        h(
+          "button",
+          { id: "prev", disabled: offset === 0, onclick: () => (location.hash = page(Math.max(0, offset - 25))) },
+          "← Newer",
+        ),
         h("span", { class: "muted" }, data.tasks.length ? `${offset + 1}–${offset + data.tasks.length}` : ""),
-        h("button", { id: "next", disabled: !data.hasMore, onclick: () => (location.hash = page(offset + 25)) }, "Older →"),
+        h(
+          "button",
+          { id: "next", disabled: !data.hasMore, onclick: () => (location.hash = page(offset + 25)) },
+          "Older →",
+        ),
       );
     });
   }
@@ -308,7 +400,9 @@
   function renderTask(t, spawned) {
     const now = Date.now();
     const lease =
-      t.lease_until_ms === null ? "-" : `${t.worker_id || "?"} · ${t.lease_until_ms > now ? `expires ${rel(t.lease_until_ms)}` : `expired ${rel(t.lease_until_ms)}`}`;
+      t.lease_until_ms === null
+        ? "-"
+        : `${t.worker_id || "?"} · ${t.lease_until_ms > now ? `expires ${rel(t.lease_until_ms)}` : `expired ${rel(t.lease_until_ms)}`}`;
     const canRetry = t.status === "failed" || t.status === "canceled";
     const canCancel = t.status === "queued" || t.status === "running";
     const act = (name, label, cls, enabled, question) =>
@@ -340,7 +434,10 @@
       { class: "fields" },
       field("name", t.name),
       field("queue", listLink({ queue: t.queue }, t.queue)),
-      field("status", [statusBadge(t.status), t.cancel_requested_at_ms !== null ? " cancel requested" : ""], { id: "task-status", "data-status": t.status }),
+      field("status", [statusBadge(t.status), t.cancel_requested_at_ms !== null ? " cancel requested" : ""], {
+        id: "task-status",
+        "data-status": t.status,
+      }),
       field("attempt", `${t.attempt} of ${t.max_attempts}`, { id: "task-attempt" }),
       field("priority", String(t.priority)),
       field(
@@ -360,7 +457,8 @@
     // The bar's width is a CSSOM property, not an inline style attribute (CSP).
     const bar = fields.querySelector(".progress > span");
     if (bar) bar.style.width = `${Math.round(Math.max(0, Math.min(1, t.progress)) * 100)}%`;
-    const json = (title, value, id) => h("div", { class: "card" }, h("h2", {}, title), h("pre", { id }, JSON.stringify(value, null, 2)));
+    const json = (title, value, id) =>
+      h("div", { class: "card" }, h("h2", {}, title), h("pre", { id }, JSON.stringify(value, null, 2)));
     return [
       h(
         "div",
@@ -381,7 +479,17 @@
         { class: "card" },
         h("h2", {}, `Spawned tasks (${spawned.length})`),
         spawned.length
-          ? h("table", { id: "spawned" }, h("tbody", {}, spawned.map((c) => h("tr", {}, h("td", {}, taskLink(c.id)), h("td", {}, c.name), h("td", {}, statusBadge(c.status))))))
+          ? h(
+              "table",
+              { id: "spawned" },
+              h(
+                "tbody",
+                {},
+                spawned.map((c) =>
+                  h("tr", {}, h("td", {}, taskLink(c.id)), h("td", {}, c.name), h("td", {}, statusBadge(c.status))),
+                ),
+              ),
+            )
           : h("p", { class: "muted" }, "None."),
       ),
     ];

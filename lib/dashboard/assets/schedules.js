@@ -35,10 +35,20 @@
     const table = h(
       "table",
       { id: "schedules" },
-      h("thead", {}, h("tr", {}, ["Name", "Task", "Queue", "Cron", "Zone", "Next run", "Last run", "State", ""].map((c) => h("th", {}, c)))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ["Name", "Task", "Queue", "Cron", "Zone", "Next run", "Last run", "State", ""].map((c) => h("th", {}, c)),
+        ),
+      ),
       body,
     );
-    document.getElementById("main").replaceChildren(h("h1", {}, "Schedules"), h("div", { class: "card" }, table, empty));
+    document
+      .getElementById("main")
+      .replaceChildren(h("h1", {}, "Schedules"), h("div", { class: "card" }, table, empty));
     refresh(async () => {
       const data = await api("api/schedules");
       empty.hidden = data.schedules.length > 0;

@@ -15,7 +15,8 @@
 
   function detail(step) {
     if (step.kind === "sleep") return ["until ", when(step.wakeAtMs)];
-    if (step.kind === "child") return [taskLink(step.childId), " ", step.childStatus ? statusBadge(step.childStatus) : "gone"];
+    if (step.kind === "child")
+      return [taskLink(step.childId), " ", step.childStatus ? statusBadge(step.childStatus) : "gone"];
     return "";
   }
 
@@ -57,7 +58,15 @@
       h(
         "table",
         { id: "steps" },
-        h("thead", {}, h("tr", {}, ["Step", "Kind", "Stored", "Size", ""].map((c) => h("th", {}, c)))),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ["Step", "Kind", "Stored", "Size", ""].map((c) => h("th", {}, c)),
+          ),
+        ),
         h("tbody", {}, rows),
       ),
     );
