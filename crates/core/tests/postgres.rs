@@ -1996,7 +1996,7 @@ mod flow {
     /// cost call on a table this small; the SQLite test pins the ordered walk.)
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_flow_statements_reach_their_indexes() {
-        use cairnq_core::protocol::flow::POSTGRES_LIMITS_AND_LOCKS;
+        use cairnq_core::protocol::flow::{POSTGRES_CLAIM_GROUPS, POSTGRES_LIMITS_AND_LOCKS};
         use tokio_postgres::types::ToSql;
 
         let db = test_db!();
@@ -2031,13 +2031,13 @@ mod flow {
         let checks: Vec<Check<'_>> = vec![
             (
                 "claim_groups",
-                FLOW.claim_groups,
+                POSTGRES_CLAIM_GROUPS,
                 chunk.clone(),
                 "cairnq_tasks_claim_name_idx",
             ),
             (
                 "claim_groups",
-                FLOW.claim_groups,
+                POSTGRES_CLAIM_GROUPS,
                 chunk,
                 "cairnq_tasks_lease_idx",
             ),

@@ -1127,7 +1127,10 @@ mod steps {
 mod flow {
     use super::common::flow;
     use super::{analyzed_database, assert_reaches};
-    use cairnq_core::protocol::flow::{LEDGER_NAME, SQLITE as FLOW};
+    use cairnq_core::protocol::flow::{
+        LEDGER_NAME, SQLITE as FLOW, SQLITE_CLAIM_IDS, SQLITE_DRAW_SCAN, SQLITE_GROUP_RUNNING,
+        SQLITE_GROUP_STARTS,
+    };
     use cairnq_core::Store;
     use rusqlite::Connection;
 
@@ -1219,16 +1222,43 @@ mod flow {
         assert_eq!(flow_tables_and_ledger(&dir), (vec![], vec![]));
     }
 
-    /// A chunk reads the per-name claim index and the running rows through
-    /// the partial lease index (its ranking sorts the few rows it read); the
-    /// due count walks the claim index alone. None reads the table.
+    /// A chunk's scan walks the per-name claim index in order, its groups'
+    /// running rows come through the partial lease index, their starts
+    /// through the window index, and the claim by ids through the primary
+    /// key; the due count walks the claim index alone. None reads the table.
     #[tokio::test]
     async fn the_flow_statements_reach_their_indexes() {
         let dir = tempfile::tempdir().unwrap();
         let conn = analyzed_database(dir.path()).await;
         conn.execute_batch(FLOW.migration.sql).unwrap();
-        for index in ["cairnq_tasks_claim_name_idx", "cairnq_tasks_lease_idx"] {
-            assert_reaches(&conn, "claim_groups", FLOW.claim_groups, index, false);
+        let checks: &[(&str, &str, &str, bool)] = &[
+            (
+                "draw_scan",
+                SQLITE_DRAW_SCAN,
+                "cairnq_tasks_claim_name_idx",
+                true,
+            ),
+            (
+                "group_running",
+                SQLITE_GROUP_RUNNING,
+                "cairnq_tasks_lease_idx",
+                false,
+            ),
+            (
+                "group_starts",
+                SQLITE_GROUP_STARTS,
+                "cairnq_flow_starts_window_idx",
+                false,
+            ),
+            (
+                "claim_ids",
+                SQLITE_CLAIM_IDS,
+                "sqlite_autoindex_cairnq_tasks_1",
+                false,
+            ),
+        ];
+        for (label, sql, index, in_order) in checks {
+            assert_reaches(&conn, label, sql, index, *in_order);
         }
         assert_reaches(
             &conn,

@@ -17,7 +17,6 @@ pub struct FlowStatements {
     pub limits: &'static str,
     pub declare: &'static str,
     pub starts_window: &'static str,
-    pub claim_groups: &'static str,
     pub due_count: &'static str,
 }
 
@@ -31,7 +30,6 @@ macro_rules! load {
             limits: load!($dialect, "limits"),
             declare: load!($dialect, "declare"),
             starts_window: load!($dialect, "starts_window"),
-            claim_groups: load!($dialect, "claim_groups"),
             due_count: load!($dialect, "due_count"),
         }
     };
@@ -54,6 +52,17 @@ pub const SQLITE_STARTS_PRUNE: &str = load!("sqlite", "starts_prune");
 /// SQLite only: one start per claimed task (Postgres records them in
 /// `claim_groups`).
 pub const SQLITE_STARTS_RECORD: &str = load!("sqlite", "starts_record");
+/// SQLite only: a chunk's due rows, id and group, in claim order.
+pub const SQLITE_DRAW_SCAN: &str = load!("sqlite", "draw_scan");
+/// SQLite only: the running rows of a chunk's groups.
+pub const SQLITE_GROUP_RUNNING: &str = load!("sqlite", "group_running");
+/// SQLite only: the starts in the window of a chunk's groups.
+pub const SQLITE_GROUP_STARTS: &str = load!("sqlite", "group_starts");
+/// SQLite only: claim the ids a chunk picked.
+pub const SQLITE_CLAIM_IDS: &str = load!("sqlite", "claim_ids");
+/// Postgres only: one chunk of a flow draw, picked and claimed in one
+/// statement.
+pub const POSTGRES_CLAIM_GROUPS: &str = load!("postgres", "claim_groups");
 /// Postgres only: the advisory lock of a name-wide rate, never waiting.
 pub const POSTGRES_LOCK_NAME: &str = load!("postgres", "lock_name");
 /// Postgres only: before each chunk, the name's limits and clock and the

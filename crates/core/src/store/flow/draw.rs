@@ -2,10 +2,10 @@
 //! decisions both dialects share. A backend reads, in its claim transaction,
 //! the name's limits and, under a name-wide rate, its window (`name_allowance`
 //! says how many the draw may start); then per queue it claims in chunks,
-//! each one statement that reads the first rows of the queue in claim order
-//! and claims those whose group has room, every group's first before any
-//! group's second. `Chunks` says how many rows each chunk reads and claims,
-//! and when the queue has no more to give.
+//! each reading the first rows of the queue in claim order and claiming those
+//! whose group has room, every group's first before any group's second
+//! (`pick` on SQLite, one statement on Postgres). `Chunks` says how many rows
+//! each chunk reads and claims, and when the queue has no more to give.
 
 use super::{FlowLimits, RateLimit};
 

@@ -10,6 +10,7 @@
 
 pub mod draw;
 pub mod group;
+pub mod pick;
 pub mod spec;
 
 /// The metadata key holding a task's group.

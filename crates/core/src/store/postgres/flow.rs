@@ -11,7 +11,9 @@
 use super::conn::{apply, rows, tasks};
 use super::transport::{end_tx, params, PgRow, Session, Transaction};
 use crate::error::Result;
-use crate::protocol::flow::{POSTGRES as SQL, POSTGRES_LIMITS_AND_LOCKS, POSTGRES_LOCK_NAME};
+use crate::protocol::flow::{
+    POSTGRES as SQL, POSTGRES_CLAIM_GROUPS, POSTGRES_LIMITS_AND_LOCKS, POSTGRES_LOCK_NAME,
+};
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
 use crate::store::flow::draw::{self as flow, Allowance, Chunk, Chunks, GroupLimits, WindowCount};
 use crate::store::flow::{Declaration, Declared, FlowLimits, Replaced};
@@ -187,7 +189,7 @@ pub async fn draw<S: Session>(
             }
             let rows = tasks(
                 tx,
-                SQL.claim_groups,
+                POSTGRES_CLAIM_GROUPS,
                 &params![
                     queue,
                     name,

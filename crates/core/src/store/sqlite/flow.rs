@@ -9,10 +9,15 @@ use super::conn::apply_in_transaction;
 use super::query::{query, query_tasks};
 use crate::error::Result;
 use crate::ids::now_ms;
-use crate::protocol::flow::{SQLITE as SQL, SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD};
+use crate::protocol::flow::{
+    SQLITE as SQL, SQLITE_CLAIM_IDS, SQLITE_DRAW_SCAN, SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS,
+    SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
+};
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
-use crate::store::flow::draw::{self as flow, Allowance, Chunks, GroupLimits, WindowCount};
+use crate::store::flow::draw::{self as flow, Allowance, Chunk, Chunks, GroupLimits, WindowCount};
+use crate::store::flow::pick::{pick, GroupCounts, Scanned};
 use crate::store::flow::{Declaration, Declared, FlowLimits, Replaced};
+use crate::task::Task;
 
 /// The declared limits of `name`, if any.
 fn declared(conn: &Connection, name: &str) -> Result<Option<Declared>> {
@@ -97,8 +102,104 @@ fn window(conn: &Connection, name: &str, since: i64) -> Result<Vec<WindowCount>>
     )
 }
 
+/// One chunk on `queue`: its due rows in claim order, the counts of their
+/// groups, the core's pick, and the claim of the picked ids.
+fn claim_chunk(
+    conn: &Connection,
+    request: &ClaimRequest,
+    queue: &str,
+    name: &str,
+    now: i64,
+    chunk: &Chunk,
+    groups: &GroupLimits,
+) -> Result<Vec<Task>> {
+    let scanned = query(
+        conn,
+        SQLITE_DRAW_SCAN,
+        &[
+            (":queue", &queue),
+            (":name", &name),
+            (":now", &now),
+            (":rows", &chunk.rows),
+        ],
+        |row| {
+            Ok(Scanned {
+                id: row.get(0)?,
+                group: row.get(1)?,
+            })
+        },
+    )?;
+    if scanned.is_empty() {
+        return Ok(Vec::new());
+    }
+    let counts = group_counts(conn, name, groups, &scanned)?;
+    let ids = pick(&scanned, &counts, groups, chunk.limit);
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    query_tasks(
+        conn,
+        SQLITE_CLAIM_IDS,
+        &[
+            (":ids", &json_list(&ids)),
+            (":worker_id", &request.worker_id),
+            (":now", &now),
+            (":lease_ms", &request.lease_ms),
+        ],
+    )
+}
+
+/// What counts against the groups of `scanned` under `groups`' limits.
+fn group_counts(
+    conn: &Connection,
+    name: &str,
+    groups: &GroupLimits,
+    scanned: &[Scanned],
+) -> Result<GroupCounts> {
+    let mut counts = GroupCounts::default();
+    if !groups.any() {
+        return Ok(counts);
+    }
+    let mut seen: Vec<&str> = scanned.iter().map(|row| row.group.as_str()).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    let seen = json_list(&seen);
+    let per_group = |row: &rusqlite::Row<'_>| Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?));
+    if groups.concurrency.is_some() {
+        counts.running = query(
+            conn,
+            SQLITE_GROUP_RUNNING,
+            &[(":name", &name), (":groups", &seen)],
+            per_group,
+        )?
+        .into_iter()
+        .collect();
+    }
+    if groups.rate_max.is_some() {
+        counts.started = query(
+            conn,
+            SQLITE_GROUP_STARTS,
+            &[
+                (":name", &name),
+                (":groups", &seen),
+                (":since", &groups.since),
+            ],
+            per_group,
+        )?
+        .into_iter()
+        .collect();
+    }
+    Ok(counts)
+}
+
+/// A JSON list of strings, bound for `json_each`.
+fn json_list<S: AsRef<str>>(items: &[S]) -> String {
+    serde_json::to_string(&items.iter().map(AsRef::as_ref).collect::<Vec<_>>())
+        .expect("strings encode")
+}
+
 /// One flow draw: the name's limits and, under a name-wide rate, its window;
-/// then per queue the chunks `Chunks` asks for, each one `claim_groups`,
+/// then per queue the chunks `Chunks` asks for, each one `claim_chunk`,
 /// recording the starts of a rate-limited name. Hands the plan the rows (and,
 /// when the name's window is full, when it opens).
 pub fn draw(
@@ -135,25 +236,9 @@ pub fn draw(
     for queue in &request.queues {
         chunks.start_queue();
         while let Some(chunk) = chunks.next() {
-            let rows = query_tasks(
-                conn,
-                SQL.claim_groups,
-                &[
-                    (":queue", queue),
-                    (":name", name),
-                    (":now", &now),
-                    (":rows", &chunk.rows),
-                    (":limit", &chunk.limit),
-                    (":group_concurrency", &groups.concurrency),
-                    (":rate_max", &groups.rate_max),
-                    (":since", &groups.since),
-                    (":worker_id", &request.worker_id),
-                    (":lease_ms", &request.lease_ms),
-                ],
-            )?;
+            let rows = claim_chunk(conn, request, queue, name, now, &chunk, &groups)?;
             if let Some(rate) = limits.rate.filter(|_| !rows.is_empty()) {
-                let ids = serde_json::to_string(&rows.iter().map(|t| &t.id).collect::<Vec<_>>())
-                    .expect("ids encode");
+                let ids = json_list(&rows.iter().map(|t| &t.id).collect::<Vec<_>>());
                 query(
                     conn,
                     SQLITE_STARTS_RECORD,
