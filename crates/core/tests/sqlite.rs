@@ -1260,6 +1260,24 @@ mod flow {
         for (label, sql, index, in_order) in checks {
             assert_reaches(&conn, label, sql, index, *in_order);
         }
+        // As a new store sees it: analyzed while empty, then filled.
+        let fresh = dir.path().join("fresh.db");
+        crate::opened(&fresh).await.close().await.unwrap();
+        let conn = Connection::open(&fresh).unwrap();
+        conn.execute_batch(
+            "with recursive n(i) as (select 0 union all select i + 1 from n where i < 3999)
+             insert into cairnq_tasks (id, name, status, payload, run_at_ms, created_at_ms,
+                                       updated_at_ms)
+             select printf('task_%05d', i), 'name', 'queued', '{}', i, i, i from n;",
+        )
+        .unwrap();
+        assert_reaches(
+            &conn,
+            "claim_ids",
+            SQLITE_CLAIM_IDS,
+            "sqlite_autoindex_cairnq_tasks_1",
+            false,
+        );
         assert_reaches(
             &conn,
             "due_count",

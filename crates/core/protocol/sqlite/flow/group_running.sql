@@ -6,5 +6,5 @@ select coalesce(cast(json_extract(metadata, '$."cairnq.group"') as text), '') as
 from cairnq_tasks indexed by cairnq_tasks_lease_idx
 where status = 'running' and lease_until_ms is not null
   and name = :name
+  and grp in (select value from json_each(:groups))
 group by grp
-having grp in (select value from json_each(:groups))
