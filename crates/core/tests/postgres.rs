@@ -1990,13 +1990,16 @@ mod flow {
         }
     }
 
-    /// A chunk and its locks reach the per-name claim index, a chunk the
-    /// partial lease index for the running rows, the due count the claim
-    /// index; none reads the table. (Whether a walk sorts is the planner's
-    /// cost call on a table this small; the SQLite test pins the ordered walk.)
+    /// A chunk's scan and its locks reach the per-name claim index, its scan
+    /// the partial lease index for the running rows, its claim the primary
+    /// key, the due count the claim index; none reads the table. (Whether a
+    /// walk sorts is the planner's cost call on a table this small; the
+    /// SQLite test pins the ordered walk.)
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_flow_statements_reach_their_indexes() {
-        use cairnq_core::protocol::flow::{POSTGRES_CLAIM_GROUPS, POSTGRES_LIMITS_AND_LOCKS};
+        use cairnq_core::protocol::flow::{
+            POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_LIMITS_AND_LOCKS,
+        };
         use tokio_postgres::types::ToSql;
 
         let db = test_db!();
@@ -2010,36 +2013,29 @@ mod flow {
             10_i64,
         );
         let held = vec!["g".to_string()];
-        let (concurrency, no_rate, since) = (Some(1_i64), None::<i64>, 0_i64);
-        let (worker, lease, no) = ("w".to_string(), 30_000_i64, false);
+        let ids = vec!["a".to_string(), "b".to_string()];
+        let (yes, no, since) = (true, false, 0_i64);
+        let (worker, lease) = ("w".to_string(), 30_000_i64);
         type Check<'a> = (&'a str, &'a str, Vec<&'a (dyn ToSql + Sync)>, &'a str);
-        let chunk: Vec<&(dyn ToSql + Sync)> = vec![
-            &queue,
-            &name,
-            &now,
-            &rows,
-            &limit,
-            &concurrency,
-            &no_rate,
-            &since,
-            &held,
-            &worker,
-            &lease,
-            &no,
-            &no,
-        ];
+        let scan: Vec<&(dyn ToSql + Sync)> = vec![&queue, &name, &now, &rows, &yes, &since, &no];
         let checks: Vec<Check<'_>> = vec![
             (
-                "claim_groups",
-                POSTGRES_CLAIM_GROUPS,
-                chunk.clone(),
+                "draw_scan",
+                POSTGRES_DRAW_SCAN,
+                scan.clone(),
                 "cairnq_tasks_claim_name_idx",
             ),
             (
-                "claim_groups",
-                POSTGRES_CLAIM_GROUPS,
-                chunk,
+                "draw_scan",
+                POSTGRES_DRAW_SCAN,
+                scan,
                 "cairnq_tasks_lease_idx",
+            ),
+            (
+                "claim_ids",
+                POSTGRES_CLAIM_IDS,
+                vec![&ids, &worker, &lease, &no, &no],
+                "cairnq_tasks_pkey",
             ),
             (
                 "limits_and_locks",

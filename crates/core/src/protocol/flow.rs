@@ -49,8 +49,8 @@ pub const POSTGRES: FlowStatements = load!("postgres");
 
 /// SQLite only: drop the starts no window reaches any more.
 pub const SQLITE_STARTS_PRUNE: &str = load!("sqlite", "starts_prune");
-/// SQLite only: one start per claimed task (Postgres records them in
-/// `claim_groups`).
+/// SQLite only: one start per claimed task (Postgres records them in its
+/// `claim_ids`).
 pub const SQLITE_STARTS_RECORD: &str = load!("sqlite", "starts_record");
 /// SQLite only: a chunk's due rows, id and group, in claim order.
 pub const SQLITE_DRAW_SCAN: &str = load!("sqlite", "draw_scan");
@@ -60,9 +60,11 @@ pub const SQLITE_GROUP_RUNNING: &str = load!("sqlite", "group_running");
 pub const SQLITE_GROUP_STARTS: &str = load!("sqlite", "group_starts");
 /// SQLite only: claim the ids a chunk picked.
 pub const SQLITE_CLAIM_IDS: &str = load!("sqlite", "claim_ids");
-/// Postgres only: one chunk of a flow draw, picked and claimed in one
-/// statement.
-pub const POSTGRES_CLAIM_GROUPS: &str = load!("postgres", "claim_groups");
+/// Postgres only: a chunk's due rows, id and group, in claim order, with
+/// their groups' counts.
+pub const POSTGRES_DRAW_SCAN: &str = load!("postgres", "draw_scan");
+/// Postgres only: claim the ids a chunk picked, recording their starts.
+pub const POSTGRES_CLAIM_IDS: &str = load!("postgres", "claim_ids");
 /// Postgres only: the advisory lock of a name-wide rate, never waiting.
 pub const POSTGRES_LOCK_NAME: &str = load!("postgres", "lock_name");
 /// Postgres only: before each chunk, the name's limits and clock and the

@@ -4,7 +4,7 @@
 //! says how many the draw may start); then per queue it claims in chunks,
 //! each reading the first rows of the queue in claim order and claiming those
 //! whose group has room, every group's first before any group's second
-//! (`pick` on SQLite, one statement on Postgres). `Chunks` says how many rows
+//! (`pick`). `Chunks` says how many rows
 //! each chunk reads and claims, and when the queue has no more to give.
 
 use super::{FlowLimits, RateLimit};
@@ -78,10 +78,11 @@ impl GroupLimits {
         self.concurrency.is_some() || self.rate_max.is_some()
     }
 
-    /// Whether the tasks without a group are limited as one group: by a
-    /// per-group rate (group concurrency holds grouped tasks only).
-    pub fn ungrouped_limited(&self) -> bool {
-        self.rate_max.is_some()
+    /// Whether `group`'s rows are limited: a per-group rate limits every row
+    /// (the tasks without a group, `""`, being one group), a group
+    /// concurrency only grouped ones.
+    pub fn limits(&self, group: &str) -> bool {
+        self.rate_max.is_some() || (self.concurrency.is_some() && !group.is_empty())
     }
 }
 
@@ -243,7 +244,7 @@ mod tests {
                 since: 10_000
             }
         );
-        assert!(groups.any() && groups.ungrouped_limited());
+        assert!(groups.any() && groups.limits(""));
         let name_rate = FlowLimits {
             rate: Some(RateLimit {
                 per_group: false,
@@ -252,9 +253,9 @@ mod tests {
             group_concurrency: None,
         };
         let groups = GroupLimits::of(&name_rate, 11_000);
-        assert!(!groups.any() && !groups.ungrouped_limited());
+        assert!(!groups.any() && !groups.limits(""));
         assert!(!GroupLimits::of(&FlowLimits::default(), 0).any());
-        assert!(!BY_CONCURRENCY.ungrouped_limited());
+        assert!(!BY_CONCURRENCY.limits("") && BY_CONCURRENCY.limits("g"));
     }
 
     #[test]

@@ -12,11 +12,14 @@ use super::conn::{apply, rows, tasks};
 use super::transport::{end_tx, params, PgRow, Session, Transaction};
 use crate::error::Result;
 use crate::protocol::flow::{
-    POSTGRES as SQL, POSTGRES_CLAIM_GROUPS, POSTGRES_LIMITS_AND_LOCKS, POSTGRES_LOCK_NAME,
+    POSTGRES as SQL, POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_LIMITS_AND_LOCKS,
+    POSTGRES_LOCK_NAME,
 };
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
 use crate::store::flow::draw::{self as flow, Allowance, Chunk, Chunks, GroupLimits, WindowCount};
-use crate::store::flow::{Declaration, Declared, FlowLimits, Replaced};
+use crate::store::flow::pick::{pick, GroupCounts, Scanned};
+use crate::store::flow::{Declaration, Declared, FlowLimits, RateLimit, Replaced};
+use crate::task::Task;
 
 /// The limits columns of a `limits` row (the first six).
 fn declared_of<R: PgRow>(row: &R) -> Result<Option<Declared>> {
@@ -125,14 +128,72 @@ async fn limits_and_locks<S: Session>(
     Ok((limits, now))
 }
 
+/// One chunk on `queue`: its due rows in claim order with their groups'
+/// counts, the core's pick among those whose group is either unlimited or
+/// locked by this transaction (`held`), and the claim of the picked ids
+/// (rows another claimer took meanwhile skipped), recording their starts
+/// under a rate.
+async fn claim_chunk<S: Session>(
+    tx: &S,
+    request: &ClaimRequest,
+    (queue, name, now): (&str, &str, i64),
+    chunk: Chunk,
+    groups: &GroupLimits,
+    held: &[String],
+    rate: Option<RateLimit>,
+) -> Result<Vec<Task>> {
+    let found = rows(
+        tx,
+        POSTGRES_DRAW_SCAN,
+        &params![
+            &queue,
+            &name,
+            &now,
+            &chunk.rows,
+            &groups.concurrency.is_some(),
+            &groups.since,
+            &groups.rate_max.is_some(),
+        ],
+    )
+    .await?;
+    let mut scanned = Vec::with_capacity(found.len());
+    let mut counts = GroupCounts::default();
+    for row in &found {
+        let group = row.text(1)?;
+        if groups.limits(&group) && !held.contains(&group) {
+            continue;
+        }
+        counts.running.insert(group.clone(), row.int(2)?);
+        counts.started.insert(group.clone(), row.int(3)?);
+        scanned.push(Scanned {
+            id: row.text(0)?,
+            group,
+        });
+    }
+    let ids = pick(&scanned, &counts, groups, chunk.limit);
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    tasks(
+        tx,
+        POSTGRES_CLAIM_IDS,
+        &params![
+            &ids,
+            &request.worker_id,
+            &request.lease_ms,
+            &rate.is_some(),
+            &rate.is_some_and(|r| r.per_group),
+        ],
+    )
+    .await
+}
+
 /// One flow draw: the name's limits and the database clock, with the locks
 /// of the first chunk's groups (one statement); under a name-wide rate, the
 /// name's lock and window; then per queue the chunks `Chunks` asks for, each
-/// one `claim_groups` (the picked rows another claimer took meanwhile
-/// skipped, the starts of a rate-limited name recorded), each after the
-/// first preceded, when groups are limited, by `limits_and_locks` for the
-/// groups it may claim. Hands the plan the rows (and, when the name's window
-/// is full, when it opens).
+/// one `claim_chunk`, each after the first preceded, when groups are limited,
+/// by `limits_and_locks` for the groups it may claim. Hands the plan the rows
+/// (and, when the name's window is full, when it opens).
 pub async fn draw<S: Session>(
     tx: &S,
     request: &ClaimRequest,
@@ -177,8 +238,6 @@ pub async fn draw<S: Session>(
         // Only its pruning: the chunks count the window per group.
         window(tx, name, groups.since).await?;
     }
-    let record = limits.rate.is_some();
-    let per_group = limits.rate.is_some_and(|r| r.per_group);
     let mut chunks = Chunks::new(groups, want);
     let mut claimed = Vec::new();
     for queue in &request.queues {
@@ -187,28 +246,18 @@ pub async fn draw<S: Session>(
             if groups.any() && !std::mem::take(&mut locked_first) {
                 limits_and_locks(tx, queue, name, chunk, &mut held).await?;
             }
-            let rows = tasks(
+            let taken = claim_chunk(
                 tx,
-                POSTGRES_CLAIM_GROUPS,
-                &params![
-                    queue,
-                    name,
-                    &now,
-                    &chunk.rows,
-                    &chunk.limit,
-                    &groups.concurrency,
-                    &groups.rate_max,
-                    &groups.since,
-                    &held,
-                    &request.worker_id,
-                    &request.lease_ms,
-                    &record,
-                    &per_group,
-                ],
+                request,
+                (queue, name, now),
+                chunk,
+                &groups,
+                &held,
+                limits.rate,
             )
             .await?;
-            let count = rows.len() as i64;
-            claimed.extend(rows);
+            let count = taken.len() as i64;
+            claimed.extend(taken);
             if let Some(bound) = chunks.claimed(count) {
                 let due = rows_of(tx, queue, name, now, bound).await?;
                 chunks.due(due);

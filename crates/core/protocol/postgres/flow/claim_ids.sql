@@ -1,0 +1,29 @@
+-- Claim the tasks of the ids a flow draw's chunk picked ($1), those still
+-- queued, skipping rows another claimer holds, at the database clock; when
+-- $4, records one start per claimed row at its claim time, under its group
+-- when $5, else under ''. $2 worker_id, $3 lease_ms.
+with locked as (
+    select id from cairnq_tasks
+    where id = any($1::text[]) and status = 'queued'
+    for update skip locked
+), clock as (
+    select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms
+), claimed as (
+    update cairnq_tasks as task set
+        status = 'running',
+        worker_id = $2::text,
+        lease_until_ms = clock.ms + $3::bigint,
+        attempt = task.attempt + 1,
+        updated_at_ms = clock.ms
+    from locked, clock
+    where task.id = locked.id
+    returning task.*
+), recorded as (
+    insert into cairnq_flow_starts (name, grp, started_at_ms)
+    select claimed.name,
+        case when $5::boolean then coalesce(claimed.metadata->>'cairnq.group', '') else '' end,
+        claimed.updated_at_ms
+    from claimed
+    where $4::boolean
+)
+select * from claimed
