@@ -299,31 +299,11 @@ forEachDialect("cli", (dialect) => {
 
   test("submit: --debounce and --max-delay", async (t) => {
     const db = await dialect.createDatabase(t);
-    const first = await cliJson([
-      "submit",
-      db,
-      "save",
-      '{"v":1}',
-      "--key",
-      "doc",
-      "--debounce",
-      "1h",
-      "--max-delay",
-      "2h",
-    ]);
+    const save = (payload) =>
+      cliJson(["submit", db, "save", payload, "--key", "doc", "--debounce", "1h", "--max-delay", "2h"]);
+    const first = await save('{"v":1}');
     assert.equal(first.run_at_ms - first.created_at_ms, 3_600_000);
-    const second = await cliJson([
-      "submit",
-      db,
-      "save",
-      '{"v":2}',
-      "--key",
-      "doc",
-      "--debounce",
-      "1h",
-      "--max-delay",
-      "2h",
-    ]);
+    const second = await save('{"v":2}');
     assert.equal(second.id, first.id);
     assert.deepEqual(second.payload, { v: 2 });
     assert.equal(second.run_at_ms - second.updated_at_ms, 3_600_000);

@@ -4,8 +4,8 @@
 //! says how many the draw may start); then per queue it claims in chunks,
 //! each reading the first rows of the queue in claim order and claiming those
 //! whose group has room, every group's first before any group's second
-//! (`pick`). `Chunks` says how many rows
-//! each chunk reads and claims, and when the queue has no more to give.
+//! (`pick`). `Chunks` says how many rows each chunk reads and claims, and
+//! when the queue has no more to give.
 
 use super::{FlowLimits, RateLimit};
 
@@ -131,10 +131,6 @@ impl Chunks {
             short: None,
             queue_done: true,
         }
-    }
-
-    pub fn groups(&self) -> &GroupLimits {
-        &self.groups
     }
 
     /// Start on the next queue of the claim.

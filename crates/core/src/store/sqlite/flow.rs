@@ -7,6 +7,7 @@ use rusqlite::Connection;
 
 use super::conn::apply_in_transaction;
 use super::query::{query, query_tasks};
+use super::rows::json_list;
 use crate::error::Result;
 use crate::ids::now_ms;
 use crate::protocol::flow::{
@@ -190,12 +191,6 @@ fn group_counts(
         .collect();
     }
     Ok(counts)
-}
-
-/// A JSON list of strings, bound for `json_each`.
-fn json_list<S: AsRef<str>>(items: &[S]) -> String {
-    serde_json::to_string(&items.iter().map(AsRef::as_ref).collect::<Vec<_>>())
-        .expect("strings encode")
 }
 
 /// One flow draw: the name's limits and, under a name-wide rate, its window;

@@ -10,8 +10,10 @@ use crate::protocol::{self, SQLITE as SQL};
 use crate::store::backend::{HeldTask, Target, TaskRef, WaitPoll};
 use crate::task::Task;
 
-pub(super) fn json_list(items: &[String]) -> String {
-    serde_json::to_string(items).expect("a list of strings encodes")
+/// A JSON list of strings, bound for a statement's `json_each`.
+pub(super) fn json_list<S: AsRef<str>>(items: &[S]) -> String {
+    serde_json::to_string(&items.iter().map(AsRef::as_ref).collect::<Vec<_>>())
+        .expect("a list of strings encodes")
 }
 
 pub(super) fn get_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {

@@ -6,6 +6,7 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, Row};
 
 use super::conn::{apply_in_transaction, sqlite_error};
+use super::rows::json_list;
 use crate::error::Result;
 use crate::protocol::schedules::SQLITE as SQL;
 use crate::store::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
@@ -25,7 +26,7 @@ pub fn rows(conn: &Connection, pick: PickStatement, args: &[SqlArg]) -> Result<V
     let values = args.iter().map(|arg| match arg {
         SqlArg::Int(v) => Value::Integer(*v),
         SqlArg::Text(v) => Value::Text(v.clone()),
-        SqlArg::Texts(v) => Value::Text(serde_json::to_string(v).expect("texts serialize")),
+        SqlArg::Texts(v) => Value::Text(json_list(v)),
     });
     let mut stmt = conn.prepare_cached(pick(&SQL)).map_err(sqlite_error)?;
     let found = stmt

@@ -7,6 +7,7 @@ use rusqlite::{Connection, Row};
 
 use super::conn::apply_in_transaction;
 use super::query::{query, Params};
+use super::rows::json_list;
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::steps::SQLITE as SQL;
@@ -200,7 +201,7 @@ pub fn wait_for_child(
 }
 
 pub fn wake_parents(conn: &Connection, child_ids: &[String]) -> Result<()> {
-    let child_ids = serde_json::to_string(child_ids).expect("ids encode");
+    let child_ids = json_list(child_ids);
     query(
         conn,
         SQL.wake_parents,
