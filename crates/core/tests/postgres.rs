@@ -1323,6 +1323,12 @@ async fn existing_mode_refuses_a_foreign_database_and_never_migrates() {
         Err(Error::NoCairnqDatabase { code, message }) => {
             assert_eq!(code, NOT_CAIRNQ_CODE);
             assert!(message.contains("is not a cairnq database"), "{message}");
+            // Where the connection looked, and no installation elsewhere.
+            assert!(
+                message.contains("schema \"public\" (its search_path) has no cairnq_meta")
+                    && !message.contains("installed in"),
+                "{message}"
+            );
             assert!(!message.contains("postgres:postgres"), "{message}");
         }
         other => panic!("expected NoCairnqDatabase, got {other:?}"),

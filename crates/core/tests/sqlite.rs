@@ -1025,6 +1025,46 @@ mod hardening {
             again.close().await.unwrap();
         }
     }
+
+    /// `OpenMode::MigrateOwn` refuses what the command line cannot keep: an
+    /// in-memory database, and a file in a directory that does not exist
+    /// (created by `Migrate` alone).
+    #[tokio::test]
+    async fn migrate_own_refuses_memory_and_a_missing_directory() {
+        for memory in [
+            ":memory:",
+            "file:m?mode=memory",
+            "file::memory:",
+            "file:m?vfs=memdb",
+        ] {
+            let store = Store::sqlite_with(memory, None, OpenMode::MigrateOwn);
+            match store.connect().await.unwrap_err() {
+                Error::Invalid(message) => assert!(
+                    message.starts_with("db must be a database that outlives this process"),
+                    "{message}"
+                ),
+                other => panic!("{memory}: expected Invalid, got {other:?}"),
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("typo");
+        let path = missing.join("q.db");
+        let store = Store::sqlite_with(path.to_str().unwrap(), None, OpenMode::MigrateOwn);
+        match store.connect().await.unwrap_err() {
+            Error::NoCairnqDatabase { message, .. } => assert!(
+                message.ends_with(&format!(
+                    "the directory {} does not exist (nothing was created)",
+                    missing.display()
+                )),
+                "{message}"
+            ),
+            other => panic!("expected NoCairnqDatabase, got {other:?}"),
+        }
+        assert!(!missing.exists());
+        let store = Store::sqlite_with(path.to_str().unwrap(), None, OpenMode::Migrate);
+        store.connect().await.unwrap();
+        store.close().await.unwrap();
+    }
 }
 
 /// Durable steps (the shared checks of `common::steps`).

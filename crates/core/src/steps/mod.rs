@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 pub use self::store::CHILD_KEY_PREFIX;
 use crate::error::{js_number, Error, Result};
-use crate::input::{stored_ms, FOREVER_MS};
+use crate::input::{name_field, stored_ms, FOREVER_MS};
 use crate::store::{ChildState, NewStep, StepKind, Store, StoredStep, Wake};
 
 /// How long a parent waits on its child before it looks again by itself,
@@ -35,11 +35,7 @@ impl StepLog {
     /// Marks `id` reached in this run: a second step of one run under the
     /// same id is refused (two steps would share one stored result).
     pub fn reach(&self, id: &str) -> Result<()> {
-        if id.is_empty() {
-            return Err(Error::Invalid(
-                "step id must be a non-empty string, got \"\"".into(),
-            ));
-        }
+        name_field("step id", id)?;
         if !self
             .reached
             .lock()
