@@ -78,9 +78,17 @@ forEachDialect("steps in cairnq get and the dashboard", (dialect) => {
     defer(t, () => dash.close());
     const get = (path) => dash(new Request(`http://app.test/${path}`));
     const one = await (await get(`api/tasks/${sleeper.id}`)).json();
-    assert.deepEqual(one.steps, await client.steps(sleeper.id));
+    const view = await client.steps(sleeper.id);
+    // One page of the view (100 steps from ?steps=, 0 by default) and its total.
+    assert.deepEqual(one.steps, { ...view, total: view.steps.length, offset: 0, limit: 100 });
     assert.equal(one.steps.suspended.kind, "sleep");
-    assert.deepEqual((await (await get(`api/tasks/${plain.id}`)).json()).steps, { steps: [], suspended: null });
+    assert.deepEqual((await (await get(`api/tasks/${plain.id}`)).json()).steps, {
+      steps: [],
+      suspended: null,
+      total: 0,
+      offset: 0,
+      limit: 100,
+    });
     const script = await get("assets/steps.js");
     assert.equal(script.status, 200);
     assert.match(script.headers.get("content-type"), /^text\/javascript/);

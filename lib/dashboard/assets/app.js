@@ -161,7 +161,8 @@
       };
       tick();
     };
-    if (pathPart.startsWith("/task/")) return showTask(decodeURIComponent(pathPart.slice("/task/".length)), refresh);
+    if (pathPart.startsWith("/task/"))
+      return showTask(decodeURIComponent(pathPart.slice("/task/".length)), params, refresh);
     if (pathPart === "/tasks") return showTasks(params, refresh);
     if (pages[pathPart]) return pages[pathPart](refresh);
     return showOverview(refresh);
@@ -172,6 +173,7 @@
   function showOverview(refresh) {
     const body = h("tbody");
     const totalSpark = h("span");
+    const more = h("p", { class: "muted", id: "queues-more", hidden: true });
     const table = h(
       "table",
       { id: "queues" },
@@ -195,6 +197,7 @@
         "div",
         { class: "card" },
         table,
+        more,
         h("p", { class: "muted" }, "All queues, tasks finished per second: ", totalSpark),
       ),
       purgeCard(),
@@ -219,6 +222,8 @@
       );
       if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks yet.")));
       body.replaceChildren(...rows);
+      more.hidden = data.queueCount <= data.queues.length;
+      more.textContent = `The first ${data.queues.length} of ${data.queueCount} queues by name; the task list filters by any queue.`;
       totalSpark.replaceChildren(sparkline(data.perSecond), ` ${(data.perSecond.at(-1) || 0).toFixed(1)}/s`);
     });
   }
@@ -387,11 +392,13 @@
 
   // --- task page ---------------------------------------------------------------------
 
-  function showTask(id, refresh) {
+  function showTask(id, params, refresh) {
     const content = h("div");
     main.replaceChildren(h("h1", {}, "Task ", h("span", { class: "mono" }, id)), content);
+    // The steps card's page (steps.js links to it).
+    const steps = new URLSearchParams(params.has("steps") ? { steps: params.get("steps") } : {});
     refresh(async () => {
-      const answer = await api(`api/tasks/${encodeURIComponent(id)}`);
+      const answer = await api(`api/tasks/${encodeURIComponent(id)}?${steps}`);
       const cards = taskCards.map((card) => card(answer));
       content.replaceChildren(...[...renderTask(answer.task, answer.spawned), ...cards].filter(Boolean));
     });
