@@ -11,7 +11,7 @@ import { defer, makeDbPath, manageWorker, waitFor } from "../support/helpers.mjs
 import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 import { waitForStatus } from "../support/worker-helpers.mjs";
 import { cliJson, cliOk, spawnCli, uiUrl } from "../support/cli-helpers.mjs";
-import { SKIP, useChromium } from "../support/chromium.mjs";
+import { SKIP, pageOf, useChromium } from "../support/chromium.mjs";
 
 /** Resolves once the task waits in the queue with the suspension `kind`. */
 function suspendedAs(client, id, kind) {
@@ -115,11 +115,7 @@ describe("the steps card in Chromium", { skip: SKIP }, () => {
 
     const ui = spawnCli(t, ["ui", db, "--port", "0"]);
     const url = await uiUrl(ui);
-    const context = await chromium().newContext();
-    defer(t, () => context.close());
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(e.message));
+    const { page, errors } = await pageOf(t, chromium());
     await page.goto(`${url}#/task/${task.id}`);
     await page.waitForSelector("#steps", { timeout: 30_000 });
     const rows = (await page.locator("#steps tbody tr").allTextContents()).sort();

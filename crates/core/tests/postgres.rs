@@ -1717,6 +1717,54 @@ async fn schedules_catch_up_follows_the_policy() {
     store.close().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reserved_keys_are_refused_at_the_api() {
+    let db = test_db!();
+    let store = db.store();
+    common::reserved::the_api_refuses_reserved_keys(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reserved_keys_a_foreign_task_is_no_child() {
+    let db = test_db!();
+    let store = db.store();
+    common::reserved::a_foreign_task_under_a_child_key_is_no_child(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reserved_keys_a_foreign_task_is_no_firing() {
+    let db = test_db!();
+    let (store, other) = (db.store(), db.store());
+    common::reserved::a_foreign_task_under_an_occurrence_key_is_no_firing(
+        store.clone(),
+        other.clone(),
+    )
+    .await;
+    store.close().await.unwrap();
+    other.close().await.unwrap();
+}
+
+/// 1000 due schedules another program wrote with a cron nobody can read do
+/// not keep a healthy one from firing (docs/security.md, "Rows written by
+/// others").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_unfirable_rows_never_starve_a_healthy_one() {
+    let db = test_db!();
+    let store = db.store();
+    common::schedules::a_healthy_schedule_among_unfirable_ones(&store).await;
+    let insert = format!(
+        "insert into cairnq_schedules select 'bad-' || i, 'report', '{}', 'UTC', 'default',
+             '{{}}', '{{}}', 0, 3, 'latest', 0, {}, null, 0, 0 from generate_series(1, 1000) as i",
+        common::schedules::UNFIRABLE_CRON,
+        common::schedules::T0
+    );
+    db.sql().await.batch_execute(&insert).await.unwrap();
+    common::schedules::the_healthy_schedule_fires(&store).await;
+    store.close().await.unwrap();
+}
+
 /// Durable steps (the shared checks of `common::steps`).
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

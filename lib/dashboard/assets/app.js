@@ -78,13 +78,17 @@
     return delta < 0 ? `${text} ago` : `in ${text}`;
   }
 
+  // Another program may store a time no Date holds (toISOString throws on
+  // it): shown as its number, so the rest of the page still renders.
+  function iso(at) {
+    const date = new Date(at);
+    return Number.isNaN(date.getTime()) ? `${at} ms (no date)` : date.toISOString();
+  }
+
   function when(at) {
     if (at === null || at === undefined) return "-";
-    return h(
-      "span",
-      { title: new Date(at).toISOString() },
-      `${new Date(at).toISOString().replace("T", " ").replace("Z", " UTC")} (${rel(at)})`,
-    );
+    const text = iso(at);
+    return h("span", { title: text }, `${text.replace("T", " ").replace("Z", " UTC")} (${rel(at)})`);
   }
 
   function sparkline(values) {
@@ -362,8 +366,8 @@
           h("td", {}, statusBadge(t.status)),
           h("td", {}, `${t.attempt}/${t.max_attempts}`),
           h("td", {}, t.progress === null ? "-" : `${Math.round(t.progress * 100)}%`),
-          h("td", { title: new Date(t.created_at_ms).toISOString() }, rel(t.created_at_ms)),
-          h("td", { title: new Date(t.updated_at_ms).toISOString() }, rel(t.updated_at_ms)),
+          h("td", { title: iso(t.created_at_ms) }, rel(t.created_at_ms)),
+          h("td", { title: iso(t.updated_at_ms) }, rel(t.updated_at_ms)),
         ),
       );
       if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks match.")));
