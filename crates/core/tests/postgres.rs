@@ -1711,6 +1711,22 @@ async fn schedules_catch_up_follows_the_policy() {
     store.close().await.unwrap();
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_group_goes_with_each_task() {
+    let db = test_db!();
+    let store = db.store();
+    common::schedules::a_group_goes_with_each_task(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_dst_changes_fire_each_wall_time_once() {
+    let db = test_db!();
+    let store = db.store();
+    common::schedules::dst_changes_fire_each_wall_time_once(store.clone()).await;
+    store.close().await.unwrap();
+}
+
 /// Durable steps (the shared checks of `common::steps`).
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

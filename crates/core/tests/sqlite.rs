@@ -887,6 +887,22 @@ async fn schedules_catch_up_follows_the_policy() {
     store.close().await.unwrap();
 }
 
+#[tokio::test]
+async fn schedules_group_goes_with_each_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = schedule_store(&dir);
+    common::schedules::a_group_goes_with_each_task(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn schedules_dst_changes_fire_each_wall_time_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = schedule_store(&dir);
+    common::schedules::dst_changes_fire_each_wall_time_once(store.clone()).await;
+    store.close().await.unwrap();
+}
+
 /// Stored durations, the purge preview and summary listings (the shared
 /// checks), and what only SQLite can hold: a REAL in an integer column.
 mod hardening {
