@@ -932,6 +932,14 @@ mod hardening {
     }
 
     #[tokio::test]
+    async fn a_started_task_is_never_merged_into() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::debounce::a_started_task_is_never_merged_into(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
     async fn bad_debounce_input_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let store = store_in(&dir);
