@@ -52,6 +52,10 @@ macro_rules! load {
 pub const SQLITE: FollowupStatements = load!("sqlite");
 pub const POSTGRES: FollowupStatements = load!("postgres");
 
+/// SQLite only: whether any follow-up is held back, read on a reader before
+/// `release` (which takes the write lock).
+pub const SQLITE_PENDING: &str = load!("sqlite", "pending");
+
 /// SQLite only: `release`'s second statement (Postgres deletes the rows in
 /// `release` itself), the rows of the follow-ups it released.
 pub const SQLITE_FORGET: &str = load!("sqlite", "forget");

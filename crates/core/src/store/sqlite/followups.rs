@@ -8,7 +8,7 @@ use super::conn::apply_in_transaction;
 use super::query::{query, Params};
 use crate::error::Result;
 use crate::ids::now_ms;
-use crate::protocol::followups::{SQLITE as SQL, SQLITE_FORGET};
+use crate::protocol::followups::{SQLITE as SQL, SQLITE_FORGET, SQLITE_PENDING};
 use crate::protocol::steps::SQLITE as STEPS;
 use crate::store::backend::Debounce;
 
@@ -72,6 +72,11 @@ pub(super) fn postpone(conn: &Connection, id: &str, window: Debounce) -> Result<
         |_| Ok(()),
     )?;
     Ok(())
+}
+
+/// Whether any follow-up is held back (the table exists).
+pub(super) fn pending(conn: &Connection) -> Result<bool> {
+    exists(conn, SQLITE_PENDING, &[])
 }
 
 /// Inside the writer's transaction: the follow-ups whose task ended become

@@ -342,6 +342,9 @@ impl Backend for SqliteBackend {
     }
 
     async fn release_followups(&self) -> Result<u64> {
+        if !self.read(followups::pending).await? {
+            return Ok(0);
+        }
         self.transaction(followups::release).await
     }
 
