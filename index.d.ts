@@ -650,6 +650,8 @@ export type ScheduleOptions<P = unknown> = {
   metadata?: Record<string, unknown>;
   /** Default `"latest"`; `"all"` fires at most the latest 100. */
   catchUp?: CatchUp;
+  /** Each task's flow-control group (as `submit`'s), kept in the metadata as `"cairnq.group"`. */
+  group?: string | null;
 };
 
 /** A stored schedule (`client.schedules()`). */

@@ -96,6 +96,18 @@ function nonFiniteAsText(_key, value) {
 }
 
 /**
+ * A `JSON.stringify` replacer for options the core reads as one JSON object:
+ * numbers JSON cannot carry travel as `{"cairnq.nonFinite": String(n)}`, so a
+ * number option names them in its refusal and a text option refuses them as
+ * numbers (the core's `schedule::spec`).
+ * @param {string} _key
+ * @param {unknown} value
+ */
+function nonFiniteTagged(_key, value) {
+  return typeof value === "number" && !Number.isFinite(value) ? { "cairnq.nonFinite": String(value) } : value;
+}
+
+/**
  * A row as JSON text, parsed; `null`/`undefined` (no row) as `null`.
  * @param {string | null | undefined} text
  * @returns {import("../index.js").Task | null}
@@ -104,4 +116,4 @@ function parseRow(text) {
   return text == null ? null : JSON.parse(text);
 }
 
-module.exports = { dumpJson, dumpOptionalJson, encodeEnvelope, nonFiniteAsText, parseRow };
+module.exports = { dumpJson, dumpOptionalJson, encodeEnvelope, nonFiniteAsText, nonFiniteTagged, parseRow };

@@ -7,8 +7,11 @@ import assert from "node:assert/strict";
 
 import { spawnFixture, waitFor } from "../support/helpers.mjs";
 import { forEachDialect, test } from "../support/dialects.mjs";
+import { makeGate, staysFalse } from "../support/worker-helpers.mjs";
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A held-back follow-up's start, after its creation (docs/protocol.md, "Debounced submit"). */
+const HELD_BACK_MS = 1e15;
 
 forEachDialect("debounced submit", (dialect) => {
   /** A worker process serving "save" on `db`, once it reports serving. */
@@ -81,8 +84,80 @@ forEachDialect("debounced submit", (dialect) => {
     // Once another id is answered, the first one never comes back.
     const switched = answers.findIndex((task) => task.id !== first.id);
     assert.ok(answers.slice(switched).every((task) => task.id !== first.id));
-    for (const task of answers) assert.ok(task.run_at_ms <= task.created_at_ms + opts.maxDelayMs);
+    // The first task's answers are bounded; the follow-up, while the first
+    // runs, is held back (its start 1e15 ms ahead) until it is released.
+    for (const task of answers) {
+      const bounded = task.run_at_ms <= task.created_at_ms + opts.maxDelayMs;
+      assert.ok(bounded || (task.id !== first.id && task.run_at_ms - task.created_at_ms === HELD_BACK_MS));
+    }
     assert.equal((await client.getByKey(opts.key)).id, answers.at(-1).id);
+  });
+
+  test("while the key's task runs, submits make one follow-up that starts after it ends, with the last payload", async (t) => {
+    const { client, db } = await dialect.open(t);
+    const gate = makeGate();
+    const runs = [];
+    let running = 0;
+    let overlapped = false;
+    const { worker, start } = dialect.makeWorker(t, db, { concurrency: 4 });
+    worker.task("save", async (ctx, payload) => {
+      running += 1;
+      overlapped ||= running > 1;
+      runs.push({ id: ctx.taskId, payload });
+      if (runs.length === 1) await gate.promise;
+      running -= 1;
+    });
+    start();
+    const opts = { key: "save:doc-3", debounceMs: 50 };
+    const first = await client.submit("save", { v: 1 }, opts);
+    await waitFor(() => runs.length === 1);
+    const answers = [];
+    for (let v = 2; v <= 4; v += 1) answers.push(await client.submit("save", { v }, opts));
+    const followUp = answers[0];
+    assert.notEqual(followUp.id, first.id);
+    assert.ok(answers.every((task) => task.id === followUp.id));
+    assert.equal(followUp.run_at_ms - followUp.created_at_ms, HELD_BACK_MS);
+    assert.equal((await client.getByKey(opts.key)).id, followUp.id);
+    // Held while the first runs: workers poll every 20 ms and release every second.
+    assert.ok(await staysFalse(() => runs.length > 1, 2_500), "the follow-up started while the first ran");
+    gate.release();
+    await waitFor(() => runs.length === 2, { timeoutMs: 20_000 });
+    assert.deepEqual(runs[1], { id: followUp.id, payload: { v: 4 } });
+    await waitFor(async () => (await client.get(followUp.id)).status === "succeeded");
+    assert.equal(overlapped, false);
+    assert.equal((await client.list()).length, 2);
+  });
+
+  test("a task waiting out its retry backoff keeps its payload and start; the submit makes a follow-up", async (t) => {
+    const { client, db } = await dialect.open(t);
+    const runs = [];
+    const { worker, start } = dialect.makeWorker(t, db, { retryBackoffMs: 3_000 });
+    worker.task("save", async (ctx, payload) => {
+      runs.push({ id: ctx.taskId, attempt: ctx.attempt, payload, at: Date.now() });
+      if (runs.length === 1) throw new Error("first attempt fails");
+    });
+    start();
+    const opts = { key: "save:doc-4", debounceMs: 100 };
+    const first = await client.submit("save", { v: 1 }, opts);
+    const backingOff = await waitFor(async () => {
+      const task = await client.get(first.id);
+      return task.status === "queued" && task.attempt === 1 ? task : null;
+    });
+    const followUp = await client.submit("save", { v: 2 }, opts);
+    assert.notEqual(followUp.id, first.id);
+    const after = await client.get(first.id);
+    assert.deepEqual(after.payload, { v: 1 });
+    assert.equal(after.run_at_ms, backingOff.run_at_ms);
+    await waitFor(() => runs.length === 3, { timeoutMs: 30_000 });
+    assert.deepEqual(
+      runs.map((run) => [run.id, run.payload.v]),
+      [
+        [first.id, 1],
+        [first.id, 1],
+        [followUp.id, 2],
+      ],
+    );
+    assert.ok(runs[1].at >= backingOff.run_at_ms - dialect.clockSlackMs, "the retry ran before its backoff");
   });
 
   test("debounced submits from 3 processes to one key make one task", async (t) => {

@@ -266,6 +266,47 @@ for (const sdk of SDKS) {
         await pyWorker.terminate();
       });
 
+      scenario(
+        "a debounce follow-up held while a Python worker runs the key's task runs after it, on that worker",
+        async (t) => {
+          const db = await backend.freshDatabase(t);
+          const ours = await openOurs(t, backend, db);
+          const pyWorker = spawnPyWorker(t, db, { handlers: ["slow"] });
+          const pyWorkerId = await pyWorker.ready();
+          // Our worker serves the queue (no "slow" handler): its clock releases follow-ups.
+          const ourWorker = startOurWorker(t, backend, db, (w) => w.task("unused", async () => null));
+          const opts = { key: "save:2", debounceMs: 200 };
+          const first = await ours.submit("slow", { ms: 3_000, v: 1 }, opts);
+          await waitFor(async () => (await ours.get(first.id)).status === "running", { timeoutMs: 60_000 });
+          const followUp = await ours.submit("slow", { ms: 10, v: 2 }, opts);
+          assert.notEqual(followUp.id, first.id);
+          // The Python SDK reads the held-back follow-up as an ordinary queued task.
+          const listed = (await py("list", db, "--name", "slow")).tasks;
+          assert.deepEqual(
+            listed.map((task) => [task.id, task.status]).sort(),
+            [
+              [first.id, "running"],
+              [followUp.id, "queued"],
+            ].sort(),
+          );
+          const done = await waitFor(
+            async () => {
+              const task = await ours.get(followUp.id);
+              return task.status === "succeeded" ? task : null;
+            },
+            { timeoutMs: 60_000 },
+          );
+          const firstDone = await ours.get(first.id);
+          assert.equal(firstDone.status, "succeeded");
+          assert.equal(done.worker_id, pyWorkerId);
+          assert.deepEqual(done.result.echo, { ms: 10, v: 2 });
+          assert.ok(done.run_at_ms >= firstDone.completed_at_ms, "the follow-up was due before the first ended");
+          assert.deepEqual(pyWorker.startedTaskIds(), [first.id, followUp.id]);
+          await ourWorker.stopAndDrain();
+          await pyWorker.terminate();
+        },
+      );
+
       scenario("our call()s are served by a Python worker: results and TaskError envelopes", async (t) => {
         const db = await backend.freshDatabase(t);
         const ours = await openOurs(t, backend, db);

@@ -115,6 +115,23 @@ forEachDialect("schedules API", (dialect) => {
       [["n", { task: "t", cron: "* * * * *", maxAttempts: 0 }], /^maxAttempts must be >= 1, got 0$/],
       [["n", { task: "t", cron: "* * * * *", metadata: [1] }], /^metadata must be a plain object$/],
       [["n", undefined], /^task must be/],
+      // Numbers JSON cannot carry are refused as submit refuses them, never defaulted.
+      [["n", { task: "t", cron: "* * * * *", priority: NaN }], /^priority must be a number from -2147483648 to 2147483647, got NaN$/],
+      [["n", { task: "t", cron: "* * * * *", priority: Infinity }], /^priority must be a number from -2147483648 to 2147483647, got Infinity$/],
+      [["n", { task: "t", cron: "* * * * *", maxAttempts: NaN }], /^maxAttempts must be >= 1, got NaN$/],
+      [["n", { task: "t", cron: "* * * * *", maxAttempts: Infinity }], /^maxAttempts must be >= 1, got Infinity$/],
+      [["n", { task: "t", cron: "* * * * *", group: NaN }], /^group must be a string, got number$/],
+      [["n", { task: "t", cron: "* * * * *", group: "" }], /^group must be a non-empty string, got ""$/],
+      [
+        ["n", { task: "t", cron: "* * * * *", catchup: "none" }],
+        /^schedule options have an unknown key "catchup" \(known: task, cron, tz, payload, queue, priority, maxAttempts, metadata, catchUp, group\)$/,
+      ],
+      [["n", { task: "t", cron: "* * * * *", overlap: false }], /^schedule options have an unknown key "overlap"/],
+      [
+        ["n", { task: "t", cron: "@midnight" }],
+        /^cron "@midnight" is not valid: the nickname @midnight is not supported/,
+      ],
+      [["n", { task: "t", cron: "@every 5m" }], /^cron "@every 5m" is not valid: the nickname @every is not supported/],
     ];
     for (const [args, message] of cases) {
       await assert.rejects(client.schedule(...args), (err) => {
@@ -124,6 +141,17 @@ forEachDialect("schedules API", (dialect) => {
       });
     }
     assert.deepEqual(await client.schedules(), []);
+  });
+
+  test("a group goes into the schedule's metadata, so each fired task has it", async (t) => {
+    const { client } = await dialect.open(t);
+    const stored = await client.schedule("grouped", {
+      task: "t",
+      cron: "* * * * *",
+      group: "customer:7",
+      metadata: { team: "ops" },
+    });
+    assert.deepEqual(stored.metadata, { team: "ops", "cairnq.group": "customer:7" });
   });
 
   test("a fired task is an ordinary task; its handler sees the schedule on ctx.schedule", async (t) => {

@@ -1164,8 +1164,8 @@ async fn a_debounce_burst_makes_one_task_until_it_starts() {
 }
 
 /// A claim that holds the queued row when a debounced submit arrives wins:
-/// the submit waits on the row lock, finds the row running and inserts a new
-/// task instead of postponing one that has started.
+/// the submit waits on the row lock, finds the row running and makes a
+/// follow-up instead of postponing one that has started.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_debounce_racing_a_claim_makes_a_new_task() {
     let Some(db) = TestDb::create().await else {
@@ -1200,6 +1200,10 @@ async fn a_debounce_racing_a_claim_makes_a_new_task() {
     let answered = racing.await.unwrap().unwrap();
     assert_ne!(answered.id, queued.id);
     assert_eq!(answered.status, Status::Queued);
+    assert_eq!(
+        answered.run_at_ms - answered.created_at_ms,
+        cairnq_core::store::HELD_BACK_DELAY_MS
+    );
     let first = store
         .get(Target::Id(queued.id.clone()))
         .await
@@ -1212,6 +1216,16 @@ async fn a_debounce_racing_a_claim_makes_a_new_task() {
     );
     let keyed = store.get(Target::Key("doc".into())).await.unwrap().unwrap();
     assert_eq!(keyed.id, answered.id);
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_started_task_is_never_merged_into() {
+    let Some(db) = TestDb::create().await else {
+        return;
+    };
+    let store = db.store();
+    common::debounce::a_started_task_is_never_merged_into(store.clone()).await;
     store.close().await.unwrap();
 }
 
@@ -1762,6 +1776,22 @@ async fn schedules_unfirable_rows_never_starve_a_healthy_one() {
     );
     db.sql().await.batch_execute(&insert).await.unwrap();
     common::schedules::the_healthy_schedule_fires(&store).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_group_goes_with_each_task() {
+    let db = test_db!();
+    let store = db.store();
+    common::schedules::a_group_goes_with_each_task(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_dst_changes_fire_each_wall_time_once() {
+    let db = test_db!();
+    let store = db.store();
+    common::schedules::dst_changes_fire_each_wall_time_once(store.clone()).await;
     store.close().await.unwrap();
 }
 

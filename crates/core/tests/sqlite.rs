@@ -1122,6 +1122,22 @@ mod foreign_rows {
     }
 }
 
+#[tokio::test]
+async fn schedules_group_goes_with_each_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = schedule_store(&dir);
+    common::schedules::a_group_goes_with_each_task(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn schedules_dst_changes_fire_each_wall_time_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = schedule_store(&dir);
+    common::schedules::dst_changes_fire_each_wall_time_once(store.clone()).await;
+    store.close().await.unwrap();
+}
+
 /// Stored durations, the purge preview and summary listings (the shared
 /// checks), and what only SQLite can hold: a REAL in an integer column.
 mod hardening {
@@ -1147,6 +1163,14 @@ mod hardening {
         let dir = tempfile::tempdir().unwrap();
         let store = store_in(&dir);
         common::debounce::a_burst_makes_one_task_until_it_starts(store.clone()).await;
+        store.close().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_started_task_is_never_merged_into() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::debounce::a_started_task_is_never_merged_into(store.clone()).await;
         store.close().await.unwrap();
     }
 

@@ -4,6 +4,7 @@
 //! binary.
 
 pub mod flow;
+pub mod followups;
 pub mod schedules;
 pub mod steps;
 
@@ -304,7 +305,11 @@ mod tests {
             let names: Vec<_> = migrations.iter().map(|m| m.name).collect();
             assert_eq!(serde_json::json!(names), fixture[dialect], "{dialect}");
         }
-        let own = [schedules::LEDGER_NAME, flow::LEDGER_NAME];
+        let own = [
+            schedules::LEDGER_NAME,
+            flow::LEDGER_NAME,
+            followups::LEDGER_NAME,
+        ];
         assert_eq!(serde_json::json!(own), fixture["nodeOwn"]);
         for name in own {
             assert!(

@@ -7,6 +7,10 @@
 //! or once per `REFRESH` to see other processes' changes: one indexed read
 //! of at most one row a second per worker, however often the worker polls,
 //! and on a database that has no schedules table, one catalog lookup.
+//!
+//! Each tick also releases the debounce follow-ups whose task has ended
+//! (`FollowupRelease`): like firing, a decision no claim may take, and due
+//! within a tick whoever ended the task.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +20,7 @@ use tokio::sync::watch;
 use super::fire::{fire_due, next_due, FIRE_BATCH};
 use crate::error::Result;
 use crate::ids::now_ms;
-use crate::store::Store;
+use crate::store::{FollowupRelease, Store};
 
 /// How often a clock looks for schedules other processes made or changed.
 pub const REFRESH: Duration = Duration::from_secs(1);
@@ -28,9 +32,12 @@ pub async fn fire_until_stopped(
     mut stopped: watch::Receiver<bool>,
 ) {
     let mut installed = false;
+    let mut followups = FollowupRelease::default();
     while !*stopped.borrow() {
         // Taken before the read, so a change landing during it is not missed.
         let changed = store.schedule_changes().notified();
+        // A failure is retried next tick; the follow-ups wait meanwhile.
+        let _ = followups.run(store.backend().as_ref()).await;
         let now = now_ms();
         let wait = match tick(&store, &queues, &mut installed, now).await {
             Ok(Some(due)) if due > now => REFRESH.min(Duration::from_millis((due - now) as u64)),

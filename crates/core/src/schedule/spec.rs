@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 
 use super::cron::Occurrences;
 use crate::error::{Error, Result};
-use crate::input::{at_least, name_field};
+use crate::input::{finite_at_least, name_field, priority};
+use crate::store::flow::group::grouped_metadata;
 use crate::store::{DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE};
 
 /// What happens to occurrences that fell due while no worker ran.
@@ -67,13 +68,43 @@ pub struct ScheduleSpec {
     pub catch_up: CatchUp,
 }
 
+/// The options `schedule()` takes (and `name`, which JS adds).
+const KNOWN_KEYS: [&str; 11] = [
+    "name",
+    "task",
+    "cron",
+    "tz",
+    "payload",
+    "queue",
+    "priority",
+    "maxAttempts",
+    "metadata",
+    "catchUp",
+    "group",
+];
+
+/// How JS sends a number JSON cannot carry (`lib/json.js`,
+/// `nonFiniteTagged`): `{"cairnq.nonFinite": "NaN"}`, so a number field
+/// names it in its refusal and a text field refuses it as a number.
+const NON_FINITE_TAG: &str = "cairnq.nonFinite";
+
 impl ScheduleSpec {
     /// `input` is a JSON object: `name`, `task` (a name), `cron`, and
-    /// optionally `tz`, `queue`, `priority`, `maxAttempts`, `catchUp`, and
-    /// `payload`/`metadata` as JSON texts (the caller encoded them).
+    /// optionally `tz`, `queue`, `priority`, `maxAttempts`, `catchUp`,
+    /// `group`, and `payload`/`metadata` as JSON texts (the caller encoded
+    /// them). Any other key is refused, named.
     pub fn parse(input: &str) -> Result<ScheduleSpec> {
         let fields: Map<String, Value> = serde_json::from_str(input)
             .map_err(|e| Error::Invalid(format!("schedule options must be an object: {e}")))?;
+        if let Some(unknown) = fields
+            .keys()
+            .find(|key| !KNOWN_KEYS.contains(&key.as_str()))
+        {
+            return Err(Error::Invalid(format!(
+                "schedule options have an unknown key \"{unknown}\" (known: {})",
+                KNOWN_KEYS[1..].join(", ")
+            )));
+        }
         let text = |key: &str| -> Result<Option<&str>> {
             match fields.get(key) {
                 None | Some(Value::Null) => Ok(None),
@@ -87,11 +118,9 @@ impl ScheduleSpec {
         let number = |key: &str| -> Result<Option<f64>> {
             match fields.get(key) {
                 None | Some(Value::Null) => Ok(None),
-                Some(Value::Number(n)) => Ok(n.as_f64()),
-                Some(other) => Err(Error::Invalid(format!(
-                    "{key} must be a number, got {}",
-                    type_name(other)
-                ))),
+                Some(other) => number_of(other).map(Some).ok_or_else(|| {
+                    Error::Invalid(format!("{key} must be a number, got {}", type_name(other)))
+                }),
             }
         };
         let name = match text("name")? {
@@ -117,12 +146,11 @@ impl ScheduleSpec {
             name_field(field, value)?;
         }
         let priority = match number("priority")? {
-            Some(v) if v.is_finite() => v as i64,
-            Some(v) => return Err(Error::Invalid(format!("priority must be finite, got {v}"))),
+            Some(v) => priority(v)?,
             None => 0,
         };
         let max_attempts = match number("maxAttempts")? {
-            Some(v) => at_least("maxAttempts", v, 1.0)?.min(i64::MAX as f64) as i64,
+            Some(v) => finite_at_least("maxAttempts", v, 1.0)? as i64,
             None => DEFAULT_MAX_ATTEMPTS,
         };
         let catch_up = match text("catchUp")? {
@@ -138,6 +166,8 @@ impl ScheduleSpec {
         if !matches!(serde_json::from_str(&metadata), Ok(Value::Object(_))) {
             return Err(Error::Invalid("metadata must be a plain object".into()));
         }
+        let group = text("group")?.map(str::to_string);
+        let metadata = grouped_metadata(Some(metadata), group)?.expect("metadata was given");
         Ok(ScheduleSpec {
             name,
             task,
@@ -154,12 +184,34 @@ impl ScheduleSpec {
     }
 }
 
+/// A JS number: a JSON number, or one JSON cannot carry as JS sent it.
+fn number_of(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        tagged => match non_finite(tagged)? {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+    }
+}
+
+/// The spelling of a number JSON cannot carry, if `value` is one.
+fn non_finite(value: &Value) -> Option<&str> {
+    match value {
+        Value::Object(tag) if tag.len() == 1 => tag.get(NON_FINITE_TAG)?.as_str(),
+        _ => None,
+    }
+}
+
 /// A JSON value's kind as JS's `typeof` words it.
 fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
         Value::Number(_) => "number",
+        tagged if non_finite(tagged).is_some() => "number",
         Value::String(_) => "string",
         Value::Array(_) => "array",
         Value::Object(_) => "object",

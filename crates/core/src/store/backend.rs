@@ -129,9 +129,9 @@ pub enum KeyDecision {
     Reject,
     /// Cancel the live existing task, then insert.
     CancelThenInsert,
-    /// Give the queued existing task the new payload and a later start
-    /// (`debounce.sql`); insert when it was claimed meanwhile.
-    Postpone(Debounce),
+    /// A debounced submit on a key whose task is live: `Debounce::step`
+    /// decides what it does with that task.
+    Debounce(Debounce),
     /// Insert a new task and repoint the key.
     Insert,
 }
@@ -152,9 +152,47 @@ impl Conflict {
                 KeyDecision::ReturnExisting
             }
             Conflict::Replace if live => KeyDecision::CancelThenInsert,
-            Conflict::Debounce(window) if status == Status::Queued => KeyDecision::Postpone(window),
+            Conflict::Debounce(window) if live => KeyDecision::Debounce(window),
             _ => KeyDecision::Insert,
         }
+    }
+}
+
+/// A follow-up's start while it is held back (docs/protocol.md, "Debounced
+/// submit"): 1e15 ms (about 31,700 years) after its submit, the longest delay
+/// a submit takes, so no SDK's claim takes it until it is released.
+pub const HELD_BACK_DELAY_MS: i64 = 1_000_000_000_000_000;
+
+/// What a debounced submit does with the live task under its key.
+#[derive(Debug, PartialEq, Eq)]
+pub enum DebounceStep {
+    /// Never started: the new payload and a later start (`debounce.sql`).
+    Postpone,
+    /// A follow-up still held back: the new payload, and a later start once
+    /// released (`debounce.sql` and the follow-ups' `postpone.sql`).
+    PostponeHeld,
+    /// Running, or queued after it started (a retry's backoff, a suspension):
+    /// a follow-up, held back until it ends, and the key points at it.
+    FollowUp,
+}
+
+impl Debounce {
+    /// The decision table of docs/protocol.md, "Debounced submit", over what
+    /// the backend read of the live task: its status and attempt, whether it
+    /// is a held-back follow-up and whether it recorded a step (both read
+    /// only for a queued task of attempt 0, `false` otherwise).
+    pub fn step(status: Status, attempt: i64, held: bool, has_steps: bool) -> DebounceStep {
+        match status {
+            Status::Queued if held => DebounceStep::PostponeHeld,
+            Status::Queued if attempt == 0 && !has_steps => DebounceStep::Postpone,
+            _ => DebounceStep::FollowUp,
+        }
+    }
+
+    /// Whether `step` needs to know if a task of this status and attempt is
+    /// held back or recorded a step.
+    pub fn reads_history(status: Status, attempt: i64) -> bool {
+        status == Status::Queued && attempt == 0
     }
 }
 
@@ -466,6 +504,12 @@ pub trait Backend: Send + Sync + 'static {
     async fn task_done_wake(&self, _task_id: &str, _since: u64, timeout: Duration) {
         tokio::time::sleep(timeout).await
     }
+
+    /// Whether `cairnq_followups` exists (docs/protocol.md, "Debounced submit").
+    async fn followups_installed(&self) -> Result<bool>;
+    /// Make the held-back follow-ups whose task has ended due, in one
+    /// transaction; how many. The table must exist.
+    async fn release_followups(&self) -> Result<u64>;
 
     /// Whether `cairnq_schedules` exists (docs/protocol.md, "Schedules").
     async fn schedules_installed(&self) -> Result<bool>;

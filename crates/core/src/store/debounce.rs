@@ -1,8 +1,9 @@
 //! Debounced submit's checks (docs/api.md, "Debounce"): `debounceMs` and
 //! `maxDelayMs` of a submit as the window a keyed insert applies
-//! (docs/protocol.md, "Debounced submit").
+//! (docs/protocol.md, "Debounced submit"); and the release of the follow-ups
+//! it holds back, which each worker's clock runs.
 
-use super::backend::Debounce;
+use super::backend::{Backend, Debounce};
 use crate::error::{js_number, Error, Result};
 use crate::input::{finite_at_least, stored_ms, FOREVER_MS};
 
@@ -57,6 +58,29 @@ pub fn debounce_of(input: &DebounceInput) -> Result<Option<Debounce>> {
         window_ms,
         max_delay_ms,
     }))
+}
+
+/// A worker's release of held-back follow-ups (docs/protocol.md, "Debounced
+/// submit"): its clock runs it once a tick, so a follow-up starts within a
+/// tick of the end of the task it follows, whoever ended it (any SDK's
+/// worker, a cancel, lease recovery).
+#[derive(Default)]
+pub struct FollowupRelease {
+    /// Once seen, the table stays; until then one catalog read a tick.
+    installed: bool,
+}
+
+impl FollowupRelease {
+    /// Release what is due; how many follow-ups became due.
+    pub async fn run(&mut self, backend: &dyn Backend) -> Result<u64> {
+        if !self.installed {
+            self.installed = backend.followups_installed().await?;
+            if !self.installed {
+                return Ok(0);
+            }
+        }
+        backend.release_followups().await
+    }
 }
 
 /// A finite number of milliseconds >= 1 that the database can add to its clock.

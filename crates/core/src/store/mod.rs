@@ -21,6 +21,7 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 pub use backend::*;
+pub use debounce::FollowupRelease;
 pub use inputs::*;
 pub use schedule_rows::*;
 pub use session::ClaimSession;

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairnq_core::store::{ClaimRequest, ListInput, SubmitInput, Target};
+use cairnq_core::store::{
+    ClaimRequest, HeldTask, ListInput, NewStep, Outcome, StepKind, SubmitInput, Target, Wake,
+    HELD_BACK_DELAY_MS,
+};
 use cairnq_core::{Status, Store};
 
 fn debounced(payload: u32, window: f64, max_delay: Option<f64>) -> SubmitInput {
@@ -21,10 +24,11 @@ fn payload_of(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap()
 }
 
-/// While the key's task is queued a debounced submit updates it in place: the
-/// last payload, a start one window after the latest submit, capped at the
-/// burst's first submit plus `maxDelayMs`. Once claimed, the next submit makes
-/// a new task and the key points at it; the running one is left alone.
+/// While the key's task is queued and has never started, a debounced submit
+/// updates it in place: the last payload, a start one window after the latest
+/// submit, capped at the burst's first submit plus `maxDelayMs`. Once
+/// claimed, the next submit makes one follow-up, held back until the running
+/// task ends, and the key points at it.
 pub async fn a_burst_makes_one_task_until_it_starts(store: Arc<Store>) {
     let first = store
         .submit(debounced(1, 1_000.0, Some(1_500.0)))
@@ -71,20 +75,24 @@ pub async fn a_burst_makes_one_task_until_it_starts(store: Arc<Store>) {
     assert_eq!(payload_of(&reused.payload), payload_of(r#"{"v":3}"#));
 
     tokio::time::sleep(Duration::from_millis(900)).await;
-    let request = ClaimRequest {
-        queues: vec!["default".into()],
-        worker_id: "w1".into(),
-        lease_ms: 30_000,
-        names: None,
-    };
-    let claimed = store.claim(request, 10).await.unwrap();
+    let claimed = store.claim(claim_request(), 10).await.unwrap();
     assert_eq!(claimed.len(), 1);
     assert_eq!(claimed[0].id, first.id);
 
+    // While it runs, a submit makes one follow-up, held back (queued, its
+    // start far ahead), and the key points at it; the running task is left
+    // alone.
     let next = store.submit(debounced(4, 1_000.0, None)).await.unwrap();
     assert_ne!(next.id, first.id);
     assert_eq!(next.status, Status::Queued);
-    assert_eq!(next.run_at_ms - next.created_at_ms, 1_000);
+    assert_eq!(next.run_at_ms - next.created_at_ms, HELD_BACK_DELAY_MS);
+    // Another merges into the follow-up: one running, one waiting.
+    let merged = store.submit(debounced(5, 1_000.0, None)).await.unwrap();
+    assert_eq!(
+        (merged.id.as_str(), merged.run_at_ms),
+        (next.id.as_str(), next.run_at_ms)
+    );
+    assert_eq!(payload_of(&merged.payload), payload_of(r#"{"v":5}"#));
     let keyed = store
         .get(Target::Key("save:doc-1".into()))
         .await
@@ -99,6 +107,114 @@ pub async fn a_burst_makes_one_task_until_it_starts(store: Arc<Store>) {
     assert_eq!(running.status, Status::Running);
     assert_eq!(payload_of(&running.payload), payload_of(r#"{"v":3}"#));
     assert_eq!(store.list(ListInput::default()).await.unwrap().len(), 2);
+
+    // Released only once the running task has ended: then due one window
+    // after its latest submit (or at once, if that has passed).
+    assert_eq!(store.backend().release_followups().await.unwrap(), 0);
+    let owned = HeldTask {
+        task_id: first.id.clone(),
+        worker_id: "w1".into(),
+    };
+    store
+        .finish(owned, Outcome::Complete { result: None })
+        .await
+        .unwrap();
+    assert_eq!(store.backend().release_followups().await.unwrap(), 1);
+    assert_eq!(store.backend().release_followups().await.unwrap(), 0);
+    let released = store
+        .get(Target::Id(next.id.clone()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(released.status, Status::Queued);
+    assert!(
+        released.run_at_ms >= merged.updated_at_ms + 1_000,
+        "{released:?}"
+    );
+    assert!(
+        released.run_at_ms <= cairnq_core::ids::now_ms() + 1_000,
+        "{released:?}"
+    );
+    // An ordinary queued task again: the next submit merges as before.
+    let again = store.submit(debounced(6, 1_000.0, None)).await.unwrap();
+    assert_eq!(again.id, next.id);
+    assert!(again.run_at_ms - again.updated_at_ms <= 1_000);
+}
+
+fn claim_request() -> ClaimRequest {
+    ClaimRequest {
+        queues: vec!["default".into()],
+        worker_id: "w1".into(),
+        lease_ms: 30_000,
+        names: None,
+    }
+}
+
+/// A task that has started is never merged into, even when it is queued
+/// again: one waiting out a retry's backoff keeps its payload and its start,
+/// and so does one a suspension (`ctx.sleep`) sent back to the queue; each
+/// gets a follow-up instead.
+pub async fn a_started_task_is_never_merged_into(store: Arc<Store>) {
+    for suspended in [false, true] {
+        let key = format!("started:{suspended}");
+        let submit = |v: u32| SubmitInput {
+            key: Some(key.clone()),
+            ..debounced(v, 1.0, None)
+        };
+        let first = store.submit(submit(1)).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let claimed = store.claim(claim_request(), 10).await.unwrap();
+        assert_eq!(claimed.len(), 1);
+        let owned = HeldTask {
+            task_id: first.id.clone(),
+            worker_id: "w1".into(),
+        };
+        if suspended {
+            let steps = store.backend().steps();
+            steps.install_steps().await.unwrap();
+            let nap = NewStep {
+                step_id: "nap".into(),
+                kind: StepKind::Sleep,
+                result: None,
+                wake: Some(Wake::After(60_000)),
+                child_id: None,
+            };
+            steps
+                .suspend(owned, Some(nap), Wake::After(60_000))
+                .await
+                .unwrap();
+        } else {
+            let failure = Outcome::Fail {
+                error: r#"{"type":"E","code":"handler_error","message":"m","retryable":true,"details":{}}"#.into(),
+                retryable: true,
+                delay_ms: 60_000,
+            };
+            store.finish(owned, failure).await.unwrap();
+        }
+        let waiting = store
+            .get(Target::Id(first.id.clone()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(waiting.status, Status::Queued);
+        assert_eq!(waiting.attempt, if suspended { 0 } else { 1 });
+
+        let follow_up = store.submit(submit(2)).await.unwrap();
+        assert_ne!(follow_up.id, first.id, "suspended: {suspended}");
+        assert_eq!(
+            follow_up.run_at_ms - follow_up.created_at_ms,
+            HELD_BACK_DELAY_MS
+        );
+        let after = store
+            .get(Target::Id(first.id.clone()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(payload_of(&after.payload), payload_of(r#"{"v":1}"#));
+        assert_eq!(after.run_at_ms, waiting.run_at_ms);
+        // Still in flight: nothing to release.
+        assert_eq!(store.backend().release_followups().await.unwrap(), 0);
+    }
 }
 
 /// Each refusal names its field and writes nothing.

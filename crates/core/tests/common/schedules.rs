@@ -127,6 +127,51 @@ pub async fn bad_input_is_refused_and_writes_nothing(store: Arc<Store>) {
             json!({"name": "n", "task": "t", "cron": "* * * * *", "metadata": "[1]"}),
             "metadata must be a plain object",
         ),
+        // Numbers JSON cannot carry, as JS sends them (`nonFiniteTagged`).
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "priority": {"cairnq.nonFinite": "NaN"}}),
+            "priority must be a number from -2147483648 to 2147483647, got NaN",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "priority": 2147483648_i64}),
+            "priority must be a number from -2147483648 to 2147483647, got 2147483648",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "priority": {"cairnq.nonFinite": "-Infinity"}}),
+            "priority must be a number from -2147483648 to 2147483647, got -Infinity",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "maxAttempts": {"cairnq.nonFinite": "NaN"}}),
+            "maxAttempts must be >= 1, got NaN",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "maxAttempts": {"cairnq.nonFinite": "Infinity"}}),
+            "maxAttempts must be >= 1, got Infinity",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "group": {"cairnq.nonFinite": "NaN"}}),
+            "group must be a string, got number",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "group": ""}),
+            "group must be a non-empty string, got \"\"",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "catchup": "none"}),
+            "schedule options have an unknown key \"catchup\" (known: task, cron, tz, payload, queue, priority, maxAttempts, metadata, catchUp, group)",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "overlap": false}),
+            "schedule options have an unknown key \"overlap\"",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "@midnight"}),
+            "cron \"@midnight\" is not valid: the nickname @midnight is not supported",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "@every 5m"}),
+            "cron \"@every 5m\" is not valid: the nickname @every is not supported",
+        ),
     ];
     for (input, expected) in refusals {
         match store.schedule_at(&input.to_string(), T0).await {
@@ -323,4 +368,56 @@ pub async fn the_healthy_schedule_fires(store: &Store) {
         .iter()
         .filter(|row| row.name != "healthy")
         .all(|row| row.next_run_at_ms == T0));
+}
+
+/// A schedule's group joins its metadata, and so every fired task's.
+pub async fn a_group_goes_with_each_task(store: Arc<Store>) {
+    let grouped = spec(
+        "g",
+        "* * * * *",
+        json!({"group": "customer:7", "metadata": "{\"team\":\"ops\"}"}),
+    );
+    let row = store.schedule_at(&grouped, T0).await.unwrap();
+    let metadata: Value = serde_json::from_str(&row.metadata).unwrap();
+    assert_eq!(
+        metadata,
+        json!({"team": "ops", "cairnq.group": "customer:7"})
+    );
+    fire_due(&store, &queues(), T0 + MINUTE).await.unwrap();
+    let fired = tasks_of(&store, "g").await;
+    let metadata: Value = serde_json::from_str(&fired[0].1.metadata).unwrap();
+    assert_eq!(metadata["cairnq.group"], "customer:7");
+}
+
+/// The DST rule (docs/api.md, "Schedules") as the firing applies it, its
+/// clock stepped a minute at a time through New York's changes of 2026:
+/// each wall time of a list runs once, a real-time step in each pass.
+pub async fn dst_changes_fire_each_wall_time_once(store: Arc<Store>) {
+    /// 2026-11-01T04:00Z (00:00 EDT) and 2026-03-08T05:00Z (00:00 EST).
+    const FALL_BACK_DAY: i64 = 1_793_505_600_000;
+    const SPRING_FORWARD_DAY: i64 = 1_772_946_000_000;
+    let rows: [(&str, &str, i64, &[i64]); 4] = [
+        // 01:00 and 01:30 EDT only, not again in EST.
+        ("list", "0,30 1 * * *", FALL_BACK_DAY, &[60, 90]),
+        ("step", "*/30 1 * * *", FALL_BACK_DAY, &[60, 90, 120, 150]),
+        // Both skipped: once, at 03:00 EDT (07:00Z).
+        ("skipped", "15,45 2 * * *", SPRING_FORWARD_DAY, &[120]),
+        ("skipped-step", "*/15 2 * * *", SPRING_FORWARD_DAY, &[]),
+    ];
+    for (name, cron, day, minutes) in rows {
+        let zoned = spec(
+            name,
+            cron,
+            json!({"tz": "America/New_York", "catchUp": "all"}),
+        );
+        store.schedule_at(&zoned, day).await.unwrap();
+        for minute in 1..=5 * 60 {
+            fire_due(&store, &queues(), day + minute * MINUTE)
+                .await
+                .unwrap();
+        }
+        let expected: Vec<i64> = minutes.iter().map(|m| day + m * MINUTE).collect();
+        assert_eq!(occurrences_of(&store, name).await, expected, "{cron}");
+        store.unschedule(name).await.unwrap();
+    }
 }

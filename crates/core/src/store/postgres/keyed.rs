@@ -2,11 +2,14 @@
 //! submit"), debounced submits included.
 
 use super::conn::{execute, task};
+use super::followups;
 use super::rows::{cancel_by_id, insert_new, resolve_key};
 use super::transport::{params, Session};
 use crate::error::{Error, Result};
 use crate::protocol::POSTGRES as SQL;
-use crate::store::backend::{Conflict, Debounce, KeyDecision, NewTask};
+use crate::store::backend::{
+    Conflict, Debounce, DebounceStep, KeyDecision, NewTask, HELD_BACK_DELAY_MS,
+};
 use crate::store::reserved::key_holder;
 use crate::task::Task;
 
@@ -27,30 +30,62 @@ pub(super) async fn keyed_insert<S: Session>(
         (KeyDecision::CancelThenInsert, Some(existing)) => {
             cancel_by_id(tx, &existing.id).await?;
         }
-        (KeyDecision::Postpone(window), Some(queued)) => {
-            if let Some(postponed) = postpone(tx, &queued.id, new, window).await? {
-                return Ok(postponed);
-            }
+        (KeyDecision::Debounce(window), Some(live)) => {
+            return debounce_into(tx, &live, new, &key, window).await;
         }
         _ => {}
     }
+    insert_pointed(tx, new, &key).await
+}
+
+/// Insert `new` and point `key` at it.
+async fn insert_pointed<S: Session>(tx: &S, new: &NewTask, key: &str) -> Result<Task> {
     let inserted = insert_new(tx, new).await?;
     execute(tx, SQL.upsert_key, &params![&key, &new.id]).await?;
     Ok(inserted)
 }
 
-/// `debounce.sql` on the queued task `id` (docs/protocol.md, "Debounced
-/// submit"); `None` when a claim took it first.
-pub(super) async fn postpone<S: Session>(
+/// A debounced submit on a key whose task `live` is queued or running
+/// (docs/protocol.md, "Debounced submit").
+async fn debounce_into<S: Session>(
     tx: &S,
-    id: &str,
+    live: &Task,
     new: &NewTask,
+    key: &str,
     window: Debounce,
-) -> Result<Option<Task>> {
-    task(
-        tx,
-        SQL.debounce,
-        &params![&id, &new.payload, &window.window_ms, &window.max_delay_ms],
-    )
-    .await
+) -> Result<Task> {
+    let reads_history = Debounce::reads_history(live.status, live.attempt);
+    let held =
+        reads_history && followups::installed(tx).await? && followups::held(tx, &live.id).await?;
+    let has_steps = reads_history && !held && followups::has_steps(tx, &live.id).await?;
+    if Debounce::step(live.status, live.attempt, held, has_steps) != DebounceStep::FollowUp {
+        // A claim may take the row between the key read and this update
+        // (claims do not take the key lock): then it matches nothing, and
+        // the running task gets a follow-up.
+        let postponed = task(
+            tx,
+            SQL.debounce,
+            &params![
+                &live.id,
+                &new.payload,
+                &window.window_ms,
+                &window.max_delay_ms,
+                &held
+            ],
+        )
+        .await?;
+        if let Some(postponed) = postponed {
+            if held {
+                followups::postpone(tx, &live.id, window).await?;
+            }
+            return Ok(postponed);
+        }
+    }
+    let follow_up = NewTask {
+        delay_ms: HELD_BACK_DELAY_MS,
+        ..new.clone()
+    };
+    let inserted = insert_pointed(tx, &follow_up, key).await?;
+    followups::hold(tx, &follow_up.id, &live.id, window).await?;
+    Ok(inserted)
 }

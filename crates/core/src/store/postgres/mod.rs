@@ -8,6 +8,7 @@ mod conn;
 mod dsn;
 pub mod executor;
 mod flow;
+mod followups;
 mod keyed;
 mod listener;
 mod native;
@@ -437,6 +438,14 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     fn unsubscribe_push(&self, id: u64) {
         self.wakes.unsubscribe(id)
     }
+    async fn followups_installed(&self) -> Result<bool> {
+        followups::installed(&self.client().await?).await
+    }
+
+    async fn release_followups(&self) -> Result<u64> {
+        followups::release(&self.client().await?).await
+    }
+
     async fn schedules_installed(&self) -> Result<bool> {
         schedules::installed(&self.client().await?).await
     }

@@ -8,6 +8,7 @@ mod claim;
 mod conn;
 mod engine;
 mod flow;
+mod followups;
 mod open;
 mod query;
 mod reads;
@@ -334,6 +335,17 @@ impl Backend for SqliteBackend {
 
     async fn task_done_wake(&self, _task_id: &str, since: u64, timeout: Duration) {
         self.changed(since, timeout).await
+    }
+
+    async fn followups_installed(&self) -> Result<bool> {
+        self.read(followups::installed).await
+    }
+
+    async fn release_followups(&self) -> Result<u64> {
+        if !self.read(followups::pending).await? {
+            return Ok(0);
+        }
+        self.transaction(followups::release).await
     }
 
     async fn schedules_installed(&self) -> Result<bool> {

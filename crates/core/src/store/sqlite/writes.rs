@@ -4,13 +4,15 @@
 
 use rusqlite::Connection;
 
+use super::followups;
 use super::query::{query, Params};
 use super::rows::{json_list, owned_write, resolve_key, update_one};
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::SQLITE as SQL;
 use crate::store::backend::{
-    Conflict, Debounce, HeldTask, KeyDecision, NewTask, Outcome, Target, WriteAnswer, WriteOp,
+    Conflict, Debounce, DebounceStep, HeldTask, KeyDecision, NewTask, Outcome, Target, WriteAnswer,
+    WriteOp, HELD_BACK_DELAY_MS,
 };
 use crate::store::reserved::key_holder;
 use crate::task::Task;
@@ -114,14 +116,17 @@ pub(super) fn insert_keyed(
         KeyDecision::CancelThenInsert => {
             cancel_by_id(conn, &existing.expect("a live task to replace").id)?;
         }
-        KeyDecision::Postpone(window) => {
-            let queued = existing.expect("a queued task to postpone");
-            if let Some(postponed) = postpone(conn, &queued.id, task, window)? {
-                return Ok(postponed);
-            }
+        KeyDecision::Debounce(window) => {
+            let live = existing.expect("a live task to debounce into");
+            return debounce_into(conn, &live, task, key, window);
         }
         KeyDecision::Insert => {}
     }
+    insert_pointed(conn, task, key)
+}
+
+/// Insert `task` and point `key` at it.
+fn insert_pointed(conn: &Connection, task: &NewTask, key: &str) -> Result<Task> {
     let inserted = insert_new(conn, task)?;
     query(
         conn,
@@ -132,25 +137,46 @@ pub(super) fn insert_keyed(
     Ok(inserted)
 }
 
-/// `debounce.sql` on the queued task `id` (docs/protocol.md, "Debounced submit").
-pub(super) fn postpone(
+/// A debounced submit on a key whose task `live` is queued or running
+/// (docs/protocol.md, "Debounced submit").
+fn debounce_into(
     conn: &Connection,
-    id: &str,
+    live: &Task,
     task: &NewTask,
+    key: &str,
     window: Debounce,
-) -> Result<Option<Task>> {
-    update_one(
-        conn,
-        SQL.debounce,
-        id,
-        &[
-            (":id", &id),
-            (":payload", &task.payload),
-            (":debounce_ms", &window.window_ms),
-            (":max_delay_ms", &window.max_delay_ms),
-            (":now", &now_ms()),
-        ],
-    )
+) -> Result<Task> {
+    let reads_history = Debounce::reads_history(live.status, live.attempt);
+    let held = reads_history && followups::installed(conn)? && followups::held(conn, &live.id)?;
+    let has_steps = reads_history && !held && followups::has_steps(conn, &live.id)?;
+    let step = Debounce::step(live.status, live.attempt, held, has_steps);
+    if step != DebounceStep::FollowUp {
+        let postponed = update_one(
+            conn,
+            SQL.debounce,
+            &live.id,
+            &[
+                (":id", &live.id),
+                (":payload", &task.payload),
+                (":debounce_ms", &window.window_ms),
+                (":max_delay_ms", &window.max_delay_ms),
+                (":held", &held),
+                (":now", &now_ms()),
+            ],
+        )?
+        .expect("the writer's lock keeps the queued task queued");
+        if held {
+            followups::postpone(conn, &live.id, window)?;
+        }
+        return Ok(postponed);
+    }
+    let follow_up = NewTask {
+        delay_ms: HELD_BACK_DELAY_MS,
+        ..task.clone()
+    };
+    let inserted = insert_pointed(conn, &follow_up, key)?;
+    followups::hold(conn, &follow_up.id, &live.id, window)?;
+    Ok(inserted)
 }
 
 pub(super) fn finish(conn: &Connection, owned: &HeldTask, outcome: &Outcome) -> Result<Task> {

@@ -1,0 +1,89 @@
+//! Debounce follow-ups on SQLite (docs/protocol.md, "Debounced submit"): what
+//! a debounced submit reads of its key's task, the table created by the first
+//! follow-up inside the submit's transaction, and the release.
+
+use rusqlite::Connection;
+
+use super::conn::apply_in_transaction;
+use super::query::{query, Params};
+use crate::error::Result;
+use crate::ids::now_ms;
+use crate::protocol::followups::{SQLITE as SQL, SQLITE_FORGET, SQLITE_PENDING};
+use crate::protocol::steps::SQLITE as STEPS;
+use crate::store::backend::Debounce;
+
+fn exists(conn: &Connection, sql: &str, params: &Params<'_>) -> Result<bool> {
+    Ok(query(conn, sql, params, |row| row.get(0))?
+        .into_iter()
+        .next()
+        .unwrap_or(false))
+}
+
+pub(super) fn installed(conn: &Connection) -> Result<bool> {
+    exists(conn, SQL.installed, &[])
+}
+
+/// Whether `id` is a follow-up still held back (the table exists).
+pub(super) fn held(conn: &Connection, id: &str) -> Result<bool> {
+    exists(conn, SQL.held, &[(":id", &id)])
+}
+
+/// Whether `id` recorded a step; `false` on a database without steps.
+pub(super) fn has_steps(conn: &Connection, id: &str) -> Result<bool> {
+    Ok(exists(conn, STEPS.installed, &[])? && exists(conn, SQL.has_steps, &[(":id", &id)])?)
+}
+
+/// Hold the new follow-up `task_id` back until `after_id` ends; the table
+/// is created first if this is the database's first follow-up.
+pub(super) fn hold(
+    conn: &Connection,
+    task_id: &str,
+    after_id: &str,
+    window: Debounce,
+) -> Result<()> {
+    if !installed(conn)? {
+        apply_in_transaction(conn, &SQL.migration)?;
+    }
+    query(
+        conn,
+        SQL.hold,
+        &[
+            (":task_id", &task_id),
+            (":after_id", &after_id),
+            (":debounce_ms", &window.window_ms),
+            (":now", &now_ms()),
+        ],
+        |_| Ok(()),
+    )?;
+    Ok(())
+}
+
+/// The held-back follow-up `id` starts later once released.
+pub(super) fn postpone(conn: &Connection, id: &str, window: Debounce) -> Result<()> {
+    query(
+        conn,
+        SQL.postpone,
+        &[
+            (":id", &id),
+            (":debounce_ms", &window.window_ms),
+            (":max_delay_ms", &window.max_delay_ms),
+            (":now", &now_ms()),
+        ],
+        |_| Ok(()),
+    )?;
+    Ok(())
+}
+
+/// Whether any follow-up is held back (the table exists).
+pub(super) fn pending(conn: &Connection) -> Result<bool> {
+    exists(conn, SQLITE_PENDING, &[])
+}
+
+/// Inside the writer's transaction: the follow-ups whose task ended become
+/// due and lose their rows; how many were released.
+pub(super) fn release(conn: &Connection) -> Result<u64> {
+    query(conn, SQL.release, &[(":now", &now_ms())], |_| Ok(()))?;
+    let released = conn.changes();
+    query(conn, SQLITE_FORGET, &[], |_| Ok(()))?;
+    Ok(released)
+}
