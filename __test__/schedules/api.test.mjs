@@ -116,8 +116,14 @@ forEachDialect("schedules API", (dialect) => {
       [["n", { task: "t", cron: "* * * * *", metadata: [1] }], /^metadata must be a plain object$/],
       [["n", undefined], /^task must be/],
       // Numbers JSON cannot carry are refused as submit refuses them, never defaulted.
-      [["n", { task: "t", cron: "* * * * *", priority: NaN }], /^priority must be a number from -2147483648 to 2147483647, got NaN$/],
-      [["n", { task: "t", cron: "* * * * *", priority: Infinity }], /^priority must be a number from -2147483648 to 2147483647, got Infinity$/],
+      [
+        ["n", { task: "t", cron: "* * * * *", priority: NaN }],
+        /^priority must be a number from -2147483648 to 2147483647, got NaN$/,
+      ],
+      [
+        ["n", { task: "t", cron: "* * * * *", priority: Infinity }],
+        /^priority must be a number from -2147483648 to 2147483647, got Infinity$/,
+      ],
       [["n", { task: "t", cron: "* * * * *", maxAttempts: NaN }], /^maxAttempts must be >= 1, got NaN$/],
       [["n", { task: "t", cron: "* * * * *", maxAttempts: Infinity }], /^maxAttempts must be >= 1, got Infinity$/],
       [["n", { task: "t", cron: "* * * * *", group: NaN }], /^group must be a string, got number$/],
