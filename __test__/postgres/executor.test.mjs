@@ -691,46 +691,7 @@ describe("an executor that answers only what the protocol asks", { timeout: SUIT
     assertSequence(log, expectedConnect());
   });
 
-  test("close() while connecting: that connect rejects saying so, no LISTEN follows, watch only polls", async () => {
-    const { executor, calls } = recordingExecutor({ listen: async () => () => {} });
-    const tx = executor.tx;
-    let entered;
-    const inMigration = new Promise((resolve) => (entered = resolve));
-    let release;
-    const held = new Promise((resolve) => (release = resolve));
-    executor.tx = async (fn) => {
-      entered();
-      await held;
-      return tx(fn);
-    };
-    const store = new PostgresStore(executor);
-    const connecting = store.connect();
-    await inMigration;
-    const closing = store.close();
-    release();
-    const err = await rejectionOf(connecting);
-    await closing;
-    assert.equal(err.constructor, Error);
-    assert.equal(err.message, "store was closed while connecting");
-
-    const signals = [];
-    const stop = store.watch({ pollMs: 10 }, (s) => signals.push(s));
-    await waitFor(() => signals.length >= 3, { timeoutMs: 20_000, message: "no poll signals" });
-    stop();
-    assert.ok(
-      signals.every((s) => s.reason === "poll"),
-      JSON.stringify(signals),
-    );
-    assert.equal(store._native.listening(), false);
-    assert.deepEqual(calls, { close: 0, listen: 0 }, "no LISTEN after the close, and the executor stays open");
-
-    await store.connect();
-    await waitFor(() => calls.listen === 1, { timeoutMs: 20_000, message: "a later connect did not LISTEN" });
-    await store.close();
-    assert.equal(calls.close, 0);
-  });
-
-  test("close() during a hung connect returns at once; that connect then rejects saying so and never LISTENs", async () => {
+  test("close() during a hung connect returns at once; that connect rejects saying so, no LISTEN follows", async () => {
     const { executor, calls } = recordingExecutor({ listen: async () => () => {} });
     const tx = executor.tx;
     let entered;
@@ -752,8 +713,22 @@ describe("an executor that answers only what the protocol asks", { timeout: SUIT
     const err = await rejectionOf(connecting);
     assert.equal(err.constructor, Error);
     assert.equal(err.message, "store was closed while connecting");
+
+    const signals = [];
+    const stop = store.watch({ pollMs: 10 }, (s) => signals.push(s));
+    await waitFor(() => signals.length >= 3, { timeoutMs: 20_000, message: "no poll signals" });
+    stop();
+    assert.ok(
+      signals.every((s) => s.reason === "poll"),
+      JSON.stringify(signals),
+    );
     assert.equal(store._native.listening(), false);
     assert.deepEqual(calls, { close: 0, listen: 0 }, "no LISTEN after the close, and the executor stays open");
+
+    await store.connect();
+    await waitFor(() => calls.listen === 1, { timeoutMs: 20_000, message: "a later connect did not LISTEN" });
+    await store.close();
+    assert.equal(calls.close, 0);
   });
 
   test("completeIn runs fn in the executor's tx, then complete there; no row is LostLease", async () => {

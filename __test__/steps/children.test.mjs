@@ -69,21 +69,24 @@ forEachDialect("callChild's children", (dialect) => {
     });
     handle.start();
 
-    const uncaught = await client.submit("parent", { rethrow: true }, { maxAttempts: 5 });
-    const waiting = await waitForChild(client, uncaught.id);
-    await client.cancel(waiting.childId);
-    const ended = await waitForStatus(client, uncaught.id, ["failed", "succeeded"]);
+    /** The parent's end once its child, waited on, is canceled. */
+    const endOnCanceledChild = async (payload, maxAttempts) => {
+      const parent = await client.submit("parent", payload, { maxAttempts });
+      const { childId } = await waitForChild(client, parent.id);
+      await client.cancel(childId);
+      return { childId, ended: await waitForStatus(client, parent.id, ["failed", "succeeded"]) };
+    };
+
+    const { childId, ended } = await endOnCanceledChild({ rethrow: true }, 5);
     assert.equal(ended.attempt, 1);
     assert.equal(ended.error.type, "ChildFailed");
     assert.equal(ended.error.code, "child_canceled");
-    assert.equal(ended.error.message, `child task ${waiting.childId} of step "kid" was canceled`);
+    assert.equal(ended.error.message, `child task ${childId} of step "kid" was canceled`);
     assert.equal(ended.error.details.childError, null);
 
     // Its own error, thrown instead: an ordinary failure, retried as usual.
-    const caught = await client.submit("parent", { rethrow: false }, { maxAttempts: 2 });
-    const child = await waitForChild(client, caught.id);
-    await client.cancel(child.childId);
-    const retried = await waitForStatus(client, caught.id, ["failed", "succeeded"]);
+    const { ended: retried } = await endOnCanceledChild({ rethrow: false }, 2);
+    assert.equal(retried.status, "failed");
     assert.equal(retried.attempt, 2);
     assert.equal(retried.error.message, "wrapped: TaskCanceled");
   });
