@@ -277,6 +277,12 @@ export interface ListArgs {
   bodies?: boolean
 }
 
+/**
+ * `report(message)` hears each row once per process (the first function
+ * given stays).
+ */
+export declare function onBadRow(report: ((arg: string) => void)): void
+
 /** How the JS shim says the handler ended. */
 export interface OutcomeArg {
   kind: OutcomeKind

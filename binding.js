@@ -845,6 +845,7 @@ module.exports.NativeWatch = nativeBinding.NativeWatch
 module.exports.NativeWorker = nativeBinding.NativeWorker
 module.exports.DEFAULT_WATCH_POLL_MS = nativeBinding.DEFAULT_WATCH_POLL_MS
 module.exports.dsnFields = nativeBinding.dsnFields
+module.exports.onBadRow = nativeBinding.onBadRow
 module.exports.OutcomeKind = nativeBinding.OutcomeKind
 module.exports.quoteSchema = nativeBinding.quoteSchema
 module.exports.taskStatuses = nativeBinding.taskStatuses

@@ -4,7 +4,7 @@
 // here (JSON.stringify semantics belong to JS), then hands off to Rust, which
 // runs the statement off the event loop and returns the row as JSON text.
 
-const { NativeWatch, DEFAULT_WATCH_POLL_MS } = require("./native.js");
+const { NativeWatch, DEFAULT_WATCH_POLL_MS, onBadRow } = require("./native.js");
 const { TaskTimeout } = require("./errors.js");
 const { TickWrites } = require("./tick-writes.js");
 const { purgeArgs, waitArgs, backpressureArgs } = require("./store-args.js");
@@ -28,6 +28,11 @@ const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
  * @typedef {(names: string[] | null | undefined, limit: number) => Promise<Task[]>} Draw
  * @typedef {import("./tick-writes.js").WriteArgs} WriteArgs
  */
+
+// A row of cairnq's own tables that another program wrote in a shape the
+// core cannot read is skipped and reported once per process, as a warning
+// (docs/security.md, "Rows written by others").
+onBadRow((/** @type {string} */ message) => process.emitWarning(message, { code: "CAIRNQ_BAD_ROW" }));
 
 /**
  * A JSON array of rows (or any JSON text), parsed.

@@ -6,6 +6,7 @@
 //! turns into the matching error class.
 
 mod backpressure;
+mod bad_rows;
 mod errors;
 mod retention;
 mod store;
@@ -25,6 +26,7 @@ mod steps;
 mod metrics;
 
 pub use backpressure::NativeGate;
+pub use bad_rows::on_bad_row;
 pub use executor::{dsn_fields, quote_schema};
 pub use metrics::NativeMetrics;
 pub use retention::NativeRetention;

@@ -80,37 +80,66 @@ for (const dialect of DIALECTS)
       { timeout: TIMEOUT_MS },
       async (t) => {
         const { client, page, url } = await setup(t);
-        const post = (path, headers) =>
+        const post = (path, headers, name = "nightly-report") =>
           fetch(new URL(path, url), {
             method: "POST",
             headers: { "content-type": "application/json", ...headers },
-            body: "{}",
+            body: JSON.stringify({ name }),
           });
-        const noToken = await post("api/schedules/nightly-report/pause", {});
+        const noToken = await post("api/schedules/pause", {});
         assert.equal(noToken.status, 403);
         const csrf = await page.evaluate(async () => (await (await fetch("api/config")).json()).csrf);
-        const crossOrigin = await post("api/schedules/nightly-report/pause", {
+        const crossOrigin = await post("api/schedules/pause", {
           "x-csrf-token": csrf,
           origin: "http://evil.example",
         });
         assert.equal(crossOrigin.status, 403);
         assert.equal((await client.schedules())[1].paused, false, "a refused action changed the schedule");
-        const unknown = await post("api/schedules/nope/pause", { "x-csrf-token": csrf });
+        const unknown = await post("api/schedules/pause", { "x-csrf-token": csrf }, "nope");
         assert.equal(unknown.status, 404);
-        const done = await post("api/schedules/nightly-report/pause", { "x-csrf-token": csrf });
+        const done = await post("api/schedules/pause", { "x-csrf-token": csrf });
         assert.equal(done.status, 200);
         assert.equal((await done.json()).schedule.paused, true);
 
         const readOnly = await setup(t, ["--read-only"]);
         assert.equal(await readOnly.page.locator('tr[data-schedule="nightly-report"] button').isDisabled(), true);
         const roCsrf = await readOnly.page.evaluate(async () => (await (await fetch("api/config")).json()).csrf);
-        const refused = await fetch(new URL("api/schedules/audit/resume", readOnly.url), {
+        const refused = await fetch(new URL("api/schedules/resume", readOnly.url), {
           method: "POST",
           headers: { "content-type": "application/json", "x-csrf-token": roCsrf },
-          body: "{}",
+          body: JSON.stringify({ name: "audit" }),
         });
         assert.equal(refused.status, 403);
         assert.equal((await readOnly.client.schedules())[0].paused, true);
+      },
+    );
+
+    test(
+      "schedules named . and .. are paused and resumed from the page (issue 34)",
+      { timeout: TIMEOUT_MS },
+      async (t) => {
+        const { client, page } = await setup(t);
+        for (const name of [".", ".."]) await client.schedule(name, { task: "dots", cron: "0 3 * * *" });
+        await waitFor(async () => (await page.locator("#schedules tbody tr").count()) === 4, {
+          timeoutMs: 30_000,
+          message: "the dotted schedules never showed",
+        });
+        const paused = async (name) => (await client.schedules()).find((s) => s.name === name).paused;
+        for (const name of [".", ".."]) {
+          await page.locator(`tr[data-schedule="${name}"] button.schedule-pause`).click(UI);
+          await waitFor(async () => (await cell(page, name, "state")) === "paused", {
+            timeoutMs: 30_000,
+            message: `pausing ${name} never showed (flash: ${await page.locator("#flash").textContent()})`,
+          });
+          assert.equal(await paused(name), true);
+          assert.equal(await paused("nightly-report"), false, `pausing ${name} paused another schedule`);
+          await page.locator(`tr[data-schedule="${name}"] button.schedule-resume`).click(UI);
+          await waitFor(async () => (await cell(page, name, "state")) === "active", {
+            timeoutMs: 30_000,
+            message: `resuming ${name} never showed`,
+          });
+          assert.equal(await paused(name), false);
+        }
       },
     );
   });

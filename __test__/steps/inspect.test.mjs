@@ -11,7 +11,7 @@ import { defer, makeDbPath, manageWorker, waitFor } from "../support/helpers.mjs
 import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 import { waitForStatus } from "../support/worker-helpers.mjs";
 import { cliJson, cliOk, spawnCli, uiUrl } from "../support/cli-helpers.mjs";
-import { SKIP, useChromium } from "../support/chromium.mjs";
+import { SKIP, pageOf, useChromium } from "../support/chromium.mjs";
 
 /** Resolves once the task waits in the queue with the suspension `kind`. */
 function suspendedAs(client, id, kind) {
@@ -78,9 +78,17 @@ forEachDialect("steps in cairnq get and the dashboard", (dialect) => {
     defer(t, () => dash.close());
     const get = (path) => dash(new Request(`http://app.test/${path}`));
     const one = await (await get(`api/tasks/${sleeper.id}`)).json();
-    assert.deepEqual(one.steps, await client.steps(sleeper.id));
+    const view = await client.steps(sleeper.id);
+    // One page of the view (100 steps from ?steps=, 0 by default) and its total.
+    assert.deepEqual(one.steps, { ...view, total: view.steps.length, offset: 0, limit: 100 });
     assert.equal(one.steps.suspended.kind, "sleep");
-    assert.deepEqual((await (await get(`api/tasks/${plain.id}`)).json()).steps, { steps: [], suspended: null });
+    assert.deepEqual((await (await get(`api/tasks/${plain.id}`)).json()).steps, {
+      steps: [],
+      suspended: null,
+      total: 0,
+      offset: 0,
+      limit: 100,
+    });
     const script = await get("assets/steps.js");
     assert.equal(script.status, 200);
     assert.match(script.headers.get("content-type"), /^text\/javascript/);
@@ -107,11 +115,7 @@ describe("the steps card in Chromium", { skip: SKIP }, () => {
 
     const ui = spawnCli(t, ["ui", db, "--port", "0"]);
     const url = await uiUrl(ui);
-    const context = await chromium().newContext();
-    defer(t, () => context.close());
-    const page = await context.newPage();
-    const errors = [];
-    page.on("pageerror", (e) => errors.push(e.message));
+    const { page, errors } = await pageOf(t, chromium());
     await page.goto(`${url}#/task/${task.id}`);
     await page.waitForSelector("#steps", { timeout: 30_000 });
     const rows = (await page.locator("#steps tbody tr").allTextContents()).sort();

@@ -5,6 +5,8 @@
 import fs from "node:fs";
 import { after, before } from "node:test";
 
+import { defer } from "./helpers.mjs";
+
 export const CHROMIUM =
   process.env.CAIRNQ_CHROMIUM ?? ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p) => fs.existsSync(p));
 export const SKIP =
@@ -30,4 +32,20 @@ export function useChromium(args = []) {
     await browser?.close();
   });
   return () => browser;
+}
+
+/**
+ * A page in a browser context of its own, closed when the test ends, and the
+ * messages of the script errors it has thrown so far.
+ * @param {import("node:test").TestContext} t
+ * @param {import("playwright-core").Browser} browser
+ */
+export async function pageOf(t, browser) {
+  const context = await browser.newContext();
+  defer(t, () => context.close());
+  const page = await context.newPage();
+  /** @type {string[]} */
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  return { page, errors };
 }

@@ -88,3 +88,42 @@ export async function uiUrl(proc) {
   const out = await proc.until((s) => /open http:\/\/\S+/.test(s), "the dashboard URL");
   return /open (http:\/\/\S+)/.exec(out)[1];
 }
+
+/** `arg` quoted for a POSIX shell. */
+function shellQuote(arg) {
+  return `'${String(arg).replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Run `cairnq ...args` on a pseudo-terminal (util-linux `script`), as a user
+ * at a terminal runs it: `{code, output}`, stdout and stderr as the terminal
+ * got them (line ends as `\n`). NO_COLOR is set, so every escape in the
+ * output came from the data.
+ */
+export async function cliOnTerminal(args, opts = {}) {
+  const command = [process.execPath, CLI, ...args].map(shellQuote).join(" ");
+  const out = await runProcess("script", ["-q", "-e", "-c", command, "/dev/null"], {
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    env: plainEnv({ NO_COLOR: "1", ...opts.env }),
+  });
+  return { code: out.code, output: out.stdout.replace(/\r\n/g, "\n") };
+}
+
+/**
+ * Run a shell pipeline `cairnq ...args | <reader>` (the reader a shell
+ * command such as `head -c 100`): `{code, stderr, readerOutput}`, `code`
+ * being cairnq's exit status (bash's PIPESTATUS).
+ */
+export async function cliIntoPipe(args, reader, opts = {}) {
+  const command = [process.execPath, CLI, ...args].map(shellQuote).join(" ");
+  const out = await runProcess("bash", ["-c", `${command} | ${reader}; echo "cairnq exited \${PIPESTATUS[0]}" >&2`], {
+    timeoutMs: opts.timeoutMs ?? 60_000,
+    env: plainEnv(opts.env),
+  });
+  const status = /cairnq exited (\d+)\n?$/.exec(out.stderr);
+  return {
+    code: status ? Number(status[1]) : null,
+    stderr: out.stderr.replace(/cairnq exited \d+\n?$/, ""),
+    readerOutput: out.stdout,
+  };
+}

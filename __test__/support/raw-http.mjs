@@ -59,3 +59,19 @@ function parseResponse(text) {
   }
   return { status: m ? Number(m[1]) : null, headers, body: end < 0 ? "" : text.slice(end + 4), raw: text };
 }
+
+/** The body of an answer of `rawRequest`, its chunked transfer coding undone. */
+export function decodedBody(answer) {
+  if (!/chunked/i.test(answer.headers["transfer-encoding"] ?? "")) return answer.body;
+  const bytes = Buffer.from(answer.body, "latin1");
+  const parts = [];
+  let at = 0;
+  for (;;) {
+    const lineEnd = bytes.indexOf("\r\n", at);
+    const size = parseInt(bytes.subarray(at, lineEnd).toString("latin1"), 16);
+    if (!(size > 0)) break;
+    parts.push(bytes.subarray(lineEnd + 2, lineEnd + 2 + size));
+    at = lineEnd + 2 + size + 2;
+  }
+  return Buffer.concat(parts).toString("utf8");
+}

@@ -189,7 +189,15 @@ function plain(value) {
  * @param {unknown} value
  */
 function prettyJson(value) {
-  const text = value === undefined ? "null" : JSON.stringify(value, null, 2);
+  return plainLines(value === undefined ? "null" : JSON.stringify(value, null, 2));
+}
+
+/**
+ * Text of several lines made terminal-safe line by line (`plain`), its line
+ * breaks kept.
+ * @param {string} text
+ */
+function plainLines(text) {
   return text.split("\n").map(plain).join("\n");
 }
 
@@ -232,6 +240,7 @@ module.exports = {
   paintStatus,
   parseDuration,
   plain,
+  plainLines,
   prettyJson,
   progressBar,
   relativeTime,

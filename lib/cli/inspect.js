@@ -228,17 +228,55 @@ function listSummaries(client, input) {
 const BODY_PREVIEW_CHARS = 64 * 1024;
 
 /**
+ * Text values (names, queues, ids, messages) longer than this reach the
+ * dashboard cut, so a row's size has a bound whoever wrote it. Twice the
+ * longest name the API takes (the core's MAX_NAME_BYTES, 512), so every name
+ * submitted through it arrives whole.
+ */
+const TEXT_PREVIEW_CHARS = 1024;
+
+/**
+ * `text` cut to its first `limit` characters, with what was cut said; other
+ * values as they are.
+ * @template T
+ * @param {T} text
+ * @param {number} [limit]
+ * @returns {T | string}
+ */
+function truncateText(text, limit = TEXT_PREVIEW_CHARS) {
+  if (typeof text !== "string" || text.length <= limit) return text;
+  return `${text.slice(0, limit)}… (${text.length - limit} more characters)`;
+}
+
+/** A task's JSON bodies: bounded as JSON text, by `truncateBodies`. */
+const BODIES = ["payload", "result", "error", "metadata"];
+
+/**
+ * `row` with every text field but a body cut as `truncateText` cuts it: a
+ * task, a summary row or a schedule, as the dashboard sends it.
+ * @template {object} T
+ * @param {T} row
+ * @returns {T}
+ */
+function truncateTexts(row) {
+  const out = /** @type {Record<string, unknown>} */ ({ ...row });
+  for (const [key, value] of Object.entries(out)) if (!BODIES.includes(key)) out[key] = truncateText(value);
+  return /** @type {T} */ (out);
+}
+
+/**
  * `task` with each body (payload, result, error, metadata) whose JSON text is
  * longer than `limit` characters replaced by `{ truncated: true, chars,
- * preview }`: its length and its first `limit` characters. The dashboard's
- * task page, so one huge payload cannot make every view of it huge.
+ * preview }`: its length and its first `limit` characters, and its text
+ * fields cut (`truncateTexts`). The dashboard's task page and action answers,
+ * so one huge payload or name cannot make every view of it huge.
  * @param {Task} task
  * @param {number} [limit]
  * @returns {Task}
  */
 function truncateBodies(task, limit = BODY_PREVIEW_CHARS) {
-  const out = /** @type {Record<string, unknown>} */ ({ ...task });
-  for (const key of ["payload", "result", "error", "metadata"]) {
+  const out = /** @type {Record<string, unknown>} */ (truncateTexts(task));
+  for (const key of BODIES) {
     const text = JSON.stringify(out[key] ?? null);
     if (text.length > limit) out[key] = { truncated: true, chars: text.length, preview: text.slice(0, limit) };
   }
@@ -325,6 +363,7 @@ async function oldestQueuedAgeMs(client, queue, queued) {
 
 module.exports = {
   BODY_PREVIEW_CHARS,
+  TEXT_PREVIEW_CHARS,
   EXIT,
   InspectError,
   Throughput,
@@ -340,5 +379,7 @@ module.exports = {
   spawned,
   stats,
   truncateBodies,
+  truncateText,
+  truncateTexts,
   zeroCounts,
 };

@@ -31,9 +31,9 @@ function schedulesTable(c, schedules, now) {
     t.push([
       fmt.truncate(s.name, 40),
       fmt.truncate(s.task, 40),
-      s.queue,
-      s.cron,
-      s.tz,
+      fmt.truncate(s.queue, 40),
+      fmt.plain(s.cron),
+      fmt.plain(s.tz),
       next,
       fmt.timestamp(s.lastRunAtMs, now),
       state,

@@ -134,13 +134,15 @@ function draw(c, db, frame, throughput) {
 
 /**
  * A DSN without its passwords: the user part's and a `password=` (or
- * `sslpassword=`) query parameter's.
+ * `sslpassword=`) query parameter's. The user part ends at the authority's
+ * last `@`, as the core reads it (postgres/dsn.rs), so a raw `@` in a
+ * password is hidden with the rest of it.
  * @param {string} db
  */
 function redact(db) {
   if (!/^postgres(?:ql)?:\/\//i.test(db)) return db;
   return db
-    .replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/i, "$1***@")
+    .replace(/^(postgres(?:ql)?:\/\/[^:/?#]*:)[^/?#]*@/i, "$1***@")
     .replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
 }
 

@@ -43,6 +43,10 @@ const FILES = /** @type {const} */ ({
   "favicon.svg": "image/svg+xml",
 });
 const MAX_PAGE = 100;
+/** Steps a task page shows at once; `?steps=<offset>` pages through the rest. */
+const STEPS_PAGE = 100;
+/** Queues the overview shows: the first by name (as `/metrics` does); it says how many there are. */
+const MAX_OVERVIEW_QUEUES = 200;
 /** Shorter tokens are refused: an empty one (an unset `$VAR`) would let anyone in. */
 const MIN_TOKEN_LENGTH = 16;
 
@@ -100,14 +104,16 @@ function createDashboard(options) {
         const counts = await inspect.stats(client);
         const at = Date.now();
         throughput.add(counts, at);
+        const queues = Object.entries(counts);
         const body = {
           at,
           refreshMs,
-          queues: Object.entries(counts).map(([queue, row]) => ({
-            queue,
+          queues: queues.slice(0, MAX_OVERVIEW_QUEUES).map(([queue, row]) => ({
+            queue: inspect.truncateText(queue),
             counts: row,
             perSecond: throughput.series(queue),
           })),
+          queueCount: queues.length,
           perSecond: throughput.series(),
         };
         overview = { at, body };
@@ -175,8 +181,8 @@ function createDashboard(options) {
         if (taskMatch) {
           const task = await inspect.getTask(client, { id: decodeSegment(taskMatch[1], "task id") });
           const spawned = await inspect.spawned(client, task);
-          const steps = await client.steps(task.id);
-          return json({ task: inspect.truncateBodies(task), spawned, steps });
+          const steps = stepsPage(await client.steps(task.id), boundedInt(url.searchParams.get("steps"), 0, 0));
+          return json({ task: inspect.truncateBodies(task), spawned: spawned.map(inspect.truncateTexts), steps });
         }
         const listed = await schedules.readSchedules(client, route);
         if (listed !== undefined) return json(listed);
@@ -207,7 +213,7 @@ function createDashboard(options) {
             ? await inspect.retryTask(client, ref, { resetAttempt: body.resetAttempt === true })
             : await inspect.cancelTask(client, ref);
           overview = null;
-          return json({ task });
+          return json({ task: inspect.truncateBodies(task) });
         }
         const changed = await schedules.changeSchedule(client, route, request);
         if (changed !== undefined) return json(changed);
@@ -267,7 +273,7 @@ function createDashboard(options) {
       limit: limit + 1,
       offset,
     });
-    return { tasks: rows.slice(0, limit), hasMore: rows.length > limit, offset, limit };
+    return { tasks: rows.slice(0, limit).map(inspect.truncateTexts), hasMore: rows.length > limit, offset, limit };
   }
 
   /** An id, else a key: at most two point reads. @param {string} q */
@@ -332,14 +338,34 @@ function boundedInt(v, fallback, min) {
 }
 
 /**
- * Why `token` cannot guard a dashboard, or null when it can.
+ * Why `token` cannot guard a dashboard, or null when it can. Spaces around
+ * it do not count: sixteen of them are no secret.
  * @param {unknown} token
  * @returns {string | null}
  */
 function tokenProblem(token) {
   if (typeof token !== "string") return "must be a string";
-  if (token.length < MIN_TOKEN_LENGTH) return `must be at least ${MIN_TOKEN_LENGTH} characters (got ${token.length})`;
+  const length = token.trim().length;
+  const spaced = length === token.length ? "" : " besides the spaces around it";
+  if (length < MIN_TOKEN_LENGTH) return `must be at least ${MIN_TOKEN_LENGTH} characters${spaced} (got ${length})`;
   return null;
+}
+
+/**
+ * One page of a task's steps view (`client.steps`) for the task page: at
+ * most STEPS_PAGE steps from `offset`, ids cut (`truncateTexts`), with the
+ * total, so ten thousand steps never make every refresh megabytes.
+ * @param {import("../../index.js").TaskSteps} view
+ * @param {number} offset
+ */
+function stepsPage(view, offset) {
+  return {
+    steps: view.steps.slice(offset, offset + STEPS_PAGE).map(inspect.truncateTexts),
+    suspended: view.suspended && inspect.truncateTexts(view.suspended),
+    total: view.steps.length,
+    offset,
+    limit: STEPS_PAGE,
+  };
 }
 
 /**

@@ -5,6 +5,7 @@
 // counters run from then on.
 
 const { checkWorkers, createMetrics } = require("../telemetry/metrics.js");
+const { SECURITY_HEADERS } = require("./responses.js");
 
 /**
  * @param {import("../client.js").CairnQ} client
@@ -20,11 +21,7 @@ function metricsRoute(client, workers) {
     const body = await metrics.render();
     return new Response(body, {
       status: 200,
-      headers: {
-        "content-type": metrics.contentType,
-        "cache-control": "no-store",
-        "x-content-type-options": "nosniff",
-      },
+      headers: { ...SECURITY_HEADERS, "content-type": metrics.contentType },
     });
   };
 }

@@ -1,17 +1,33 @@
 "use strict";
 // The dashboard's schedule routes (docs/api.md, "Schedules"): the list, and
-// pause/resume by name. handler.js answers them as JSON and puts the actions
-// behind its token, same-origin and CSRF checks like every other action.
+// pause/resume. handler.js answers them as JSON and puts the actions behind
+// its token, same-origin and CSRF checks like every other action.
 
 const inspect = require("../cli/inspect.js");
 const { readJsonBody } = require("./request-body.js");
-const { decodeSegment } = require("./route-params.js");
+const { HttpError } = require("./responses.js");
 
 /**
  * @typedef {import("../client.js").CairnQ} CairnQ
+ * @typedef {import("../../index.js").Schedule} Schedule
  */
 
-const ACTION = /^api\/schedules\/([^/]+)\/(pause|resume)$/;
+// The name travels in the body: as a path segment, `.` and `..` would be
+// resolved away by the browser's URL parser before the request is sent.
+const ACTION = /^api\/schedules\/(pause|resume)$/;
+const ACTION_FIELDS = /** @type {Record<string, import("./request-body.js").FieldType[]>} */ ({ name: ["string"] });
+
+/**
+ * A schedule as the page shows it: without its payload and metadata, which
+ * the page never shows, and with its texts cut (`inspect.truncateTexts`).
+ * @param {Schedule} schedule
+ */
+function shown(schedule) {
+  const rest = /** @type {Partial<Schedule>} */ ({ ...schedule });
+  delete rest.payload;
+  delete rest.metadata;
+  return inspect.truncateTexts(rest);
+}
 
 /**
  * A GET route of this file: its answer, or `undefined` for any other route.
@@ -20,24 +36,24 @@ const ACTION = /^api\/schedules\/([^/]+)\/(pause|resume)$/;
  */
 async function readSchedules(client, route) {
   if (route !== "api/schedules") return undefined;
-  return { schedules: await client.schedules() };
+  return { schedules: (await client.schedules()).map(shown) };
 }
 
 /**
  * A POST route of this file: its answer, or `undefined` for any other route.
  * @param {CairnQ} client
  * @param {string} route
- * @param {Request} request its body must be an empty JSON object
+ * @param {Request} request its body must be `{ "name": <schedule name> }`
  */
 async function changeSchedule(client, route, request) {
   const action = ACTION.exec(route);
   if (!action) return undefined;
-  const name = decodeSegment(action[1], "schedule name");
-  await readJsonBody(request, {});
-  const schedule = action[2] === "pause" ? await client.pauseSchedule(name) : await client.resumeSchedule(name);
+  const { name } = await readJsonBody(request, ACTION_FIELDS);
+  if (typeof name !== "string") throw new HttpError(400, "name must be given: the schedule's name");
+  const schedule = action[1] === "pause" ? await client.pauseSchedule(name) : await client.resumeSchedule(name);
   if (schedule === null)
     throw new inspect.InspectError(`no schedule named ${JSON.stringify(name)}`, inspect.EXIT.NOT_FOUND);
-  return { schedule };
+  return { schedule: shown(schedule) };
 }
 
 module.exports = { readSchedules, changeSchedule };

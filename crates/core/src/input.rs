@@ -70,6 +70,48 @@ fn refused(name: &str, rule: &str, spelled: &str) -> Error {
     Error::Invalid(format!("{name} must be {rule}, got {spelled}"))
 }
 
+/// The longest task name, queue name or step id the API takes, in bytes of
+/// UTF-8 (docs/api.md, "Values and JSON"): these are shown whole in lists and
+/// metrics, and indexed (Postgres refuses a B-tree entry past about 2.7 KB).
+pub const MAX_NAME_BYTES: usize = 512;
+
+/// `field`, a name the API stores and shows (a task name, a queue, a step
+/// id), must be a non-empty string of at most `MAX_NAME_BYTES` bytes. O(1):
+/// a string knows its length.
+pub fn name_field(field: &str, value: &str) -> Result<()> {
+    if value.is_empty() {
+        return Err(Error::Invalid(format!(
+            "{field} must be a non-empty string, got \"\""
+        )));
+    }
+    if value.len() > MAX_NAME_BYTES {
+        return Err(Error::Invalid(format!(
+            "{field} must be at most {MAX_NAME_BYTES} bytes of UTF-8, got {} bytes",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The range of the protocol's `priority` column (a 32-bit integer on
+/// Postgres; both dialects keep one rule, since they share databases).
+const PRIORITY_RANGE: (f64, f64) = (i32::MIN as f64, i32::MAX as f64);
+
+/// `priority` as stored: a number in the column's range, its fraction
+/// dropped (as before).
+pub fn priority(v: f64) -> Result<i64> {
+    let (min, max) = PRIORITY_RANGE;
+    if v.trunc() >= min && v.trunc() <= max {
+        Ok(v as i64)
+    } else {
+        Err(invalid(
+            "priority",
+            &format!("a number from {} to {}", js_number(min), js_number(max)),
+            v,
+        ))
+    }
+}
+
 /// A value JS gave where a number belongs: the number, or any other value
 /// as `String(value)` spells it (never valid: its refusal echoes that).
 #[derive(Clone, Debug, PartialEq)]
@@ -208,5 +250,37 @@ mod tests {
             "maxRunMs must be > 0, got 0"
         );
         assert!(above_zero("maxRunMs", f64::NAN).is_ok());
+    }
+
+    #[test]
+    fn names_are_non_empty_and_bounded_in_bytes() {
+        assert!(name_field("name", "send").is_ok());
+        assert!(name_field("queue", &"é".repeat(MAX_NAME_BYTES / 2)).is_ok());
+        assert_eq!(
+            name_field("queue", "").unwrap_err().to_string(),
+            "queue must be a non-empty string, got \"\""
+        );
+        assert_eq!(
+            name_field("step id", &"é".repeat(MAX_NAME_BYTES / 2 + 1))
+                .unwrap_err()
+                .to_string(),
+            "step id must be at most 512 bytes of UTF-8, got 514 bytes"
+        );
+    }
+
+    #[test]
+    fn priorities_fit_the_column() {
+        assert_eq!(priority(2.7).unwrap(), 2);
+        assert_eq!(priority(-2147483648.5).unwrap(), -2147483648);
+        assert_eq!(priority(2147483647.0).unwrap(), 2147483647);
+        for bad in [99999999999.0, -2147483649.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                priority(bad).unwrap_err().to_string(),
+                format!(
+                    "priority must be a number from -2147483648 to 2147483647, got {}",
+                    js_number(bad)
+                )
+            );
+        }
     }
 }

@@ -1351,6 +1351,12 @@ async fn existing_mode_refuses_a_foreign_database_and_never_migrates() {
         Err(Error::NoCairnqDatabase { code, message }) => {
             assert_eq!(code, NOT_CAIRNQ_CODE);
             assert!(message.contains("is not a cairnq database"), "{message}");
+            // Where the connection looked, and no installation elsewhere.
+            assert!(
+                message.contains("schema \"public\" (its search_path) has no cairnq_meta")
+                    && !message.contains("installed in"),
+                "{message}"
+            );
             assert!(!message.contains("postgres:postgres"), "{message}");
         }
         other => panic!("expected NoCairnqDatabase, got {other:?}"),
@@ -1736,6 +1742,54 @@ async fn schedules_catch_up_follows_the_policy() {
     let db = test_db!();
     let store = db.store();
     common::schedules::catch_up_follows_the_policy(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reserved_keys_are_refused_at_the_api() {
+    let db = test_db!();
+    let store = db.store();
+    common::reserved::the_api_refuses_reserved_keys(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reserved_keys_a_foreign_task_is_no_child() {
+    let db = test_db!();
+    let store = db.store();
+    common::reserved::a_foreign_task_under_a_child_key_is_no_child(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reserved_keys_a_foreign_task_is_no_firing() {
+    let db = test_db!();
+    let (store, other) = (db.store(), db.store());
+    common::reserved::a_foreign_task_under_an_occurrence_key_is_no_firing(
+        store.clone(),
+        other.clone(),
+    )
+    .await;
+    store.close().await.unwrap();
+    other.close().await.unwrap();
+}
+
+/// 1000 due schedules another program wrote with a cron nobody can read do
+/// not keep a healthy one from firing (docs/security.md, "Rows written by
+/// others").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schedules_unfirable_rows_never_starve_a_healthy_one() {
+    let db = test_db!();
+    let store = db.store();
+    common::schedules::a_healthy_schedule_among_unfirable_ones(&store).await;
+    let insert = format!(
+        "insert into cairnq_schedules select 'bad-' || i, 'report', '{}', 'UTC', 'default',
+             '{{}}', '{{}}', 0, 3, 'latest', 0, {}, null, 0, 0 from generate_series(1, 1000) as i",
+        common::schedules::UNFIRABLE_CRON,
+        common::schedules::T0
+    );
+    db.sql().await.batch_execute(&insert).await.unwrap();
+    common::schedules::the_healthy_schedule_fires(&store).await;
     store.close().await.unwrap();
 }
 

@@ -887,6 +887,241 @@ async fn schedules_catch_up_follows_the_policy() {
     store.close().await.unwrap();
 }
 
+#[tokio::test]
+async fn reserved_keys_are_refused_at_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = schedule_store(&dir);
+    common::reserved::the_api_refuses_reserved_keys(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn reserved_keys_a_foreign_task_is_no_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = schedule_store(&dir);
+    common::reserved::a_foreign_task_under_a_child_key_is_no_child(store.clone()).await;
+    store.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn reserved_keys_a_foreign_task_is_no_firing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, other) = (schedule_store(&dir), schedule_store(&dir));
+    common::reserved::a_foreign_task_under_an_occurrence_key_is_no_firing(
+        store.clone(),
+        other.clone(),
+    )
+    .await;
+    store.close().await.unwrap();
+    other.close().await.unwrap();
+}
+
+/// Rows of this SDK's own tables written by another program in shapes the
+/// core does not write (docs/security.md, "Rows written by others"): a REAL
+/// is read truncated, as in the task table; a row it cannot read is skipped
+/// (reported once) and the others keep working.
+mod foreign_rows {
+    use super::common;
+    use super::common::flow::{rate, request};
+    use cairnq_core::schedule::fire::fire_due;
+    use cairnq_core::store::flow::Declaration;
+    use cairnq_core::store::{ClaimPlan, Draw, SubmitInput};
+    use cairnq_core::{Error, Store, Task};
+    use rusqlite::Connection;
+    use std::any::Any;
+
+    fn store_in(dir: &tempfile::TempDir) -> std::sync::Arc<Store> {
+        Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
+    }
+
+    fn sql(dir: &tempfile::TempDir, statement: &str) {
+        let conn = Connection::open(dir.path().join("q.db")).unwrap();
+        conn.execute_batch(statement).unwrap();
+    }
+
+    #[tokio::test]
+    async fn unfirable_schedules_never_starve_a_healthy_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::schedules::a_healthy_schedule_among_unfirable_ones(&store).await;
+        sql(
+            &dir,
+            &format!(
+                "with recursive n(i) as (select 1 union all select i + 1 from n where i < 1000)
+                 insert into cairnq_schedules select 'bad-' || i, 'report', '{}', 'UTC',
+                     'default', '{{}}', '{{}}', 0, 3, 'latest', 0, {}, null, 0, 0 from n",
+                common::schedules::UNFIRABLE_CRON,
+                common::schedules::T0
+            ),
+        );
+        common::schedules::the_healthy_schedule_fires(&store).await;
+        store.close().await.unwrap();
+    }
+
+    /// A TEXT time is skipped by every read (listed no more, never fired); a
+    /// REAL one is read truncated; the healthy schedule lists and fires.
+    #[tokio::test]
+    async fn a_schedule_row_with_a_text_time_is_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        common::schedules::a_healthy_schedule_among_unfirable_ones(&store).await;
+        let t0 = common::schedules::T0;
+        sql(
+            &dir,
+            &format!(
+                "insert into cairnq_schedules select 'text-time', task_name, cron, tz, queue,
+                     payload, metadata, priority, max_attempts, catch_up, paused, 'soon',
+                     null, 0, 0 from cairnq_schedules where name = 'healthy';
+                 insert into cairnq_schedules select 'real-time', task_name, cron, tz, queue,
+                     payload, metadata, priority, max_attempts, catch_up, paused,
+                     next_run_at_ms - 0.5, null, {t0}.5, 0 from cairnq_schedules
+                     where name = 'healthy';"
+            ),
+        );
+        let names: Vec<String> = store
+            .schedules()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|row| row.name)
+            .collect();
+        assert_eq!(names, ["healthy", "real-time"]);
+        let real = store.schedule_named("real-time").await.unwrap().unwrap();
+        assert_eq!(real.created_at_ms, t0);
+        assert!(store.schedule_named("text-time").await.unwrap().is_none());
+        let fired = fire_due(&store, &["default".into()], t0 + 60_000)
+            .await
+            .unwrap();
+        assert_eq!(fired.tasks, 2, "healthy and real-time fire");
+        store.close().await.unwrap();
+    }
+
+    /// A step row with a TEXT time: the task's steps still show (without
+    /// it); a run replaying them fails naming table, key and column.
+    #[tokio::test]
+    async fn a_step_row_with_a_text_time_is_skipped_when_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        let task = store
+            .submit(SubmitInput {
+                name: "t".into(),
+                ..SubmitInput::default()
+            })
+            .await
+            .unwrap();
+        store.backend().steps().install_steps().await.unwrap();
+        sql(
+            &dir,
+            &format!(
+                "insert into cairnq_steps values ('{id}', 'fine', 'step', '1', null, null, 5);
+                 insert into cairnq_steps values ('{id}', 'odd', 'sleep', null, 'later', null, 6);",
+                id = task.id
+            ),
+        );
+        let shown = store.step_summaries(&task.id).await.unwrap();
+        assert_eq!(
+            shown.iter().map(|s| s.step_id.as_str()).collect::<Vec<_>>(),
+            ["fine"]
+        );
+        cairnq_core::steps::view::steps_of(&store, &task.id)
+            .await
+            .unwrap();
+        match store.load_steps(&task.id).await {
+            Err(Error::Invalid(message)) => assert_eq!(
+                message,
+                format!(
+                    "a row of cairnq_steps cannot be read: key \"{}/odd\", column wake_at_ms: holds TEXT \"later\"",
+                    task.id
+                )
+            ),
+            other => panic!("a bad step row was replayed: {other:?}"),
+        }
+        store.close().await.unwrap();
+    }
+
+    /// A flow draw of a name, then a plain draw of another, in one session.
+    struct TwoDraws {
+        draws: Vec<Draw>,
+        claimed: Vec<Vec<Task>>,
+    }
+
+    impl ClaimPlan for TwoDraws {
+        fn next_draw(&mut self) -> Option<Draw> {
+            self.draws.pop()
+        }
+        fn accept(&mut self, rows: Vec<Task>) {
+            self.claimed.push(rows);
+        }
+        fn into_any(self: Box<Self>) -> Box<dyn Any + Send> {
+            self
+        }
+    }
+
+    async fn claim_both(store: &Store) -> Vec<Vec<String>> {
+        let draw = |name: &str, flow| Draw {
+            names: Some(vec![name.into()]),
+            limit: 10,
+            flow,
+        };
+        let plan = TwoDraws {
+            draws: vec![draw("free", false), draw("limited", true)],
+            claimed: Vec::new(),
+        };
+        let plan = store
+            .claim_session(request("w", 30_000), plan)
+            .await
+            .unwrap()
+            .unwrap();
+        plan.claimed
+            .into_iter()
+            .map(|rows| rows.into_iter().map(|t| t.name).collect())
+            .collect()
+    }
+
+    /// Limits another program wrote as TEXT keep their name from claiming
+    /// (no licence to run unlimited), never the worker's other names; a REAL
+    /// one is read truncated; a worker's next declaration replaces the row.
+    #[tokio::test]
+    async fn a_flow_limits_row_nobody_can_read_stops_only_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store_in(&dir);
+        let declare = |limits| {
+            let store = store.clone();
+            async move {
+                let declaration = Declaration {
+                    name: "limited".into(),
+                    limits,
+                };
+                store
+                    .backend()
+                    .declare_flow("w".into(), vec![declaration])
+                    .await
+                    .unwrap()
+            }
+        };
+        declare(rate(5, 60_000, false)).await;
+        for name in ["limited", "limited", "limited", "limited", "free", "free"] {
+            let input = SubmitInput {
+                name: name.into(),
+                ..SubmitInput::default()
+            };
+            store.submit(input).await.unwrap();
+        }
+        sql(&dir, "update cairnq_flow_limits set rate_max = 'lots'");
+        let free = vec!["free".to_string(), "free".to_string()];
+        assert_eq!(claim_both(&store).await, [Vec::new(), free]);
+        sql(&dir, "update cairnq_flow_limits set rate_max = 2.5");
+        let [limited, _] = <[Vec<String>; 2]>::try_from(claim_both(&store).await).unwrap();
+        assert_eq!(limited.len(), 2, "rate_max 2.5 is read as 2");
+        sql(&dir, "update cairnq_flow_limits set rate_max = 'lots'");
+        let replaced = declare(rate(3, 60_000, false)).await;
+        assert!(replaced.is_empty(), "an unreadable row is no declaration");
+        let [limited, _] = <[Vec<String>; 2]>::try_from(claim_both(&store).await).unwrap();
+        assert_eq!(limited.len(), 1, "3 a minute, 2 started");
+        store.close().await.unwrap();
+    }
+}
+
 /// Stored durations, the purge preview and summary listings (the shared
 /// checks), and what only SQLite can hold: a REAL in an integer column.
 mod hardening {
@@ -1024,6 +1259,46 @@ mod hardening {
             again.connect().await.unwrap();
             again.close().await.unwrap();
         }
+    }
+
+    /// `OpenMode::MigrateOwn` refuses what the command line cannot keep: an
+    /// in-memory database, and a file in a directory that does not exist
+    /// (created by `Migrate` alone).
+    #[tokio::test]
+    async fn migrate_own_refuses_memory_and_a_missing_directory() {
+        for memory in [
+            ":memory:",
+            "file:m?mode=memory",
+            "file::memory:",
+            "file:m?vfs=memdb",
+        ] {
+            let store = Store::sqlite_with(memory, None, OpenMode::MigrateOwn);
+            match store.connect().await.unwrap_err() {
+                Error::Invalid(message) => assert!(
+                    message.starts_with("db must be a database that outlives this process"),
+                    "{message}"
+                ),
+                other => panic!("{memory}: expected Invalid, got {other:?}"),
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("typo");
+        let path = missing.join("q.db");
+        let store = Store::sqlite_with(path.to_str().unwrap(), None, OpenMode::MigrateOwn);
+        match store.connect().await.unwrap_err() {
+            Error::NoCairnqDatabase { message, .. } => assert!(
+                message.ends_with(&format!(
+                    "the directory {} does not exist (nothing was created)",
+                    missing.display()
+                )),
+                "{message}"
+            ),
+            other => panic!("expected NoCairnqDatabase, got {other:?}"),
+        }
+        assert!(!missing.exists());
+        let store = Store::sqlite_with(path.to_str().unwrap(), None, OpenMode::Migrate);
+        store.connect().await.unwrap();
+        store.close().await.unwrap();
     }
 }
 

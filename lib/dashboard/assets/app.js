@@ -78,13 +78,17 @@
     return delta < 0 ? `${text} ago` : `in ${text}`;
   }
 
+  // Another program may store a time no Date holds (toISOString throws on
+  // it): shown as its number, so the rest of the page still renders.
+  function iso(at) {
+    const date = new Date(at);
+    return Number.isNaN(date.getTime()) ? `${at} ms (no date)` : date.toISOString();
+  }
+
   function when(at) {
     if (at === null || at === undefined) return "-";
-    return h(
-      "span",
-      { title: new Date(at).toISOString() },
-      `${new Date(at).toISOString().replace("T", " ").replace("Z", " UTC")} (${rel(at)})`,
-    );
+    const text = iso(at);
+    return h("span", { title: text }, `${text.replace("T", " ").replace("Z", " UTC")} (${rel(at)})`);
   }
 
   function sparkline(values) {
@@ -161,7 +165,8 @@
       };
       tick();
     };
-    if (pathPart.startsWith("/task/")) return showTask(decodeURIComponent(pathPart.slice("/task/".length)), refresh);
+    if (pathPart.startsWith("/task/"))
+      return showTask(decodeURIComponent(pathPart.slice("/task/".length)), params, refresh);
     if (pathPart === "/tasks") return showTasks(params, refresh);
     if (pages[pathPart]) return pages[pathPart](refresh);
     return showOverview(refresh);
@@ -172,6 +177,7 @@
   function showOverview(refresh) {
     const body = h("tbody");
     const totalSpark = h("span");
+    const more = h("p", { class: "muted", id: "queues-more", hidden: true });
     const table = h(
       "table",
       { id: "queues" },
@@ -195,6 +201,7 @@
         "div",
         { class: "card" },
         table,
+        more,
         h("p", { class: "muted" }, "All queues, tasks finished per second: ", totalSpark),
       ),
       purgeCard(),
@@ -219,6 +226,8 @@
       );
       if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks yet.")));
       body.replaceChildren(...rows);
+      more.hidden = data.queueCount <= data.queues.length;
+      more.textContent = `The first ${data.queues.length} of ${data.queueCount} queues by name; the task list filters by any queue.`;
       totalSpark.replaceChildren(sparkline(data.perSecond), ` ${(data.perSecond.at(-1) || 0).toFixed(1)}/s`);
     });
   }
@@ -357,8 +366,8 @@
           h("td", {}, statusBadge(t.status)),
           h("td", {}, `${t.attempt}/${t.max_attempts}`),
           h("td", {}, t.progress === null ? "-" : `${Math.round(t.progress * 100)}%`),
-          h("td", { title: new Date(t.created_at_ms).toISOString() }, rel(t.created_at_ms)),
-          h("td", { title: new Date(t.updated_at_ms).toISOString() }, rel(t.updated_at_ms)),
+          h("td", { title: iso(t.created_at_ms) }, rel(t.created_at_ms)),
+          h("td", { title: iso(t.updated_at_ms) }, rel(t.updated_at_ms)),
         ),
       );
       if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks match.")));
@@ -387,11 +396,13 @@
 
   // --- task page ---------------------------------------------------------------------
 
-  function showTask(id, refresh) {
+  function showTask(id, params, refresh) {
     const content = h("div");
     main.replaceChildren(h("h1", {}, "Task ", h("span", { class: "mono" }, id)), content);
+    // The steps card's page (steps.js links to it).
+    const steps = new URLSearchParams(params.has("steps") ? { steps: params.get("steps") } : {});
     refresh(async () => {
-      const answer = await api(`api/tasks/${encodeURIComponent(id)}`);
+      const answer = await api(`api/tasks/${encodeURIComponent(id)}?${steps}`);
       const cards = taskCards.map((card) => card(answer));
       content.replaceChildren(...[...renderTask(answer.task, answer.spawned), ...cards].filter(Boolean));
     });

@@ -17,7 +17,7 @@
         title: readOnly ? "read-only dashboard" : null,
         onclick: async () => {
           try {
-            const done = await api(`api/schedules/${encodeURIComponent(schedule.name)}/${name}`, { body: {} });
+            const done = await api(`api/schedules/${name}`, { body: { name: schedule.name } });
             flash(`${done.schedule.name} is ${done.schedule.paused ? "paused" : "active"} now.`);
             route();
           } catch (err) {

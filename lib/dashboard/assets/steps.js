@@ -1,7 +1,9 @@
 // The task page's steps card (docs/api.md, "Durable steps"): each stored step
 // (id, kind, stored at, size, what it waits on) and what a queued task is
-// sleeping or waiting for. The answer of api/tasks/<id> carries the view
-// (`client.steps`). Uses the helpers app.js publishes; text nodes only.
+// sleeping or waiting for. The answer of api/tasks/<id>?steps=<offset>
+// carries one page of the view (`client.steps`) and the total; the card
+// links to the pages before and after. Uses the helpers app.js publishes;
+// text nodes only.
 "use strict";
 
 (() => {
@@ -37,8 +39,33 @@
     return h("p", { id: "suspended", "data-kind": suspended.kind }, ...what);
   }
 
-  taskCards.push(({ steps: view }) => {
-    if (!view || view.steps.length === 0) return null;
+  function pager(taskId, view) {
+    if (view.total <= view.limit) return null;
+    const page = (offset) => `#/task/${encodeURIComponent(taskId)}?steps=${offset}`;
+    const last = view.offset + view.steps.length;
+    return h(
+      "div",
+      { class: "pager" },
+      h(
+        "button",
+        {
+          id: "steps-prev",
+          disabled: view.offset === 0,
+          onclick: () => (location.hash = page(Math.max(0, view.offset - view.limit))),
+        },
+        "← Earlier",
+      ),
+      h("span", { class: "muted" }, `${view.offset + 1}–${last} of ${view.total}`),
+      h(
+        "button",
+        { id: "steps-next", disabled: last >= view.total, onclick: () => (location.hash = page(last)) },
+        "Later →",
+      ),
+    );
+  }
+
+  taskCards.push(({ task, steps: view }) => {
+    if (!view || view.total === 0) return null;
     const rows = view.steps.map((step) =>
       h(
         "tr",
@@ -53,7 +80,7 @@
     return h(
       "div",
       { class: "card" },
-      h("h2", {}, `Steps (${view.steps.length})`),
+      h("h2", {}, `Steps (${view.total})`),
       suspension(view.suspended),
       h(
         "table",
@@ -69,6 +96,7 @@
         ),
         h("tbody", {}, rows),
       ),
+      pager(task.id, view),
     );
   });
 })();

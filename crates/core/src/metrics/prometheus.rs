@@ -5,18 +5,37 @@ use std::fmt::Write;
 
 use super::histogram::Histogram;
 use super::snapshot::{Snapshot, FINISHED};
+use crate::input::MAX_NAME_BYTES;
 use crate::task::Status;
+
+/// The most queues one exposition shows: the first by name, so the series a
+/// scraper sees stay the same from one scrape to the next. With names of at
+/// most `MAX_NAME_BYTES`, the text stays a few megabytes at worst.
+pub const MAX_QUEUES_SHOWN: usize = 1000;
+
+/// Whether a queue or task name is shown: a longer one than the API takes
+/// (written by another program) is left out rather than cut, since two cut
+/// names could become one series.
+fn shown(name: &str) -> bool {
+    name.len() <= MAX_NAME_BYTES
+}
 
 /// The text `/metrics` serves and `cairnq metrics` prints.
 pub fn render(snapshot: &Snapshot) -> String {
     let mut out = String::with_capacity(1024 + snapshot.timings.len() * 4096);
+    let queues: Vec<(&String, &[i64; 5])> = snapshot
+        .stats
+        .iter()
+        .filter(|(queue, _)| shown(queue))
+        .take(MAX_QUEUES_SHOWN)
+        .collect();
     family(
         &mut out,
         "cairnq_tasks",
         "gauge",
         "Tasks in the database, per queue and status.",
     );
-    for (queue, counts) in &snapshot.stats {
+    for (queue, counts) in &queues {
         for status in Status::ALL {
             let labels = [("queue", queue.as_str()), ("status", status.as_str())];
             sample(&mut out, "cairnq_tasks", &labels, counts[status as usize]);
@@ -28,8 +47,8 @@ pub fn render(snapshot: &Snapshot) -> String {
         "gauge",
         "How long the queue's longest-waiting due task has been due (0 when none is).",
     );
-    for queue in snapshot.stats.keys() {
-        let ms = snapshot.oldest_due_ms.get(queue).copied().unwrap_or(0);
+    for (queue, _) in &queues {
+        let ms = snapshot.oldest_due_ms.get(*queue).copied().unwrap_or(0);
         let labels = [("queue", queue.as_str())];
         sample(
             &mut out,
@@ -44,7 +63,10 @@ pub fn render(snapshot: &Snapshot) -> String {
         "counter",
         "Tasks seen reaching a terminal status since this exporter started, per queue and status.",
     );
-    for (queue, totals) in &snapshot.finished {
+    for (queue, totals) in queues
+        .iter()
+        .filter_map(|(queue, _)| Some((queue, snapshot.finished.get(*queue)?)))
+    {
         for (status, total) in FINISHED.iter().zip(totals) {
             let labels = [("queue", queue.as_str()), ("status", status.as_str())];
             sample(&mut out, "cairnq_tasks_finished_total", &labels, total);
@@ -64,6 +86,17 @@ pub fn render(snapshot: &Snapshot) -> String {
             snapshot.timings.iter().map(|(n, t)| (n, &t.run_time)),
         );
     }
+    family(
+        &mut out,
+        "cairnq_queues_not_shown",
+        "gauge",
+        "Queues these metrics leave out: past the first 1000 by name, or named longer than 512 bytes.",
+    );
+    let _ = writeln!(
+        out,
+        "cairnq_queues_not_shown {}",
+        snapshot.stats.len() - queues.len()
+    );
     out
 }
 
@@ -80,7 +113,7 @@ fn histogram_family<'a>(
 ) {
     family(out, name, "histogram", help);
     let bucket = format!("{name}_bucket");
-    for (task_name, histogram) in by_name {
+    for (task_name, histogram) in by_name.filter(|(task_name, _)| shown(task_name)) {
         for (bound, count) in histogram.cumulative() {
             let le = bound.map_or_else(|| "+Inf".to_string(), |b| b.to_string());
             let labels = [("name", task_name.as_str()), ("le", le.as_str())];
@@ -159,6 +192,28 @@ mod tests {
         assert!(text.contains("cairnq_task_run_seconds_bucket{name=\"send\",le=\"+Inf\"} 1\n"));
         assert!(text.contains("cairnq_task_run_seconds_sum{name=\"send\"} 2\n"));
         assert!(text.contains("cairnq_task_run_seconds_count{name=\"send\"} 1\n"));
+    }
+
+    #[test]
+    fn shows_the_first_queues_by_name_and_counts_the_rest() {
+        let mut snapshot = Snapshot::default();
+        for i in 0..MAX_QUEUES_SHOWN + 5 {
+            snapshot.stats.insert(format!("q{i:05}"), [1, 0, 0, 0, 0]);
+        }
+        snapshot
+            .stats
+            .insert("x".repeat(MAX_NAME_BYTES + 1), [1; 5]);
+        let mut timings = NameTimings::default();
+        timings.run_time.observe(1.0);
+        snapshot
+            .timings
+            .insert("y".repeat(MAX_NAME_BYTES + 1), timings);
+        let text = render(&snapshot);
+        assert!(text.contains("\ncairnq_queues_not_shown 6\n"));
+        assert!(text.contains(&format!("queue=\"q{:05}\"", MAX_QUEUES_SHOWN - 1)));
+        assert!(!text.contains(&format!("queue=\"q{:05}\"", MAX_QUEUES_SHOWN)));
+        assert!(!text.contains("xxxx") && !text.contains("yyyy"));
+        assert!(text.len() < MAX_QUEUES_SHOWN * 1000, "{} bytes", text.len());
     }
 
     #[test]

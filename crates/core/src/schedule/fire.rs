@@ -2,13 +2,17 @@
 //! "Schedules"): the schedules of a worker's queues whose pending occurrence
 //! has come each become tasks, and their pending occurrence moves on.
 //!
-//! Exactly once, with no leader: an occurrence's task is a keyed submit with
-//! `conflict: "reject"` and the key `occurrence_key(schedule, occurrence)`,
-//! so of all the workers that fire it at once the keyed-submit lock lets one
-//! insert and refuses the others (`AlreadyExists`, which here means "fired").
+//! Exactly once, with no leader: an occurrence's task is a keyed submit of
+//! the core's own (`Write::OwnSubmit`: `reject`, against a task of this
+//! schedule and occurrence only) under the key `occurrence_key(schedule,
+//! occurrence)`, so of all the workers that fire it at once the keyed-submit
+//! lock lets one insert and refuses the others (`AlreadyExists`, which here
+//! means "fired"). A task of another program's under the key is no firing.
 //! Only then does the schedule's pending occurrence move, by a compare and
 //! set on its old value: a crash between the two leaves it pending, and the
 //! next worker's submit finds the key taken and just moves it on.
+
+use std::collections::BTreeSet;
 
 use serde_json::{json, Value};
 
@@ -16,7 +20,8 @@ use super::cron::Occurrences;
 use super::spec::{CatchUp, CATCH_UP_CAP, MISFIRE_GRACE_MS};
 use super::{occurrence_key, METADATA_KEY};
 use crate::error::{Error, Result};
-use crate::store::{ScheduleRow, SqlArg, Store, SubmitInput, Write};
+use crate::store::bad_rows::{report, BadRow};
+use crate::store::{ScheduleRow, SqlArg, Store, SubmitInput, Write, SCHEDULES_TABLE};
 
 /// Schedules read (and fired) per statement.
 pub const FIRE_BATCH: i64 = 1_000;
@@ -33,9 +38,22 @@ pub struct Firing {
 }
 
 /// The catch-up policy applied to a schedule whose pending occurrence
-/// (`next_run_at_ms`) is at or before `now`.
-pub fn plan(row: &ScheduleRow, now: i64) -> Result<Firing> {
-    let occurrences = Occurrences::parse(&row.cron, &row.tz)?;
+/// (`next_run_at_ms`) is at or before `now`; a row this SDK cannot fire (its
+/// cron, zone or payload changed by another program) is a `BadRow`.
+pub fn plan(row: &ScheduleRow, now: i64) -> std::result::Result<Firing, BadRow> {
+    let bad = |column, why: String| BadRow {
+        table: SCHEDULES_TABLE,
+        key: row.name.clone(),
+        column,
+        why,
+    };
+    let occurrences = Occurrences::parse(&row.cron, &row.tz).map_err(|err| {
+        let zone_ok = Occurrences::parse("* * * * *", &row.tz).is_ok();
+        bad(if zone_ok { "cron" } else { "tz" }, err.to_string())
+    })?;
+    if serde_json::from_str::<serde::de::IgnoredAny>(&row.payload).is_err() {
+        return Err(bad("payload", "is not JSON text".into()));
+    }
     let pending = row.next_run_at_ms;
     let latest = || {
         occurrences
@@ -56,7 +74,9 @@ pub fn plan(row: &ScheduleRow, now: i64) -> Result<Firing> {
     Ok(Firing {
         occurrences: fire,
         capped,
-        next_run_at_ms: occurrences.next_after(now)?,
+        next_run_at_ms: occurrences
+            .next_after(now)
+            .map_err(|err| bad("cron", err.to_string()))?,
     })
 }
 
@@ -75,32 +95,59 @@ pub struct Fired {
 /// Fire every due schedule of `queues` as of `now` (epoch ms; tests pass
 /// their own clock), then read the earliest pending occurrence left. The
 /// database must have the schedules table (`Backend::schedules_installed`).
+/// Rows nobody can fire stay pending, reported once; a batch they filled is
+/// read again without them, so they never keep the others from firing.
 pub async fn fire_due(store: &Store, queues: &[String], now: i64) -> Result<Fired> {
-    let backend = store.backend();
     let mut fired = Fired::default();
-    let due = backend
-        .schedule_read(
-            |s| s.due,
-            vec![
-                SqlArg::Texts(queues.to_vec()),
-                SqlArg::Int(now),
-                SqlArg::Int(FIRE_BATCH),
-            ],
-        )
-        .await?;
+    let mut unfirable = BTreeSet::new();
+    loop {
+        let due = store
+            .backend()
+            .schedule_read(
+                |s| s.due,
+                vec![
+                    SqlArg::Texts(queues.to_vec()),
+                    SqlArg::Int(now),
+                    SqlArg::Int(FIRE_BATCH),
+                    SqlArg::Texts(unfirable.iter().cloned().collect()),
+                ],
+            )
+            .await?;
+        let full = due.len() as i64 >= FIRE_BATCH;
+        let before = unfirable.len();
+        let mut firings = Vec::new();
+        for row in due {
+            match row.and_then(|row| plan(&row, now).map(|firing| (row, firing))) {
+                Ok(firing) => firings.push(firing),
+                Err(bad) => {
+                    report(&bad);
+                    unfirable.insert(bad.key);
+                }
+            }
+        }
+        fire(store, firings, now, &mut fired).await?;
+        if !full || unfirable.len() == before {
+            break;
+        }
+    }
+    fired.next_due_ms = next_due_but(store, queues, unfirable.into_iter().collect()).await?;
+    Ok(fired)
+}
+
+/// Each firing's occurrences submitted (one write group), then the pending
+/// occurrences of those whose submits all ended moved on (one statement).
+async fn fire(
+    store: &Store,
+    firings: Vec<(ScheduleRow, Firing)>,
+    now: i64,
+    fired: &mut Fired,
+) -> Result<()> {
     let mut writes = Vec::new();
-    // Per schedule: its row, its plan, and how many writes it owns.
-    let mut firings = Vec::new();
-    for row in due {
-        // A row this SDK cannot read (changed by hand) stays pending.
-        let Ok(firing) = plan(&row, now) else {
-            continue;
-        };
+    for (row, firing) in &firings {
         for (index, &at) in firing.occurrences.iter().enumerate() {
             let capped = firing.capped && index == 0;
-            writes.push(Ok(Write::Submit(occurrence_task(&row, at, capped))));
+            writes.push(Ok(Write::OwnSubmit(occurrence_task(row, at, capped))));
         }
-        firings.push((row, firing));
     }
     let mut answers = if writes.is_empty() {
         Vec::new()
@@ -128,7 +175,8 @@ pub async fn fire_due(store: &Store, queues: &[String], now: i64) -> Result<Fire
         }
     }
     if !advances.is_empty() {
-        let moved = backend
+        let moved = store
+            .backend()
             .schedule_write(
                 |s| s.advance,
                 vec![
@@ -137,19 +185,34 @@ pub async fn fire_due(store: &Store, queues: &[String], now: i64) -> Result<Fire
                 ],
             )
             .await?;
-        fired.advanced = moved.len();
+        fired.advanced += moved.len();
     }
-    fired.next_due_ms = next_due(store, queues).await?;
-    Ok(fired)
+    Ok(())
 }
 
-/// The earliest pending occurrence of a running schedule of `queues`.
+/// The earliest pending occurrence of a running schedule of `queues`; a
+/// row that cannot be read counts as due now (the firing step looks past it).
 pub async fn next_due(store: &Store, queues: &[String]) -> Result<Option<i64>> {
+    next_due_but(store, queues, Vec::new()).await
+}
+
+/// `next_due` of the schedules not named in `unfirable`.
+async fn next_due_but(
+    store: &Store,
+    queues: &[String],
+    unfirable: Vec<String>,
+) -> Result<Option<i64>> {
     let rows = store
         .backend()
-        .schedule_read(|s| s.next_due, vec![SqlArg::Texts(queues.to_vec())])
+        .schedule_read(
+            |s| s.next_due,
+            vec![SqlArg::Texts(queues.to_vec()), SqlArg::Texts(unfirable)],
+        )
         .await?;
-    Ok(rows.first().map(|row| row.next_run_at_ms))
+    Ok(rows
+        .into_iter()
+        .next()
+        .map(|row| row.map_or(i64::MIN, |row| row.next_run_at_ms)))
 }
 
 /// The keyed submit an occurrence becomes: the schedule's task, payload and
@@ -167,7 +230,6 @@ fn occurrence_task(row: &ScheduleRow, at: i64, capped: bool) -> SubmitInput {
         payload: Some(row.payload.clone()),
         queue: Some(row.queue.clone()),
         key: Some(occurrence_key(&row.name, at)),
-        conflict: Some("reject".into()),
         max_attempts: Some(row.max_attempts as f64),
         priority: Some(row.priority as f64),
         metadata: Some(Value::Object(metadata).to_string()),

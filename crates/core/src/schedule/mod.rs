@@ -19,11 +19,12 @@ use self::cron::Occurrences;
 use self::spec::ScheduleSpec;
 use crate::error::Result;
 use crate::ids::now_ms;
-use crate::store::{ScheduleRow, SqlArg, Store};
+use crate::store::bad_rows::readable;
+use crate::store::{ScheduleRow, ScheduleRows, SqlArg, Store};
 
 /// The metadata key under which a fired task records its schedule and
 /// occurrence: `{"name": …, "occurrenceAtMs": …}`.
-pub const METADATA_KEY: &str = "cairnq.schedule";
+pub use crate::store::reserved::OCCURRENCE_METADATA_KEY as METADATA_KEY;
 
 /// The key of the task an occurrence becomes.
 pub fn occurrence_key(schedule: &str, occurrence_ms: i64) -> String {
@@ -57,9 +58,10 @@ impl Store {
             SqlArg::Int(next),
             SqlArg::Int(now),
         ];
-        let row = first(self.backend().schedule_write(|s| s.upsert, args).await?);
+        let mut rows = self.backend().schedule_write(|s| s.upsert, args).await?;
         self.schedule_changes().notify_waiters();
-        Ok(row.expect("an upsert returns its row"))
+        // A row another program broke keeps its creation time and last run.
+        Ok(rows.pop().expect("an upsert returns its row")?)
     }
 
     /// `client.schedules()`: every schedule by name; none (and nothing
@@ -68,7 +70,8 @@ impl Store {
         if !self.backend().schedules_installed().await? {
             return Ok(Vec::new());
         }
-        self.backend().schedule_read(|s| s.list, Vec::new()).await
+        let rows = self.backend().schedule_read(|s| s.list, Vec::new()).await?;
+        Ok(readable(rows))
     }
 
     /// `client.pauseSchedule(name)`: the schedule, or `None` when there is
@@ -130,8 +133,9 @@ impl Store {
     }
 }
 
-fn first(rows: Vec<ScheduleRow>) -> Option<ScheduleRow> {
-    rows.into_iter().next()
+/// The one row a statement on one schedule answers, if it can be read.
+fn first(rows: ScheduleRows) -> Option<ScheduleRow> {
+    readable(rows).into_iter().next()
 }
 
 /// A schedule as the API shows it (docs/api.md, "Schedules"): JSON text.

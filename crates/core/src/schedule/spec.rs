@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::cron::Occurrences;
 use crate::error::{Error, Result};
-use crate::input::at_least;
+use crate::input::{at_least, name_field};
 use crate::store::{DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE};
 
 /// What happens to occurrences that fell due while no worker ran.
@@ -113,6 +113,9 @@ impl ScheduleSpec {
         let tz = text("tz")?.unwrap_or(DEFAULT_TZ).to_string();
         let occurrences = Occurrences::parse(&cron, &tz)?;
         let queue = text("queue")?.unwrap_or(DEFAULT_QUEUE).to_string();
+        for (field, value) in [("name", &name), ("task", &task), ("queue", &queue)] {
+            name_field(field, value)?;
+        }
         let priority = match number("priority")? {
             Some(v) if v.is_finite() => v as i64,
             Some(v) => return Err(Error::Invalid(format!("priority must be finite, got {v}"))),

@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::error::{envelope, js_number, Error, Result};
-use crate::input::{stored_ms, FOREVER_MS};
+use crate::input::{name_field, stored_ms, FOREVER_MS};
 use crate::store::{ChildState, NewStep, StepKind, Store, StoredStep, Wake};
 use crate::task::Status;
 
@@ -75,11 +75,7 @@ impl StepLog {
     /// Marks `id` reached in this run: a second step of one run under the
     /// same id is refused (two steps would share one stored result).
     pub fn reach(&self, id: &str) -> Result<()> {
-        if id.is_empty() {
-            return Err(Error::Invalid(
-                "step id must be a non-empty string, got \"\"".into(),
-            ));
-        }
+        name_field("step id", id)?;
         if !self
             .reached
             .lock()

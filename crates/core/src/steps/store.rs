@@ -86,7 +86,8 @@ impl Store {
     /// `parent_id` and `step_id`, through the backpressure gate like any
     /// submit. A child already under that key (its parent's run was cut
     /// short before it stored the step) is that task, whatever its status:
-    /// the child is submitted once.
+    /// the child is submitted once. Another program's task under the key is
+    /// no child (`store::reserved`): the key is taken from it.
     pub async fn submit_child(
         &self,
         parent_id: &str,
@@ -118,19 +119,33 @@ impl Store {
         }
         let key = format!("{CHILD_KEY_PREFIX}{parent_id}:{step_id}");
         input.key = Some(key.clone());
-        input.conflict = Some("reject".into());
-        let mut written = self.write_group(vec![Ok(Write::Submit(input))]).await;
+        let name = input.name.clone();
+        let mut written = self.write_group(vec![Ok(Write::OwnSubmit(input))]).await;
         match written.pop().expect("one answer per write") {
             Ok(row) => Ok(row.expect("a submit returns its row")),
             Err(Error::AlreadyExists { .. }) => {
-                self.get(Target::Key(key.clone())).await?.ok_or_else(|| {
+                let found = self.get(Target::Key(key.clone())).await?.ok_or_else(|| {
                     // Purged between the refusal and this read: the key is free again.
                     Error::Invalid(format!(
                         "the child under key {key} went while its parent looked it up; the parent's next run submits it again"
                     ))
-                })
+                })?;
+                verified_child(&key, &name, parent_id, found)
             }
             Err(err) => Err(err),
         }
     }
+}
+
+/// The task read under a child's key after the submit found the child there:
+/// the child only if it is still `name` of `parent_id` (another program may
+/// have repointed the key in between, docs/security.md, "Reserved keys").
+fn verified_child(key: &str, name: &str, parent_id: &str, found: Task) -> Result<Task> {
+    if found.name == name && found.parent_id.as_deref() == Some(parent_id) {
+        return Ok(found);
+    }
+    Err(Error::Invalid(format!(
+        "the task {} under key {key} is not this step's child (a task \"{name}\" of parent {parent_id}): another program put it under cairnq's reserved key; its result is not taken, and the parent's next run submits the child again",
+        found.id
+    )))
 }

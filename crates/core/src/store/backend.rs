@@ -10,7 +10,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::flow::{Declaration, Replaced};
-use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
+use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
 use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result, NO_SHARED_TX};
 use crate::task::{Status, Task};
@@ -94,6 +94,9 @@ pub enum Conflict {
     Replace,
     /// A debounced submit (docs/protocol.md, "Debounced submit").
     Debounce(Debounce),
+    /// A submit of the core's own under a reserved key (`store::reserved`):
+    /// `Reject`, against a holder of its own kind only.
+    Reserved,
 }
 
 /// A debounced submit's window: the queued task under the key starts
@@ -143,7 +146,7 @@ impl Conflict {
         };
         let live = !status.is_terminal();
         match self {
-            Conflict::Reject => KeyDecision::Reject,
+            Conflict::Reject | Conflict::Reserved => KeyDecision::Reject,
             Conflict::Reuse if live => KeyDecision::ReturnExisting,
             Conflict::ReuseSucceeded if live || status == Status::Succeeded => {
                 KeyDecision::ReturnExisting
@@ -485,17 +488,9 @@ pub trait Backend: Send + Sync + 'static {
     /// is applied (ledger lock, then the ledger row): on first use only.
     async fn install_schedules(&self) -> Result<()>;
     /// Run the picked schedules statement that only reads; its rows.
-    async fn schedule_read(
-        &self,
-        pick: PickStatement,
-        args: Vec<SqlArg>,
-    ) -> Result<Vec<ScheduleRow>>;
+    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;
     /// Run the picked schedules statement that writes, autocommit; its rows.
-    async fn schedule_write(
-        &self,
-        pick: PickStatement,
-        args: Vec<SqlArg>,
-    ) -> Result<Vec<ScheduleRow>>;
+    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;
 
     /// The steps statements (docs/protocol.md, "Durable steps").
     fn steps(&self) -> &dyn StepBackend;

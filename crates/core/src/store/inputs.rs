@@ -3,7 +3,9 @@
 
 use crate::error::{Error, Result};
 use crate::ids::new_task_id;
-use crate::input::{at_least, finite_at_least, saturating_i64, stored_ms_or, FOREVER_MS};
+use crate::input::{
+    at_least, finite_at_least, name_field, priority, saturating_i64, stored_ms_or, FOREVER_MS,
+};
 use crate::store::backend::{ClaimRequest, Conflict, NewTask, Outcome, PurgeFilter, WriteOp};
 use crate::store::debounce::{debounce_of, DebounceInput};
 use crate::store::flow::group::grouped_metadata;
@@ -145,6 +147,10 @@ impl PurgeInput {
 /// `submit`'s checks and defaults (docs/api.md, "Values and JSON", "Stores"): a
 /// task ready to insert.
 pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
+    name_field("name", &input.name)?;
+    if let Some(queue) = &input.queue {
+        name_field("queue", queue)?;
+    }
     let id = new_task_id();
     let conflict_name = input.conflict.as_deref().unwrap_or("reuse");
     let conflict = Conflict::parse(conflict_name)
@@ -177,7 +183,7 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
         max_attempts: input
             .max_attempts
             .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
-        priority: input.priority.map_or(0, |v| v as i64),
+        priority: input.priority.map_or(Ok(0), priority)?,
         delay_ms,
         parent_id: input.parent_id,
         correlation_id: input.correlation_id,

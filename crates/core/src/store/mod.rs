@@ -4,10 +4,12 @@
 
 mod backend;
 pub mod backpressure;
+pub mod bad_rows;
 mod debounce;
 pub mod flow;
 mod inputs;
 pub mod postgres;
+pub mod reserved;
 mod schedule_rows;
 mod session;
 pub mod sqlite;
@@ -37,7 +39,11 @@ use crate::task::{Status, Task};
 #[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Write {
+    /// A caller's submit: no reserved key (`reserved`).
     Submit(SubmitInput),
+    /// A submit of the core's own under a reserved key: a schedule's
+    /// occurrence, a durable step's child.
+    OwnSubmit(SubmitInput),
     Cancel(Target),
     Retry(Target, bool),
     Finish(HeldTask, Outcome),
@@ -200,8 +206,10 @@ impl Store {
     pub fn write_now(&self, writes: Vec<Result<Write>>) -> Option<Vec<WriteAnswer>> {
         let gated = self.gate.read().expect("gate lock").is_some();
         if writes.iter().any(|w| {
-            w.as_ref()
-                .is_ok_and(|w| (gated && matches!(w, Write::Submit(_))) || self.may_wake_parents(w))
+            w.as_ref().is_ok_and(|w| {
+                (gated && matches!(w, Write::Submit(_) | Write::OwnSubmit(_)))
+                    || self.may_wake_parents(w)
+            })
         }) {
             return None;
         }
@@ -230,7 +238,11 @@ impl Store {
     /// A client write as the backend runs it: ids, defaults, checks.
     fn validate(&self, write: Write) -> Result<WriteOp> {
         match write {
-            Write::Submit(input) => new_task(input),
+            Write::Submit(input) => {
+                reserved::refuse_reserved_key(input.key.as_deref())?;
+                new_task(input)
+            }
+            Write::OwnSubmit(input) => new_task(input).map(reserved::own_submit),
             Write::Cancel(target) => Ok(WriteOp::Cancel(target)),
             Write::Retry(target, reset) => Ok(WriteOp::Retry(target, reset)),
             Write::Finish(owned, outcome) => Ok(WriteOp::Finish(owned, outcome)),

@@ -4,6 +4,14 @@
 //! for both dialects; a backend only runs the statement it is given.
 
 use crate::protocol::schedules::ScheduleStatements;
+use crate::store::bad_rows::BadRow;
+
+/// The table, as reports of its rows name it.
+pub const SCHEDULES_TABLE: &str = "cairnq_schedules";
+
+/// What a schedules statement answers: each row, or the `BadRow` another
+/// program's write made of it.
+pub type ScheduleRows = Vec<Result<ScheduleRow, BadRow>>;
 
 /// One value bound to a schedules statement, by position (`?n` / `$n`).
 #[derive(Clone, Debug, PartialEq)]

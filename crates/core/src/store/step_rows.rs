@@ -7,6 +7,9 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::task::Status;
 
+/// The table, as reports of its rows name it.
+pub const STEPS_TABLE: &str = "cairnq_steps";
+
 /// What a row of `cairnq_steps` records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StepKind {

@@ -142,6 +142,7 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
 }
 pub mod debounce;
 pub mod flow;
+pub mod reserved;
 pub mod schedules;
 pub mod steps;
 

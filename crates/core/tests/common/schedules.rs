@@ -297,3 +297,30 @@ pub async fn catch_up_follows_the_policy(store: Arc<Store>) {
         assert_eq!(row.next_run_at_ms, T0 + 6 * MINUTE, "{name}");
     }
 }
+
+/// The schedule that must still fire past a batch of rows nobody can fire;
+/// the dialect test then writes, as another program would, 1000 schedules
+/// of `UNFIRABLE_CRON` on its queue, due at `T0`, before it.
+pub async fn a_healthy_schedule_among_unfirable_ones(store: &Store) {
+    store
+        .schedule_at(&spec("healthy", "* * * * *", json!({})), T0 + 10_000)
+        .await
+        .unwrap();
+}
+
+pub const UNFIRABLE_CRON: &str = "not a cron";
+
+/// The 1000 unfirable rows stay pending (reported, passed over) and the
+/// healthy schedule fires on time; the next due time is the healthy one's.
+pub async fn the_healthy_schedule_fires(store: &Store) {
+    let fired = fire_due(store, &queues(), T0 + MINUTE).await.unwrap();
+    assert_eq!((fired.tasks, fired.advanced), (1, 1));
+    assert_eq!(fired.next_due_ms, Some(T0 + 2 * MINUTE));
+    assert_eq!(occurrences_of(store, "healthy").await, vec![T0 + MINUTE]);
+    let listed = store.schedules().await.unwrap();
+    assert_eq!(listed.len(), 1001, "unfirable rows are still listed");
+    assert!(listed
+        .iter()
+        .filter(|row| row.name != "healthy")
+        .all(|row| row.next_run_at_ms == T0));
+}

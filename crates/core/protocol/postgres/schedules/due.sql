@@ -1,6 +1,8 @@
 -- The schedules of these queues whose pending occurrence has come, earliest
--- first. $1 queues, $2 now, $3 limit.
+-- first, but those named in $4 (rows nobody can fire, passed over). $1
+-- queues, $2 now, $3 limit.
 select * from cairnq_schedules
 where paused = 0 and next_run_at_ms <= $2::bigint and queue = any($1::text[])
+    and name <> all($4::text[])
 order by next_run_at_ms, name
 limit $3::bigint

@@ -1,5 +1,6 @@
 -- After firing: move each schedule's pending occurrence on, unless another
--- worker already did (its pending occurrence is no longer `expected`).
+-- worker already did (its pending occurrence is no longer `expected`). A REAL
+-- another program stored is compared as the core read it: truncated.
 -- ?1 a JSON array of {name, expected, next, last}, ?2 now.
 update cairnq_schedules set
     next_run_at_ms = a.next,
@@ -13,5 +14,6 @@ from (
         json_extract(value, '$.last') as last
     from json_each(?1)
 ) as a
-where cairnq_schedules.name = a.name and cairnq_schedules.next_run_at_ms = a.expected
+where cairnq_schedules.name = a.name
+    and cast(cairnq_schedules.next_run_at_ms as integer) = a.expected
 returning *

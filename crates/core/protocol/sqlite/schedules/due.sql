@@ -1,7 +1,9 @@
 -- The schedules of these queues whose pending occurrence has come, earliest
--- first. ?1 queues (a JSON array), ?2 now, ?3 limit.
+-- first, but those named in ?4 (a JSON array: rows nobody can fire, passed
+-- over). ?1 queues (a JSON array), ?2 now, ?3 limit.
 select * from cairnq_schedules
 where paused = 0 and next_run_at_ms <= ?2
     and queue in (select value from json_each(?1))
+    and name not in (select value from json_each(?4))
 order by next_run_at_ms, name
 limit ?3

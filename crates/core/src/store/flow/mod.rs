@@ -13,6 +13,9 @@ pub mod group;
 pub mod pick;
 pub mod spec;
 
+/// The table of declarations, as reports of its rows name it.
+pub const LIMITS_TABLE: &str = "cairnq_flow_limits";
+
 /// The metadata key holding a task's group.
 pub const GROUP_METADATA_KEY: &str = "cairnq.group";
 

@@ -215,18 +215,33 @@ pub async fn check_existing<S: Session + ?Sized>(session: &S, target: &str) -> R
     )
     .await?;
     if found {
-        Ok(())
-    } else {
-        Err(Error::not_cairnq(format!(
-            "the Postgres database at {target} is not a cairnq database: it has no cairnq_meta, cairnq_migrations and cairnq_tasks tables (nothing was changed)"
-        )))
+        return Ok(());
     }
+    // Name where the connection looked, and where cairnq is, if anywhere.
+    let (current, installed) = installations(session).await?;
+    let looked = match current {
+        Some(schema) => format!("schema {} (its search_path) has", json_quoted(&schema)),
+        None => "its search_path names no schema that exists, so it has".to_string(),
+    };
+    let elsewhere = match installed.as_slice() {
+        [] => String::new(),
+        schemas => format!(
+            "; cairnq is installed in schema {} (set search_path in the DSN: options=-c search_path=...)",
+            schemas.iter().map(|s| json_quoted(s)).collect::<Vec<_>>().join(", ")
+        ),
+    };
+    Err(Error::not_cairnq(format!(
+        "the Postgres database at {target} is not a cairnq database: {looked} no cairnq_meta, cairnq_migrations and cairnq_tasks tables{elsewhere} (nothing was changed)"
+    )))
 }
 
-/// The split check at connect, before anything is created (docs/protocol.md,
-/// "Connection setup (Postgres)"): where the connection resolves against
-/// where cairnq is installed.
-pub async fn check_schema<S: Session + ?Sized>(session: &S, schema: Option<&str>) -> Result<()> {
+fn json_quoted(text: &str) -> String {
+    serde_json::Value::from(text).to_string()
+}
+
+/// The connection's current schema and the schemas holding cairnq's tasks
+/// table (`installations.sql`).
+async fn installations<S: Session + ?Sized>(session: &S) -> Result<(Option<String>, Vec<String>)> {
     let found = session.query(POSTGRES_INSTALLATIONS, &[]).await?;
     let current = match found.first() {
         Some(row) => row.opt_text(0)?,
@@ -236,6 +251,14 @@ pub async fn check_schema<S: Session + ?Sized>(session: &S, schema: Option<&str>
         .iter()
         .filter_map(|row| row.opt_text(1).transpose())
         .collect::<Result<Vec<String>>>()?;
+    Ok((current, installed))
+}
+
+/// The split check at connect, before anything is created (docs/protocol.md,
+/// "Connection setup (Postgres)"): where the connection resolves against
+/// where cairnq is installed.
+pub async fn check_schema<S: Session + ?Sized>(session: &S, schema: Option<&str>) -> Result<()> {
+    let (current, installed) = installations(session).await?;
     schema_verdict(schema, current.as_deref(), &installed)
 }
 

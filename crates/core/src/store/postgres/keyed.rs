@@ -7,6 +7,7 @@ use super::transport::{params, Session};
 use crate::error::{Error, Result};
 use crate::protocol::POSTGRES as SQL;
 use crate::store::backend::{Conflict, Debounce, KeyDecision, NewTask};
+use crate::store::reserved::key_holder;
 use crate::task::Task;
 
 /// A keyed submit under the key's lock (docs/protocol.md, "Keyed submit").
@@ -16,7 +17,7 @@ pub(super) async fn keyed_insert<S: Session>(
     key: String,
     conflict: Conflict,
 ) -> Result<Task> {
-    let existing = resolve_key(tx, &key).await?;
+    let existing = key_holder(conflict, new, resolve_key(tx, &key).await?);
     match (
         conflict.decide(existing.as_ref().map(|t| t.status)),
         existing,

@@ -41,7 +41,7 @@ use super::backend::{
     Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, StepBackend, Target, TaskRef,
 };
 use super::flow::{Declaration, Replaced};
-use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
+use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
 use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result};
 use crate::protocol::{self, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
@@ -475,19 +475,11 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         flow::declare(self.begin().await?, &worker_id, &declarations).await
     }
 
-    async fn schedule_read(
-        &self,
-        pick: PickStatement,
-        args: Vec<SqlArg>,
-    ) -> Result<Vec<ScheduleRow>> {
+    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
         schedules::rows(&self.client().await?, pick, &args).await
     }
 
-    async fn schedule_write(
-        &self,
-        pick: PickStatement,
-        args: Vec<SqlArg>,
-    ) -> Result<Vec<ScheduleRow>> {
+    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
         self.schedule_read(pick, args).await
     }
 

@@ -4,9 +4,12 @@
 
 use super::conn::apply;
 use super::transport::{end_tx, Param, PgRow, Session, Transaction};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::protocol::schedules::POSTGRES as SQL;
-use crate::store::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
+use crate::store::bad_rows::BadRow;
+use crate::store::schedule_rows::{
+    PickStatement, ScheduleRow, ScheduleRows, SqlArg, SCHEDULES_TABLE,
+};
 
 pub async fn installed<S: Session>(session: &S) -> Result<bool> {
     match session.query(SQL.installed, &[]).await?.first() {
@@ -22,11 +25,13 @@ pub async fn install<X: Transaction>(tx: X) -> Result<()> {
     end_tx(tx, applied).await
 }
 
+/// The rows the statement answers; one another program wrote in a shape
+/// this SDK cannot read is a `BadRow` in its place.
 pub async fn rows<S: Session>(
     session: &S,
     pick: PickStatement,
     args: &[SqlArg],
-) -> Result<Vec<ScheduleRow>> {
+) -> Result<ScheduleRows> {
     let params: Vec<Param<'_>> = args
         .iter()
         .map(|arg| match arg {
@@ -35,30 +40,40 @@ pub async fn rows<S: Session>(
             SqlArg::Texts(v) => Param::Texts(v),
         })
         .collect();
-    session
+    Ok(session
         .query(pick(&SQL), &params)
         .await?
         .iter()
         .map(schedule_from_row)
-        .collect()
+        .collect())
 }
 
-fn schedule_from_row<R: PgRow>(row: &R) -> Result<ScheduleRow> {
+fn schedule_from_row<R: PgRow>(row: &R) -> std::result::Result<ScheduleRow, BadRow> {
+    let key = row.text(0).unwrap_or_default();
+    let at = |column: &'static str| {
+        let key = key.clone();
+        move |err: Error| BadRow {
+            table: SCHEDULES_TABLE,
+            key,
+            column,
+            why: err.to_string(),
+        }
+    };
     Ok(ScheduleRow {
-        name: row.text(0)?,
-        task_name: row.text(1)?,
-        cron: row.text(2)?,
-        tz: row.text(3)?,
-        queue: row.text(4)?,
-        payload: row.text(5)?,
-        metadata: row.text(6)?,
-        priority: row.int(7)?,
-        max_attempts: row.int(8)?,
-        catch_up: row.text(9)?,
-        paused: row.int(10)? != 0,
-        next_run_at_ms: row.int(11)?,
-        last_run_at_ms: row.opt_int(12)?,
-        created_at_ms: row.int(13)?,
-        updated_at_ms: row.int(14)?,
+        name: row.text(0).map_err(at("name"))?,
+        task_name: row.text(1).map_err(at("task_name"))?,
+        cron: row.text(2).map_err(at("cron"))?,
+        tz: row.text(3).map_err(at("tz"))?,
+        queue: row.text(4).map_err(at("queue"))?,
+        payload: row.text(5).map_err(at("payload"))?,
+        metadata: row.text(6).map_err(at("metadata"))?,
+        priority: row.int(7).map_err(at("priority"))?,
+        max_attempts: row.int(8).map_err(at("max_attempts"))?,
+        catch_up: row.text(9).map_err(at("catch_up"))?,
+        paused: row.int(10).map_err(at("paused"))? != 0,
+        next_run_at_ms: row.int(11).map_err(at("next_run_at_ms"))?,
+        last_run_at_ms: row.opt_int(12).map_err(at("last_run_at_ms"))?,
+        created_at_ms: row.int(13).map_err(at("created_at_ms"))?,
+        updated_at_ms: row.int(14).map_err(at("updated_at_ms"))?,
     })
 }

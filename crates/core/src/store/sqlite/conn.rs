@@ -15,8 +15,13 @@ use crate::task::COLUMNS;
 
 use super::wal_writes;
 
+/// Whether `path` names a database that lives in this process's memory:
+/// `:memory:`, a URI with `mode=memory` or `vfs=memdb`, or `file::memory:`.
 pub fn is_in_memory(path: &str) -> bool {
-    path == ":memory:" || path.contains("mode=memory")
+    path == ":memory:"
+        || path.starts_with("file::memory:")
+        || path.contains("mode=memory")
+        || path.contains("vfs=memdb")
 }
 
 /// Map a driver error onto `Error::Database`, keeping SQLite's code name.
@@ -220,13 +225,28 @@ pub fn check_existing(path: &str, busy_timeout: Duration) -> Result<Access> {
 }
 
 /// `OpenMode::MigrateOwn`'s check, before `open` may change anything: a file
-/// holding tables, none of them cairnq's, belongs to another application.
-/// A missing or empty file, or one with a cairnq installation, passes.
+/// holding tables, none of them cairnq's, belongs to another application;
+/// an in-memory database would lose its tasks when the process ends; a
+/// directory that does not exist is more likely a typing mistake than a
+/// wish. A missing or empty file in an existing directory, or one with a
+/// cairnq installation, passes.
 pub fn check_not_foreign(path: &str, busy_timeout: Duration) -> Result<()> {
     if is_in_memory(path) {
-        return Ok(());
+        return Err(Error::Invalid(format!(
+            "db must be a database that outlives this process, got {path}: an in-memory database ends with the process, and its tasks with it"
+        )));
     }
     if !path.starts_with("file:") {
+        let directory = Path::new(path)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty());
+        let missing = |d: &&Path| matches!(std::fs::metadata(d), Err(e) if e.kind() == std::io::ErrorKind::NotFound);
+        if let Some(directory) = directory.filter(missing) {
+            return Err(Error::no_database(format!(
+                "no cairnq database at {path}: the directory {} does not exist (nothing was created)",
+                directory.display()
+            )));
+        }
         match metadata_of(path)? {
             None => return Ok(()),
             Some(meta) if meta.is_file() && meta.len() == 0 => return Ok(()),

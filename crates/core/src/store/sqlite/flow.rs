@@ -6,7 +6,7 @@
 use rusqlite::Connection;
 
 use super::conn::apply_in_transaction;
-use super::query::{query, query_tasks};
+use super::query::{query, query_tasks, Cells};
 use super::rows::json_list;
 use crate::error::Result;
 use crate::ids::now_ms;
@@ -15,19 +15,32 @@ use crate::protocol::flow::{
     SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
 };
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
+use crate::store::bad_rows::{report, BadRow};
 use crate::store::flow::draw::{self as flow, Allowance, Chunk, Chunks, GroupLimits, WindowCount};
 use crate::store::flow::pick::{pick, GroupCounts, Scanned};
-use crate::store::flow::{Declaration, Declared, FlowLimits, Replaced};
+use crate::store::flow::{Declaration, Declared, FlowLimits, Replaced, LIMITS_TABLE};
 use crate::task::Task;
 
-/// The declared limits of `name`, if any.
-fn declared(conn: &Connection, name: &str) -> Result<Option<Declared>> {
+/// The declared limits of `name`, if any: a `BadRow` when another program
+/// wrote them in a shape the core cannot read.
+fn declared(
+    conn: &Connection,
+    name: &str,
+) -> Result<Option<std::result::Result<Declared, BadRow>>> {
     let found = query(conn, SQL.limits, &[(":name", &name)], |row| {
-        Ok(Declared {
-            limits: FlowLimits::from_columns(row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?),
-            by: row.get(4)?,
-            at_ms: row.get(5)?,
-        })
+        let row = Cells::new(row, LIMITS_TABLE, name.into());
+        Ok((|| {
+            Ok(Declared {
+                limits: FlowLimits::from_columns(
+                    row.opt_int(0, "rate_max")?,
+                    row.opt_int(1, "rate_per_ms")?,
+                    row.int(2, "rate_per_group")?,
+                    row.opt_int(3, "group_concurrency")?,
+                ),
+                by: row.get(4, "declared_by")?,
+                at_ms: row.int(5, "declared_at_ms")?,
+            })
+        })())
     })?;
     Ok(found.into_iter().next())
 }
@@ -42,7 +55,9 @@ pub fn declare(
     apply_in_transaction(conn, &SQL.migration)?;
     let mut replaced = Vec::new();
     for declaration in declarations {
-        let previous = declared(conn, &declaration.name)?;
+        // A row nobody can read counts as none: this declaration replaces it.
+        let previous =
+            declared(conn, &declaration.name)?.and_then(|row| row.map_err(|bad| report(&bad)).ok());
         if previous
             .as_ref()
             .is_some_and(|p| p.limits == declaration.limits)
@@ -209,7 +224,17 @@ pub fn draw(
         .and_then(|n| n.first())
         .expect("a flow draw names its task");
     let now = now_ms();
-    let limits = declared(conn, name)?.map(|d| d.limits).unwrap_or_default();
+    let limits = match declared(conn, name)? {
+        None => FlowLimits::default(),
+        Some(Ok(declared)) => declared.limits,
+        // Limits nobody can read are no licence to run unlimited: the name
+        // waits for a worker's next declaration, the other names go on.
+        Some(Err(bad)) => {
+            report(&bad);
+            plan.accept(Vec::new());
+            return Ok(());
+        }
+    };
     let mut want = draw.limit;
     if let Some(rate) = limits.name_rate() {
         let since = flow::window_since(&rate, now);

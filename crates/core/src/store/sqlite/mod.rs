@@ -34,7 +34,7 @@ use super::backend::{
     Polled, PurgeFilter, StatusCount, StepBackend, Target, TaskRef, WaitPoll, WriteAnswer, WriteOp,
 };
 use super::flow::{Declaration, Replaced};
-use super::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
+use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
 use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result};
 use crate::protocol::{self, SQLITE as SQL};
@@ -353,20 +353,12 @@ impl Backend for SqliteBackend {
             .await
     }
 
-    async fn schedule_read(
-        &self,
-        pick: PickStatement,
-        args: Vec<SqlArg>,
-    ) -> Result<Vec<ScheduleRow>> {
+    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
         self.read(move |conn| schedules::rows(conn, pick, &args))
             .await
     }
 
-    async fn schedule_write(
-        &self,
-        pick: PickStatement,
-        args: Vec<SqlArg>,
-    ) -> Result<Vec<ScheduleRow>> {
+    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
         self.write(move |conn| schedules::rows(conn, pick, &args))
             .await
     }

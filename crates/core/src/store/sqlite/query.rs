@@ -6,6 +6,7 @@ use rusqlite::{Connection, Row, Statement};
 
 use super::conn::sqlite_error;
 use crate::error::Result;
+use crate::store::bad_rows::BadRow;
 use crate::task::{Status, Task};
 
 /// Named parameters a statement may use. Only those the statement actually
@@ -60,7 +61,7 @@ pub fn query_task(conn: &Connection, sql: &str, params: &Params<'_>) -> Result<O
 /// writer computed: a time past the 64-bit range, or one computed in floating
 /// point by another SDK, is stored as a REAL. It is read truncated and
 /// saturated, so one such row cannot fail every query that reads it.
-struct Int(i64);
+pub struct Int(pub i64);
 
 impl rusqlite::types::FromSql for Int {
     fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
@@ -113,4 +114,86 @@ pub fn task_from_row(row: &Row<'_>) -> rusqlite::Result<Task> {
         updated_at_ms: int(row, 21)?,
         completed_at_ms: optional_int(row, 22)?,
     })
+}
+
+/// The cells of one row of this SDK's own tables, read as the task table's
+/// are (a REAL integer truncated); a cell holding anything else makes the row
+/// a `BadRow` naming its table, key and column.
+pub struct Cells<'r, 's> {
+    row: &'r Row<'s>,
+    table: &'static str,
+    key: String,
+}
+
+impl<'r, 's> Cells<'r, 's> {
+    /// The row's cells, the row known by `key` (see `key_at`).
+    pub fn new(row: &'r Row<'s>, table: &'static str, key: String) -> Cells<'r, 's> {
+        Cells { row, table, key }
+    }
+
+    pub fn get<T: rusqlite::types::FromSql>(
+        &self,
+        index: usize,
+        column: &'static str,
+    ) -> std::result::Result<T, BadRow> {
+        self.row
+            .get(index)
+            .map_err(|err| self.bad(index, column, err))
+    }
+
+    pub fn int(&self, index: usize, column: &'static str) -> std::result::Result<i64, BadRow> {
+        self.get::<Int>(index, column).map(|v| v.0)
+    }
+
+    pub fn opt_int(
+        &self,
+        index: usize,
+        column: &'static str,
+    ) -> std::result::Result<Option<i64>, BadRow> {
+        Ok(self.get::<Option<Int>>(index, column)?.map(|v| v.0))
+    }
+
+    /// The row is bad at `column` for `why`.
+    pub fn bad_at(&self, column: &'static str, why: String) -> BadRow {
+        BadRow {
+            table: self.table,
+            key: self.key.clone(),
+            column,
+            why,
+        }
+    }
+
+    fn bad(&self, index: usize, column: &'static str, err: rusqlite::Error) -> BadRow {
+        let why = match self.row.get_ref(index) {
+            Ok(value) => format!("holds {}", held(value)),
+            Err(_) => err.to_string(),
+        };
+        self.bad_at(column, why)
+    }
+}
+
+/// The text of a key column as a report names its row (or what it holds).
+pub fn key_at(row: &Row<'_>, index: usize) -> String {
+    match row.get_ref(index) {
+        Ok(rusqlite::types::ValueRef::Text(text)) => String::from_utf8_lossy(text).into(),
+        Ok(other) => held(other),
+        Err(err) => err.to_string(),
+    }
+}
+
+/// A stored value as a report names it (long texts cut).
+fn held(value: rusqlite::types::ValueRef<'_>) -> String {
+    use rusqlite::types::ValueRef;
+    match value {
+        ValueRef::Null => "NULL".into(),
+        ValueRef::Integer(v) => format!("INTEGER {v}"),
+        ValueRef::Real(v) => format!("REAL {v}"),
+        ValueRef::Text(text) => {
+            let text = String::from_utf8_lossy(text);
+            let cut: String = text.chars().take(40).collect();
+            let more = if cut.len() < text.len() { "…" } else { "" };
+            format!("TEXT {cut:?}{more}")
+        }
+        ValueRef::Blob(bytes) => format!("a BLOB of {} bytes", bytes.len()),
+    }
 }

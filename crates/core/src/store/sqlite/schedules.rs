@@ -3,13 +3,17 @@
 //! statement run as it is given.
 
 use rusqlite::types::Value;
-use rusqlite::{Connection, Row};
+use rusqlite::Connection;
 
 use super::conn::{apply_in_transaction, sqlite_error};
+use super::query::{key_at, Cells};
 use super::rows::json_list;
 use crate::error::Result;
 use crate::protocol::schedules::SQLITE as SQL;
-use crate::store::schedule_rows::{PickStatement, ScheduleRow, SqlArg};
+use crate::store::bad_rows::BadRow;
+use crate::store::schedule_rows::{
+    PickStatement, ScheduleRow, ScheduleRows, SqlArg, SCHEDULES_TABLE,
+};
 
 pub fn installed(conn: &Connection) -> Result<bool> {
     conn.query_row(SQL.installed, [], |row| row.get(0))
@@ -22,7 +26,9 @@ pub fn install(conn: &Connection) -> Result<()> {
     apply_in_transaction(conn, &SQL.migration)
 }
 
-pub fn rows(conn: &Connection, pick: PickStatement, args: &[SqlArg]) -> Result<Vec<ScheduleRow>> {
+/// The rows the statement answers; one another program wrote in a shape
+/// this SDK cannot read is a `BadRow` in its place.
+pub fn rows(conn: &Connection, pick: PickStatement, args: &[SqlArg]) -> Result<ScheduleRows> {
     let values = args.iter().map(|arg| match arg {
         SqlArg::Int(v) => Value::Integer(*v),
         SqlArg::Text(v) => Value::Text(v.clone()),
@@ -30,29 +36,35 @@ pub fn rows(conn: &Connection, pick: PickStatement, args: &[SqlArg]) -> Result<V
     });
     let mut stmt = conn.prepare_cached(pick(&SQL)).map_err(sqlite_error)?;
     let found = stmt
-        .query_map(rusqlite::params_from_iter(values), schedule_from_row)
+        .query_map(rusqlite::params_from_iter(values), |row| {
+            Ok(schedule_from_row(&Cells::new(
+                row,
+                SCHEDULES_TABLE,
+                key_at(row, 0),
+            )))
+        })
         .map_err(sqlite_error)?
         .collect::<rusqlite::Result<Vec<_>>>()
         .map_err(sqlite_error)?;
     Ok(found)
 }
 
-fn schedule_from_row(row: &Row<'_>) -> rusqlite::Result<ScheduleRow> {
+fn schedule_from_row(row: &Cells<'_, '_>) -> std::result::Result<ScheduleRow, BadRow> {
     Ok(ScheduleRow {
-        name: row.get(0)?,
-        task_name: row.get(1)?,
-        cron: row.get(2)?,
-        tz: row.get(3)?,
-        queue: row.get(4)?,
-        payload: row.get(5)?,
-        metadata: row.get(6)?,
-        priority: row.get(7)?,
-        max_attempts: row.get(8)?,
-        catch_up: row.get(9)?,
-        paused: row.get::<_, i64>(10)? != 0,
-        next_run_at_ms: row.get(11)?,
-        last_run_at_ms: row.get(12)?,
-        created_at_ms: row.get(13)?,
-        updated_at_ms: row.get(14)?,
+        name: row.get(0, "name")?,
+        task_name: row.get(1, "task_name")?,
+        cron: row.get(2, "cron")?,
+        tz: row.get(3, "tz")?,
+        queue: row.get(4, "queue")?,
+        payload: row.get(5, "payload")?,
+        metadata: row.get(6, "metadata")?,
+        priority: row.int(7, "priority")?,
+        max_attempts: row.int(8, "max_attempts")?,
+        catch_up: row.get(9, "catch_up")?,
+        paused: row.int(10, "paused")? != 0,
+        next_run_at_ms: row.int(11, "next_run_at_ms")?,
+        last_run_at_ms: row.opt_int(12, "last_run_at_ms")?,
+        created_at_ms: row.int(13, "created_at_ms")?,
+        updated_at_ms: row.int(14, "updated_at_ms")?,
     })
 }

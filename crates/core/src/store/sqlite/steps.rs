@@ -6,14 +6,15 @@
 use rusqlite::{Connection, Row};
 
 use super::conn::apply_in_transaction;
-use super::query::{query, Params};
+use super::query::{key_at, query, Cells, Params};
 use super::rows::json_list;
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::steps::SQLITE as SQL;
 use crate::store::backend::HeldTask;
+use crate::store::bad_rows::{readable, BadRow};
 use crate::store::step_rows::{
-    ChildState, ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake,
+    ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake, STEPS_TABLE,
 };
 use crate::task::Status;
 
@@ -23,59 +24,59 @@ fn lost(owned: &HeldTask) -> Error {
     }
 }
 
-fn status_at(row: &Row<'_>, index: usize) -> rusqlite::Result<Option<Status>> {
-    row.get::<_, Option<String>>(index)?
+fn status_at(row: &Cells<'_, '_>, index: usize) -> std::result::Result<Option<Status>, BadRow> {
+    row.get::<Option<String>>(index, "child status")?
         .map(|text| {
-            text.parse().map_err(|_| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    index,
-                    rusqlite::types::Type::Text,
-                    format!("unknown status {text}").into(),
-                )
-            })
+            text.parse()
+                .map_err(|_| row.bad_at("child status", format!("holds {text:?}")))
         })
         .transpose()
 }
 
-fn kind_at(row: &Row<'_>, index: usize) -> rusqlite::Result<crate::store::step_rows::StepKind> {
-    let text: String = row.get(index)?;
-    text.parse().map_err(|err: Error| {
-        rusqlite::Error::FromSqlConversionFailure(
-            index,
-            rusqlite::types::Type::Text,
-            err.to_string().into(),
-        )
-    })
+fn kind_at(row: &Cells<'_, '_>, index: usize) -> std::result::Result<StepKind, BadRow> {
+    let text: String = row.get(index, "kind")?;
+    text.parse()
+        .map_err(|_| row.bad_at("kind", format!("holds {text:?}")))
 }
 
-fn stored_from_row(row: &Row<'_>) -> rusqlite::Result<StoredStep> {
-    let child = match status_at(row, 6)? {
+/// A step row's cells, known by its task and step ids.
+fn cells<'r, 's>(row: &'r Row<'s>, task_id: &str) -> Cells<'r, 's> {
+    Cells::new(row, STEPS_TABLE, format!("{task_id}/{}", key_at(row, 0)))
+}
+
+/// A child's state from its status, result and error at `at` and after
+/// (`None`: no such child).
+fn child_at(row: &Cells<'_, '_>, at: usize) -> std::result::Result<Option<ChildState>, BadRow> {
+    Ok(match status_at(row, at)? {
         Some(status) => Some(ChildState {
             status,
-            result: row.get(7)?,
-            error: row.get(8)?,
+            result: row.get(at + 1, "child result")?,
+            error: row.get(at + 2, "child error")?,
         }),
         None => None,
-    };
-    Ok(StoredStep {
-        step_id: row.get(0)?,
-        kind: kind_at(row, 1)?,
-        result: row.get(2)?,
-        wake_at_ms: row.get(3)?,
-        child_id: row.get(4)?,
-        created_at_ms: row.get(5)?,
-        child,
     })
 }
 
-fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<StepSummary> {
-    Ok(StepSummary {
-        step_id: row.get(0)?,
+fn stored_from_row(row: &Cells<'_, '_>) -> std::result::Result<StoredStep, BadRow> {
+    Ok(StoredStep {
+        step_id: row.get(0, "step_id")?,
         kind: kind_at(row, 1)?,
-        size: row.get::<_, Option<i64>>(2)?.unwrap_or(0),
-        wake_at_ms: row.get(3)?,
-        child_id: row.get(4)?,
-        created_at_ms: row.get(5)?,
+        result: row.get(2, "result")?,
+        wake_at_ms: row.opt_int(3, "wake_at_ms")?,
+        child_id: row.get(4, "child_id")?,
+        created_at_ms: row.int(5, "created_at_ms")?,
+        child: child_at(row, 6)?,
+    })
+}
+
+fn summary_from_row(row: &Cells<'_, '_>) -> std::result::Result<StepSummary, BadRow> {
+    Ok(StepSummary {
+        step_id: row.get(0, "step_id")?,
+        kind: kind_at(row, 1)?,
+        size: row.opt_int(2, "result")?.unwrap_or(0),
+        wake_at_ms: row.opt_int(3, "wake_at_ms")?,
+        child_id: row.get(4, "child_id")?,
+        created_at_ms: row.int(5, "created_at_ms")?,
         child_status: status_at(row, 6)?,
     })
 }
@@ -119,18 +120,9 @@ fn suspend_task(conn: &Connection, owned: &HeldTask, wake: Wake) -> Result<Suspe
 
 fn child_state(conn: &Connection, child_id: &str) -> Result<Option<ChildState>> {
     let found = query(conn, SQL.child_state, &[(":child_id", &child_id)], |row| {
-        Ok((status_at(row, 0)?, row.get(1)?, row.get(2)?))
+        Ok(child_at(&Cells::new(row, STEPS_TABLE, child_id.into()), 0))
     })?;
-    Ok(found
-        .into_iter()
-        .next()
-        .and_then(|(status, result, error)| {
-            status.map(|status| ChildState {
-                status,
-                result,
-                error,
-            })
-        }))
+    Ok(found.into_iter().next().transpose()?.flatten())
 }
 
 pub fn installed(conn: &Connection) -> Result<bool> {
@@ -144,17 +136,21 @@ pub fn install(conn: &Connection) -> Result<()> {
     apply_in_transaction(conn, &SQL.migration)
 }
 
+/// The task's steps for a run to replay: a row that cannot be read fails
+/// the run (skipping it would run its step again).
 pub fn load(conn: &Connection, task_id: &str) -> Result<Vec<StoredStep>> {
-    query(conn, SQL.load, &[(":task_id", &task_id)], stored_from_row)
+    let rows = query(conn, SQL.load, &[(":task_id", &task_id)], |row| {
+        Ok(stored_from_row(&cells(row, task_id)))
+    })?;
+    Ok(rows.into_iter().collect::<std::result::Result<_, _>>()?)
 }
 
+/// The task's steps to show: a row that cannot be read is skipped, reported.
 pub fn summaries(conn: &Connection, task_id: &str) -> Result<Vec<StepSummary>> {
-    query(
-        conn,
-        SQL.summaries,
-        &[(":task_id", &task_id)],
-        summary_from_row,
-    )
+    let rows = query(conn, SQL.summaries, &[(":task_id", &task_id)], |row| {
+        Ok(summary_from_row(&cells(row, task_id)))
+    })?;
+    Ok(readable(rows))
 }
 
 /// `record` (when `step` is given), then `suspend.sql`, in the caller's

@@ -12,6 +12,7 @@ use crate::protocol::SQLITE as SQL;
 use crate::store::backend::{
     Conflict, Debounce, HeldTask, KeyDecision, NewTask, Outcome, Target, WriteAnswer, WriteOp,
 };
+use crate::store::reserved::key_holder;
 use crate::task::Task;
 
 /// Whether `op` runs several statements (and so needs its own savepoint in a group).
@@ -102,7 +103,7 @@ pub(super) fn insert_keyed(
     key: &str,
     conflict: Conflict,
 ) -> Result<Task> {
-    let existing = resolve_key(conn, key)?;
+    let existing = key_holder(conflict, task, resolve_key(conn, key)?);
     match conflict.decide(existing.as_ref().map(|t| t.status)) {
         KeyDecision::ReturnExisting => return Ok(existing.expect("a decision to reuse has a task")),
         KeyDecision::Reject => {
