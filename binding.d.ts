@@ -179,6 +179,11 @@ export declare class NativeStore {
 
 export declare class NativeWatch {
   constructor(store: NativeStore, queues: Array<string> | undefined | null, pollMs: number | undefined | null, onSignal: SignalCallback)
+  /**
+   * The signal an executor's notification is to this subscription, if
+   * any (none once stopped).
+   */
+  signalOf(channel: string, payload: string): WatchSignalObject | null
   /** Ends delivery: the timer stops and the push subscription is dropped. */
   stop(): void
 }
@@ -286,6 +291,8 @@ export interface OutcomeArg {
   /** For `threw`: the envelope as JSON text and its retryability. */
   envelope?: string
   retryable?: boolean
+  /** For `childFailed`: the child step's id. */
+  stepId?: string
 }
 
 /** How a handler ended. */
@@ -295,6 +302,8 @@ export declare const enum OutcomeKind {
   LostLease = 'lostLease',
   /** A step sent the task back to the queue (`ctx.sleep`, `ctx.callChild`). */
   Suspended = 'suspended',
+  /** The handler threw the failure a `ctx.callChild` step threw. */
+  ChildFailed = 'childFailed',
 }
 
 export interface PurgeArgs {

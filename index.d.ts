@@ -535,10 +535,20 @@ export declare abstract class TaskStore {
   }): Promise<Task>;
 }
 
+/** What every store takes (docs/api.md, "Tracing"). */
+export interface StoreTracingOptions {
+  /**
+   * A traced submit stores the OpenTelemetry baggage of its context in the
+   * task's metadata too (key `baggage`). Default false: only `traceparent`
+   * and `tracestate`, since baggage often carries user ids and e-mail addresses.
+   */
+  propagateBaggage?: boolean;
+}
+
 /** SQLite backend. `":memory:"` or a `mode=memory` URI is in-memory. */
 export declare class SQLiteStore extends TaskStore {
   /** `busyTimeoutMs` default 5000. */
-  constructor(path: string, opts?: { busyTimeoutMs?: number });
+  constructor(path: string, opts?: { busyTimeoutMs?: number } & StoreTracingOptions);
   connect(): Promise<void>;
   close(): Promise<void>;
   protocolVersion(): Promise<number>;
@@ -551,7 +561,7 @@ export declare class SQLiteStore extends TaskStore {
 export declare class PostgresStore extends TaskStore {
   /** `max`: pool size (DSN only). */
   /** `schema`: the installation's schema (a DSN store creates it; see docs/api.md). */
-  constructor(source: string | PgExecutor, opts?: { max?: number; schema?: string });
+  constructor(source: string | PgExecutor, opts?: { max?: number; schema?: string } & StoreTracingOptions);
   connect(): Promise<void>;
   close(): Promise<void>;
   protocolVersion(): Promise<number>;
@@ -566,8 +576,11 @@ export declare class PostgresStore extends TaskStore {
 /** The API-side handle: submit, inspect, wait, call. */
 export declare class CairnQ {
   constructor(store: TaskStore, opts?: ClientOptions);
-  static sqlite(path: string, opts?: { busyTimeoutMs?: number } & ClientOptions): CairnQ;
-  static postgres(source: string | PgExecutor, opts?: { max?: number; schema?: string } & ClientOptions): CairnQ;
+  static sqlite(path: string, opts?: { busyTimeoutMs?: number } & StoreTracingOptions & ClientOptions): CairnQ;
+  static postgres(
+    source: string | PgExecutor,
+    opts?: { max?: number; schema?: string } & StoreTracingOptions & ClientOptions,
+  ): CairnQ;
 
   get store(): TaskStore;
   connect(): Promise<void>;
@@ -759,11 +772,14 @@ export declare class Worker {
   /** The worker does not own an injected store. */
   constructor(store: TaskStore, queues: string[], opts?: WorkerOptions);
   /** Creates and owns a `SQLiteStore`; `queues` default `["default"]`. */
-  static sqlite(path: string, opts?: WorkerOptions & { queues?: string[]; busyTimeoutMs?: number }): Worker;
+  static sqlite(
+    path: string,
+    opts?: WorkerOptions & StoreTracingOptions & { queues?: string[]; busyTimeoutMs?: number },
+  ): Worker;
   /** Creates and owns a `PostgresStore`; `queues` default `["default"]`. */
   static postgres(
     source: string | PgExecutor,
-    opts?: WorkerOptions & { queues?: string[]; max?: number; schema?: string },
+    opts?: WorkerOptions & StoreTracingOptions & { queues?: string[]; max?: number; schema?: string },
   ): Worker;
 
   /** `worker_` + 26-char ULID. */

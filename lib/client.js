@@ -53,20 +53,20 @@ class CairnQ {
 
   /**
    * @param {string} path
-   * @param {{ busyTimeoutMs?: number } & ClientOptions} [opts]
+   * @param {{ busyTimeoutMs?: number, propagateBaggage?: boolean } & ClientOptions} [opts]
    */
   static sqlite(path, opts = {}) {
-    const { busyTimeoutMs, ...rest } = opts;
-    return new CairnQ(new SQLiteStore(path, { busyTimeoutMs }), rest);
+    const { busyTimeoutMs, propagateBaggage, ...rest } = opts;
+    return new CairnQ(new SQLiteStore(path, { busyTimeoutMs, propagateBaggage }), rest);
   }
 
   /**
    * @param {string | import("../index.js").PgExecutor} source a DSN, or the application's executor
-   * @param {{ max?: number, schema?: string } & ClientOptions} [opts]
+   * @param {{ max?: number, schema?: string, propagateBaggage?: boolean } & ClientOptions} [opts]
    */
   static postgres(source, opts = {}) {
-    const { max, schema, ...rest } = opts;
-    return new CairnQ(new PostgresStore(source, { max, schema }), rest);
+    const { max, schema, propagateBaggage, ...rest } = opts;
+    return new CairnQ(new PostgresStore(source, { max, schema, propagateBaggage }), rest);
   }
 
   get store() {

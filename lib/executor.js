@@ -56,6 +56,27 @@ class ExecutorBridge {
     this.native = null;
     /** @type {(() => unknown) | null} */
     this.stopListen = null;
+    /** @type {Set<(channel: string, payload: string) => void>} the store's watches */
+    this.hearers = new Set();
+  }
+
+  /**
+   * Hand every notification of the executor's `listen` to `onNotify`.
+   * @param {(channel: string, payload: string) => void} onNotify
+   * @returns {() => void} the stop function
+   */
+  hear(onNotify) {
+    this.hearers.add(onNotify);
+    return () => this.hearers.delete(onNotify);
+  }
+
+  /**
+   * @param {string} channel
+   * @param {string} payload
+   */
+  notified(channel, payload) {
+    /** @type {import("../binding.js").NativeStore} */ (this.native).notify(channel, payload);
+    for (const onNotify of this.hearers) onNotify(channel, payload);
   }
 
   /**
@@ -155,7 +176,7 @@ class ExecutorBridge {
       const stop = await listen.call(
         this.executor,
         CHANNELS,
-        (channel, payload) => native.notify(channel, payload ?? ""),
+        (channel, payload) => this.notified(channel, payload ?? ""),
         () => native.listenClosed(),
       );
       this.stopListen = typeof stop === "function" ? stop : null;

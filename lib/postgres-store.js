@@ -6,7 +6,7 @@ const { NativeStore } = require("./native.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { ExecutorBridge, isExecutor } = require("./executor.js");
 const { TaskStore } = require("./store.js");
-const { openMode } = require("./store-args.js");
+const { openMode, storeOptions } = require("./store-args.js");
 
 class PostgresStore extends TaskStore {
   /**
@@ -18,22 +18,29 @@ class PostgresStore extends TaskStore {
    * search_path to it. Either way connect refuses with SchemaMismatch when
    * the connection resolves elsewhere, or (without `schema`) when it would
    * start a second installation beside an existing one.
-   * `existing`: as for SQLiteStore.
+   * `existing`, `propagateBaggage`: as for SQLiteStore.
    * @param {string | import("../index.js").PgExecutor} source
-   * @param {{ max?: number, schema?: string, existing?: boolean, ownOnly?: boolean }} [opts]
+   * @param {{ max?: number, schema?: string, existing?: boolean, ownOnly?: boolean, propagateBaggage?: boolean }} [opts]
    */
   constructor(source, opts = {}) {
+    const { propagateBaggage } = storeOptions(opts);
     if (typeof source === "string") {
       super(
         nativeSync(() => NativeStore.postgres(source, opts.max ?? undefined, opts.schema ?? undefined, openMode(opts))),
+        propagateBaggage,
       );
       /** @type {ExecutorBridge | null} */
       this._bridge = null;
     } else if (isExecutor(source)) {
       const bridge = new ExecutorBridge(/** @type {import("../index.js").PgExecutor} */ (source));
-      super(NativeStore.executor((/** @type {string} */ text) => bridge.handle(text), opts.schema ?? undefined));
+      super(
+        NativeStore.executor((/** @type {string} */ text) => bridge.handle(text), opts.schema ?? undefined),
+        propagateBaggage,
+      );
       bridge.native = this._native;
       this._bridge = bridge;
+      // Its notifications reach watch callbacks inside its `onNotify` (as in 0.12).
+      this._notifications = bridge;
     } else {
       throw new TypeError(
         "PostgresStore needs a connection string or a PgExecutor (an object with query, exec and tx functions)",

@@ -4,7 +4,7 @@
 const { NativeStore } = require("./native.js");
 const { nativeSync } = require("./native-call.js");
 const { TaskStore } = require("./store.js");
-const { openMode } = require("./store-args.js");
+const { openMode, storeOptions } = require("./store-args.js");
 
 class SQLiteStore extends TaskStore {
   /**
@@ -14,11 +14,17 @@ class SQLiteStore extends TaskStore {
    * `CAIRNQ_NO_DATABASE` or `CAIRNQ_NOT_CAIRNQ`. `ownOnly` (the command
    * line's `submit`): create or migrate, but refuse (`CAIRNQ_NOT_CAIRNQ`) a
    * file holding another application's tables and no cairnq installation.
+   * `propagateBaggage`: a traced submit stores OpenTelemetry baggage in the
+   * task's metadata too (docs/api.md, "Tracing").
    * @param {string} path
-   * @param {{ busyTimeoutMs?: number, existing?: boolean, ownOnly?: boolean }} [opts]
+   * @param {{ busyTimeoutMs?: number, existing?: boolean, ownOnly?: boolean, propagateBaggage?: boolean }} [opts]
    */
   constructor(path, opts = {}) {
-    super(nativeSync(() => NativeStore.sqlite(path, opts.busyTimeoutMs, openMode(opts))));
+    const { propagateBaggage } = storeOptions(opts);
+    super(
+      nativeSync(() => NativeStore.sqlite(path, opts.busyTimeoutMs, openMode(opts))),
+      propagateBaggage,
+    );
     this.path = path;
   }
 }

@@ -9,6 +9,7 @@ const { LostLease, SerializationError, TaskCanceled, TaskFailed, fromNative } = 
 const { raise } = require("./native-call.js");
 const { dumpOptionalJson, nonFiniteAsText } = require("./json.js");
 const { taskName } = require("./models.js");
+const { childMetadata } = require("./telemetry/trace.js");
 
 /**
  * @typedef {import("./context.js").TaskContext} TaskContext
@@ -17,6 +18,23 @@ const { taskName } = require("./models.js");
  * @typedef {import("../index.js").TaskSteps} TaskSteps
  * @typedef {{ _native: any }} NativeHolder
  */
+
+/**
+ * The failures `callChild` threw (a TaskFailed or TaskCanceled of its child),
+ * each with its step id: a handler that throws one on ends its task failed
+ * for good (the core's `steps::child_failure`).
+ * @type {WeakMap<object, string>}
+ */
+const childFailures = new WeakMap();
+
+/**
+ * The step id of the child failure `thrown` is, if it is one.
+ * @param {unknown} thrown
+ * @returns {string | undefined}
+ */
+function childStepOf(thrown) {
+  return thrown !== null && typeof thrown === "object" ? childFailures.get(thrown) : undefined;
+}
 
 /**
  * The run is over (the task is queued again, or ended canceled): the worker
@@ -136,7 +154,8 @@ async function callChild(ctx, id, task, payload, opts) {
   if (pollMs != null && typeof pollMs !== "number") {
     throw new Error(`pollMs must be a number of milliseconds, got ${String(pollMs)}`);
   }
-  const submit = ctx._store._submitArgs({ ...submitOpts, name: taskName(task), payload });
+  const metadata = childMetadata(submitOpts.metadata, ctx._store._propagateBaggage);
+  const submit = ctx._store._submitArgs({ ...submitOpts, metadata, name: taskName(task), payload });
   const half = ctx._native;
   const answer = await native(ctx, () =>
     half.callChild(
@@ -147,8 +166,12 @@ async function callChild(ctx, id, task, payload, opts) {
   );
   if (answer.suspended) return stopped(ctx);
   if (answer.status === "succeeded") return parsed(answer.json);
-  if (answer.status === "failed") throw new TaskFailed(parsed(answer.json));
-  throw new TaskCanceled(/** @type {string} */ (answer.childId));
+  const failure =
+    answer.status === "failed"
+      ? new TaskFailed(parsed(answer.json))
+      : new TaskCanceled(/** @type {string} */ (answer.childId));
+  childFailures.set(failure, /** @type {string} */ (id));
+  throw failure;
 }
 
 /**
@@ -164,4 +187,4 @@ async function taskSteps(store, taskId) {
   return JSON.parse(await store._native.steps(taskId).catch(raise));
 }
 
-module.exports = { step, sleep, sleepUntil, callChild, taskSteps };
+module.exports = { step, sleep, sleepUntil, callChild, childStepOf, taskSteps };

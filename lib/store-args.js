@@ -35,6 +35,22 @@ function openMode(opts) {
 }
 
 /**
+ * What every store takes: `propagateBaggage` (docs/api.md, "Tracing"), off
+ * unless `true`; checked before anything is opened.
+ * @param {{ propagateBaggage?: boolean }} opts
+ * @returns {{ propagateBaggage: boolean }}
+ */
+function storeOptions(opts) {
+  const value = opts.propagateBaggage;
+  if (value != null && typeof value !== "boolean") {
+    throw new TypeError(
+      `propagateBaggage must be a boolean, got ${typeof value === "string" ? JSON.stringify(value) : String(value)}`,
+    );
+  }
+  return { propagateBaggage: value === true };
+}
+
+/**
  * @param {WaitOptions} opts
  * @returns {import("../binding.js").WaitArgs}
  */
@@ -58,4 +74,4 @@ function backpressureArgs(opts) {
   };
 }
 
-module.exports = { purgeArgs, openMode, waitArgs, backpressureArgs };
+module.exports = { storeOptions, purgeArgs, openMode, waitArgs, backpressureArgs };

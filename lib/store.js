@@ -67,12 +67,23 @@ const namesTask = (value) => typeof value === "string";
 const NO_TASK = Promise.resolve(null);
 
 class TaskStore {
-  /** @param {import("../binding.js").NativeStore} native */
-  constructor(native) {
+  /**
+   * @param {import("../binding.js").NativeStore} native
+   * @param {boolean} propagateBaggage whether a traced submit stores the
+   *   context's baggage in metadata too (`storeOptions`)
+   */
+  constructor(native, propagateBaggage) {
     if (new.target === TaskStore) {
       throw new TypeError("TaskStore is abstract: use SQLiteStore or PostgresStore");
     }
     this._native = native;
+    this._propagateBaggage = propagateBaggage;
+    /**
+     * Where this store hears notifications on the JS thread (an executor's
+     * `listen`), or null when they arrive natively.
+     * @type {{ hear(onNotify: (channel: string, payload: string) => void): () => void } | null}
+     */
+    this._notifications = null;
     /** This store's writes, gathered per JS tick. */
     this._writes = new TickWrites(native);
   }
@@ -131,7 +142,9 @@ class TaskStore {
    */
   submit(input) {
     const tracer = activeTracer();
-    if (tracer !== null) return tracedSubmit(tracer, input, (traced) => this._submitNow(traced));
+    if (tracer !== null) {
+      return tracedSubmit(tracer, input, this._propagateBaggage, (traced) => this._submitNow(traced));
+    }
     return this._submitNow(input);
   }
 
@@ -337,8 +350,14 @@ class TaskStore {
       }
     };
     const watch = new NativeWatch(this._native, opts?.queues ?? undefined, opts?.pollMs ?? undefined, deliver);
+    // Notifications heard on the JS thread reach the consumer at once.
+    const unhear = this._notifications?.hear((channel, payload) => {
+      const signal = watch.signalOf(channel, payload);
+      if (signal) deliver(signal);
+    });
     return () => {
       active = false;
+      unhear?.();
       watch.stop();
     };
   }

@@ -13,6 +13,7 @@ const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
 const { replacedMethods } = require("./own-store.js");
 const { TaskContext, NATIVE, SUSPENDED } = require("./context.js");
+const { childStepOf } = require("./steps.js");
 const { activeTracer, startProcess, runInSpan, endProcess } = require("./telemetry/trace.js");
 const { activeInstruments, startMetered, endMetered } = require("./telemetry/meter.js");
 
@@ -23,7 +24,7 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
  * @typedef {import("../binding.js").WorkerArgs} WorkerArgs
  * @typedef {import("../binding.js").OutcomeArg} OutcomeArg
- * @typedef {{ kind: "returned" | "threw" | "lostLease" | "suspended", results?: ResultArg[], envelope?: string, retryable?: boolean }} Outcome
+ * @typedef {{ kind: "returned" | "threw" | "lostLease" | "suspended" | "childFailed", results?: ResultArg[], envelope?: string, retryable?: boolean, stepId?: string }} Outcome
  *   how a handler ended, as NativeWorker.settle takes it (an OutcomeArg)
  * @typedef {import("../binding.js").ResultArg} ResultArg
  * @typedef {import("../binding.js").ErrorArg} ErrorArg
@@ -134,20 +135,20 @@ class Worker {
 
   /**
    * @param {string} path
-   * @param {WorkerOptions & { queues?: string[], busyTimeoutMs?: number }} [opts]
+   * @param {WorkerOptions & { queues?: string[], busyTimeoutMs?: number, propagateBaggage?: boolean }} [opts]
    */
   static sqlite(path, opts = {}) {
-    const { queues = ["default"], busyTimeoutMs, ...rest } = opts;
-    return owningItsStore(new Worker(new SQLiteStore(path, { busyTimeoutMs }), queues, rest));
+    const { queues = ["default"], busyTimeoutMs, propagateBaggage, ...rest } = opts;
+    return owningItsStore(new Worker(new SQLiteStore(path, { busyTimeoutMs, propagateBaggage }), queues, rest));
   }
 
   /**
    * @param {string | import("../index.js").PgExecutor} source a DSN, or the application's executor
-   * @param {WorkerOptions & { queues?: string[], max?: number, schema?: string }} [opts]
+   * @param {WorkerOptions & { queues?: string[], max?: number, schema?: string, propagateBaggage?: boolean }} [opts]
    */
   static postgres(source, opts = {}) {
-    const { queues = ["default"], max, schema, ...rest } = opts;
-    return owningItsStore(new Worker(new PostgresStore(source, { max, schema }), queues, rest));
+    const { queues = ["default"], max, schema, propagateBaggage, ...rest } = opts;
+    return owningItsStore(new Worker(new PostgresStore(source, { max, schema, propagateBaggage }), queues, rest));
   }
 
   /** This worker's id, the `worker_id` on the tasks it holds. */
@@ -507,12 +508,15 @@ function encodeResult(value) {
 }
 
 /**
- * docs/api.md, "Errors": classifying a thrown value.
+ * docs/api.md, "Errors": classifying a thrown value (and "Durable steps":
+ * a child failure thrown on).
  * @param {unknown} thrown
  * @returns {Outcome}
  */
 function outcomeOfThrow(thrown) {
   if (thrown instanceof LostLease) return { kind: "lostLease" };
+  const stepId = childStepOf(thrown);
+  if (stepId !== undefined) return { kind: "childFailed", stepId };
   let envelope;
   let retryable = true;
   if (thrown instanceof TaskError) {

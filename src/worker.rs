@@ -77,6 +77,8 @@ pub enum OutcomeKind {
     LostLease,
     /// A step sent the task back to the queue (`ctx.sleep`, `ctx.callChild`).
     Suspended,
+    /// The handler threw the failure a `ctx.callChild` step threw.
+    ChildFailed,
 }
 
 /// How the JS shim says the handler ended.
@@ -88,6 +90,8 @@ pub struct OutcomeArg {
     /// For `threw`: the envelope as JSON text and its retryability.
     pub envelope: Option<String>,
     pub retryable: Option<bool>,
+    /// For `childFailed`: the child step's id.
+    pub step_id: Option<String>,
 }
 
 #[napi(object)]
@@ -138,6 +142,9 @@ impl From<OutcomeArg> for CallOutcome {
             ),
             OutcomeKind::LostLease => CallOutcome::LostLease,
             OutcomeKind::Suspended => CallOutcome::Suspended,
+            OutcomeKind::ChildFailed => CallOutcome::ChildFailed {
+                step_id: outcome.step_id.unwrap_or_default(),
+            },
             OutcomeKind::Threw => CallOutcome::Threw {
                 envelope_json: outcome.envelope.unwrap_or_else(|| "{}".into()),
                 retryable: outcome.retryable.unwrap_or(true),

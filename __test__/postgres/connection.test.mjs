@@ -6,6 +6,7 @@
 // working as a pure poller.
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
+import net from "node:net";
 
 import { CairnQ, CairnQError, PostgresStore, Worker } from "../../index.mjs";
 import { defer, rejectionOf, waitFor } from "../support/helpers.mjs";
@@ -97,6 +98,29 @@ describe("Postgres: connection failures", { skip: PG_SKIP, timeout: SUITE_TIMEOU
     assert.ok(err instanceof Error, "construction throws");
     assert.ok(!err.message.includes(SECRET), err.message);
     assert.match(err.message, /invalid Postgres connection string/);
+  });
+});
+
+describe("Postgres: close() while connecting", { timeout: SUITE_TIMEOUT_MS }, () => {
+  test("to a server that never answers: close() returns at once; the connect rejects saying so", async (t) => {
+    const sockets = new Set();
+    const server = net.createServer((socket) => sockets.add(socket));
+    await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const hangUp = () => sockets.forEach((socket) => socket.destroy());
+    defer(t, () => {
+      hangUp();
+      server.close();
+    });
+    const store = new PostgresStore(`postgres://cairnq@127.0.0.1:${server.address().port}/silent`);
+    let connectEnded = false;
+    const connecting = store.connect().finally(() => (connectEnded = true));
+    await waitFor(() => sockets.size > 0, { timeoutMs: 20_000, message: "the connect never reached the server" });
+    await store.close();
+    assert.equal(connectEnded, false, "close() returned while the server still had not answered");
+    hangUp();
+    const err = await rejectionOf(connecting);
+    assert.equal(err.message, "store was closed while connecting");
+    assert.equal(store._native.listening(), false);
   });
 });
 

@@ -119,6 +119,55 @@ describe("a store on the application's executor", { skip: PG_SKIP, timeout: SUIT
     });
   });
 
+  test("an executor's notification reaches watch callbacks inside its onNotify, queue-filtered, past a throwing one", async (t) => {
+    const { executor } = await openExecutor(t);
+    const everything = [];
+    const onPushq = [];
+    // What each watch had heard when the executor's onNotify returned.
+    const heardAtReturn = [];
+    const { query, exec, tx } = executor;
+    const listen = (channels, onNotify, onClose) =>
+      executor.listen(
+        channels,
+        (channel, payload) => {
+          onNotify(channel, payload);
+          heardAtReturn.push({ payload, everything: everything.slice(), onPushq: onPushq.slice() });
+        },
+        onClose,
+      );
+    const client = closeLater(t, CairnQ.postgres({ query, exec, tx, listen }));
+    await client.connect();
+    await waitFor(() => client.store._native.listening(), { timeoutMs: 20_000, message: "never listening" });
+    const stops = [
+      client.watch({ queues: ["pushq"], pollMs: 600_000 }, (s) => onPushq.push(s)),
+      client.watch({ pollMs: 600_000 }, () => {
+        throw new Error("a broken consumer");
+      }),
+      client.watch({ pollMs: 600_000 }, (s) => everything.push(s)),
+    ];
+    defer(t, () => stops.forEach((stop) => stop()));
+
+    const heard = (payload) =>
+      waitFor(() => heardAtReturn.find((h) => h.payload === payload), {
+        timeoutMs: 20_000,
+        message: `no notification ${payload}`,
+      });
+    const queued = { reason: "queued", queue: "pushq" };
+    await client.submit("job", null, { queue: "pushq" });
+    assert.deepEqual(await heard("pushq"), { payload: "pushq", everything: [queued], onPushq: [queued] });
+    const other = { reason: "queued", queue: "otherq" };
+    const task = await client.submit("job", null, { queue: "otherq" });
+    assert.deepEqual(await heard("otherq"), { payload: "otherq", everything: [queued, other], onPushq: [queued] });
+    await client.cancel(task.id);
+    const done = { reason: "done", taskId: task.id };
+    assert.deepEqual(await heard(task.id), {
+      payload: task.id,
+      everything: [queued, other, done],
+      onPushq: [queued, done],
+    });
+    assert.deepEqual(everything, [queued, other, done], "each notification is delivered once");
+  });
+
   test("without listen it polls; a listen that is unavailable is not retried, a failing one is", async (t) => {
     const { executor } = await openExecutor(t);
     const { query, exec, tx } = executor;
@@ -642,7 +691,7 @@ describe("an executor that answers only what the protocol asks", { timeout: SUIT
     assertSequence(log, expectedConnect());
   });
 
-  test("close() while connecting: that connect rejects saying so, no LISTEN follows, watch only polls", async () => {
+  test("close() during a hung connect returns at once; that connect rejects saying so, no LISTEN follows", async () => {
     const { executor, calls } = recordingExecutor({ listen: async () => () => {} });
     const tx = executor.tx;
     let entered;
@@ -655,12 +704,13 @@ describe("an executor that answers only what the protocol asks", { timeout: SUIT
       return tx(fn);
     };
     const store = new PostgresStore(executor);
-    const connecting = store.connect();
+    let connectEnded = false;
+    const connecting = store.connect().finally(() => (connectEnded = true));
     await inMigration;
-    const closing = store.close();
+    await store.close();
+    assert.equal(connectEnded, false, "close() returned while the connect was still held");
     release();
     const err = await rejectionOf(connecting);
-    await closing;
     assert.equal(err.constructor, Error);
     assert.equal(err.message, "store was closed while connecting");
 

@@ -168,9 +168,9 @@ forEachDialect("durable steps", (dialect) => {
     assert.equal(view.suspended.kind, "child");
     assert.equal(view.suspended.childStatus, "queued");
     assert.equal(view.suspended.recheckAtMs, waiting.run_at_ms);
-    await client.cancel(view.suspended.childId);
     // The child's cancel wakes its parent, which resumes with TaskCanceled:
-    // the default recheck (30 s) is not what brings it back.
+    // the default recheck (30 s) is not what brings it back. (A handler that
+    // let it through would end the parent failed: see children.test.mjs.)
     worker.task("unrun-parent", async (ctx) => {
       try {
         return await ctx.callChild("kid", "never.run", {});
@@ -178,6 +178,7 @@ forEachDialect("durable steps", (dialect) => {
         return { name: err.name, taskId: err.taskId };
       }
     });
+    await client.cancel(view.suspended.childId);
     const resumed = await waitForStatus(client, orphaned.id, "succeeded", { timeoutMs: 20_000 });
     assert.deepEqual(resumed.result, { name: "TaskCanceled", taskId: view.suspended.childId });
     assert.equal(parentRuns.length, 4);

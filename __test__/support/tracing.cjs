@@ -5,16 +5,22 @@
 // context manager and the W3C Trace Context propagator, registered globally.
 const { context, propagation, trace } = require("@opentelemetry/api");
 const { AsyncLocalStorageContextManager } = require("@opentelemetry/context-async-hooks");
-const { W3CTraceContextPropagator } = require("@opentelemetry/core");
+const { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } = require("@opentelemetry/core");
 const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = require("@opentelemetry/sdk-trace-base");
 
-/** Register a provider; `uninstall()` puts the API back to no provider. */
-function installTracing() {
+/**
+ * Register a provider; `uninstall()` puts the API back to no provider.
+ * `baggage`: propagate W3C Baggage too, as the NodeSDK's default propagator does.
+ */
+function installTracing({ baggage = false } = {}) {
   const exporter = new InMemorySpanExporter();
   const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   trace.setGlobalTracerProvider(provider);
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const traceContext = new W3CTraceContextPropagator();
+  propagation.setGlobalPropagator(
+    baggage ? new CompositePropagator({ propagators: [traceContext, new W3CBaggagePropagator()] }) : traceContext,
+  );
   return {
     exporter,
     /** Finished spans as plain facts (what crosses a process boundary as JSON). */

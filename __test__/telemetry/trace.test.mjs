@@ -6,10 +6,11 @@
 import { describe, test as nodeTest, afterEach } from "node:test";
 import assert from "node:assert/strict";
 
-import { SpanKind, SpanStatusCode } from "@opentelemetry/api";
+import { SpanKind, SpanStatusCode, context, propagation } from "@opentelemetry/api";
 
-import { TaskError } from "../../index.mjs";
-import { openClient, spawnFixture, waitFor } from "../support/helpers.mjs";
+import { CairnQ, PostgresStore, SQLiteStore, TaskError, Worker } from "../../index.mjs";
+import { forEachDialect, setupWorker } from "../support/dialects.mjs";
+import { defer, openClient, spawnFixture, waitFor } from "../support/helpers.mjs";
 import { SDKS, pythonSdkProblem, sdkSkipReason, spawnPythonWorker } from "../support/python-sdks.mjs";
 import { CALL, makeWorker, waitForStatus } from "../support/worker-helpers.mjs";
 import tracing from "../support/tracing.cjs";
@@ -22,7 +23,7 @@ afterEach(async () => {
   await installed?.uninstall();
   installed = null;
 });
-const install = () => (installed = tracing.installTracing());
+const install = (opts) => (installed = tracing.installTracing(opts));
 
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/;
 
@@ -163,6 +164,81 @@ describe("tracing with a registered provider", () => {
     const producers = spans.filter((s) => s.kind === SpanKind.PRODUCER).map((s) => s.spanId);
     assert.deepEqual(new Set(batch.links.map((l) => l.spanId)), new Set(producers));
   });
+});
+
+/** Run `fn` with baggage carrying a user's e-mail address active. */
+function withEmailBaggage(fn) {
+  const baggage = propagation.createBaggage({ "user.email": { value: "ada@example.com" } });
+  return context.with(propagation.setBaggage(context.active(), baggage), fn);
+}
+
+forEachDialect("tracing children and baggage", (dialect) => {
+  test("a callChild child's run is a span of its parent's trace, under the parent's run", async (t) => {
+    const tracer = install();
+    const { client, handle, worker } = await setupWorker(t, dialect);
+    worker.task("parent", async (ctx) => ({ got: await ctx.callChild("kid", "child", {}, { pollMs: 120_000 }) }));
+    worker.task("child", () => "leaf");
+    handle.start();
+    const parent = await client.submit("parent", {});
+    assert.deepEqual((await waitForStatus(client, parent.id, ["succeeded"])).result, { got: "leaf" });
+    const spans = await waitFor(() => {
+      const all = tracer.spans();
+      return all.filter((s) => s.kind === SpanKind.CONSUMER).length === 3 ? all : null;
+    });
+    const producer = spans.find((s) => s.kind === SpanKind.PRODUCER);
+    const [submitting, resumed] = spans.filter(
+      (s) => s.kind === SpanKind.CONSUMER && s.attributes["cairnq.task.name"] === "parent",
+    );
+    const child = spans.find((s) => s.kind === SpanKind.CONSUMER && s.attributes["cairnq.task.name"] === "child");
+    assert.equal(submitting.attributes["cairnq.task.outcome"], "suspended");
+    assert.equal(resumed.attributes["cairnq.task.outcome"], "succeeded");
+    assert.equal(new Set(spans.map((s) => s.traceId)).size, 1, "one trace");
+    assert.equal(child.parentSpanId, submitting.spanId, "the child runs under the parent's run that submitted it");
+    assert.equal(submitting.parentSpanId, producer.spanId);
+    const { steps } = await client.steps(parent.id);
+    const childRow = await client.get(steps[0].childId);
+    assert.equal(childRow.metadata.traceparent, `00-${child.traceId}-${submitting.spanId}-01`);
+  });
+
+  test("baggage stays out of task metadata unless the store opts in with propagateBaggage", async (t) => {
+    install({ baggage: true });
+    const submitChild = async (ctx) => ({
+      got: await withEmailBaggage(() => ctx.callChild("kid", "child", {}, { pollMs: 120_000 })),
+    });
+    const { client, handle, worker } = await setupWorker(t, dialect);
+    worker.task("parent", submitChild);
+    worker.task("child", () => "leaf");
+    handle.start();
+    const plain = await withEmailBaggage(() => client.submit("parent", {}, { metadata: { tenant: "a" } }));
+    assert.deepEqual(Object.keys(plain.metadata).sort(), ["tenant", "traceparent"]);
+    await waitForStatus(client, plain.id, ["succeeded"]);
+    const plainChild = await client.get((await client.steps(plain.id)).steps[0].childId);
+    assert.deepEqual(Object.keys(plainChild.metadata), ["traceparent"]);
+
+    // Through the factories: CairnQ.sqlite/postgres and Worker.sqlite/postgres.
+    const optedIn = await setupWorker(t, dialect, { propagateBaggage: true });
+    const optedInClient = dialect.client(optedIn.db, { propagateBaggage: true });
+    defer(t, () => optedInClient.close());
+    optedIn.worker.task("parent", submitChild);
+    optedIn.worker.task("child", () => "leaf");
+    optedIn.handle.start();
+    const carried = await withEmailBaggage(() => optedInClient.submit("parent", {}));
+    assert.equal(carried.metadata.baggage, "user.email=ada%40example.com");
+    await waitForStatus(optedInClient, carried.id, ["succeeded"]);
+    const carriedChild = await optedInClient.get((await optedInClient.steps(carried.id)).steps[0].childId);
+    assert.equal(carriedChild.metadata.baggage, "user.email=ada%40example.com");
+  });
+});
+
+test("propagateBaggage must be a boolean: refused naming it, by every store and factory", () => {
+  const expected = { name: "TypeError", message: 'propagateBaggage must be a boolean, got "yes"' };
+  const refused = [
+    () => new SQLiteStore(":memory:", { propagateBaggage: "yes" }),
+    () => new PostgresStore("postgres://127.0.0.1:1/none", { propagateBaggage: "yes" }),
+    () => CairnQ.sqlite(":memory:", { propagateBaggage: "yes" }),
+    () => Worker.sqlite(":memory:", { propagateBaggage: "yes" }),
+  ];
+  for (const open of refused) assert.throws(open, expected);
 });
 
 describe("tracing without a provider", () => {

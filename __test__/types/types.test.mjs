@@ -116,6 +116,7 @@ const TYPE_EXPORTS = [
   "TaskStep",
   "StepSuspension",
   "TaskSteps",
+  "StoreTracingOptions",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */

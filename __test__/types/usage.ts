@@ -51,6 +51,7 @@ import type {
   BatchHandler,
   CallOptions,
   ClientOptions,
+  StoreTracingOptions,
   Conflict,
   FailReason,
   Handler,
@@ -143,7 +144,10 @@ const clientOptions: ClientOptions = {
 async function client(path: string): Promise<void> {
   const cq = CairnQ.sqlite(path, { busyTimeoutMs: 2000, ...clientOptions });
   const pg = CairnQ.postgres("postgres://u:p@127.0.0.1/db", { max: 4, maxQueueDepth: 50 });
-  const injected = new CairnQ(new SQLiteStore(path, { busyTimeoutMs: 100 }));
+  const injected = new CairnQ(new SQLiteStore(path, { busyTimeoutMs: 100, propagateBaggage: true }));
+  const tracing: StoreTracingOptions = { propagateBaggage: false };
+  CairnQ.postgres("postgres://localhost/db", { ...tracing, schema: "app" });
+  Worker.sqlite(path, { propagateBaggage: true, queues: ["q"] });
   const withOpts = new CairnQ(new PostgresStore("postgres://localhost/db", { max: 2 }), { retention });
   const store: TaskStore = cq.store;
   await cq.connect();

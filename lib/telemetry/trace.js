@@ -27,6 +27,12 @@ const { SCOPE, VERSION, otel } = require("./otel.js");
  * registered propagator writes it (and `tracestate`, `baggage` when it has them).
  */
 const TRACEPARENT = "traceparent";
+/**
+ * What a task's metadata keeps of what the propagator wrote, unless the store
+ * opts in to baggage (`propagateBaggage`): baggage often carries user ids
+ * and e-mail addresses, which a task row would keep for its whole retention.
+ */
+const TRACE_CONTEXT_KEYS = [TRACEPARENT, "tracestate"];
 const SYSTEM = "cairnq";
 
 /**
@@ -64,28 +70,28 @@ function messagingAttributes(operationType, operationName, queue, name) {
 
 /**
  * Submit through `write` inside a producer span: the span's context goes into
- * the task's metadata, and the span ends when the write is answered.
+ * the task's metadata (its baggage too when `propagateBaggage`), and the span
+ * ends when the write is answered.
  * @param {Tracer} tracer
  * @param {SubmitInput} input
+ * @param {boolean} propagateBaggage
  * @param {(input: SubmitInput) => Promise<Task>} write
  * @returns {Promise<Task>}
  */
-function tracedSubmit(tracer, input, write) {
+function tracedSubmit(tracer, input, propagateBaggage, write) {
   const otelApi = /** @type {OtelApi} */ (otel());
   const queue = input.queue ?? "default";
   const span = tracer.startSpan(`submit ${queue}`, {
     kind: otelApi.SpanKind.PRODUCER,
     attributes: messagingAttributes("send", "submit", queue, input.name),
   });
-  const given = input.metadata ?? {};
-  // Only a plain object takes the keys: anything else (refused by the core, or
-  // encoded by its own toJSON) travels exactly as given.
-  const prototype = given !== null && typeof given === "object" ? Object.getPrototypeOf(given) : undefined;
-  const carried = prototype === Object.prototype || prototype === null;
-  /** @type {Record<string, string>} */
-  const carrier = {};
-  if (carried) otelApi.propagation.inject(otelApi.trace.setSpan(otelApi.context.active(), span), carrier);
-  return write(carrier[TRACEPARENT] === undefined ? input : { ...input, metadata: { ...given, ...carrier } }).then(
+  const metadata = carryContext(
+    otelApi,
+    otelApi.trace.setSpan(otelApi.context.active(), span),
+    input.metadata,
+    propagateBaggage,
+  );
+  return write(metadata === input.metadata ? input : { ...input, metadata }).then(
     (task) => {
       span.setAttribute("messaging.message.id", task.id);
       span.end();
@@ -97,6 +103,55 @@ function tracedSubmit(tracer, input, write) {
       throw err;
     },
   );
+}
+
+/**
+ * `given` metadata with `context` injected by the registered propagator (its
+ * baggage only when `propagateBaggage`), or `given` itself when nothing was
+ * injected. Only a plain object (or none) takes the keys: anything else
+ * (refused by the core, or encoded by its own toJSON) travels as given.
+ * @param {OtelApi} otelApi
+ * @param {Context} context
+ * @param {unknown} given
+ * @param {boolean} propagateBaggage
+ * @returns {unknown}
+ */
+function carryContext(otelApi, context, given, propagateBaggage) {
+  const base = given ?? {};
+  const prototype = base !== null && typeof base === "object" ? Object.getPrototypeOf(base) : undefined;
+  if (prototype !== Object.prototype && prototype !== null) return given;
+  /** @type {Record<string, string>} */
+  const carrier = {};
+  otelApi.propagation.inject(context, carrier);
+  const kept = propagateBaggage ? carrier : traceContextOf(carrier);
+  return kept[TRACEPARENT] === undefined ? given : { ...base, ...kept };
+}
+
+/**
+ * A child's metadata (`ctx.callChild`, which submits natively, not through
+ * `tracedSubmit`): the active context, the handler's consumer span, carried
+ * as a submit carries its producer span, so the child's run is a span of its
+ * parent's trace. `given` itself when not tracing.
+ * @param {unknown} given
+ * @param {boolean} propagateBaggage
+ * @returns {unknown}
+ */
+function childMetadata(given, propagateBaggage) {
+  if (activeTracer() === null) return given;
+  const otelApi = /** @type {OtelApi} */ (otel());
+  return carryContext(otelApi, otelApi.context.active(), given, propagateBaggage);
+}
+
+/**
+ * The W3C Trace Context keys of what the propagator wrote, nothing else.
+ * @param {Record<string, string>} carrier
+ * @returns {Record<string, string>}
+ */
+function traceContextOf(carrier) {
+  /** @type {Record<string, string>} */
+  const kept = {};
+  for (const key of TRACE_CONTEXT_KEYS) if (carrier[key] !== undefined) kept[key] = carrier[key];
+  return kept;
 }
 
 /**
@@ -213,6 +268,7 @@ module.exports = {
   messagingAttributes,
   activeTracer,
   tracedSubmit,
+  childMetadata,
   startProcess,
   runInSpan,
   endProcess,

@@ -223,3 +223,34 @@ mod tests {
         );
     }
 }
+
+/// A stored error envelope, keys in protocol order (docs/protocol.md, "Error
+/// envelope").
+#[derive(serde::Serialize)]
+struct Envelope<'a, D> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    code: &'a str,
+    message: &'a str,
+    retryable: bool,
+    details: D,
+}
+
+/// An error envelope the SDK writes, as JSON text; `details` `{}` when
+/// there is nothing to add.
+pub fn envelope(
+    kind: &str,
+    code: &str,
+    message: &str,
+    retryable: bool,
+    details: impl serde::Serialize,
+) -> String {
+    serde_json::to_string(&Envelope {
+        kind,
+        code,
+        message,
+        retryable,
+        details,
+    })
+    .expect("an envelope of strings encodes")
+}

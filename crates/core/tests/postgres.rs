@@ -1071,6 +1071,34 @@ async fn close_ends_push_wakeups_and_operations_reconnect() {
 /// A connect still in flight when `close()` is called publishes nothing: it
 /// fails saying so, starts no LISTEN and closes the pool it opened; the
 /// store connects again on a later call.
+/// `close()` never waits for a connect in flight: against a server that
+/// accepts and never answers, it returns while the connect still waits;
+/// that connect, once the server hangs up, fails saying the store closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn close_returns_while_a_connect_waits_on_a_silent_server() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let backend = PostgresBackend::new(&format!("postgres://cairnq@127.0.0.1:{port}/silent"), None);
+    let store = Store::new(Arc::new(backend.unwrap()));
+    let connecting = tokio::spawn({
+        let store = store.clone();
+        async move { store.connect().await }
+    });
+    let (socket, _) = listener.accept().await.unwrap();
+    tokio::time::timeout(PATIENCE, store.close())
+        .await
+        .expect("close() waited for the connect")
+        .unwrap();
+    assert!(!connecting.is_finished(), "the server never answered");
+    drop(socket);
+    match connecting.await.unwrap() {
+        Err(Error::Connection(message)) => {
+            assert_eq!(message, "store was closed while connecting")
+        }
+        other => panic!("expected the connect to be refused, got {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_store_closed_while_connecting_publishes_nothing() {
     let db = test_db!();

@@ -11,9 +11,14 @@ pub mod view;
 use std::collections::{HashMap, HashSet};
 
 pub use self::store::CHILD_KEY_PREFIX;
-use crate::error::{js_number, Error, Result};
+use serde::Serialize;
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use crate::error::{envelope, js_number, Error, Result};
 use crate::input::{name_field, stored_ms, FOREVER_MS};
 use crate::store::{ChildState, NewStep, StepKind, Store, StoredStep, Wake};
+use crate::task::Status;
 
 /// How long a parent waits on its child before it looks again by itself,
 /// when no completion wakes it (a child run by another SDK's worker).
@@ -24,14 +29,49 @@ const LATEST_DATE_MS: f64 = 8.64e15;
 
 /// The steps of one run of a task: those stored before the run (loaded at
 /// the first step; a step this run stores is never looked up again in it,
-/// ids being unique), and the ids it has reached.
+/// ids being unique), the ids it has reached, and the envelopes of the child
+/// failures its child steps handed the handler, by step id.
 #[derive(Default)]
 pub struct StepLog {
     stored: tokio::sync::Mutex<Option<HashMap<String, StoredStep>>>,
     reached: std::sync::Mutex<HashSet<String>>,
+    child_failures: std::sync::Mutex<HashMap<String, String>>,
 }
 
 impl StepLog {
+    /// Child step `id` handed its finished child to the handler: a failed or
+    /// canceled child is remembered, for the handler that throws it on.
+    pub fn handed_child(&self, id: &str, child_id: &str, child: &ChildState) {
+        if let Some(envelope) = child_failure(id, child_id, child) {
+            self.child_failures
+                .lock()
+                .expect("child failures")
+                .insert(id.to_string(), envelope);
+        }
+    }
+
+    /// The parent's failure for the child failure step `id` handed over,
+    /// which its handler threw on.
+    pub fn child_failure(&self, id: &str) -> String {
+        let handed = self
+            .child_failures
+            .lock()
+            .expect("child failures")
+            .get(id)
+            .cloned();
+        handed.unwrap_or_else(|| {
+            // The shim names only a step that handed a failure over; should
+            // one not have, the parent still ends, naming the step.
+            envelope(
+                CHILD_FAILED,
+                "child_failed",
+                &format!("the child of step \"{id}\" failed"),
+                false,
+                json!({ "stepId": id }),
+            )
+        })
+    }
+
     /// Marks `id` reached in this run: a second step of one run under the
     /// same id is refused (two steps would share one stored result).
     pub fn reach(&self, id: &str) -> Result<()> {
@@ -216,6 +256,56 @@ pub fn plan_child(id: &str, stored: Option<&StoredStep>) -> Result<ChildPlan> {
     }
 }
 
+/// The `type` of a parent's failure that is its child's.
+pub const CHILD_FAILED: &str = "ChildFailed";
+
+/// The parent's own failure when its handler throws on what child step `id`
+/// handed over: its child `child_id` failed (the child's envelope in
+/// `details.childError`) or was canceled. Never retryable: every later run
+/// would replay the same stored outcome. `None` for a child that succeeded.
+pub fn child_failure(id: &str, child_id: &str, child: &ChildState) -> Option<String> {
+    let (code, ended) = match child.status {
+        Status::Failed => {
+            let said = child
+                .error
+                .as_deref()
+                .and_then(|error| serde_json::from_str::<Value>(error).ok());
+            let message = said
+                .as_ref()
+                .and_then(|e| e.get("message"))
+                .and_then(Value::as_str);
+            let ended = message.map_or_else(|| "failed".to_string(), |m| format!("failed: {m}"));
+            ("child_failed", ended)
+        }
+        Status::Canceled => ("child_canceled", "was canceled".to_string()),
+        _ => return None,
+    };
+    let details = ChildFailureDetails {
+        child_id,
+        step_id: id,
+        child_error: child
+            .error
+            .as_deref()
+            .and_then(|error| serde_json::from_str(error).ok()),
+    };
+    Some(envelope(
+        CHILD_FAILED,
+        code,
+        &format!("child task {child_id} of step \"{id}\" {ended}"),
+        false,
+        details,
+    ))
+}
+
+/// A `ChildFailed` envelope's `details`: the child's own envelope as stored.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ChildFailureDetails<'a> {
+    child_id: &'a str,
+    step_id: &'a str,
+    child_error: Option<&'a RawValue>,
+}
+
 /// The error of a child step whose child was purged before its parent
 /// read how it ended.
 pub fn gone(id: &str, child_id: &str) -> Error {
@@ -227,7 +317,6 @@ pub fn gone(id: &str, child_id: &str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::task::Status;
 
     fn sleep_step(wake_at_ms: i64) -> StoredStep {
         StoredStep {
@@ -320,6 +409,37 @@ mod tests {
             log.reach("").unwrap_err().to_string(),
             "step id must be a non-empty string, got \"\""
         );
+    }
+
+    #[test]
+    fn a_child_failure_thrown_on_fails_the_parent_for_good_naming_the_child() {
+        let failed = ChildState {
+            status: Status::Failed,
+            result: None,
+            error: Some(r#"{"type":"Declined","code":"handler_error","message":"card declined","retryable":true,"details":{}}"#.into()),
+        };
+        assert_eq!(
+            child_failure("charge", "task_1", &failed).unwrap(),
+            r#"{"type":"ChildFailed","code":"child_failed","message":"child task task_1 of step \"charge\" failed: card declined","retryable":false,"details":{"childId":"task_1","stepId":"charge","childError":{"type":"Declined","code":"handler_error","message":"card declined","retryable":true,"details":{}}}}"#
+        );
+        let canceled = ChildState {
+            status: Status::Canceled,
+            result: None,
+            error: None,
+        };
+        assert_eq!(
+            child_failure("kid", "task_2", &canceled).unwrap(),
+            r#"{"type":"ChildFailed","code":"child_canceled","message":"child task task_2 of step \"kid\" was canceled","retryable":false,"details":{"childId":"task_2","stepId":"kid","childError":null}}"#
+        );
+        let succeeded = ChildState {
+            status: Status::Succeeded,
+            ..canceled.clone()
+        };
+        assert_eq!(child_failure("kid", "task_2", &succeeded), None);
+
+        let log = StepLog::default();
+        log.handed_child("kid", "task_2", &canceled);
+        assert!(log.child_failure("kid").contains("child_canceled"));
     }
 
     #[test]

@@ -247,6 +247,21 @@ pub enum Push<'a> {
     Done(&'a str),
 }
 
+/// The channels the protocol's triggers notify on: a queue name, a task id.
+pub const QUEUED_CHANNEL: &str = "cairnq_queued";
+pub const DONE_CHANNEL: &str = "cairnq_done";
+
+impl<'a> Push<'a> {
+    /// What a notification on `channel` says; `None` for another channel.
+    pub fn of_notification(channel: &str, payload: &'a str) -> Option<Push<'a>> {
+        match channel {
+            QUEUED_CHANNEL => Some(Push::Queued(payload)),
+            DONE_CHANNEL => Some(Push::Done(payload)),
+            _ => None,
+        }
+    }
+}
+
 /// Receives each push notification; called on a runtime thread, so it must
 /// not block.
 pub type PushSubscriber = std::sync::Arc<dyn Fn(Push<'_>) + Send + Sync>;

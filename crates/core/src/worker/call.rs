@@ -5,8 +5,6 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Serialize;
-
 use super::context::TaskContext;
 use super::report::Reporter;
 use crate::error::Error;
@@ -88,6 +86,10 @@ pub enum CallOutcome {
         envelope_json: String,
         retryable: bool,
     },
+    /// The handler threw the failure `ctx.callChild` step `step_id` threw
+    /// (its child failed or was canceled): the task fails for good, naming
+    /// the child (`steps::child_failure`), as replaying it would fail again.
+    ChildFailed { step_id: String },
     /// The handler threw `LostLease`: leftovers are left to lease expiry.
     LostLease,
     /// A step sent the task back to the queue (docs/api.md, "Durable
@@ -131,30 +133,8 @@ pub(crate) struct MaxRun {
     pub shown: String,
 }
 
-/// A stored error envelope, keys in protocol order (docs/protocol.md, "Error
-/// envelope").
-#[derive(Serialize)]
-struct Envelope<'a> {
-    #[serde(rename = "type")]
-    kind: &'a str,
-    code: &'a str,
-    message: &'a str,
-    retryable: bool,
-    details: NoDetails,
-}
-
-#[derive(Serialize)]
-struct NoDetails {}
-
 fn envelope(kind: &str, code: &str, message: &str, retryable: bool) -> String {
-    serde_json::to_string(&Envelope {
-        kind,
-        code,
-        message,
-        retryable,
-        details: NoDetails {},
-    })
-    .expect("an envelope of strings encodes")
+    crate::error::envelope(kind, code, message, retryable, serde_json::json!({}))
 }
 
 /// The writes an ended call needs: one per context its handler left
@@ -192,6 +172,14 @@ pub(crate) fn settlements(
             .map(|_| Settlement::Fail {
                 envelope: envelope_json.clone(),
                 retryable,
+            })
+            .collect(),
+        Ending::Handler(CallOutcome::ChildFailed { step_id }) => call
+            .contexts
+            .iter()
+            .map(|context| Settlement::Fail {
+                envelope: context.step_log().child_failure(&step_id),
+                retryable: false,
             })
             .collect(),
         Ending::Handler(CallOutcome::LostLease | CallOutcome::Suspended) => return Vec::new(),

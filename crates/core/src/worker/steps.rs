@@ -125,12 +125,18 @@ impl TaskContext {
         }
     }
 
+    /// A finished child, as child step `id` hands it to the handler.
+    fn hand_child(&self, id: &str, child_id: String, child: ChildState) -> ChildCall {
+        self.step_log().handed_child(id, &child_id, &child);
+        ChildCall { child_id, child }
+    }
+
     /// `ctx.callChild`: the child's outcome once it has finished; `None`
     /// when the task went back to the queue to wait for it (woken by the
     /// child's completion, or after `recheck_ms` at the latest). The child
     /// is submitted the first time only (`Store::submit_child`), with this
-    /// task as its parent and this task's root and correlation unless
-    /// `input` sets them.
+    /// task as its parent, on its queue, with its root and correlation
+    /// unless `input` sets them.
     pub async fn call_child(
         &self,
         id: &str,
@@ -144,13 +150,15 @@ impl TaskContext {
         let stored = self.stored_step(id, StepKind::Child).await?;
         let (child_id, record) = match plan_child(id, stored.as_ref())? {
             ChildPlan::Finished { child_id, child } => {
-                return Ok(Some(ChildCall { child_id, child }))
+                return Ok(Some(self.hand_child(id, child_id, child)))
             }
             ChildPlan::Wait { child_id } => (child_id, None),
             ChildPlan::Submit => {
-                // Wired as `ctx.submit` wires them; explicit options win.
+                // Wired as `ctx.submit` wires them, and on the parent's
+                // queue (which its worker serves); explicit options win.
                 let task = self.task();
                 let input = SubmitInput {
+                    queue: input.queue.or_else(|| Some(task.queue.clone())),
                     parent_id: input.parent_id.or_else(|| Some(task.id.clone())),
                     root_id: input.root_id.or_else(|| task.root_id.clone()),
                     correlation_id: input.correlation_id.or_else(|| task.correlation_id.clone()),
@@ -169,7 +177,7 @@ impl TaskContext {
             .wait_for_child(self.owned(), record, child_id.clone(), recheck_ms)
             .await;
         match waited {
-            Ok(ChildWait::Finished(child)) => Ok(Some(ChildCall { child_id, child })),
+            Ok(ChildWait::Finished(child)) => Ok(Some(self.hand_child(id, child_id, child))),
             Ok(ChildWait::Gone) => Err(gone(id, &child_id)),
             Ok(ChildWait::Suspended(_)) => {
                 self.mark_suspended();

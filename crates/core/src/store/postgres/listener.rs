@@ -17,8 +17,6 @@ use super::executor::{request, Executor, ExecutorTransport, Refused};
 use super::native::NativeTransport;
 use crate::store::backend::{Push, PushSubscriber};
 
-const QUEUED_CHANNEL: &str = "cairnq_queued";
-const DONE_CHANNEL: &str = "cairnq_done";
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 const LAST_RETRY: Duration = Duration::from_secs(30);
 
@@ -211,10 +209,8 @@ impl ListenerInner {
     }
 
     fn dispatch(&self, channel: &str, payload: &str) {
-        let push = match channel {
-            QUEUED_CHANNEL => Push::Queued(payload),
-            DONE_CHANNEL => Push::Done(payload),
-            _ => return,
+        let Some(push) = Push::of_notification(channel, payload) else {
+            return;
         };
         let subscribers: Vec<PushSubscriber> = self.state().subscribers.values().cloned().collect();
         for subscriber in subscribers {
@@ -223,9 +219,11 @@ impl ListenerInner {
         let mut state = self.state();
         let mut woke = false;
         for waiter in state.waiters.values() {
-            let wanted = match (&waiter.interest, channel) {
-                (Interest::Queues(queues), QUEUED_CHANNEL) => queues.iter().any(|q| q == payload),
-                (Interest::Task(id), DONE_CHANNEL) => id == payload,
+            let wanted = match (&waiter.interest, push) {
+                (Interest::Queues(queues), Push::Queued(queue)) => {
+                    queues.iter().any(|q| q == queue)
+                }
+                (Interest::Task(id), Push::Done(task_id)) => id == task_id,
                 _ => false,
             };
             if wanted {
@@ -233,8 +231,10 @@ impl ListenerInner {
                 woke = true;
             }
         }
-        if channel == QUEUED_CHANNEL && !woke && state.watched_queues.contains(payload) {
-            state.missed_queues.insert(payload.to_string());
+        if let Push::Queued(queue) = push {
+            if !woke && state.watched_queues.contains(queue) {
+                state.missed_queues.insert(queue.to_string());
+            }
         }
     }
 

@@ -53,6 +53,10 @@ pub fn dsn_fields(dsn: &str) -> Result<serde_json::Value> {
     Dsn::fields(dsn)
 }
 
+fn closed_while_connecting() -> Error {
+    Error::Connection("store was closed while connecting".into())
+}
+
 /// Pool size when none is given: what node-postgres, the reference's driver, uses.
 pub const DEFAULT_POOL_SIZE: usize = 10;
 
@@ -64,7 +68,7 @@ pub struct PostgresBackend<T: Transport> {
     /// The schema the connection must resolve to (the split check at connect).
     schema: Option<String>,
     opened: RwLock<Option<T::Opened>>,
-    /// Serializes connect/close.
+    /// Serializes connect attempts (`close` never waits on it).
     lifecycle: tokio::sync::Mutex<()>,
     /// Finished connect attempts, so callers that waited on one share its failure.
     attempts: AtomicU64,
@@ -143,44 +147,57 @@ impl<T: Transport + PushSource> PostgresBackend<T> {
     }
 
     /// The published transport, opening it first if needed. Callers that
-    /// arrive while an attempt runs wait for it and share its outcome.
+    /// arrive while an attempt runs wait for it and share its outcome; those
+    /// that arrived before a `close` get "closed while connecting".
     async fn opened(&self) -> Result<T::Opened> {
         if let Some(opened) = self.current() {
             return Ok(opened);
         }
         let closes = self.closes.load(Ordering::SeqCst);
+        let closed_since = || self.closes.load(Ordering::SeqCst) != closes;
         let seen = self.attempts.load(Ordering::SeqCst);
         let _open = self.lifecycle.lock().await;
         if let Some(opened) = self.current() {
             return Ok(opened);
+        }
+        if closed_since() {
+            return Err(closed_while_connecting());
         }
         if let Some((attempt, err)) = &*self.last_failure.lock().expect("last failure") {
             if *attempt > seen {
                 return Err(err.clone());
             }
         }
-        let mut result = self.open().await;
-        if self.closes.load(Ordering::SeqCst) != closes {
-            // Closed meanwhile: nothing is published, no LISTEN starts.
-            if let Ok(opened) = result {
-                self.transport.release(opened);
-            }
-            result = Err(Error::Connection(
-                "store was closed while connecting".into(),
-            ));
-        }
+        let result = match self.open().await {
+            Ok(opened) => self.publish(opened, closes),
+            Err(_) if closed_since() => Err(closed_while_connecting()),
+            Err(err) => Err(err),
+        };
         let attempt = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
-        match result {
-            Ok(opened) => {
-                *self.opened.write().expect("opened slot") = Some(opened.clone());
-                self.wakes.start(self.transport.push_source());
-                Ok(opened)
-            }
+        match &result {
+            // Not shared: callers that came after the close start afresh.
+            Err(_) if closed_since() => {}
             Err(err) => {
-                *self.last_failure.lock().expect("last failure") = Some((attempt, err.clone()));
-                Err(err)
+                *self.last_failure.lock().expect("last failure") = Some((attempt, err.clone()))
             }
+            Ok(_) => {}
         }
+        result
+    }
+
+    /// Publish an open transport and start LISTEN, unless a `close` came
+    /// after the attempt began: then it is released and nothing starts.
+    /// `close` takes the slot under the same lock, so one of the two wins.
+    fn publish(&self, opened: T::Opened, closes: u64) -> Result<T::Opened> {
+        let mut slot = self.opened.write().expect("opened slot");
+        if self.closes.load(Ordering::SeqCst) != closes {
+            drop(slot);
+            self.transport.release(opened);
+            return Err(closed_while_connecting());
+        }
+        *slot = Some(opened.clone());
+        self.wakes.start(self.transport.push_source());
+        Ok(opened)
     }
 
     /// A transport that is only published once migrations and the version
@@ -233,11 +250,16 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         self.opened().await.map(|_| ())
     }
 
+    /// Returns at once, never waiting for a connect in flight: that one
+    /// publishes nothing (`publish`).
     async fn close(&self) -> Result<()> {
-        self.closes.fetch_add(1, Ordering::SeqCst);
-        let _guard = self.lifecycle.lock().await;
+        let opened = {
+            let mut slot = self.opened.write().expect("opened slot");
+            self.closes.fetch_add(1, Ordering::SeqCst);
+            slot.take()
+        };
         self.wakes.shutdown();
-        if let Some(opened) = self.opened.write().expect("opened slot").take() {
+        if let Some(opened) = opened {
             self.transport.release(opened);
         }
         Ok(())
