@@ -2,71 +2,41 @@
 //! tables"): not a protocol migration but tables of this SDK's own, created on
 //! first use under a ledger name the protocol's runners ignore.
 
-use super::Migration;
-
 /// The ledger name of the flow-control tables: no protocol number, so no other
 /// SDK's runner knows it (runners ignore names they do not know), and no
 /// future protocol migration can take it.
 pub const LEDGER_NAME: &str = "node_flow_0001.sql";
 
-/// The statements of a flow draw and of declarations both dialects have, one
-/// `.sql` file each; each dialect's own ones follow.
-#[derive(Debug)]
-pub struct FlowStatements {
-    pub migration: Migration,
-    pub limits: &'static str,
-    pub declare: &'static str,
-    pub starts_window: &'static str,
-    pub due_count: &'static str,
+feature_statements! {
+    /// The statements of a flow draw and of declarations both dialects have, one
+    /// `.sql` file each; each dialect's own ones follow.
+    FlowStatements in "flow", ledger LEDGER_NAME;
+    limits,
+    declare,
+    starts_window,
+    due_count,
 }
-
-macro_rules! load {
-    ($dialect:literal) => {
-        FlowStatements {
-            migration: Migration {
-                name: LEDGER_NAME,
-                sql: load!($dialect, "migration"),
-            },
-            limits: load!($dialect, "limits"),
-            declare: load!($dialect, "declare"),
-            starts_window: load!($dialect, "starts_window"),
-            due_count: load!($dialect, "due_count"),
-        }
-    };
-    ($dialect:literal, $file:literal) => {
-        include_str!(concat!(
-            "../../protocol/",
-            $dialect,
-            "/flow/",
-            $file,
-            ".sql"
-        ))
-    };
-}
-
-pub const SQLITE: FlowStatements = load!("sqlite");
-pub const POSTGRES: FlowStatements = load!("postgres");
 
 /// SQLite only: drop the starts no window reaches any more.
-pub const SQLITE_STARTS_PRUNE: &str = load!("sqlite", "starts_prune");
+pub const SQLITE_STARTS_PRUNE: &str = feature_sql!("sqlite", "flow", "starts_prune");
 /// SQLite only: one start per claimed task (Postgres records them in its
 /// `claim_ids`).
-pub const SQLITE_STARTS_RECORD: &str = load!("sqlite", "starts_record");
+pub const SQLITE_STARTS_RECORD: &str = feature_sql!("sqlite", "flow", "starts_record");
 /// SQLite only: a chunk's due rows, id and group, in claim order.
-pub const SQLITE_DRAW_SCAN: &str = load!("sqlite", "draw_scan");
+pub const SQLITE_DRAW_SCAN: &str = feature_sql!("sqlite", "flow", "draw_scan");
 /// SQLite only: the running rows of a chunk's groups.
-pub const SQLITE_GROUP_RUNNING: &str = load!("sqlite", "group_running");
+pub const SQLITE_GROUP_RUNNING: &str = feature_sql!("sqlite", "flow", "group_running");
 /// SQLite only: the starts in the window of a chunk's groups.
-pub const SQLITE_GROUP_STARTS: &str = load!("sqlite", "group_starts");
+pub const SQLITE_GROUP_STARTS: &str = feature_sql!("sqlite", "flow", "group_starts");
 /// SQLite only: claim the ids a chunk picked.
-pub const SQLITE_CLAIM_IDS: &str = load!("sqlite", "claim_ids");
+pub const SQLITE_CLAIM_IDS: &str = feature_sql!("sqlite", "flow", "claim_ids");
 /// Postgres only: a chunk's due rows, id and group, in claim order, with
 /// their groups' counts.
-pub const POSTGRES_DRAW_SCAN: &str = load!("postgres", "draw_scan");
+pub const POSTGRES_DRAW_SCAN: &str = feature_sql!("postgres", "flow", "draw_scan");
 /// Postgres only: claim the ids a chunk picked, recording their starts.
-pub const POSTGRES_CLAIM_IDS: &str = load!("postgres", "claim_ids");
+pub const POSTGRES_CLAIM_IDS: &str = feature_sql!("postgres", "flow", "claim_ids");
 /// Postgres only: the advisory lock of a name-wide rate, never waiting.
-pub const POSTGRES_LOCK_NAME: &str = load!("postgres", "lock_name");
+pub const POSTGRES_LOCK_NAME: &str = feature_sql!("postgres", "flow", "lock_name");
 /// Postgres only: before each chunk, the name's limits and clock and the
 /// advisory locks of the chunk's groups, never waiting.
-pub const POSTGRES_LIMITS_AND_LOCKS: &str = load!("postgres", "limits_and_locks");
+pub const POSTGRES_LIMITS_AND_LOCKS: &str = feature_sql!("postgres", "flow", "limits_and_locks");

@@ -3,6 +3,56 @@
 //! files live under `crates/core/protocol/<dialect>/` and are compiled into the
 //! binary.
 
+/// One `.sql` file of a feature's own directory, `protocol/<dialect>/<dir>/`.
+macro_rules! feature_sql {
+    ($dialect:literal, $dir:literal, $file:literal) => {
+        include_str!(concat!(
+            "../../protocol/",
+            $dialect,
+            "/",
+            $dir,
+            "/",
+            $file,
+            ".sql"
+        ))
+    };
+}
+
+/// The SQL of a feature's tables of this SDK's own (not protocol migrations:
+/// created on first use under a ledger name other SDKs' runners ignore): the
+/// struct of its statements (the migration, then one `.sql` file per field,
+/// named as the field) and that struct per dialect, `SQLITE` and `POSTGRES`.
+macro_rules! feature_statements {
+    (
+        $(#[$struct_meta:meta])*
+        $statements:ident in $dir:literal, ledger $ledger:expr;
+        $($(#[$field_meta:meta])* $field:ident),+ $(,)?
+    ) => {
+        $(#[$struct_meta])*
+        #[derive(Debug)]
+        pub struct $statements {
+            pub migration: super::Migration,
+            $($(#[$field_meta])* pub $field: &'static str,)+
+        }
+
+        pub const SQLITE: $statements =
+            feature_statements!(@load $statements, "sqlite", $dir, $ledger; $($field),+);
+        pub const POSTGRES: $statements =
+            feature_statements!(@load $statements, "postgres", $dir, $ledger; $($field),+);
+    };
+    (@load $statements:ident, $dialect:literal, $dir:literal, $ledger:expr; $($field:ident),+) => {
+        $statements {
+            migration: super::Migration {
+                name: $ledger,
+                sql: feature_sql!($dialect, $dir, "migration"),
+            },
+            $($field: include_str!(concat!(
+                "../../protocol/", $dialect, "/", $dir, "/", stringify!($field), ".sql"
+            )),)+
+        }
+    };
+}
+
 pub mod flow;
 pub mod followups;
 pub mod schedules;
