@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # The targets CI verifies; package.json's napi.targets and npm/ list the same.
-platforms=(linux-x64-gnu linux-arm64-gnu)
+platforms=(linux-x64-gnu linux-arm64-gnu win32-x64-msvc)
 
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
