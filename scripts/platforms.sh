@@ -13,10 +13,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 platforms=(linux-x64-gnu linux-arm64-gnu win32-x64-msvc)
 
 logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
-
 suite_pid=
 suite_name=
+# A failed build ends the run: its background suite goes with it.
+trap '[[ -z $suite_pid ]] || kill "$suite_pid" 2>/dev/null; rm -rf "$logs"' EXIT
+
 # Waits for the suite running in the background, prints its output.
 finish_suite() {
     [[ -n $suite_pid ]] || return 0
