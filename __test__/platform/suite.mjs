@@ -35,7 +35,7 @@ async function waitFor(fn, { timeoutMs, what }) {
   for (;;) {
     const value = await fn();
     if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -94,7 +94,7 @@ const checks = {
     const doomed = runChild([path.join(here, "hanging-worker.mjs"), db]);
     await waitFor(async () => (await client.get(id)).status === "running", {
       timeoutMs: 120_000,
-      what: `the child worker to claim the task; its output: ${doomed.output()}`,
+      what: () => `the child worker to claim the task; its output: ${doomed.output()}`,
     });
     doomed.child.kill("SIGKILL");
     const exit = await doomed.exited;
