@@ -1,7 +1,8 @@
 // The platform suite: what every built target must do under its own runtime
 // (`scripts/run-on.sh <name> __test__/platform/suite.mjs`), small enough to
 // run emulated. Plain output, one line a check; the last line is
-// "N passed, N failed" and the exit code is 1 when a check failed.
+// "N passed, N failed" (", N skipped" when Postgres was skipped) and the exit
+// code is 1 when a check failed. A check returns a reason to skip, or nothing.
 //
 // Child processes (a worker to SIGKILL, the `cairnq` CLI) run under the same
 // runtime: CAIRNQ_PLATFORM_RUNTIME is its command line as a JSON array when
@@ -75,15 +76,24 @@ const checks = {
   "a handler blocking the event loop past its lease keeps the lease (attempt 1)": async () => {
     const db = newDbPath();
     const client = CairnQ.sqlite(db);
-    const worker = Worker.sqlite(db, { leaseMs: 1_000, pollIntervalMs: 50, onError: () => {} });
-    worker.task("block", () => {
-      const until = Date.now() + 3_500;
-      while (Date.now() < until);
-      return { done: true };
+    // Two workers poll natively while the loop is blocked: a lost lease
+    // would let the other one claim the task again (attempt 2), and the
+    // first one's finish would be refused.
+    let runs = 0;
+    const [first, second] = [1, 2].map(() => {
+      const worker = Worker.sqlite(db, { leaseMs: 1_000, pollIntervalMs: 50, onError: () => {} });
+      worker.task("block", () => {
+        runs++;
+        const until = Date.now() + 3_500;
+        while (Date.now() < until);
+        return { done: true };
+      });
+      return worker;
     });
     const { id } = await client.submit("block", {});
-    const row = await worker.background(() => client.wait(id, { timeoutMs: 120_000 }));
+    const row = await first.background(() => second.background(() => client.wait(id, { timeoutMs: 120_000 })));
     check(row.status === "succeeded" && row.attempt === 1, `row ${JSON.stringify(row)}`);
+    check(runs === 1 && (await client.get(id)).attempt === 1, `the handler ran ${runs} times`);
     await client.close();
   },
 
@@ -137,7 +147,7 @@ const checks = {
     const dsn = process.env.CAIRNQ_TEST_PG_DSN;
     if (!dsn) {
       if (process.env.CI) throw new Error("CAIRNQ_TEST_PG_DSN must be set when CI is set");
-      return "skipped: CAIRNQ_TEST_PG_DSN is not set";
+      return "CAIRNQ_TEST_PG_DSN is not set";
     }
     const { default: pg } = await import("pg");
     const name = `cairnq_platform_${process.pid}_${Date.now()}`;
@@ -159,16 +169,18 @@ const checks = {
 
 let passed = 0;
 let failed = 0;
+let skipped = 0;
 for (const [name, run] of Object.entries(checks)) {
   try {
-    const note = await run();
-    passed++;
-    console.log(`ok - ${name}${note ? ` (${note})` : ""}`);
+    const skip = await run();
+    if (skip) skipped++;
+    else passed++;
+    console.log(`ok - ${name}${skip ? ` # SKIP ${skip}` : ""}`);
   } catch (err) {
     failed++;
     console.log(`not ok - ${name}\n  ${String(err?.stack ?? err).replace(/\n/g, "\n  ")}`);
   }
 }
 fs.rmSync(tmp, { recursive: true, force: true });
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
 process.exit(failed ? 1 : 0);
