@@ -88,4 +88,13 @@ case $triple in
 *) built=libcairnq_node.so ;;
 esac
 cp "$CARGO_TARGET_DIR/$triple/release/$built" "$out"
+if [[ $triple == *-linux-gnu ]]; then
+    # The floor the README promises: no glibc symbol version above 2.17.
+    newest=$(LC_ALL=C grep -ao 'GLIBC_[0-9][0-9.]*' "$out" | sed 's/^GLIBC_//' | sort -uV | tail -n 1)
+    if [[ $(printf '%s\n' "$newest" 2.17 | sort -V | tail -n 1) != 2.17 ]]; then
+        echo "$out needs glibc $newest; the floor is 2.17" >&2
+        exit 1
+    fi
+    echo "$out: newest glibc symbol version $newest"
+fi
 ls -l "$out"
