@@ -18,7 +18,10 @@ const loadErrors = []
 const isMusl = () => {
   let musl = false
   if (process.platform === 'linux') {
-    musl = isMuslFromFilesystem()
+    musl = isMuslFromProcessMaps()
+    if (musl === null) {
+      musl = isMuslFromFilesystem()
+    }
     if (musl === null) {
       musl = isMuslFromReport()
     }
@@ -30,6 +33,20 @@ const isMusl = () => {
 }
 
 const isFileMusl = (f) => f.includes('libc.musl-') || f.includes('ld-musl-')
+
+const isMuslFromProcessMaps = () => {
+  // The C library mapped into this process: glibc's libc.so.6, or a musl
+  // loader/libc (Alpine's ld-musl-*, Debian's x86_64-linux-musl/libc.so).
+  let maps
+  try {
+    maps = readFileSync('/proc/self/maps', 'utf-8')
+  } catch {
+    return null
+  }
+  if (/\/libc\.so\.6$/m.test(maps)) return false
+  if (/\/(ld-musl-|libc\.musl-)[^/]*$|musl[^/\n]*\/libc\.so$/m.test(maps)) return true
+  return null
+}
 
 const isMuslFromFilesystem = () => {
   try {

@@ -154,6 +154,8 @@ fn host_names(config: &Config) -> Vec<String> {
         .iter()
         .map(|host| match host {
             Host::Tcp(name) => name.clone(),
+            // tokio-postgres has socket hosts only on unix.
+            #[cfg(unix)]
             Host::Unix(path) => path.display().to_string(),
         })
         .collect()
