@@ -155,15 +155,29 @@ say "bun:     $bun $("$bun" --version)"
 # --- 3. install without a Rust toolchain ----------------------------------------
 
 step "PATH without cargo/rustc"
+# A directory holding a Rust tool is replaced by a copy of its links without
+# the Rust tools: Debian's rustc-web (which the platform builds install) puts
+# cargo and rustc in /usr/bin, beside node and bash.
+is_rust_tool() {
+    case $1 in
+    cargo | cargo-* | rustc | rustdoc | rustup | rustfmt | rust-* | clippy-driver) return 0 ;;
+    *) return 1 ;;
+    esac
+}
 stripped=
-dropped=
+mirrors=0
 IFS=: read -r -a path_dirs <<<"$PATH"
 for dir in "${path_dirs[@]}"; do
     [[ -z $dir ]] && continue
     if [[ -e $dir/cargo || -e $dir/rustc || -e $dir/rustup ]]; then
-        [[ ":$dropped:" == *":$dir:"* ]] || say "dropped from PATH: $dir"
-        dropped=${dropped:+$dropped:}$dir
-        continue
+        mirrors=$((mirrors + 1))
+        mirror=$work/path/$mirrors
+        mkdir -p "$mirror"
+        for tool in "$dir"/*; do
+            is_rust_tool "${tool##*/}" || ln -s "$tool" "$mirror/${tool##*/}"
+        done
+        say "without its Rust tools: $dir"
+        dir=$mirror
     fi
     stripped=${stripped:+$stripped:}$dir
 done
