@@ -19,7 +19,7 @@ function createDashboard(options) {
 }
 /** @param {import("./index.js").MetricsOptions} options */
 function createMetrics(options) {
-  return require("./lib/telemetry/metrics.js").createMetrics(options);
+  return require("./lib/metrics.js").createMetrics(options);
 }
 /** @param {import("./index.js").DashboardHandler} handler */
 function toNodeHandler(handler) {

@@ -209,10 +209,10 @@ class TaskStore {
     );
   }
 
-  // A point read answered inline on a WAL reader costs ~7 µs; through a reader
-  // thread, 25–130 µs on the development machine (bench/client.mjs). So it is
-  // answered inline whenever SQLite can answer without waiting, and otherwise
-  // (not connected yet, busy, Postgres) takes the asynchronous path.
+  // A point read answered inline on a WAL reader costs a fraction of one sent
+  // through a reader thread (bench/RESULTS.md, 2026-12-04). So it is answered
+  // inline whenever SQLite can answer without waiting, and otherwise (not
+  // connected yet, busy, Postgres) takes the asynchronous path.
   /**
    * @param {() => string | null} now
    * @param {() => Promise<string | null>} later

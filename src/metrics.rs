@@ -1,5 +1,5 @@
 //! `NativeMetrics`: the Prometheus exporter of one store (plus the workers
-//! handed to it), behind `/metrics` and `cairnq metrics` (lib/telemetry/metrics.js).
+//! handed to it), behind `/metrics` and `cairnq metrics` (lib/metrics.js).
 
 use std::sync::Arc;
 

@@ -1,5 +1,8 @@
-//! `NativeStore`: the store handle `lib/store.js` wraps. Every method returns
-//! a Promise and runs on Rust threads; rows come back as JSON text.
+//! `NativeStore`: the store handle `lib/sqlite-store.js` and
+//! `lib/postgres-store.js` open and `lib/store.js` wraps (its writes sent
+//! through `lib/tick-writes.js`). Its methods return Promises and run on Rust
+//! threads, but for the `…Now` ones, which answer on the calling thread when
+//! that cannot wait (else `undefined`); rows come back as JSON text.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -19,7 +22,7 @@ use crate::errors::IntoJs;
 use crate::writes::{replies, writes};
 use napi::Result;
 
-/// `open` as `lib/store.js` names the modes: absent = migrate, `"existing"`,
+/// `open` as `lib/store-args.js` names the modes: absent = migrate, `"existing"`,
 /// `"own"` (`OpenMode::MigrateOwn`).
 fn open_mode(open: Option<String>) -> Result<OpenMode> {
     match open.as_deref() {

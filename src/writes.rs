@@ -1,6 +1,6 @@
 //! The write wire format: the client writes of one JS tick as
-//! `lib/store.js` encodes them (one JSON array), decoded one by one into the
-//! core's `Write`s, and their replies as one JSON array.
+//! `lib/tick-writes.js` encodes them (one JSON array), decoded one by one into
+//! the core's `Write`s, and their replies as one JSON array.
 
 use cairnq_core::store::{self, HeldTask, Outcome, SubmitInput, Target, Write, WriteAnswer};
 use cairnq_core::Error as CoreError;
@@ -36,8 +36,8 @@ pub struct SubmitArgs {
     pub group: Option<String>,
 }
 
-/// One client write of a JS tick (`lib/store.js` gathers them and sends
-/// them as one JSON text): `kind` names the method, the other fields are its
+/// One client write of a JS tick (`lib/tick-writes.js` gathers them and
+/// sends them as one JSON text): `kind` names the method, the other fields are its
 /// arguments.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -76,7 +76,7 @@ pub enum WriteKind {
     Heartbeat,
 }
 
-/// A JS number as `lib/store.js` writes it: JSON numbers as they are, and
+/// A JS number as `lib/tick-writes.js` writes it: JSON numbers as they are, and
 /// the values JSON cannot carry as their `String(n)` ("NaN", "Infinity").
 fn spelled_number<'de, D: serde::Deserializer<'de>>(
     d: D,
@@ -99,7 +99,7 @@ fn spelled_number<'de, D: serde::Deserializer<'de>>(
     }
 }
 
-/// Decode the writes `lib/store.js` sent, one by one: a write that does not
+/// Decode the writes `lib/tick-writes.js` sent, one by one: a write that does not
 /// decode is refused alone (an `Invalid` error in its place), so one caller's
 /// bad argument never fails the other writes of its tick.
 pub fn writes(text: &str) -> Result<Vec<cairnq_core::Result<Write>>> {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 
 import { createDashboard } from "../../index.mjs";
-import inspect from "../../lib/cli/inspect.js";
+import inspect from "../../lib/admin/inspect.js";
 import { defer } from "../support/helpers.mjs";
 import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
 import { assertFailure, cli, spawnCli, uiUrl } from "../support/cli-helpers.mjs";

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 
 import { createDashboard } from "../../index.mjs";
-import inspect from "../../lib/cli/inspect.js";
+import inspect from "../../lib/admin/inspect.js";
 import { defer, submitAndSucceed, waitUntilPast } from "../support/helpers.mjs";
 import { forEachDialect, test } from "../support/dialects.mjs";
 

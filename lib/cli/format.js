@@ -1,7 +1,7 @@
 "use strict";
 // Human output of the command line: aligned tables (cli-table3), colours
 // (picocolors, only on a TTY and never with NO_COLOR), relative times and
-// durations.
+// durations. Durations the user types are read by lib/admin/duration.js.
 
 const Table = require("cli-table3");
 const picocolors = require("picocolors");
@@ -86,39 +86,6 @@ function render(t) {
     .split("\n")
     .map((line) => line.trimEnd())
     .join("\n");
-}
-
-const UNITS = /** @type {const} */ ([
-  ["w", 7 * 24 * 3600_000],
-  ["d", 24 * 3600_000],
-  ["h", 3600_000],
-  ["m", 60_000],
-  ["s", 1000],
-  ["ms", 1],
-]);
-
-/**
- * A duration such as `500ms`, `30s`, `15m`, `2h`, `7d`, `1w` (or `1h30m`) in
- * milliseconds; a bare `0` is zero. Anything else throws.
- * @param {string} text
- * @returns {number}
- */
-function parseDuration(text) {
-  const s = String(text).trim();
-  if (s === "0") return 0;
-  const part = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/gy;
-  let total = 0;
-  let end = 0;
-  /** @type {RegExpExecArray | null} */
-  let m;
-  while ((m = part.exec(s)) !== null) {
-    total += Number(m[1]) * /** @type {number} */ (UNITS.find(([u]) => u === m?.[2])?.[1]);
-    end = part.lastIndex;
-  }
-  if (end === 0 || end !== s.length || !Number.isFinite(total)) {
-    throw new Error(`invalid duration ${JSON.stringify(s)} (use e.g. 500ms, 30s, 15m, 2h, 7d)`);
-  }
-  return Math.round(total);
 }
 
 /**
@@ -238,7 +205,6 @@ module.exports = {
   colorsFor,
   humanDuration,
   paintStatus,
-  parseDuration,
   plain,
   plainLines,
   prettyJson,

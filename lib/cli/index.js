@@ -1,12 +1,13 @@
 "use strict";
 // `cairnq <command> <db|dsn> [options]`: the command line (README, "Command
 // line"). Argument parsing is commander's; every command opens the database
-// through the client API (inspect.js) and prints a table, or JSON with --json.
+// through the client API (lib/admin/inspect.js) and prints a table, or JSON with --json.
 
 const { Command, Option, InvalidArgumentError, CommanderError } = require("commander");
 
 const models = require("../models.js");
-const inspect = require("./inspect.js");
+const inspect = require("../admin/inspect.js");
+const { parseDuration } = require("../admin/duration.js");
 const fmt = require("./format.js");
 const { defineSchedulesCommand } = require("./schedules.js");
 const { stepSections } = require("./steps.js");
@@ -85,7 +86,7 @@ function integer(v) {
 /** @param {string} v */
 function duration(v) {
   try {
-    return fmt.parseDuration(v);
+    return parseDuration(v);
   } catch (err) {
     throw new InvalidArgumentError(`${/** @type {Error} */ (err).message}.`);
   }

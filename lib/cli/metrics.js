@@ -4,7 +4,7 @@
 // terminal its control characters are shown escaped, as every command shows
 // stored values; piped, the text is exact, for programs.
 
-const { createMetrics } = require("../telemetry/metrics.js");
+const { createMetrics } = require("../metrics.js");
 const { plainLines } = require("./format.js");
 
 /**

@@ -3,7 +3,8 @@
 // Ctrl-C. Each refresh is one `stats` read, one bounded `list` of running
 // tasks and, per queue with queued tasks, a one-row `list` for the oldest.
 
-const inspect = require("./inspect.js");
+const inspect = require("../admin/inspect.js");
+const { redact } = require("../admin/redact.js");
 const fmt = require("./format.js");
 const STATUSES = /** @type {import("../../index.js").TaskStatus[]} */ ([...require("../models.js").STATUSES]);
 
@@ -132,18 +133,4 @@ function draw(c, db, frame, throughput) {
   return lines.join("\n");
 }
 
-/**
- * A DSN without its passwords: the user part's and a `password=` (or
- * `sslpassword=`) query parameter's. The user part ends at the authority's
- * last `@`, as the core reads it (postgres/dsn.rs), so a raw `@` in a
- * password is hidden with the rest of it.
- * @param {string} db
- */
-function redact(db) {
-  if (!/^postgres(?:ql)?:\/\//i.test(db)) return db;
-  return db
-    .replace(/^(postgres(?:ql)?:\/\/[^:/?#]*:)[^/?#]*@/i, "$1***@")
-    .replace(/([?&](?:ssl)?password=)[^&#]*/gi, "$1***");
-}
-
-module.exports = { runTop, redact };
+module.exports = { runTop };

@@ -2,7 +2,7 @@
 // The web dashboard as a fetch-style handler (`Request → Response`, what
 // Bun.serve, Hono, Deno and others accept); node-adapter.js carries it on
 // Node's http and Express. Everything it knows comes through the client API
-// (lib/cli/inspect.js); the page is static files of this package that build
+// (lib/admin/inspect.js); the page is static files of this package that build
 // their DOM from text nodes only, so no database value is ever parsed as HTML.
 //
 // Safety (docs/security.md): a Host allow-list, loopback names by default
@@ -16,9 +16,9 @@ const crypto = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 
-const inspect = require("../cli/inspect.js");
+const inspect = require("../admin/inspect.js");
 const { metricsRoute } = require("./metrics.js");
-const { parseDuration } = require("../cli/format.js");
+const { parseDuration } = require("../admin/duration.js");
 const { STATUSES, TERMINAL_STATUSES } = require("../models.js");
 const { hostRule } = require("./hosts.js");
 const { readJsonBody } = require("./request-body.js");

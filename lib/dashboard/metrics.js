@@ -4,7 +4,7 @@
 // the first scrape (a dashboard nobody scrapes pays nothing); its finished
 // counters run from then on.
 
-const { checkWorkers, createMetrics } = require("../telemetry/metrics.js");
+const { checkWorkers, createMetrics } = require("../metrics.js");
 const { SECURITY_HEADERS } = require("./responses.js");
 
 /**

@@ -3,7 +3,7 @@
 // pause/resume. handler.js answers them as JSON and puts the actions behind
 // its token, same-origin and CSRF checks like every other action.
 
-const inspect = require("../cli/inspect.js");
+const inspect = require("../admin/inspect.js");
 const { readJsonBody } = require("./request-body.js");
 const { HttpError } = require("./responses.js");
 

@@ -11,7 +11,7 @@ const http = require("node:http");
 const { createDashboard, normalizeBase } = require("./handler.js");
 const { toNodeHandler } = require("./node-adapter.js");
 const { isLoopback } = require("./hosts.js");
-const { redact } = require("../cli/top.js");
+const { redact } = require("../admin/redact.js");
 
 /** @typedef {import("../client.js").CairnQ} CairnQ */
 

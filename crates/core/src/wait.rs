@@ -69,7 +69,7 @@ pub async fn wait(store: &Store, target: Target, opts: WaitOptions) -> Result<Ta
     let mut interval = opts.poll_ms.unwrap_or(DEFAULT_POLL_MS);
     loop {
         let ticket = store.wake_ticket();
-        let WaitPoll { probed, mut row } = store.look(target.clone()).await?;
+        let WaitPoll { probed, mut row } = store.wait_poll(target.clone()).await?;
         if let Some(task) = row.take_if(|task| task.status.is_terminal()) {
             return Ok(task);
         }

@@ -5,6 +5,7 @@
 //! Without `CAIRNQ_TEST_PG_DSN` the tests skip, unless `CI` is set: then a
 //! missing server is a failure. `scripts/postgres.sh start` prints a DSN.
 
+#[macro_use]
 mod common;
 
 use std::collections::HashSet;
@@ -156,11 +157,18 @@ impl Drop for TestDb {
 
 macro_rules! test_db {
     () => {
-        match TestDb::create().await {
+        match $crate::TestDb::create().await {
             Some(db) => db,
             None => return,
         }
     };
+}
+
+shared_suite! {
+    test: #[tokio::test(flavor = "multi_thread", worker_threads = 2)],
+    threaded: #[tokio::test(flavor = "multi_thread", worker_threads = 2)],
+    db: test_db!(),
+    store: crate::TestDb::store,
 }
 
 fn submit_input(name: &str, queue: &str) -> SubmitInput {
@@ -587,14 +595,6 @@ async fn concurrent_claimers_never_share_a_task() {
     let stats = store.stats(None).await.unwrap();
     assert_eq!(stats["a"][Status::Running as usize], 120);
     assert_eq!(stats["b"][Status::Running as usize], 120);
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claims_follow_priority_then_due_time() {
-    let db = test_db!();
-    let store = db.store();
-    common::claims_follow_priority_then_due_time(store.clone()).await;
     store.close().await.unwrap();
 }
 
@@ -1171,26 +1171,6 @@ async fn connection_failures_never_show_the_password() {
     ));
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn stored_delays_are_bounded() {
-    let Some(db) = TestDb::create().await else {
-        return;
-    };
-    let store = db.store();
-    common::stored_delays_are_bounded(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_debounce_burst_makes_one_task_until_it_starts() {
-    let Some(db) = TestDb::create().await else {
-        return;
-    };
-    let store = db.store();
-    common::debounce::a_burst_makes_one_task_until_it_starts(store.clone()).await;
-    store.close().await.unwrap();
-}
-
 /// A claim that holds the queued row when a debounced submit arrives wins:
 /// the submit waits on the row lock, finds the row running and makes a
 /// follow-up instead of postponing one that has started.
@@ -1244,56 +1224,6 @@ async fn a_debounce_racing_a_claim_makes_a_new_task() {
     );
     let keyed = store.get(Target::Key("doc".into())).await.unwrap().unwrap();
     assert_eq!(keyed.id, answered.id);
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_started_task_is_never_merged_into() {
-    let Some(db) = TestDb::create().await else {
-        return;
-    };
-    let store = db.store();
-    common::debounce::a_started_task_is_never_merged_into(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn bad_debounce_input_writes_nothing() {
-    let Some(db) = TestDb::create().await else {
-        return;
-    };
-    let store = db.store();
-    common::debounce::bad_debounce_input_writes_nothing(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn purge_count_counts_what_purge_deletes() {
-    let Some(db) = TestDb::create().await else {
-        return;
-    };
-    let store = db.store();
-    common::purge_count_counts_what_purge_deletes(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn summaries_leave_the_bodies_unread() {
-    let Some(db) = TestDb::create().await else {
-        return;
-    };
-    let store = db.store();
-    common::summaries_leave_the_bodies_unread(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn complete_batch_follows_complete() {
-    let Some(db) = TestDb::create().await else {
-        return;
-    };
-    let store = db.store();
-    common::complete_batch_follows_complete(store.clone()).await;
     store.close().await.unwrap();
 }
 
@@ -1734,60 +1664,6 @@ async fn schedules_table_appears_on_first_use_with_its_ledger_row() {
     assert_eq!(ledger, vec!["node_schedules_0001.sql".to_string()]);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedules_bad_input_writes_nothing() {
-    let db = test_db!();
-    let store = db.store();
-    common::schedules::bad_input_is_refused_and_writes_nothing(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedules_fire_each_occurrence_once() {
-    let db = test_db!();
-    let (store, other) = (db.store(), db.store());
-    common::schedules::each_occurrence_fires_once(store.clone(), other.clone()).await;
-    store.close().await.unwrap();
-    other.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedules_catch_up_follows_the_policy() {
-    let db = test_db!();
-    let store = db.store();
-    common::schedules::catch_up_follows_the_policy(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reserved_keys_are_refused_at_the_api() {
-    let db = test_db!();
-    let store = db.store();
-    common::reserved::the_api_refuses_reserved_keys(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reserved_keys_a_foreign_task_is_no_child() {
-    let db = test_db!();
-    let store = db.store();
-    common::reserved::a_foreign_task_under_a_child_key_is_no_child(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reserved_keys_a_foreign_task_is_no_firing() {
-    let db = test_db!();
-    let (store, other) = (db.store(), db.store());
-    common::reserved::a_foreign_task_under_an_occurrence_key_is_no_firing(
-        store.clone(),
-        other.clone(),
-    )
-    .await;
-    store.close().await.unwrap();
-    other.close().await.unwrap();
-}
-
 /// 1000 due schedules another program wrote with a cron nobody can read do
 /// not keep a healthy one from firing (docs/security.md, "Rows written by
 /// others").
@@ -1807,89 +1683,8 @@ async fn schedules_unfirable_rows_never_starve_a_healthy_one() {
     store.close().await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedules_group_goes_with_each_task() {
-    let db = test_db!();
-    let store = db.store();
-    common::schedules::a_group_goes_with_each_task(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schedules_dst_changes_fire_each_wall_time_once() {
-    let db = test_db!();
-    let store = db.store();
-    common::schedules::dst_changes_fire_each_wall_time_once(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-/// Durable steps (the shared checks of `common::steps`).
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn steps_steps_replay_after_a_failure() {
-    let db = test_db!();
-    let store = db.store();
-    common::steps::steps_replay_after_a_failure(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn steps_a_sleep_frees_its_slot_and_uses_no_attempt() {
-    let db = test_db!();
-    let store = db.store();
-    common::steps::a_sleep_frees_its_slot_and_uses_no_attempt(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn steps_a_parent_waits_for_its_child_without_a_slot() {
-    let db = test_db!();
-    let store = db.store();
-    common::steps::a_parent_waits_for_its_child_without_a_slot(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn steps_a_parent_rechecks_a_child_nobody_wakes_it_for() {
-    let db = test_db!();
-    let store = db.store();
-    common::steps::a_parent_rechecks_a_child_nobody_wakes_it_for(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn steps_a_waiting_parent_is_canceled() {
-    let db = test_db!();
-    let store = db.store();
-    common::steps::a_waiting_parent_is_canceled(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn steps_misuse_is_refused() {
-    let db = test_db!();
-    let store = db.store();
-    common::steps::misuse_is_refused(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn steps_a_lost_lease_stores_nothing() {
-    let db = test_db!();
-    let store = db.store();
-    common::steps::a_lost_lease_stores_nothing(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn steps_the_table_appears_on_first_use_and_goes_with_purged_tasks() {
-    let db = test_db!();
-    let store = db.store();
-    common::steps::the_table_appears_on_first_use_and_goes_with_purged_tasks(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-/// The table's ledger row: a name other SDKs ignore.
+/// The steps table's ledger row: a name other SDKs ignore (the shared checks
+/// of `common::steps` run as `shared::steps`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn steps_the_ledger_records_the_steps_table() {
     let db = test_db!();
@@ -1911,9 +1706,10 @@ async fn steps_the_ledger_records_the_steps_table() {
     assert_eq!(ledger, vec!["node_steps_0001.sql".to_string()]);
 }
 
-/// Flow control (docs/protocol.md, "Flow control tables"): the shared checks,
-/// the tables' first use, claimers of two pools racing for the same slots and
-/// windows, and the plans of the flow statements.
+/// Flow control (docs/protocol.md, "Flow control tables"): the tables' first
+/// use, refused input leaving them absent, claimers of two pools racing for
+/// the same slots and windows, and the plans of the flow statements (the
+/// other shared checks run as `shared::flow`).
 mod flow {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
@@ -1958,46 +1754,6 @@ mod flow {
                 vec![LEDGER_NAME.into()]
             )
         );
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_rate_limit_caps_the_starts_in_any_window() {
-        let db = test_db!();
-        let store = db.store();
-        flow::a_rate_limit_caps_the_starts_in_any_window(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_busy_group_is_skipped_until_its_slot_comes_back() {
-        let db = test_db!();
-        let store = db.store();
-        flow::a_busy_group_is_skipped_until_its_slot_comes_back(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn groups_take_turns_and_a_backlog_blocks_no_one() {
-        let db = test_db!();
-        let store = db.store();
-        flow::groups_take_turns_and_a_backlog_blocks_no_one(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_per_group_rate_holds_each_group() {
-        let db = test_db!();
-        let store = db.store();
-        flow::a_per_group_rate_holds_each_group(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn an_undeclared_name_claims_the_head() {
-        let db = test_db!();
-        let store = db.store();
-        flow::an_undeclared_name_claims_the_head(store.clone()).await;
-        store.close().await.unwrap();
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,5 +1,6 @@
 //! SQLite-specific store checks beyond the conformance scenarios.
 
+#[macro_use]
 mod common;
 
 use std::collections::BTreeMap;
@@ -11,12 +12,16 @@ use cairnq_core::store::{ClaimRequest, SubmitInput, Target, Write};
 use cairnq_core::{Error, Store};
 use rusqlite::Connection;
 
-#[tokio::test]
-async fn complete_batch_follows_complete() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None);
-    common::complete_batch_follows_complete(store.clone()).await;
-    store.close().await.unwrap();
+/// A store on the file `q.db` in `dir`.
+fn store_in(dir: &tempfile::TempDir) -> Arc<Store> {
+    Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
+}
+
+shared_suite! {
+    test: #[tokio::test],
+    threaded: #[tokio::test(flavor = "multi_thread", worker_threads = 2)],
+    db: tempfile::tempdir().unwrap(),
+    store: crate::store_in,
 }
 
 /// The row `submit` answers with is built without reading it back: it must be
@@ -316,14 +321,6 @@ mod existing {
             "{err:?}"
         );
     }
-}
-
-#[tokio::test]
-async fn claims_follow_priority_then_due_time() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None);
-    common::claims_follow_priority_then_due_time(store.clone()).await;
-    store.close().await.unwrap();
 }
 
 // ---------------------------------------------------------------------------
@@ -841,14 +838,10 @@ async fn a_refused_write_fails_alone_in_its_group() {
     store.close().await.unwrap();
 }
 
-fn schedule_store(dir: &tempfile::TempDir) -> Arc<Store> {
-    Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
-}
-
 #[tokio::test]
 async fn schedules_table_appears_on_first_use_with_its_ledger_row() {
     let dir = tempfile::tempdir().unwrap();
-    let store = schedule_store(&dir);
+    let store = store_in(&dir);
     common::schedules::the_table_appears_on_first_use(store.clone()).await;
     store.close().await.unwrap();
     let conn = Connection::open(dir.path().join("q.db")).unwrap();
@@ -862,77 +855,19 @@ async fn schedules_table_appears_on_first_use_with_its_ledger_row() {
     assert_eq!(ledger, vec!["node_schedules_0001.sql".to_string()]);
 }
 
-#[tokio::test]
-async fn schedules_bad_input_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = schedule_store(&dir);
-    common::schedules::bad_input_is_refused_and_writes_nothing(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test]
-async fn schedules_fire_each_occurrence_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, other) = (schedule_store(&dir), schedule_store(&dir));
-    common::schedules::each_occurrence_fires_once(store.clone(), other.clone()).await;
-    store.close().await.unwrap();
-    other.close().await.unwrap();
-}
-
-#[tokio::test]
-async fn schedules_catch_up_follows_the_policy() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = schedule_store(&dir);
-    common::schedules::catch_up_follows_the_policy(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test]
-async fn reserved_keys_are_refused_at_the_api() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = schedule_store(&dir);
-    common::reserved::the_api_refuses_reserved_keys(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test]
-async fn reserved_keys_a_foreign_task_is_no_child() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = schedule_store(&dir);
-    common::reserved::a_foreign_task_under_a_child_key_is_no_child(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test]
-async fn reserved_keys_a_foreign_task_is_no_firing() {
-    let dir = tempfile::tempdir().unwrap();
-    let (store, other) = (schedule_store(&dir), schedule_store(&dir));
-    common::reserved::a_foreign_task_under_an_occurrence_key_is_no_firing(
-        store.clone(),
-        other.clone(),
-    )
-    .await;
-    store.close().await.unwrap();
-    other.close().await.unwrap();
-}
-
 /// Rows of this SDK's own tables written by another program in shapes the
 /// core does not write (docs/security.md, "Rows written by others"): a REAL
 /// is read truncated, as in the task table; a row it cannot read is skipped
 /// (reported once) and the others keep working.
 mod foreign_rows {
-    use super::common;
     use super::common::flow::{rate, request};
+    use super::{common, store_in};
     use cairnq_core::schedule::fire::fire_due;
     use cairnq_core::store::flow::Declaration;
     use cairnq_core::store::{ClaimPlan, Draw, SubmitInput};
     use cairnq_core::{Error, Store, Task};
     use rusqlite::Connection;
     use std::any::Any;
-
-    fn store_in(dir: &tempfile::TempDir) -> std::sync::Arc<Store> {
-        Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
-    }
 
     fn sql(dir: &tempfile::TempDir, statement: &str) {
         let conn = Connection::open(dir.path().join("q.db")).unwrap();
@@ -1122,81 +1057,12 @@ mod foreign_rows {
     }
 }
 
-#[tokio::test]
-async fn schedules_group_goes_with_each_task() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = schedule_store(&dir);
-    common::schedules::a_group_goes_with_each_task(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-#[tokio::test]
-async fn schedules_dst_changes_fire_each_wall_time_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = schedule_store(&dir);
-    common::schedules::dst_changes_fire_each_wall_time_once(store.clone()).await;
-    store.close().await.unwrap();
-}
-
-/// Stored durations, the purge preview and summary listings (the shared
-/// checks), and what only SQLite can hold: a REAL in an integer column.
+/// What only SQLite can hold (a REAL in an integer column), and what
+/// `OpenMode::MigrateOwn` refuses.
 mod hardening {
-    use super::common;
     use cairnq_core::store::{ListInput, OpenMode, SubmitInput, Target};
     use cairnq_core::{Error, Store};
     use rusqlite::Connection;
-
-    fn store_in(dir: &tempfile::TempDir) -> std::sync::Arc<Store> {
-        Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
-    }
-
-    #[tokio::test]
-    async fn stored_delays_are_bounded() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::stored_delays_are_bounded(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_debounce_burst_makes_one_task_until_it_starts() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::debounce::a_burst_makes_one_task_until_it_starts(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_started_task_is_never_merged_into() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::debounce::a_started_task_is_never_merged_into(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn bad_debounce_input_writes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::debounce::bad_debounce_input_writes_nothing(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn purge_count_counts_what_purge_deletes() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::purge_count_counts_what_purge_deletes(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn summaries_leave_the_bodies_unread() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::summaries_leave_the_bodies_unread(store.clone()).await;
-        store.close().await.unwrap();
-    }
 
     /// SQLite keeps a REAL where another SDK computed a time in floating
     /// point or past the 64-bit range: reads take it truncated and saturated
@@ -1326,80 +1192,10 @@ mod hardening {
     }
 }
 
-/// Durable steps (the shared checks of `common::steps`).
+/// Durable steps: the table's ledger row (the shared checks of
+/// `common::steps` run as `shared::steps`).
 mod steps {
-    use super::common;
-    use cairnq_core::Store;
-    use std::sync::Arc;
-
-    fn store_in(dir: &tempfile::TempDir) -> Arc<Store> {
-        Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn steps_replay_after_a_failure() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::steps::steps_replay_after_a_failure(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_sleep_frees_its_slot_and_uses_no_attempt() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::steps::a_sleep_frees_its_slot_and_uses_no_attempt(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_parent_waits_for_its_child_without_a_slot() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::steps::a_parent_waits_for_its_child_without_a_slot(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_parent_rechecks_a_child_nobody_wakes_it_for() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::steps::a_parent_rechecks_a_child_nobody_wakes_it_for(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_waiting_parent_is_canceled() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::steps::a_waiting_parent_is_canceled(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn misuse_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::steps::misuse_is_refused(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_lost_lease_stores_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::steps::a_lost_lease_stores_nothing(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_table_appears_on_first_use_and_goes_with_purged_tasks() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        common::steps::the_table_appears_on_first_use_and_goes_with_purged_tasks(store.clone())
-            .await;
-        store.close().await.unwrap();
-    }
+    use super::{common, store_in};
 
     /// The table's ledger row: a name other SDKs ignore.
     #[tokio::test]
@@ -1421,21 +1217,17 @@ mod steps {
     }
 }
 
-/// Flow control (docs/protocol.md, "Flow control tables"): the shared checks,
-/// the tables' first use, and the plans of the flow statements.
+/// Flow control (docs/protocol.md, "Flow control tables"): the tables' first
+/// use, refused input leaving them absent, and the plans of the flow
+/// statements (the other shared checks run as `shared::flow`).
 mod flow {
     use super::common::flow;
-    use super::{analyzed_database, assert_reaches};
+    use super::{analyzed_database, assert_reaches, store_in};
     use cairnq_core::protocol::flow::{
         LEDGER_NAME, SQLITE as FLOW, SQLITE_CLAIM_IDS, SQLITE_DRAW_SCAN, SQLITE_GROUP_RUNNING,
         SQLITE_GROUP_STARTS,
     };
-    use cairnq_core::Store;
     use rusqlite::Connection;
-
-    fn store_in(dir: &tempfile::TempDir) -> std::sync::Arc<Store> {
-        Store::sqlite(dir.path().join("q.db").to_str().unwrap(), None)
-    }
 
     /// Names of the tables in the file whose names start with `cairnq_flow`,
     /// and the ledger rows of this SDK's own tables.
@@ -1470,46 +1262,6 @@ mod flow {
                 vec![LEDGER_NAME.into()]
             )
         );
-    }
-
-    #[tokio::test]
-    async fn a_rate_limit_caps_the_starts_in_any_window() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        flow::a_rate_limit_caps_the_starts_in_any_window(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_busy_group_is_skipped_until_its_slot_comes_back() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        flow::a_busy_group_is_skipped_until_its_slot_comes_back(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn groups_take_turns_and_a_backlog_blocks_no_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        flow::groups_take_turns_and_a_backlog_blocks_no_one(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn a_per_group_rate_holds_each_group() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        flow::a_per_group_rate_holds_each_group(store.clone()).await;
-        store.close().await.unwrap();
-    }
-
-    #[tokio::test]
-    async fn an_undeclared_name_claims_the_head() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = store_in(&dir);
-        flow::an_undeclared_name_claims_the_head(store.clone()).await;
-        store.close().await.unwrap();
     }
 
     #[tokio::test]

@@ -431,7 +431,7 @@ pub trait Backend: Send + Sync + 'static {
     async fn get_status(&self, target: Target) -> Result<Option<TaskRef>>;
     /// `get_status`, then `get` once the probe sees a terminal status.
     /// Backends that can do both in one visit override it.
-    async fn look(&self, target: Target) -> Result<WaitPoll> {
+    async fn wait_poll(&self, target: Target) -> Result<WaitPoll> {
         let probed = self.get_status(target.clone()).await?;
         let row = match &probed {
             Some(found) if found.status.is_terminal() => self.get(target).await?,

@@ -326,8 +326,8 @@ impl Store {
     }
 
     /// A wait's poll: the status probe, and the row once it is terminal.
-    pub async fn look(&self, target: Target) -> Result<WaitPoll> {
-        self.backend.look(target).await
+    pub async fn wait_poll(&self, target: Target) -> Result<WaitPoll> {
+        self.backend.wait_poll(target).await
     }
 
     /// Every queue's counts, or only `queue`'s: then that queue is always

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::registry::Schedule;
+use super::registry::ClaimSources;
 use crate::error::Result;
 use crate::store::flow::FlowLimits;
 use crate::store::Store;
@@ -69,18 +69,18 @@ pub(crate) struct FlowState {
 }
 
 impl FlowState {
-    /// Declare the schedule's limits this worker has not declared yet (or
+    /// Declare the registrations' limits this worker has not declared yet (or
     /// declared otherwise); `notice` gets each declaration that replaced
     /// another worker's different one. Nothing to declare costs no statement.
     pub async fn declare(
         &self,
         store: &Store,
         worker_id: &str,
-        schedule: &Schedule,
+        claim_sources: &ClaimSources,
         notice: impl Fn(String),
     ) -> Result<()> {
         let mut declared = self.declared.lock().await;
-        let pending: Vec<_> = schedule
+        let pending: Vec<_> = claim_sources
             .declarations
             .iter()
             .filter(|d| declared.get(&d.name) != Some(&d.limits))

@@ -38,7 +38,7 @@ use self::heartbeat::Beat;
 use self::ledger::{Charge, PendingCompletion, RunState};
 use self::plan::{Limits, PollPlan};
 use self::poll::{Claimed, Next, PollState, Reading};
-use self::registry::{Registry, Schedule};
+use self::registry::{ClaimSources, Registry};
 use self::report::Reporter;
 use self::settings::Settings;
 use crate::error::Result;
@@ -224,11 +224,11 @@ impl WorkerInner {
             let ticket = self.store.wake_ticket();
             self.start_held(run);
             let (in_flight, bytes, held) = run.load();
-            let schedule = self.registry().schedule();
+            let claim_sources = self.registry().claim_sources();
             let notice = |message: String| run.invoker.notice(&message);
             if let Err(err) = self
                 .flow
-                .declare(&self.store, &self.id, &schedule, notice)
+                .declare(&self.store, &self.id, &claim_sources, notice)
                 .await
             {
                 self.reporter.claim(err);
@@ -244,8 +244,8 @@ impl WorkerInner {
                     .settings
                     .max_in_flight_bytes
                     .is_some_and(|budget| bytes as f64 >= budget),
-                sources: schedule.sources.len(),
-                may_claim_ahead: self.may_claim_ahead(&schedule),
+                sources: claim_sources.sources.len(),
+                may_claim_ahead: self.may_claim_ahead(&claim_sources),
                 calls_are_short: run.calls_are_short(),
                 completions_waiting: !pending.is_empty(),
             };
@@ -271,7 +271,7 @@ impl WorkerInner {
                     probe,
                 } => {
                     let plan = PollPlan::new(
-                        schedule.clone(),
+                        claim_sources.clone(),
                         start,
                         limit,
                         run.usage(),
@@ -286,7 +286,7 @@ impl WorkerInner {
                         worker_id: self.id.clone(),
                         lease_ms: self.settings.lease_ms,
                         // A name whose rate window is full makes no probe open a transaction.
-                        names: Some(self.flow.gate.open_names(&schedule.names)),
+                        names: Some(self.flow.gate.open_names(&claim_sources.names)),
                     };
                     let items = pending.iter().map(PendingCompletion::item).collect();
                     match self.store.poll(request, items, probe, plan).await {
@@ -303,7 +303,7 @@ impl WorkerInner {
                                     state.claimed(Claimed::Calls {
                                         filled: plan.filled(),
                                     });
-                                    self.dispatch(run, &schedule, plan.calls);
+                                    self.dispatch(run, &claim_sources, plan.calls);
                                 }
                                 _ => {
                                     state.claimed(Claimed::Nothing);
@@ -318,9 +318,9 @@ impl WorkerInner {
     }
 
     /// Claiming ahead needs calls that any free slot may take.
-    fn may_claim_ahead(&self, schedule: &Schedule) -> bool {
+    fn may_claim_ahead(&self, claim_sources: &ClaimSources) -> bool {
         self.settings.max_in_flight_bytes.is_none()
-            && schedule
+            && claim_sources
                 .sources
                 .iter()
                 .all(|s| s.concurrency.is_none() && s.resource.is_none())
@@ -376,7 +376,12 @@ impl WorkerInner {
     /// without a handler fails at once; the others wait in order for a slot,
     /// where each is charged its slot, bytes, name and resource until its
     /// handler ends.
-    fn dispatch(self: &Arc<Self>, run: &Arc<RunState>, schedule: &Schedule, calls: Vec<Vec<Task>>) {
+    fn dispatch(
+        self: &Arc<Self>,
+        run: &Arc<RunState>,
+        claim_sources: &ClaimSources,
+        calls: Vec<Vec<Task>>,
+    ) {
         let listener = Arc::downgrade(&run.lease_lost);
         for tasks in calls {
             let bytes = if self.settings.max_in_flight_bytes.is_some() {
@@ -385,7 +390,7 @@ impl WorkerInner {
                 0
             };
             let name = tasks[0].name.clone();
-            let handler = schedule.handlers.get(&name);
+            let handler = claim_sources.handlers.get(&name);
             let charge = Charge {
                 bytes,
                 name: handler.and_then(|h| h.concurrency).map(|_| name.clone()),
@@ -599,8 +604,8 @@ mod tests {
         let id = claimed[0].id.clone();
 
         let run = Arc::new(RunState::new(Arc::new(NeverCalled), 1));
-        let schedule = worker.shared.registry().schedule();
-        worker.shared.dispatch(&run, &schedule, vec![claimed]);
+        let claim_sources = worker.shared.registry().claim_sources();
+        worker.shared.dispatch(&run, &claim_sources, vec![claimed]);
         // The slot is free at once; the failure is written in the background.
         assert_eq!(run.load(), (0, 0, 0));
         while !run.finished() {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::flow::FlowGate;
-use super::registry::{Schedule, Source};
+use super::registry::{ClaimSources, Source};
 use crate::store::{ClaimPlan, Draw};
 use crate::task::Task;
 
@@ -27,7 +27,7 @@ pub(crate) struct Limits {
 }
 
 pub(crate) struct PollPlan {
-    schedule: Arc<Schedule>,
+    claim_sources: Arc<ClaimSources>,
     limits: Limits,
     usage: Usage,
     /// Source indices still to visit, in rotated order.
@@ -43,16 +43,16 @@ pub(crate) struct PollPlan {
 impl PollPlan {
     /// `free` call slots; sources are visited starting at `start`.
     pub fn new(
-        schedule: Arc<Schedule>,
+        claim_sources: Arc<ClaimSources>,
         start: usize,
         free: i64,
         usage: Usage,
         limits: Limits,
     ) -> PollPlan {
-        let count = schedule.sources.len();
+        let count = claim_sources.sources.len();
         let order: Vec<usize> = (0..count).map(|i| (start + i) % count).collect();
         PollPlan {
-            schedule,
+            claim_sources,
             limits,
             usage,
             order: order.into_iter(),
@@ -95,7 +95,7 @@ impl ClaimPlan for PollPlan {
     fn next_draw(&mut self) -> Option<Draw> {
         while self.left > 0 {
             let index = self.order.next()?;
-            let source = &self.schedule.sources[index];
+            let source = &self.claim_sources.sources[index];
             let quota = self.ceiling(source).unwrap_or(self.left).min(self.left);
             if quota <= 0 || (source.flow && self.limits.flow_gate.is_closed(&source.names[0])) {
                 continue;
@@ -115,7 +115,7 @@ impl ClaimPlan for PollPlan {
         if rows.is_empty() {
             return;
         }
-        let source = &self.schedule.sources[index];
+        let source = &self.claim_sources.sources[index];
         let calls = into_calls(rows, source.batch as usize);
         let count = calls.len() as i64;
         self.left -= count;
@@ -127,7 +127,7 @@ impl ClaimPlan for PollPlan {
 
     fn rate_limited(&mut self, retry_in_ms: i64) {
         if let Some(index) = self.drawing {
-            let name = &self.schedule.sources[index].names[0];
+            let name = &self.claim_sources.sources[index].names[0];
             self.limits.flow_gate.close(name, retry_in_ms);
         }
     }
@@ -174,7 +174,7 @@ mod tests {
     /// A registration: name, batch, concurrency, resource.
     type Spec<'a> = (&'a str, Option<i64>, Option<i64>, Option<&'a str>);
 
-    fn schedule(specs: &[Spec<'_>]) -> Arc<Schedule> {
+    fn claim_sources(specs: &[Spec<'_>]) -> Arc<ClaimSources> {
         let mut registry = Registry::default();
         for (name, batch, concurrency, resource) in specs {
             registry.register(Handler {
@@ -185,7 +185,7 @@ mod tests {
                 flow: None,
             });
         }
-        registry.schedule()
+        registry.claim_sources()
     }
 
     fn limits(claim_batch: Option<f64>, resources: &[(&str, i64)]) -> Limits {
@@ -253,7 +253,7 @@ mod tests {
 
     #[test]
     fn claim_batch_converts_rows_to_calls_never_below_one() {
-        let s = schedule(&[("big", Some(4), None, None), ("one", None, None, None)]);
+        let s = claim_sources(&[("big", Some(4), None, None), ("one", None, None, None)]);
         let mut plan = PollPlan::new(s, 0, 10, Usage::default(), limits(Some(2.0), &[]));
         let draws = drive(&mut plan, &HashMap::from([("big", 9), ("one", 9)]));
         assert_eq!(
@@ -268,7 +268,7 @@ mod tests {
 
     #[test]
     fn the_call_budget_is_charged_only_for_calls_drawn() {
-        let s = schedule(&[("a", None, Some(5), None), ("b", None, Some(5), None)]);
+        let s = claim_sources(&[("a", None, Some(5), None), ("b", None, Some(5), None)]);
         let mut plan = PollPlan::new(s, 0, 3, Usage::default(), limits(None, &[]));
         let draws = drive(&mut plan, &HashMap::from([("a", 1), ("b", 9)]));
         assert_eq!(
@@ -280,7 +280,7 @@ mod tests {
 
     #[test]
     fn rotation_starts_at_the_given_source() {
-        let s = schedule(&[("a", None, Some(9), None), ("b", None, Some(9), None)]);
+        let s = claim_sources(&[("a", None, Some(9), None), ("b", None, Some(9), None)]);
         let mut plan = PollPlan::new(s, 1, 1, Usage::default(), limits(None, &[]));
         let draws = drive(&mut plan, &HashMap::from([("a", 9), ("b", 9)]));
         assert_eq!(draws, [(vec!["b".to_string()], 1)]);
@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn per_name_concurrency_and_resources_bind_with_the_tighter_winning() {
-        let s = schedule(&[
+        let s = claim_sources(&[
             ("a", None, Some(3), Some("gpu")),
             ("b", None, None, Some("gpu")),
             ("c", None, Some(2), None),

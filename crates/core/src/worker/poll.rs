@@ -49,7 +49,7 @@ pub(super) struct Reading {
     pub held: usize,
     /// `maxInFlightBytes` is spent.
     pub over_budget: bool,
-    /// The registrations to claim for (`Schedule::sources`).
+    /// The registrations to claim for (`ClaimSources::sources`).
     pub sources: usize,
     /// No registration or option limits which slot a call may take.
     pub may_claim_ahead: bool,

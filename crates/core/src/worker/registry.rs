@@ -85,11 +85,11 @@ pub(crate) fn validate(
     })
 }
 
-/// Registrations in registration order, plus the schedule derived from them.
+/// Registrations in registration order, plus the claim sources derived from them.
 #[derive(Default)]
 pub(crate) struct Registry {
     handlers: Vec<Handler>,
-    schedule: Option<Arc<Schedule>>,
+    claim_sources: Option<Arc<ClaimSources>>,
 }
 
 impl Registry {
@@ -99,12 +99,12 @@ impl Registry {
             Some(slot) => *slot = handler,
             None => self.handlers.push(handler),
         }
-        self.schedule = None;
+        self.claim_sources = None;
     }
 
-    pub fn schedule(&mut self) -> Arc<Schedule> {
-        self.schedule
-            .get_or_insert_with(|| Arc::new(Schedule::new(&self.handlers)))
+    pub fn claim_sources(&mut self) -> Arc<ClaimSources> {
+        self.claim_sources
+            .get_or_insert_with(|| Arc::new(ClaimSources::new(&self.handlers)))
             .clone()
     }
 }
@@ -122,9 +122,12 @@ pub(crate) struct Source {
     pub flow: bool,
 }
 
-/// Everything one poll needs to know about the registrations.
+/// The registrations as a poll claims for them: the sources of its draws,
+/// each name's handler, the name filter and the limits to declare. Derived
+/// again whenever a registration changes. (Recurring schedules are
+/// `crate::schedule`'s.)
 #[derive(Debug)]
-pub(crate) struct Schedule {
+pub(crate) struct ClaimSources {
     pub handlers: HashMap<String, Handler>,
     /// Own sources in registration order, then the shared source if any.
     pub sources: Vec<Source>,
@@ -134,8 +137,8 @@ pub(crate) struct Schedule {
     pub declarations: Vec<Declaration>,
 }
 
-impl Schedule {
-    fn new(handlers: &[Handler]) -> Schedule {
+impl ClaimSources {
+    fn new(handlers: &[Handler]) -> ClaimSources {
         let mut sources: Vec<Source> = handlers
             .iter()
             .filter(|h| h.has_own_source())
@@ -161,7 +164,7 @@ impl Schedule {
                 flow: false,
             });
         }
-        Schedule {
+        ClaimSources {
             handlers: handlers
                 .iter()
                 .map(|h| (h.name.clone(), h.clone()))
@@ -253,24 +256,31 @@ mod tests {
         registry.register(handler("batched", Some(4), None));
         registry.register(handler("plain2", None, None));
         registry.register(handler("limited", None, Some("gpu")));
-        let schedule = registry.schedule();
-        let names: Vec<_> = schedule.sources.iter().map(|s| s.names.clone()).collect();
+        let claim_sources = registry.claim_sources();
+        let names: Vec<_> = claim_sources
+            .sources
+            .iter()
+            .map(|s| s.names.clone())
+            .collect();
         assert_eq!(
             names,
             [vec!["batched"], vec!["limited"], vec!["plain1", "plain2"]]
         );
-        assert_eq!(schedule.sources[0].batch, 4);
-        assert_eq!(schedule.names, ["plain1", "batched", "plain2", "limited"]);
+        assert_eq!(claim_sources.sources[0].batch, 4);
+        assert_eq!(
+            claim_sources.names,
+            ["plain1", "batched", "plain2", "limited"]
+        );
     }
 
     #[test]
-    fn replacing_keeps_the_position_and_refreshes_the_schedule() {
+    fn replacing_keeps_the_position_and_refreshes_the_claim_sources() {
         let mut registry = Registry::default();
         registry.register(handler("a", None, None));
         registry.register(handler("b", Some(2), None));
-        let before = registry.schedule();
+        let before = registry.claim_sources();
         registry.register(handler("a", Some(3), None));
-        let after = registry.schedule();
+        let after = registry.claim_sources();
         assert_eq!(before.sources.len(), 2);
         let names: Vec<_> = after.sources.iter().map(|s| s.names.clone()).collect();
         assert_eq!(names, [vec!["a"], vec!["b"]]);

@@ -1,6 +1,106 @@
-//! Checks shared by the dialect test files.
+//! Checks shared by the dialect test files, and `shared_suite!`, which makes
+//! each of them a test of the dialect file that invokes it.
 
 use std::sync::Arc;
+
+/// The shared suite, called once per driver: every check of this module that
+/// needs no more than a store becomes one test of the invoking dialect file,
+/// named `shared::<module>::<check>` after the check it runs. `db` makes the
+/// test's database (it may `return`, skipping the test, when the dialect's
+/// server is not configured) and `store` opens a store on it (a function
+/// taking `&db`; two stores on one database where a check needs two). `test`
+/// is the test attribute, `threaded` the one for the checks that run a
+/// worker. A new check that needs only a store is listed here once and runs
+/// on both dialects; checks that also look at the dialect's own tables
+/// (ledger rows, the flow tables) stay in the dialect files, beside their
+/// extra reads.
+macro_rules! shared_suite {
+    (test: #[$test:meta], threaded: #[$threaded:meta], db: $db:expr, store: $store:path $(,)?) => {
+        /// The shared checks of `common`, one test each (`shared_suite!`).
+        mod shared {
+            use crate::common as checks;
+            shared_suite!(@one #[$test] $db, $store;
+                complete_batch_follows_complete,
+                claims_follow_priority_then_due_time,
+                stored_delays_are_bounded,
+                purge_count_counts_what_purge_deletes,
+                summaries_leave_the_bodies_unread);
+
+            mod debounce {
+                use crate::common::debounce as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    a_burst_makes_one_task_until_it_starts,
+                    a_started_task_is_never_merged_into,
+                    bad_debounce_input_writes_nothing);
+            }
+
+            mod schedules {
+                use crate::common::schedules as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    bad_input_is_refused_and_writes_nothing,
+                    catch_up_follows_the_policy,
+                    a_group_goes_with_each_task,
+                    dst_changes_fire_each_wall_time_once);
+                shared_suite!(@two #[$test] $db, $store; each_occurrence_fires_once);
+            }
+
+            mod reserved {
+                use crate::common::reserved as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    the_api_refuses_reserved_keys,
+                    a_foreign_task_under_a_child_key_is_no_child);
+                shared_suite!(@two #[$test] $db, $store;
+                    a_foreign_task_under_an_occurrence_key_is_no_firing);
+            }
+
+            mod steps {
+                use crate::common::steps as checks;
+                shared_suite!(@one #[$threaded] $db, $store;
+                    steps_replay_after_a_failure,
+                    a_sleep_frees_its_slot_and_uses_no_attempt,
+                    a_parent_waits_for_its_child_without_a_slot,
+                    a_parent_rechecks_a_child_nobody_wakes_it_for,
+                    a_waiting_parent_is_canceled,
+                    misuse_is_refused,
+                    a_lost_lease_stores_nothing,
+                    the_table_appears_on_first_use_and_goes_with_purged_tasks);
+            }
+
+            mod flow {
+                use crate::common::flow as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    a_rate_limit_caps_the_starts_in_any_window,
+                    a_busy_group_is_skipped_until_its_slot_comes_back,
+                    groups_take_turns_and_a_backlog_blocks_no_one,
+                    a_per_group_rate_holds_each_group,
+                    an_undeclared_name_claims_the_head);
+            }
+        }
+    };
+    (@one #[$attr:meta] $db:expr, $store:path; $($check:ident),+ $(,)?) => {
+        $(
+            #[$attr]
+            async fn $check() {
+                let db = $db;
+                let store = $store(&db);
+                checks::$check(store.clone()).await;
+                store.close().await.unwrap();
+            }
+        )+
+    };
+    (@two #[$attr:meta] $db:expr, $store:path; $($check:ident),+ $(,)?) => {
+        $(
+            #[$attr]
+            async fn $check() {
+                let db = $db;
+                let (store, other) = ($store(&db), $store(&db));
+                checks::$check(store.clone(), other.clone()).await;
+                store.close().await.unwrap();
+                other.close().await.unwrap();
+            }
+        )+
+    };
+}
 
 use cairnq_core::store::{ClaimRequest, HeldTask, ListInput, PurgeInput, SubmitInput, Target};
 use cairnq_core::{Status, Store};

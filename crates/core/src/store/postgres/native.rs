@@ -48,7 +48,8 @@ impl Transport for NativeTransport {
         );
         // Most recently used first: a point write or read reuses the connection
         // whose server process just ran, instead of cycling through the pool
-        // and waking the one idle longest (sequential cancel p50 1.21 -> 1.03 ms).
+        // and waking the one idle longest (sequential cancels measured faster:
+        // bench/RESULTS.md, 2026-12-04).
         let pool = Pool::builder(manager)
             .max_size(self.pool_size)
             .queue_mode(QueueMode::Lifo)

@@ -27,7 +27,7 @@ use rusqlite::Connection;
 
 use self::engine::{Engine, OnCommit};
 use self::open::open_engine;
-use self::rows::{get_target, look_at, status_of};
+use self::rows::{get_target, status_of, wait_poll_on};
 use self::wal_watch::WalWatch;
 use self::writes::{complete_many, run_op, spans_statements};
 use super::backend::{
@@ -231,10 +231,10 @@ impl Backend for SqliteBackend {
 
     /// Probe and row in one visit (`read_here`): this is what a `call()`
     /// reads once its task finishes.
-    async fn look(&self, target: Target) -> Result<WaitPoll> {
+    async fn wait_poll(&self, target: Target) -> Result<WaitPoll> {
         self.engine()
             .await?
-            .read_here(move |conn| look_at(conn, &target))
+            .read_here(move |conn| wait_poll_on(conn, &target))
             .await
     }
 

@@ -69,7 +69,7 @@ pub(super) fn status_of(conn: &Connection, target: &Target) -> Result<Option<Tas
         .transpose()
 }
 
-pub(super) fn look_at(conn: &Connection, target: &Target) -> Result<WaitPoll> {
+pub(super) fn wait_poll_on(conn: &Connection, target: &Target) -> Result<WaitPoll> {
     let probed = status_of(conn, target)?;
     let row = match &probed {
         Some(found) if found.status.is_terminal() => get_target(conn, target)?,

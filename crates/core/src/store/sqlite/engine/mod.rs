@@ -36,8 +36,8 @@ use crate::error::Result;
 
 /// Jobs that share one commit at most; bounds how long a group holds the lock.
 const MAX_GROUP: usize = 256;
-/// How long a busy combiner waits for a group to fill (0/50/100/200 µs
-/// compared with bench/client.mjs-style 64-in-flight submits: 100 µs best).
+/// How long a busy combiner waits for a group to fill: the best of the waits
+/// compared under 64-in-flight submits (bench/RESULTS.md, 2026-12-04).
 const GATHER_FOR: Duration = Duration::from_micros(100);
 /// How often the writer refreshes planner statistics (docs/protocol.md,
 /// "Connection setup (SQLite)").

@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 
 import parsePrometheus from "parse-prometheus-text-format";
 
-import { createDashboard, createMetrics } from "../../index.mjs";
-import { claimTask, defer, submitAndFail, submitAndSucceed, waitFor } from "../support/helpers.mjs";
-import { forEachDialect, test } from "../support/dialects.mjs";
-import { waitAllTerminal } from "../support/worker-helpers.mjs";
-import { cli, cliOk, spawnCli } from "../support/cli-helpers.mjs";
+import { createDashboard, createMetrics } from "../index.mjs";
+import { claimTask, defer, submitAndFail, submitAndSucceed, waitFor } from "./support/helpers.mjs";
+import { forEachDialect, test } from "./support/dialects.mjs";
+import { waitAllTerminal } from "./support/worker-helpers.mjs";
+import { cli, cliOk, spawnCli } from "./support/cli-helpers.mjs";
 
 /** name → its parsed family (`type`, `metrics`), after checking every family is typed. */
 function families(text) {

@@ -3,14 +3,14 @@
 // store and the workers handed to it. What is measured, named and rendered is
 // the core's (crates/core/src/metrics); this only passes the handles on.
 
-const { NativeMetrics } = require("../native.js");
-const { nativeSync, raise } = require("../native-call.js");
+const { NativeMetrics } = require("./native.js");
+const { nativeSync, raise } = require("./native-call.js");
 
 /**
- * @typedef {import("../client.js").CairnQ} CairnQ
- * @typedef {import("../worker.js").Worker} Worker
- * @typedef {import("../../index.js").MetricsOptions} MetricsOptions
- * @typedef {import("../../index.js").Metrics} Metrics
+ * @typedef {import("./client.js").CairnQ} CairnQ
+ * @typedef {import("./worker.js").Worker} Worker
+ * @typedef {import("../index.js").MetricsOptions} MetricsOptions
+ * @typedef {import("../index.js").Metrics} Metrics
  */
 
 /** The Prometheus text format's media type. */
@@ -38,7 +38,7 @@ function createMetrics(options) {
  */
 function checkWorkers(workers) {
   if (workers == null) return [];
-  const { Worker } = require("../worker.js");
+  const { Worker } = require("./worker.js");
   if (!Array.isArray(workers) || !workers.every((w) => w instanceof Worker)) {
     throw new TypeError("workers must be an array of Worker instances");
   }
