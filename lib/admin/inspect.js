@@ -161,15 +161,12 @@ function describeRef(ref) {
  * @returns {Promise<Task>}
  */
 async function retryTask(client, ref, opts = {}) {
-  const done =
-    ref.key !== undefined
-      ? await client.retryByKey(ref.key, opts)
-      : await client.retry(/** @type {string} */ (ref.id), opts);
-  if (done) return done;
-  const task = await getTask(client, ref);
-  throw new InspectError(
-    `task ${task.id} is ${task.status}: only failed or canceled tasks can be retried`,
-    EXIT.REFUSED,
+  return actOnTask(
+    client,
+    ref,
+    (id) => client.retry(id, opts),
+    (key) => client.retryByKey(key, opts),
+    "only failed or canceled tasks can be retried",
   );
 }
 
@@ -180,14 +177,30 @@ async function retryTask(client, ref, opts = {}) {
  * @returns {Promise<Task>}
  */
 async function cancelTask(client, ref) {
-  const done =
-    ref.key !== undefined ? await client.cancelByKey(ref.key) : await client.cancel(/** @type {string} */ (ref.id));
+  return actOnTask(
+    client,
+    ref,
+    (id) => client.cancel(id),
+    (key) => client.cancelByKey(key),
+    "only queued or running tasks can be canceled",
+  );
+}
+
+/**
+ * Act on a task by id or by key; when the action answers null, refuse with
+ * the task's status (or "no such task" from `getTask`).
+ * @param {CairnQ} client
+ * @param {{ id?: string, key?: string }} ref
+ * @param {(id: string) => Promise<Task | null>} byId
+ * @param {(key: string) => Promise<Task | null>} byKey
+ * @param {string} refusal
+ * @returns {Promise<Task>}
+ */
+async function actOnTask(client, ref, byId, byKey, refusal) {
+  const done = ref.key !== undefined ? await byKey(ref.key) : await byId(/** @type {string} */ (ref.id));
   if (done) return done;
   const task = await getTask(client, ref);
-  throw new InspectError(
-    `task ${task.id} is ${task.status}: only queued or running tasks can be canceled`,
-    EXIT.REFUSED,
-  );
+  throw new InspectError(`task ${task.id} is ${task.status}: ${refusal}`, EXIT.REFUSED);
 }
 
 /**
