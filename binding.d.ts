@@ -48,6 +48,11 @@ export declare class NativeContext {
   commitStep(id: string, json?: string | undefined | null): Promise<boolean>
   /** `ctx.sleep(id, ms)`; true when the task went back to the queue. */
   sleep(id: string, ms: number): Promise<boolean>
+  /**
+   * `ctx.retryAfter(ms)`: the task back in its queue, its attempt given
+   * back; the call ends as a suspended one.
+   */
+  retryAfter(ms: number): Promise<void>
   /** `ctx.sleepUntil(id, date)` with the date as epoch milliseconds. */
   sleepUntil(id: string, atMs: number): Promise<boolean>
   /**
@@ -111,6 +116,11 @@ export declare class NativeStore {
    * replies as one JSON array, in order.
    */
   writeMany(writesJson: string): Promise<string>
+  /**
+   * `submitMany`: the items (a JSON array of `submit`'s arguments) in one
+   * transaction; their task refs as one JSON array, in item order.
+   */
+  submitMany(itemsJson: string): Promise<string>
   /**
    * The writes of one JS tick (a JSON array) run on the calling thread,
    * sharing a commit, when that cannot wait: the replies as `writeMany`

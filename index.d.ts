@@ -115,6 +115,16 @@ export type SubmitInput = {
 /** Submit options: {@link SubmitInput} without `name` and `payload`. */
 export type SubmitOptions = Omit<SubmitInput, "name" | "payload">;
 
+/**
+ * One task of `submitMany` (docs/api.md, "Bulk submit"): `submit`'s three
+ * arguments as fields. Other fields, and unknown option keys, are refused.
+ */
+export type SubmitItem = {
+  task: string | TaskDef<any, any>;
+  payload?: unknown;
+  options?: SubmitOptions;
+};
+
 /** `call` options: submit options plus how long and how to wait. */
 export type CallOptions = SubmitOptions & {
   /** Default 30 000. */
@@ -474,6 +484,8 @@ export declare abstract class TaskStore {
   useBackpressure(opts: BackpressureOptions): void;
 
   submit(input: SubmitInput): Promise<Task>;
+  /** `CairnQ.submitMany`; `wired`: options every item takes unless it gives its own. */
+  submitMany(items: readonly SubmitItem[], wired?: Partial<SubmitInput>): Promise<TaskRef[]>;
   get(taskId: string): Promise<Task | null>;
   getByKey(key: string): Promise<Task | null>;
   list(input: ListInput & { bodies: false }): Promise<TaskSummary[]>;
@@ -589,6 +601,13 @@ export declare class CairnQ {
 
   submit<P>(task: TaskDef<P, any>, payload?: FromDef<P>, opts?: SubmitOptions): Promise<Task>;
   submit(task: string, payload?: unknown, opts?: SubmitOptions): Promise<Task>;
+  /**
+   * Many submits in one transaction, all or nothing: a bad item rejects the
+   * call naming its place (`items[3].options.priority`) and nothing is
+   * stored; keyed items follow their conflict rule, each seeing the items
+   * before it. The task refs, in item order.
+   */
+  submitMany(items: readonly SubmitItem[]): Promise<TaskRef[]>;
 
   queueDepth(queue: string, maxDepth: number): Promise<number>;
   get(taskId: string): Promise<Task | null>;
@@ -865,6 +884,8 @@ export declare class TaskContext {
   /** Submit a child task: parent, root and correlation are wired; explicit options win. */
   submit<P>(task: TaskDef<P, any>, payload?: FromDef<P>, opts?: SubmitOptions): Promise<Task>;
   submit(task: string, payload?: unknown, opts?: SubmitOptions): Promise<Task>;
+  /** `CairnQ.submitMany` of child tasks: parent, root and correlation are wired; explicit options win. */
+  submitMany(items: readonly SubmitItem[]): Promise<TaskRef[]>;
 
   wait(taskId: string, opts?: { timeoutMs?: number; pollMs?: number }): Promise<Task>;
 
@@ -894,6 +915,13 @@ export declare class TaskContext {
   sleep(id: string, ms: number): Promise<void>;
   /** `sleep` until `date` (a `Date` or epoch milliseconds). */
   sleepUntil(id: string, date: Date | number): Promise<void>;
+  /**
+   * Push-back (docs/api.md, "Push-back"): `return ctx.retryAfter(ms)` ends
+   * this run without failing it; the task goes back to its queue to start no
+   * sooner than `ms` from now, and the attempt is given back. Not in a batch
+   * handler.
+   */
+  retryAfter(ms: number): Promise<never>;
   /**
    * Submit a child once (wired as `submit` does) and wait for it without
    * holding a slot: the task waits in the queue until the child finishes,

@@ -17,6 +17,7 @@ const { taskSteps } = require("./steps.js");
  * @typedef {import("../index.js").ClientOptions} ClientOptions
  * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
  * @typedef {import("../index.js").SubmitOptions} SubmitOptions
+ * @typedef {import("../index.js").SubmitItem} SubmitItem
  * @typedef {import("../index.js").CallOptions} CallOptions
  * @typedef {import("../index.js").ListInput} ListInput
  * @typedef {import("../index.js").PurgeInput} PurgeInput
@@ -90,6 +91,15 @@ class CairnQ {
    */
   submit(task, payload, opts = {}) {
     return this._store.submit({ ...opts, name: taskName(task), payload });
+  }
+
+  /**
+   * Many submits in one transaction, all or nothing (docs/api.md, "Bulk submit").
+   * @param {SubmitItem[]} items
+   * @returns {Promise<TaskRef[]>} in item order
+   */
+  submitMany(items) {
+    return this._store.submitMany(items);
   }
 
   /**

@@ -60,6 +60,7 @@ function endedHalf(store, taskId) {
     commitStep: refuse,
     sleep: refuse,
     sleepUntil: refuse,
+    retryAfter: refuse,
     callChild: refuse,
     canceled: () =>
       store.get(taskId).then((row) => !row || row.cancel_requested_at_ms != null || row.status === "canceled"),
@@ -277,6 +278,20 @@ class TaskContext {
     });
   }
 
+  /**
+   * `submit` of many children in one transaction, all or nothing: parent,
+   * root and correlation are wired, each item's explicit options win.
+   * @param {import("../index.js").SubmitItem[]} items
+   * @returns {Promise<import("../index.js").TaskRef[]>} in item order
+   */
+  submitMany(items) {
+    return this._store.submitMany(items, {
+      parentId: this._task.id,
+      rootId: this._task.root_id,
+      correlationId: this._task.correlation_id,
+    });
+  }
+
   /** The worker holding this task's lease (read-only). */
   get workerId() {
     return this._workerId;
@@ -324,6 +339,17 @@ class TaskContext {
    */
   sleep(id, ms) {
     return steps.sleep(this, id, ms);
+  }
+
+  /**
+   * End this run without failing it: the task goes back to its queue to
+   * start no sooner than `ms` from now, and the attempt is given back
+   * (`return ctx.retryAfter(ms)`, e.g. on an upstream's 429 Retry-After).
+   * @param {number} ms
+   * @returns {Promise<never>}
+   */
+  retryAfter(ms) {
+    return steps.retryAfter(this, ms);
   }
 
   /**

@@ -123,6 +123,21 @@ async function sleep(ctx, id, ms) {
 }
 
 /**
+ * `ctx.retryAfter(ms)` (docs/api.md, "Push-back"): the task back in its
+ * queue, to start no sooner than `ms` from now, its attempt given back; the
+ * run ends as a suspended one (a promise that never settles).
+ * @param {TaskContext} ctx
+ * @param {unknown} ms
+ * @returns {Promise<never>}
+ */
+async function retryAfter(ctx, ms) {
+  if (typeof ms !== "number") throw new Error(`ms must be a number of milliseconds, got ${String(ms)}`);
+  const half = ctx._native;
+  await native(ctx, () => half.retryAfter(ms));
+  return stopped(ctx);
+}
+
+/**
  * `ctx.sleepUntil(id, date)`: `sleep` until a `Date` (or epoch milliseconds).
  * @param {TaskContext} ctx
  * @param {unknown} id
@@ -187,4 +202,4 @@ async function taskSteps(store, taskId) {
   return JSON.parse(await store._native.steps(taskId).catch(raise));
 }
 
-module.exports = { step, sleep, sleepUntil, callChild, childStepOf, taskSteps };
+module.exports = { step, sleep, sleepUntil, retryAfter, callChild, childStepOf, taskSteps };

@@ -5,8 +5,8 @@
 // runs the statement off the event loop and returns the row as JSON text.
 
 const { NativeWatch, DEFAULT_WATCH_POLL_MS, onBadRow } = require("./native.js");
-const { TaskTimeout } = require("./errors.js");
-const { TickWrites } = require("./tick-writes.js");
+const { SerializationError, TaskTimeout } = require("./errors.js");
+const { TickWrites, encodeWrite } = require("./tick-writes.js");
 const { purgeArgs, waitArgs, backpressureArgs } = require("./store-args.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { inSharedTransaction, nativeSession } = require("./shared-tx.js");
@@ -17,6 +17,7 @@ const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
  * @typedef {import("../index.js").Task} Task
  * @typedef {import("../index.js").TaskStatus} TaskStatus
  * @typedef {import("../index.js").SubmitInput} SubmitInput
+ * @typedef {import("../index.js").SubmitItem} SubmitItem
  * @typedef {import("../index.js").ListInput} ListInput
  * @typedef {import("../index.js").PurgeInput} PurgeInput
  * @typedef {import("../index.js").TaskRef} TaskRef
@@ -40,6 +41,19 @@ onBadRow((/** @type {string} */ message) => process.emitWarning(message, { code:
  * @returns {any}
  */
 const parseRows = (text) => JSON.parse(text);
+
+/**
+ * Whether `value` encodes as JSON (a failed item tells its payload from its metadata).
+ * @param {unknown} value
+ */
+function isJson(value) {
+  try {
+    dumpJson(value ?? {});
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * A JS timer: a delay it cannot hold (NaN, negative, past 2^31 − 1 ms) fires
@@ -160,6 +174,48 @@ class TaskStore {
       return Promise.reject(err);
     }
     return this._write({ kind: "submit", submit: args });
+  }
+
+  /**
+   * `submitMany` (docs/api.md, "Bulk submit"): the items in one transaction,
+   * all or nothing; their task refs in item order.
+   * @param {SubmitItem[]} items
+   * @param {Partial<SubmitInput>} [wired] options every item gets unless it
+   *   gives its own (a task context's parent, root and correlation)
+   * @returns {Promise<TaskRef[]>}
+   */
+  submitMany(items, wired = {}) {
+    let text;
+    try {
+      text = `[${items.map((item, index) => encodeWrite(this._itemArgs(item, index, wired))).join(",")}]`;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this._native.submitMany(text).then(parseRows, raise);
+  }
+
+  /**
+   * One item's arguments, and the keys it was given (the core checks them);
+   * JSON the item's values cannot carry is refused naming the item.
+   * @param {SubmitItem} item
+   * @param {number} index
+   * @param {Partial<SubmitInput>} wired
+   */
+  _itemArgs(item, index, wired) {
+    if (item === null || typeof item !== "object") {
+      throw new TypeError(`items[${index}] must be an object { task, payload?, options? }`);
+    }
+    const options = item.options ?? {};
+    const { task } = item;
+    const name = typeof task === "string" ? task : (task?.name ?? "");
+    let submit;
+    try {
+      submit = this._submitArgs({ ...wired, ...options, name, payload: item.payload });
+    } catch (err) {
+      const field = err instanceof SerializationError && isJson(item.payload) ? "options.metadata" : "payload";
+      throw new SerializationError(`items[${index}].${field}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return { submit, itemKeys: Object.keys(item), optionKeys: Object.keys(options) };
   }
 
   /** @param {SubmitInput} input */

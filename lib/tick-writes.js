@@ -113,10 +113,10 @@ function readerOf(index) {
 }
 
 /**
- * A write as JSON; numbers JSON cannot carry travel as their String(n) (so
+ * A write (or any arguments) as JSON; numbers JSON cannot carry travel as their String(n) (so
  * Rust names them in its error). A replacer slows every key down, so it is
  * used only for the writes that hold such a number.
- * @param {WriteArgs} args
+ * @param {Record<string, unknown>} args
  * @returns {string}
  */
 function encodeWrite(args) {
@@ -139,4 +139,4 @@ function holdsNonFinite(value) {
   return false;
 }
 
-module.exports = { TickWrites };
+module.exports = { TickWrites, encodeWrite };

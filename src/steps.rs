@@ -80,6 +80,13 @@ impl NativeContext {
         Ok(slept.is_none())
     }
 
+    /// `ctx.retryAfter(ms)`: the task back in its queue, its attempt given
+    /// back; the call ends as a suspended one.
+    #[napi]
+    pub async fn retry_after(&self, ms: f64) -> Result<()> {
+        self.inner.retry_after(ms).await.js().map(|_| ())
+    }
+
     /// `ctx.sleepUntil(id, date)` with the date as epoch milliseconds.
     #[napi]
     pub async fn sleep_until(&self, id: String, at_ms: f64) -> Result<bool> {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cairnq_core::input::timer_ms;
 use cairnq_core::store::backpressure::{BackpressureOptions, QueueDepthLimit};
 use cairnq_core::store::{
-    self, stats_to_json, ClaimInput, ListInput, OpenMode, PurgeInput, Target, TaskRef,
+    self, refs_to_json, stats_to_json, ClaimInput, ListInput, OpenMode, PurgeInput, Target, TaskRef,
 };
 use cairnq_core::task::{summaries_to_json, tasks_to_json};
 use cairnq_core::wait::{self, WaitOptions};
@@ -19,7 +19,7 @@ use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
 use crate::errors::IntoJs;
-use crate::writes::{replies, writes};
+use crate::writes::{replies, submit_items, writes};
 use napi::Result;
 
 /// `open` as `lib/store-args.js` names the modes: absent = migrate, `"existing"`,
@@ -253,6 +253,18 @@ impl NativeStore {
     pub async fn write_many(&self, writes_json: String) -> Result<String> {
         let writes = writes(&writes_json)?;
         Ok(replies(self.inner.write_group(writes).await))
+    }
+
+    /// `submitMany`: the items (a JSON array of `submit`'s arguments) in one
+    /// transaction; their task refs as one JSON array, in item order.
+    #[napi]
+    pub async fn submit_many(&self, items_json: String) -> Result<String> {
+        let refs = self
+            .inner
+            .submit_many(submit_items(&items_json)?)
+            .await
+            .js()?;
+        Ok(refs_to_json(&refs))
     }
 
     /// The writes of one JS tick (a JSON array) run on the calling thread,

@@ -2,7 +2,9 @@
 //! `lib/tick-writes.js` encodes them (one JSON array), decoded one by one into
 //! the core's `Write`s, and their replies as one JSON array.
 
-use cairnq_core::store::{self, HeldTask, Outcome, SubmitInput, Target, Write, WriteAnswer};
+use cairnq_core::store::{
+    self, HeldTask, Outcome, SubmitInput, SubmitItem, Target, Write, WriteAnswer,
+};
 use cairnq_core::Error as CoreError;
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -112,10 +114,48 @@ pub fn writes(text: &str) -> Result<Vec<cairnq_core::Result<Write>>> {
 }
 
 pub(crate) fn decode_write(text: &str) -> cairnq_core::Result<Write> {
-    let args: WriteArgs = serde_path_to_error::deserialize(
-        &mut serde_json::Deserializer::from_str(text),
-    )
-    .map_err(|e| {
+    Write::try_from(decode::<WriteArgs>(text)?)
+}
+
+/// `submitMany`'s items as `lib/store.js` encodes them (a JSON array of
+/// `submit`'s arguments), each decoded on its own so that the core names the
+/// item a refusal is about.
+pub fn submit_items(text: &str) -> Result<Vec<cairnq_core::Result<SubmitItem>>> {
+    let each: Vec<&RawValue> = serde_json::from_str(text)
+        .map_err(|e| napi::Error::from_reason(format!("malformed items: {e}")))?;
+    Ok(each
+        .into_iter()
+        .map(|one| {
+            decode::<ItemArgs>(one.get())
+                .map(|item| SubmitItem {
+                    input: item.submit.into(),
+                    item_keys: item.item_keys,
+                    option_keys: item.option_keys,
+                })
+                // A refusal names the option as `submit` words it; the core
+                // places it in the item.
+                .map_err(|err| match err {
+                    CoreError::Invalid(m) => CoreError::Invalid(
+                        m.strip_prefix("submit.").map_or(m.clone(), str::to_string),
+                    ),
+                    other => other,
+                })
+        })
+        .collect())
+}
+
+/// One `submitMany` item: `submit`'s arguments, and the keys the caller gave.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ItemArgs {
+    submit: SubmitArgs,
+    item_keys: Vec<String>,
+    option_keys: Vec<String>,
+}
+
+/// Arguments the JS layer encoded, a refusal naming the field by its path.
+fn decode<T: serde::de::DeserializeOwned>(text: &str) -> cairnq_core::Result<T> {
+    serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text)).map_err(|e| {
         // The field's path names the argument; the position inside
         // the JS layer's encoding would only confuse.
         let inner = e.inner();
@@ -123,8 +163,7 @@ pub(crate) fn decode_write(text: &str) -> cairnq_core::Result<Write> {
         let detail = inner.to_string();
         let detail = detail.strip_suffix(&at).unwrap_or(&detail);
         CoreError::Invalid(format!("{}: {detail}", e.path()))
-    })?;
-    Write::try_from(args)
+    })
 }
 
 /// Replies as one JSON array, in order: the row (`null` for no row), or the

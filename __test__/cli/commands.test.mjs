@@ -4,6 +4,7 @@
 
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import os from "node:os";
 
 import { claimTask, defer, submitAndFail, submitAndSucceed, waitUntilPast } from "../support/helpers.mjs";
 
@@ -51,6 +52,35 @@ forEachDialect("cli", (dialect) => {
       assertFailure(await cli(args), 3, pattern);
     }
     assert.deepEqual(await footprint(dialect, db), before, "a reading command changed the database");
+  });
+
+  test("submit --file stores every line in one transaction, or none naming the bad line", async (t) => {
+    const db = await dialect.createDatabase(t);
+    const dir = fs.mkdtempSync(`${os.tmpdir()}/cairnq-jsonl-`);
+    defer(t, () => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = `${dir}/tasks.jsonl`;
+    fs.writeFileSync(
+      file,
+      ['{"task":"a","payload":{"n":1}}', "", '{"task":"b","options":{"queue":"q2","key":"k"}}'].join("\n"),
+    );
+    const refs = await cliJson(["submit", db, "--file", file]);
+    assert.deepEqual(
+      refs.map((ref) => ref.status),
+      ["queued", "queued"],
+    );
+    const client = clientOn(t, dialect, db);
+    assert.deepEqual((await client.get(refs[0].id)).payload, { n: 1 });
+    assert.equal((await client.getByKey("k")).id, refs[1].id);
+    const human = await cliOk(["submit", db, "--file", file]);
+    assert.match(human, /^task_\w+ queued\ntask_\w+ queued\n$/);
+
+    const bad = `${dir}/bad.jsonl`;
+    fs.writeFileSync(bad, ['{"task":"c"}', "", '{"task":"d","options":{"priority":1e12}}'].join("\n"));
+    assertFailure(await cli(["submit", db, "--file", bad]), 2, /^error: line 3: options\.priority must be a number/);
+    fs.writeFileSync(bad, '{"task":"c"}\n{oops\n');
+    assertFailure(await cli(["submit", db, "--file", bad]), 2, /^error: line 2: not valid JSON/);
+    assertFailure(await cli(["submit", db, "x", "--file", file]), 2, /^error: submit: give a task name or --file/);
+    assert.equal((await client.list({ limit: 100 })).length, 3, "the refused files stored nothing");
   });
 
   test("submit creates the database; stats counts per queue and status", async (t) => {

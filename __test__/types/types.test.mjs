@@ -108,6 +108,8 @@ const TYPE_EXPORTS = [
   "CatchUp",
   // Flow control (docs/api.md, "Flow control").
   "RateLimit",
+  // Bulk submit (docs/api.md, "Bulk submit").
+  "SubmitItem",
   "MetricsOptions",
   "Metrics",
   // Durable steps (docs/api.md, "Durable steps").

@@ -155,6 +155,11 @@ async function client(path: string): Promise<void> {
   // submit: by name (payload unknown) or by definition (payload typed).
   const t1: Task = await cq.submit("report.build", { month: "2026-10" });
   const t2 = await cq.submit("noop");
+  const refs: TaskRef[] = await cq.submitMany([
+    { task: "noop" },
+    { task: resize, payload: { url: "u", width: 1 }, options: { queue: "images", key: "k" } },
+  ]);
+  void refs;
   const t3 = await cq.submit(resize, { url: "https://x/y.png", width: 64 });
   const t4 = await cq.submit(resize, { url: "u", width: 1, height: 2 }, { queue: "images", priority: 5 });
   const t5 = await cq.submit(ping, 42);
@@ -324,6 +329,8 @@ const handleResize: TypedHandler<ResizeJob, ResizeResult> = async (ctx, job) => 
 const handleReport: Handler = async (ctx, payload) => {
   const month: string = payload.month;
   const child = await ctx.submit("report.part", { month, part: 1 });
+  const parts: TaskRef[] = await ctx.submitMany([{ task: "report.part", payload: { month, part: 2 } }]);
+  void parts;
   const typedChild = await ctx.submit(resize, { url: "u", width: 5 }, { queue: "images", key: `r:${month}` });
   const finished: Task = await ctx.wait(child.id, { timeoutMs: 10_000, pollMs: 100 });
   await ctx.wait(typedChild.id);

@@ -3,6 +3,7 @@
 // line"). Argument parsing is commander's; every command opens the database
 // through the client API (lib/admin/inspect.js) and prints a table, or JSON with --json.
 
+const fs = require("node:fs");
 const { Command, Option, InvalidArgumentError, CommanderError } = require("commander");
 
 const models = require("../models.js");
@@ -311,7 +312,14 @@ async function main(argv, io = {}) {
       state.code = task.status === "succeeded" ? EXIT.OK : task.status === "failed" ? EXIT.FAILED : EXIT.CANCELED;
     });
 
-  command("submit <db> <name> [payload]", "submit a task (creates the database if needed); payload is JSON")
+  command(
+    "submit <db> [name] [payload]",
+    "submit a task (creates the database if needed); payload is JSON; --file submits many in one transaction",
+  )
+    .option(
+      "--file <path>",
+      "submit every line of this JSON Lines file, { task, payload?, options? } each, all or nothing (- reads stdin)",
+    )
     .option("--key <key>", "idempotency key")
     .addOption(
       new Option("--conflict <strategy>", "what a key already in use does").choices([
@@ -338,6 +346,14 @@ async function main(argv, io = {}) {
     .option("--group <name>", "its group, for groupConcurrency and per-group rate limits")
     .option("--init", "install cairnq's tables even in a SQLite file that holds another application's tables")
     .action(async (db, name, payloadText, opts) => {
+      if (opts.file !== undefined) {
+        if (name !== undefined) throw new InspectError("submit: give a task name or --file, not both", EXIT.USAGE);
+        const refs = await submitFile(open(db, { create: true, init: opts.init === true }), opts.file);
+        if (opts.json) return printJson(refs);
+        for (const ref of refs) print(`${fmt.plain(ref.id)} ${fmt.paintStatus(c, ref.status)}`);
+        return;
+      }
+      if (name === undefined) throw new InspectError("submit: a task name (or --file) is required", EXIT.USAGE);
       let payload = {};
       if (payloadText !== undefined) {
         try {
@@ -357,14 +373,7 @@ async function main(argv, io = {}) {
         maxAttempts: opts.maxAttempts,
         group: opts.group,
       });
-      const task = await submitted.catch((/** @type {Error & { code?: string }} */ e) => {
-        if (e.code === "CAIRNQ_NOT_CAIRNQ")
-          throw new InspectError(`${e.message}; pass --init to add cairnq's tables to it anyway`, EXIT.NO_DATABASE);
-        // JSON text that parses to what JSON cannot store (1e999 is Infinity).
-        if (e.name === "SerializationError")
-          throw new InspectError(`payload cannot be stored: ${e.message}`, EXIT.USAGE);
-        throw e;
-      });
+      const task = await submitted.catch(submitError);
       if (opts.json) return printJson(task);
       print(`${fmt.plain(task.id)} ${fmt.paintStatus(c, task.status)} on queue ${fmt.plain(task.queue)}`);
     });
@@ -437,6 +446,59 @@ async function main(argv, io = {}) {
   } finally {
     await closeQuietly(client);
   }
+}
+
+/**
+ * A submit's failure as the command line reports it.
+ * @param {Error & { code?: string }} e
+ * @returns {never}
+ */
+function submitError(e) {
+  if (e.code === "CAIRNQ_NOT_CAIRNQ")
+    throw new InspectError(`${e.message}; pass --init to add cairnq's tables to it anyway`, EXIT.NO_DATABASE);
+  // JSON text that parses to what JSON cannot store (1e999 is Infinity).
+  if (e.name === "SerializationError") throw new InspectError(`payload cannot be stored: ${e.message}`, EXIT.USAGE);
+  throw e;
+}
+
+/**
+ * `submit --file`: the file's non-blank lines as `submitMany`'s items, one
+ * transaction; a refusal names the file's line, not the item's index.
+ * @param {import("../client.js").CairnQ} cq
+ * @param {string} path a file, or "-" for stdin
+ */
+async function submitFile(cq, path) {
+  let text;
+  try {
+    text = path === "-" ? await readAll(process.stdin) : await fs.promises.readFile(path, "utf8");
+  } catch (e) {
+    throw new InspectError(`cannot read ${path}: ${/** @type {Error} */ (e).message}`, EXIT.USAGE);
+  }
+  /** @type {number[]} */
+  const lineOf = [];
+  const items = [];
+  for (const [i, line] of text.split("\n").entries()) {
+    if (line.trim() === "") continue;
+    try {
+      items.push(JSON.parse(line));
+    } catch (e) {
+      throw new InspectError(`line ${i + 1}: not valid JSON: ${/** @type {Error} */ (e).message}`, EXIT.USAGE);
+    }
+    lineOf.push(i + 1);
+  }
+  return cq.submitMany(items).catch((/** @type {Error} */ e) => {
+    const at = /^items\[(\d+)\][.:]? ?/.exec(e.message);
+    if (at === null) return submitError(e);
+    throw new InspectError(`line ${lineOf[Number(at[1])]}: ${e.message.slice(at[0].length)}`, EXIT.USAGE);
+  });
+}
+
+/** @param {NodeJS.ReadableStream} stream */
+async function readAll(stream) {
+  /** @type {Buffer[]} */
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** @param {CairnQ | null} client */

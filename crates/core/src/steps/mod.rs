@@ -132,6 +132,19 @@ pub fn new_step(id: &str, kind: StepKind) -> NewStep {
     }
 }
 
+/// `ms` of `ctx.sleep` and `ctx.retryAfter`: a stored duration (docs/api.md,
+/// "Values and JSON") that is not negative.
+pub fn delay_ms(v: f64) -> Result<i64> {
+    let ms = stored_ms("ms", v)?;
+    if ms < 0 {
+        return Err(Error::Invalid(format!(
+            "ms must be >= 0, got {}",
+            js_number(v)
+        )));
+    }
+    Ok(ms)
+}
+
 /// What a sleep asks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SleepFor {
@@ -145,14 +158,7 @@ impl SleepFor {
     /// `ctx.sleep`'s `ms`: a stored duration (docs/api.md, "Values and
     /// JSON") that is not negative.
     pub fn ms(v: f64) -> Result<SleepFor> {
-        let ms = stored_ms("ms", v)?;
-        if ms < 0 {
-            return Err(Error::Invalid(format!(
-                "ms must be >= 0, got {}",
-                js_number(v)
-            )));
-        }
-        Ok(SleepFor::Ms(ms))
+        delay_ms(v).map(SleepFor::Ms)
     }
 
     /// `ctx.sleepUntil`'s time: a valid `Date`, or epoch milliseconds one can hold.

@@ -229,6 +229,34 @@ pub struct TaskRef {
     pub status: Status,
 }
 
+impl TaskRef {
+    pub fn of(task: &Task) -> TaskRef {
+        TaskRef {
+            id: task.id.clone(),
+            status: task.status,
+        }
+    }
+}
+
+/// Task refs as one JSON array, `[{"id": …, "status": …}, …]` (`submitMany`'s
+/// answer). An id another SDK wrote may hold any character: each is escaped.
+pub fn refs_to_json(refs: &[TaskRef]) -> String {
+    let mut out = String::with_capacity(refs.len() * 56 + 2);
+    out.push('[');
+    for (i, found) in refs.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"id\":");
+        out.push_str(&serde_json::Value::from(found.id.as_str()).to_string());
+        out.push_str(",\"status\":\"");
+        out.push_str(found.status.as_str());
+        out.push_str("\"}");
+    }
+    out.push(']');
+    out
+}
+
 /// A wait's poll (docs/protocol.md, "Status probes"): the probe, and the row
 /// when the probe found the task terminal.
 #[derive(Clone, Debug)]
@@ -418,6 +446,10 @@ pub trait Backend: Send + Sync + 'static {
         }
     }
 
+    /// `submitMany`: `ops` (each an `Insert` or `InsertKeyed`) in one
+    /// transaction, in order, each keyed one seeing those before it; the
+    /// first refusal rolls them all back. Answers each op's task ref.
+    async fn insert_all(&self, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>>;
     async fn insert(&self, task: NewTask) -> Result<Task>;
     async fn insert_keyed(&self, task: NewTask, key: String, conflict: Conflict) -> Result<Task>;
     async fn get(&self, target: Target) -> Result<Option<Task>>;

@@ -144,6 +144,76 @@ impl PurgeInput {
     }
 }
 
+/// One item of `submitMany` as the API receives it: `submit`'s input, and the
+/// keys the caller gave the item and its `options` (checked against the API's).
+#[derive(Clone, Debug, Default)]
+pub struct SubmitItem {
+    pub input: SubmitInput,
+    pub item_keys: Vec<String>,
+    pub option_keys: Vec<String>,
+}
+
+/// The fields of a `submitMany` item.
+const ITEM_FIELDS: &[&str] = &["task", "payload", "options"];
+
+impl SubmitItem {
+    /// The item's submit input once its keys are all the API's, the first
+    /// other one refused by its place (`items[3].options.prio`).
+    pub fn checked(self, index: usize) -> Result<SubmitInput> {
+        let unknown = |keys: &[String], known: &[&str]| {
+            keys.iter()
+                .find(|key| !known.contains(&key.as_str()))
+                .cloned()
+        };
+        if let Some(key) = unknown(&self.item_keys, ITEM_FIELDS) {
+            return Err(Error::Invalid(format!(
+                "items[{index}].{key} is not an item field (task, payload, options)"
+            )));
+        }
+        if let Some(key) = unknown(&self.option_keys, SUBMIT_OPTIONS) {
+            return Err(Error::Invalid(format!(
+                "items[{index}].options.{key} is not a submit option"
+            )));
+        }
+        Ok(self.input)
+    }
+}
+
+/// A refusal of item `index` of `submitMany`, placed where the caller wrote
+/// the value: `items[3].task` for the name, `items[3].options.priority` for an
+/// option (every refusal of a submit's option starts with its name), and
+/// `items[3]: …` before a refusal that names no field.
+pub fn item_error(index: usize, err: Error) -> Error {
+    let Error::Invalid(message) = err else {
+        return err;
+    };
+    let field = message.split([' ', ':', '.']).next().unwrap_or("");
+    Error::Invalid(if field == "name" {
+        format!("items[{index}].task{}", &message["name".len()..])
+    } else if SUBMIT_OPTIONS.contains(&field) {
+        format!("items[{index}].options.{message}")
+    } else {
+        format!("items[{index}]: {message}")
+    })
+}
+
+/// The options `submit` takes, as the API names them.
+pub const SUBMIT_OPTIONS: &[&str] = &[
+    "queue",
+    "key",
+    "conflict",
+    "maxAttempts",
+    "priority",
+    "metadata",
+    "parentId",
+    "rootId",
+    "correlationId",
+    "runAtDelayMs",
+    "debounceMs",
+    "maxDelayMs",
+    "group",
+];
+
 /// `submit`'s checks and defaults (docs/api.md, "Values and JSON", "Stores"): a
 /// task ready to insert.
 pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {

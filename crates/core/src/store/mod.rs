@@ -173,6 +173,40 @@ impl Store {
             .expect("an insert returns its row"))
     }
 
+    /// `submitMany` (docs/api.md, "Bulk submit"): every item checked before
+    /// anything is written (a refusal names the item, `inputs::item_error`),
+    /// the backpressure gate passed once per queue, then all inserted in one
+    /// transaction; each item's task ref, in item order.
+    pub async fn submit_many(&self, items: Vec<Result<SubmitItem>>) -> Result<Vec<TaskRef>> {
+        let mut ops = Vec::with_capacity(items.len());
+        for (index, item) in items.into_iter().enumerate() {
+            let input = item.map_err(|err| item_error(index, err))?.checked(index)?;
+            let op = self
+                .validate(Write::Submit(input))
+                .map_err(|err| item_error(index, err))?;
+            ops.push(op);
+        }
+        if ops.is_empty() {
+            return Ok(Vec::new());
+        }
+        let gate = self.gate.read().expect("gate lock").clone();
+        if let Some(gate) = gate {
+            let queues: std::collections::BTreeSet<&str> = ops
+                .iter()
+                .filter_map(|op| match op {
+                    WriteOp::Insert(task) | WriteOp::InsertKeyed(task, ..) => {
+                        Some(task.queue.as_str())
+                    }
+                    _ => None,
+                })
+                .collect();
+            for queue in queues {
+                gate.acquire(queue).await?;
+            }
+        }
+        self.backend.insert_all(ops).await
+    }
+
     /// Several client writes that share one commit where the backend can
     /// (writes issued in the same JS tick); each keeps its own answer. A write
     /// given as an error (one the caller could not decode) is answered with

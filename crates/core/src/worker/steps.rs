@@ -7,8 +7,10 @@
 use super::context::TaskContext;
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
-use crate::steps::{gone, new_step, plan_child, plan_sleep, ChildPlan, SleepFor, SleepPlan};
-use crate::store::{ChildState, ChildWait, NewStep, StepKind, StoredStep, SubmitInput};
+use crate::steps::{
+    delay_ms, gone, new_step, plan_child, plan_sleep, ChildPlan, SleepFor, SleepPlan,
+};
+use crate::store::{ChildState, ChildWait, NewStep, StepKind, StoredStep, SubmitInput, Wake};
 
 /// How `ctx.step` goes on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,6 +124,29 @@ impl TaskContext {
                     Err(err) => self.step_failed(err),
                 }
             }
+        }
+    }
+
+    /// `ctx.retryAfter(ms)` (docs/api.md, "Push-back"): the run ends without
+    /// failing; the task goes back to its queue to start no sooner than `ms`
+    /// from now, its attempt given back, no step recorded. Once the run is
+    /// suspended, by this or a step, it does nothing more (`None`).
+    pub async fn retry_after(&self, ms: f64) -> Result<Option<()>> {
+        let delay = delay_ms(ms)?;
+        if !self.step_gate()? {
+            return Ok(None);
+        }
+        self.may_suspend("ctx.retryAfter")?;
+        match self
+            .store()
+            .suspend(self.owned(), None, Wake::After(delay))
+            .await
+        {
+            Ok(_) => {
+                self.mark_suspended();
+                Ok(None)
+            }
+            Err(err) => self.step_failed(err),
         }
     }
 

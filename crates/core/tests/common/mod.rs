@@ -23,6 +23,7 @@ macro_rules! shared_suite {
                 complete_batch_follows_complete,
                 claims_follow_priority_then_due_time,
                 stored_delays_are_bounded,
+                submit_many_is_all_or_nothing,
                 purge_count_counts_what_purge_deletes,
                 summaries_leave_the_bodies_unread);
 
@@ -102,7 +103,9 @@ macro_rules! shared_suite {
     };
 }
 
-use cairnq_core::store::{ClaimRequest, HeldTask, ListInput, PurgeInput, SubmitInput, Target};
+use cairnq_core::store::{
+    ClaimRequest, HeldTask, ListInput, PurgeInput, SubmitInput, SubmitItem, Target,
+};
 use cairnq_core::{Status, Store};
 
 /// `complete_batch`: owned tasks finish (cancel wins and keeps the old result),
@@ -275,6 +278,74 @@ pub async fn stored_delays_are_bounded(store: Arc<Store>) {
         .unwrap()
         .unwrap();
     assert_eq!(read.run_at_ms, far.run_at_ms);
+}
+
+/// `submit_many`: refs in item order, keyed items seeing the ones before
+/// them; a bad item refused by its place before anything is written, and a
+/// refusal while writing rolling every item back.
+pub async fn submit_many_is_all_or_nothing(store: Arc<Store>) {
+    let item = |name: &str, key: Option<&str>, conflict: Option<&str>| {
+        Ok(SubmitItem {
+            input: SubmitInput {
+                name: name.into(),
+                key: key.map(str::to_string),
+                conflict: conflict.map(str::to_string),
+                ..SubmitInput::default()
+            },
+            ..SubmitItem::default()
+        })
+    };
+    let refs = store
+        .submit_many(vec![
+            item("a", None, None),
+            item("b", Some("k"), None),
+            item("c", Some("k"), None),
+        ])
+        .await
+        .unwrap();
+    assert_eq!(refs.len(), 3);
+    assert_eq!(
+        refs[2], refs[1],
+        "the second item on a key reuses the first's task"
+    );
+    let stored = |id: &str| store.get(Target::Id(id.to_string()));
+    assert_eq!(stored(&refs[0].id).await.unwrap().unwrap().name, "a");
+
+    let bad = SubmitItem {
+        option_keys: vec!["prio".into()],
+        ..item("d", None, None).unwrap()
+    };
+    let err = store
+        .submit_many(vec![item("d", None, None), Ok(bad)])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "items[1].options.prio is not a submit option"
+    );
+    let err = store
+        .submit_many(vec![item("", None, None)])
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "items[0].task must be a non-empty string, got \"\""
+    );
+    let err = store
+        .submit_many(vec![
+            item("e", None, None),
+            item("f", Some("k2"), None),
+            item("g", Some("k"), Some("reject")),
+        ])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, cairnq_core::Error::AlreadyExists { .. }),
+        "{err:?}"
+    );
+    let all = store.list(ListInput::default()).await.unwrap();
+    assert_eq!(all.len(), 2, "only the first call's two tasks: {all:?}");
+    assert!(store.get(Target::Key("k2".into())).await.unwrap().is_none());
 }
 
 /// `purge_count` counts what `purge` deletes, filter for filter, up to the limit.

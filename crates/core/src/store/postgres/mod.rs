@@ -40,6 +40,7 @@ use self::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, OpenMode, Outcome,
     Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, StepBackend, Target, TaskRef,
+    WriteOp,
 };
 use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
@@ -273,6 +274,12 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn insert(&self, new: NewTask) -> Result<Task> {
         insert_new(&self.client().await?, &new).await
+    }
+
+    async fn insert_all(&self, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
+        let tx = self.begin().await?;
+        let outcome = keyed::insert_all(&tx, ops).await;
+        end_tx(tx, outcome).await
     }
 
     async fn insert_keyed(&self, new: NewTask, key: String, conflict: Conflict) -> Result<Task> {

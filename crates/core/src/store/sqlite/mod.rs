@@ -178,6 +178,11 @@ impl Backend for SqliteBackend {
         self.write_op(op).await
     }
 
+    async fn insert_all(&self, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
+        self.transaction(move |conn| writes::insert_all(conn, &ops))
+            .await
+    }
+
     async fn connect(&self) -> Result<()> {
         self.engine().await.map(|_| ())
     }
