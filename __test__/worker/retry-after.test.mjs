@@ -38,7 +38,10 @@ forEachDialect("ctx.retryAfter", (dialect) => {
       runs.map((run) => run.attempt),
       [1, 1],
     );
-    assert.ok(runs[1].at - runs[0].at >= 1500 - dialect.clockSlackMs - 5, `ran again after ${runs[1].at - runs[0].at} ms`);
+    assert.ok(
+      runs[1].at - runs[0].at >= 1500 - dialect.clockSlackMs - 5,
+      `ran again after ${runs[1].at - runs[0].at} ms`,
+    );
   });
 
   test("bad ms and a batch handler are refused; the run goes on", async (t) => {
