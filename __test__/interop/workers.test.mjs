@@ -239,6 +239,43 @@ for (const sdk of SDKS) {
         await ourWorker.stopAndDrain();
       });
 
+      scenario("a Python worker runs tasks of submitMany and a task our retryAfter pushed back", async (t) => {
+        const db = await backend.freshDatabase(t);
+        const ours = await openOurs(t, backend, db);
+        // Our worker pushes "echo" back once; then only the Python worker serves it.
+        const pushed = [];
+        const ourWorker = startOurWorker(t, backend, db, (w) =>
+          w.task("echo", (ctx) => {
+            pushed.push(ctx.taskId);
+            return ctx.retryAfter(500);
+          }),
+        );
+        const [pushedBack] = await ours.submitMany([{ task: "echo", payload: { pushed: true } }]);
+        await waitFor(async () => (await ours.get(pushedBack.id)).run_at_ms > Date.now(), { timeoutMs: 60_000 });
+        await ourWorker.stopAndDrain();
+        const refs = await ours.submitMany([
+          { task: "echo", payload: { i: 0 } },
+          { task: "echo", payload: { i: 1 }, options: { key: "bulk:1", priority: 3 } },
+        ]);
+        const pyWorker = spawnPyWorker(t, db, { handlers: ["echo"] });
+        const pyWorkerId = await pyWorker.ready();
+        for (const ref of [pushedBack, ...refs]) {
+          const row = await waitFor(
+            async () => {
+              const task = await ours.get(ref.id);
+              return task.status === "succeeded" ? task : null;
+            },
+            { timeoutMs: 60_000 },
+          );
+          assert.equal(row.worker_id, pyWorkerId);
+          assert.equal(row.attempt, 1, "the push-back gave its attempt back");
+        }
+        assert.deepEqual(pushed, [pushedBack.id]);
+        const { tasks } = await py("list", db, "--name", "echo");
+        assert.equal(tasks.length, 3);
+        await pyWorker.terminate();
+      });
+
       scenario("a Python worker runs a debounced task once, with the burst's last payload", async (t) => {
         const db = await backend.freshDatabase(t);
         const ours = await openOurs(t, backend, db);
