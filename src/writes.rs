@@ -153,8 +153,12 @@ struct ItemArgs {
     option_keys: Vec<String>,
 }
 
-/// Arguments the JS layer encoded, a refusal naming the field by its path.
+/// Arguments the JS layer encoded, a refusal naming the field by its path
+/// (found by decoding again, tracking the path: only a refusal pays for it).
 fn decode<T: serde::de::DeserializeOwned>(text: &str) -> cairnq_core::Result<T> {
+    if let Ok(decoded) = serde_json::from_str(text) {
+        return Ok(decoded);
+    }
     serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(text)).map_err(|e| {
         // The field's path names the argument; the position inside
         // the JS layer's encoding would only confuse.

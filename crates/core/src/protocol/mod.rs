@@ -148,6 +148,7 @@ macro_rules! statements {
 
 statements!(
     insert_task,
+    insert_tasks,
     lock_key,
     get_key,
     upsert_key,

@@ -38,7 +38,8 @@ pub enum OpenMode {
 }
 
 /// A task ready to insert: id generated, JSON encoded, defaults applied.
-#[derive(Clone, Debug)]
+/// Serialized, a row of `insert_tasks.sql`'s JSON array.
+#[derive(Clone, Debug, serde::Serialize)]
 pub struct NewTask {
     pub id: String,
     pub name: String,
@@ -51,6 +52,17 @@ pub struct NewTask {
     pub parent_id: Option<String>,
     pub root_id: Option<String>,
     pub correlation_id: Option<String>,
+}
+
+/// The plain inserts of a `submitMany` in one statement: `insert_tasks.sql`'s
+/// JSON array, and each task's ref.
+pub fn insert_batch(tasks: &[NewTask]) -> (String, impl Iterator<Item = TaskRef> + '_) {
+    let json = serde_json::to_string(tasks).expect("tasks encode");
+    let refs = tasks.iter().map(|task| TaskRef {
+        id: task.id.clone(),
+        status: Status::Queued,
+    });
+    (json, refs)
 }
 
 impl NewTask {

@@ -1,8 +1,6 @@
 //! A keyed submit under the key's advisory lock (docs/protocol.md, "Keyed
 //! submit"), debounced submits included.
 
-use futures_util::future::join_all;
-
 use super::conn::{execute, task};
 use super::followups;
 use super::rows::{cancel_by_id, insert_new, resolve_key};
@@ -10,15 +8,15 @@ use super::transport::{params, Session};
 use crate::error::{Error, Result};
 use crate::protocol::POSTGRES as SQL;
 use crate::store::backend::{
-    Conflict, Debounce, DebounceStep, KeyDecision, NewTask, TaskRef, WriteOp, HELD_BACK_DELAY_MS,
+    insert_batch, Conflict, Debounce, DebounceStep, KeyDecision, NewTask, TaskRef, WriteOp,
+    HELD_BACK_DELAY_MS,
 };
 use crate::store::reserved::key_holder;
 use crate::task::Task;
 
-/// `submitMany`'s ops in order, in the caller's transaction. A run of plain
-/// inserts is sent at once (pipelined on the transaction's connection, its
-/// first insert alone so the statement is prepared once); a keyed one runs
-/// after everything before it, so it sees those items.
+/// `submitMany`'s ops in order, in the caller's transaction: each run of
+/// plain inserts in one statement (`insert_tasks.sql`), a keyed one after
+/// everything before it, so it sees those items.
 pub(super) async fn insert_all<S: Session>(tx: &S, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
     let mut refs = Vec::with_capacity(ops.len());
     let mut run: Vec<NewTask> = Vec::new();
@@ -29,12 +27,10 @@ pub(super) async fn insert_all<S: Session>(tx: &S, ops: Vec<WriteOp>) -> Result<
             run.push(new);
             continue;
         }
-        if let Some((first, rest)) = run.split_first() {
-            refs.push(TaskRef::of(&insert_new(tx, first).await?));
-            let inserted = join_all(rest.iter().map(|new| insert_new(tx, new))).await;
-            for task in inserted {
-                refs.push(TaskRef::of(&task?));
-            }
+        if !run.is_empty() {
+            let (tasks, inserted) = insert_batch(&run);
+            execute(tx, SQL.insert_tasks, &params![&tasks]).await?;
+            refs.extend(inserted);
             run.clear();
         }
         match next {

@@ -179,7 +179,7 @@ impl Backend for SqliteBackend {
     }
 
     async fn insert_all(&self, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
-        self.transaction(move |conn| writes::insert_all(conn, &ops))
+        self.transaction(move |conn| writes::insert_all(conn, ops))
             .await
     }
 

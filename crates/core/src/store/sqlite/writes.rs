@@ -11,11 +11,11 @@ use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::SQLITE as SQL;
 use crate::store::backend::{
-    Conflict, Debounce, DebounceStep, HeldTask, KeyDecision, NewTask, Outcome, Target, TaskRef,
-    WriteAnswer, WriteOp, HELD_BACK_DELAY_MS,
+    insert_batch, Conflict, Debounce, DebounceStep, HeldTask, KeyDecision, NewTask, Outcome,
+    Target, TaskRef, WriteAnswer, WriteOp, HELD_BACK_DELAY_MS,
 };
 use crate::store::reserved::key_holder;
-use crate::task::{Status, Task};
+use crate::task::Task;
 
 /// Whether `op` runs several statements (and so needs its own savepoint in a group).
 pub(super) fn spans_statements(op: &WriteOp) -> bool {
@@ -58,32 +58,41 @@ pub(super) fn run_op(conn: &Connection, op: &WriteOp) -> WriteAnswer {
     }
 }
 
-/// `submitMany`'s ops in order, inside the caller's transaction: each
-/// op's task ref (a plain insert's without building its row).
-pub(super) fn insert_all(conn: &Connection, ops: &[WriteOp]) -> Result<Vec<TaskRef>> {
-    ops.iter()
-        .map(|op| match op {
-            WriteOp::Insert(task) => {
-                insert_row(conn, task, now_ms())?;
-                Ok(TaskRef {
-                    id: task.id.clone(),
-                    status: Status::Queued,
-                })
-            }
-            other => Ok(TaskRef::of(
-                &run_op(conn, other)?.expect("a submit answers its row"),
+/// `submitMany`'s ops in order, inside the caller's transaction: each run of
+/// plain inserts in one statement (`insert_tasks.sql`), a keyed one after
+/// everything before it. Each op's task ref.
+pub(super) fn insert_all(conn: &Connection, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
+    let mut refs = Vec::with_capacity(ops.len());
+    let mut run: Vec<NewTask> = Vec::new();
+    let mut ops = ops.into_iter();
+    loop {
+        let next = ops.next();
+        if let Some(WriteOp::Insert(task)) = next {
+            run.push(task);
+            continue;
+        }
+        if !run.is_empty() {
+            let (tasks, inserted) = insert_batch(&run);
+            query(
+                conn,
+                SQL.insert_tasks,
+                &[(":tasks", &tasks), (":now", &now_ms())],
+                |_| Ok(()),
+            )?;
+            refs.extend(inserted);
+            run.clear();
+        }
+        match next {
+            None => return Ok(refs),
+            Some(op) => refs.push(TaskRef::of(
+                &run_op(conn, &op)?.expect("a submit answers its row"),
             )),
-        })
-        .collect()
+        }
+    }
 }
 
 pub(super) fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
     let now = now_ms();
-    insert_row(conn, task, now)?;
-    Ok(task.inserted_row(now))
-}
-
-fn insert_row(conn: &Connection, task: &NewTask, now: i64) -> Result<()> {
     let params: &Params<'_> = &[
         (":id", &task.id),
         (":name", &task.name),
@@ -99,7 +108,7 @@ fn insert_row(conn: &Connection, task: &NewTask, now: i64) -> Result<()> {
         (":now", &now),
     ];
     query(conn, SQL.insert_task, params, |_| Ok(()))?;
-    Ok(())
+    Ok(task.inserted_row(now))
 }
 
 pub(super) fn cancel_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
