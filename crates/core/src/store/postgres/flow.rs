@@ -8,16 +8,20 @@
 //! are only tried, never waited for, so two claimers cannot deadlock; a key
 //! another claimer holds is left to it for this draw.
 
+use async_trait::async_trait;
+
 use super::conn::{apply, rows, tasks};
-use super::transport::{end_tx, params, Param, PgRow, Session, Transaction};
+use super::lifecycle::PostgresBackend;
+use super::listener::PushSource;
+use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::Result;
 use crate::protocol::flow::{
     POSTGRES as SQL, POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_LIMITS_AND_LOCKS,
     POSTGRES_LOCK_NAME,
 };
-use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
+use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend};
 use crate::store::flow::claim;
-use crate::store::flow::declare::declare as declare_in;
+use crate::store::flow::declare::declare;
 use crate::store::flow::draw::{Chunk, GroupLimits, WindowCount};
 use crate::store::flow::pick::{GroupCounts, Scanned};
 use crate::store::flow::transaction::{FlowTransaction, StoredDeclaration};
@@ -81,13 +85,17 @@ fn declared_of<R: PgRow>(row: &R) -> Result<Option<Declared>> {
 
 /// Under the ledger's exclusive lock (as a migration); the declarations
 /// themselves serialize on their rows.
-pub async fn declare<X: Transaction>(
-    tx: X,
-    worker_id: &str,
-    declarations: &[Declaration],
-) -> Result<Vec<Replaced>> {
-    let declared = declare_in(&mut PgFlow::new(&tx), worker_id, declarations).await;
-    end_tx(tx, declared).await
+#[async_trait]
+impl<T: Transport + PushSource> FlowBackend for PostgresBackend<T> {
+    async fn declare_flow(
+        &self,
+        worker_id: String,
+        declarations: Vec<Declaration>,
+    ) -> Result<Vec<Replaced>> {
+        let tx = self.begin().await?;
+        let declared = declare(&mut PgFlow::new(&tx), &worker_id, &declarations).await;
+        end_tx(tx, declared).await
+    }
 }
 
 /// One flow draw inside the claim transaction.

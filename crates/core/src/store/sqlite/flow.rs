@@ -6,10 +6,12 @@
 
 use std::future::Future;
 
+use async_trait::async_trait;
 use futures_util::FutureExt;
 use rusqlite::Connection;
 
 use super::conn::apply_in_transaction;
+use super::lifecycle::SqliteBackend;
 use super::query::{query, query_tasks, Cells};
 use super::rows::json_list;
 use crate::error::Result;
@@ -18,9 +20,9 @@ use crate::protocol::flow::{
     SQLITE as SQL, SQLITE_CLAIM_IDS, SQLITE_DRAW_SCAN, SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS,
     SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
 };
-use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
+use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend};
 use crate::store::flow::claim;
-use crate::store::flow::declare::declare as declare_in;
+use crate::store::flow::declare::declare;
 use crate::store::flow::draw::{Chunk, GroupLimits, WindowCount};
 use crate::store::flow::pick::{GroupCounts, Scanned};
 use crate::store::flow::transaction::{FlowTransaction, StoredDeclaration};
@@ -39,12 +41,18 @@ fn at_once<T>(steps: impl Future<Output = Result<T>>) -> Result<T> {
 }
 
 /// Inside the writer's transaction (the write lock held).
-pub fn declare(
-    conn: &Connection,
-    worker_id: &str,
-    declarations: &[Declaration],
-) -> Result<Vec<Replaced>> {
-    at_once(declare_in(&mut SqliteFlow(conn), worker_id, declarations))
+#[async_trait]
+impl FlowBackend for SqliteBackend {
+    async fn declare_flow(
+        &self,
+        worker_id: String,
+        declarations: Vec<Declaration>,
+    ) -> Result<Vec<Replaced>> {
+        self.transaction(move |conn| {
+            at_once(declare(&mut SqliteFlow(conn), &worker_id, &declarations))
+        })
+        .await
+    }
 }
 
 /// One flow draw inside the claim transaction.
