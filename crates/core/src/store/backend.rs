@@ -54,15 +54,44 @@ pub struct NewTask {
     pub correlation_id: Option<String>,
 }
 
-/// The plain inserts of a `submitMany` in one statement: `insert_tasks.sql`'s
-/// JSON array, and each task's ref.
-pub fn insert_batch(tasks: &[NewTask]) -> (String, impl Iterator<Item = TaskRef> + '_) {
-    let json = serde_json::to_string(tasks).expect("tasks encode");
-    let refs = tasks.iter().map(|task| TaskRef {
-        id: task.id.clone(),
-        status: Status::Queued,
-    });
-    (json, refs)
+/// One step of a `submitMany` transaction: a run of plain inserts, written
+/// by one statement (`insert_tasks.sql`: its JSON array, and the tasks'
+/// refs), or a keyed insert after everything before it.
+pub enum InsertStep {
+    Batch(String, Vec<TaskRef>),
+    Keyed(NewTask, String, Conflict),
+}
+
+/// `submitMany`'s ops (each an `Insert` or `InsertKeyed`) as the steps its
+/// transaction runs, in order.
+pub fn insert_steps(ops: Vec<WriteOp>) -> Vec<InsertStep> {
+    let mut steps = Vec::new();
+    let mut run: Vec<NewTask> = Vec::new();
+    let batch = |run: &mut Vec<NewTask>, steps: &mut Vec<InsertStep>| {
+        if !run.is_empty() {
+            let json = serde_json::to_string(&run).expect("tasks encode");
+            let refs = run
+                .drain(..)
+                .map(|task| TaskRef {
+                    id: task.id,
+                    status: Status::Queued,
+                })
+                .collect();
+            steps.push(InsertStep::Batch(json, refs));
+        }
+    };
+    for op in ops {
+        match op {
+            WriteOp::Insert(task) => run.push(task),
+            WriteOp::InsertKeyed(task, key, conflict) => {
+                batch(&mut run, &mut steps);
+                steps.push(InsertStep::Keyed(task, key, conflict));
+            }
+            other => unreachable!("submitMany passes submits only, got {other:?}"),
+        }
+    }
+    batch(&mut run, &mut steps);
+    steps
 }
 
 impl NewTask {

@@ -8,39 +8,28 @@ use super::transport::{params, Session};
 use crate::error::{Error, Result};
 use crate::protocol::POSTGRES as SQL;
 use crate::store::backend::{
-    insert_batch, Conflict, Debounce, DebounceStep, KeyDecision, NewTask, TaskRef, WriteOp,
-    HELD_BACK_DELAY_MS,
+    insert_steps, Conflict, Debounce, DebounceStep, InsertStep, KeyDecision, NewTask, TaskRef,
+    WriteOp, HELD_BACK_DELAY_MS,
 };
 use crate::store::reserved::key_holder;
 use crate::task::Task;
 
-/// `submitMany`'s ops in order, in the caller's transaction: each run of
-/// plain inserts in one statement (`insert_tasks.sql`), a keyed one after
-/// everything before it, so it sees those items.
+/// `submitMany`'s ops in order, in the caller's transaction
+/// (`insert_steps`); each op's task ref.
 pub(super) async fn insert_all<S: Session>(tx: &S, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
     let mut refs = Vec::with_capacity(ops.len());
-    let mut run: Vec<NewTask> = Vec::new();
-    let mut ops = ops.into_iter();
-    loop {
-        let next = ops.next();
-        if let Some(WriteOp::Insert(new)) = next {
-            run.push(new);
-            continue;
-        }
-        if !run.is_empty() {
-            let (tasks, inserted) = insert_batch(&run);
-            execute(tx, SQL.insert_tasks, &params![&tasks]).await?;
-            refs.extend(inserted);
-            run.clear();
-        }
-        match next {
-            None => return Ok(refs),
-            Some(WriteOp::InsertKeyed(new, key, conflict)) => {
+    for step in insert_steps(ops) {
+        match step {
+            InsertStep::Batch(tasks, inserted) => {
+                execute(tx, SQL.insert_tasks, &params![&tasks]).await?;
+                refs.extend(inserted);
+            }
+            InsertStep::Keyed(new, key, conflict) => {
                 refs.push(TaskRef::of(&keyed_insert(tx, &new, key, conflict).await?));
             }
-            Some(other) => unreachable!("submitMany passes submits only, got {other:?}"),
         }
     }
+    Ok(refs)
 }
 
 /// A keyed submit under the key's lock (docs/protocol.md, "Keyed submit").

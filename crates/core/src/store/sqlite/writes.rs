@@ -11,8 +11,8 @@ use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::SQLITE as SQL;
 use crate::store::backend::{
-    insert_batch, Conflict, Debounce, DebounceStep, HeldTask, KeyDecision, NewTask, Outcome,
-    Target, TaskRef, WriteAnswer, WriteOp, HELD_BACK_DELAY_MS,
+    insert_steps, Conflict, Debounce, DebounceStep, HeldTask, InsertStep, KeyDecision, NewTask,
+    Outcome, Target, TaskRef, WriteAnswer, WriteOp, HELD_BACK_DELAY_MS,
 };
 use crate::store::reserved::key_holder;
 use crate::task::Task;
@@ -58,37 +58,23 @@ pub(super) fn run_op(conn: &Connection, op: &WriteOp) -> WriteAnswer {
     }
 }
 
-/// `submitMany`'s ops in order, inside the caller's transaction: each run of
-/// plain inserts in one statement (`insert_tasks.sql`), a keyed one after
-/// everything before it. Each op's task ref.
+/// `submitMany`'s ops in order, inside the caller's transaction
+/// (`insert_steps`); each op's task ref.
 pub(super) fn insert_all(conn: &Connection, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
     let mut refs = Vec::with_capacity(ops.len());
-    let mut run: Vec<NewTask> = Vec::new();
-    let mut ops = ops.into_iter();
-    loop {
-        let next = ops.next();
-        if let Some(WriteOp::Insert(task)) = next {
-            run.push(task);
-            continue;
-        }
-        if !run.is_empty() {
-            let (tasks, inserted) = insert_batch(&run);
-            query(
-                conn,
-                SQL.insert_tasks,
-                &[(":tasks", &tasks), (":now", &now_ms())],
-                |_| Ok(()),
-            )?;
-            refs.extend(inserted);
-            run.clear();
-        }
-        match next {
-            None => return Ok(refs),
-            Some(op) => refs.push(TaskRef::of(
-                &run_op(conn, &op)?.expect("a submit answers its row"),
-            )),
+    for step in insert_steps(ops) {
+        match step {
+            InsertStep::Batch(tasks, inserted) => {
+                let params: &Params<'_> = &[(":tasks", &tasks), (":now", &now_ms())];
+                query(conn, SQL.insert_tasks, params, |_| Ok(()))?;
+                refs.extend(inserted);
+            }
+            InsertStep::Keyed(task, key, conflict) => {
+                refs.push(TaskRef::of(&insert_keyed(conn, &task, &key, conflict)?));
+            }
         }
     }
+    Ok(refs)
 }
 
 pub(super) fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
