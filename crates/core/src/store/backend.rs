@@ -59,7 +59,7 @@ pub struct NewTask {
 /// refs), or a keyed insert after everything before it.
 pub enum InsertStep {
     Batch(String, Vec<TaskRef>),
-    Keyed(NewTask, String, Conflict),
+    Keyed(Box<NewTask>, String, Conflict),
 }
 
 /// `submitMany`'s ops (each an `Insert` or `InsertKeyed`) as the steps its
@@ -85,7 +85,7 @@ pub fn insert_steps(ops: Vec<WriteOp>) -> Vec<InsertStep> {
             WriteOp::Insert(task) => run.push(task),
             WriteOp::InsertKeyed(task, key, conflict) => {
                 batch(&mut run, &mut steps);
-                steps.push(InsertStep::Keyed(task, key, conflict));
+                steps.push(InsertStep::Keyed(Box::new(task), key, conflict));
             }
             other => unreachable!("submitMany passes submits only, got {other:?}"),
         }
