@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod protocol;
 pub mod retention;
 pub mod schedule;
+pub mod signals;
 pub mod steps;
 pub mod store;
 pub mod task;

@@ -12,11 +12,13 @@ pub mod postgres;
 pub mod reserved;
 mod schedule_rows;
 mod session;
+mod signal_rows;
 pub mod sqlite;
 mod step_presence;
 mod step_rows;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -25,6 +27,7 @@ pub use debounce::FollowupRelease;
 pub use inputs::*;
 pub use schedule_rows::*;
 pub use session::ClaimSession;
+pub use signal_rows::*;
 pub use step_presence::StepsPresence;
 pub use step_rows::*;
 
@@ -85,6 +88,8 @@ pub struct Store {
     schedule_changes: tokio::sync::Notify,
     /// What this store knows of the steps table (docs/api.md, "Durable steps").
     steps: StepsPresence,
+    /// Whether the signals tables have been seen (docs/api.md, "Signals").
+    signals_seen: AtomicBool,
 }
 
 impl Store {
@@ -94,6 +99,7 @@ impl Store {
             gate: RwLock::new(None),
             schedule_changes: tokio::sync::Notify::new(),
             steps: StepsPresence::default(),
+            signals_seen: AtomicBool::new(false),
         })
     }
 
@@ -448,6 +454,15 @@ impl Store {
             return Ok(Vec::new());
         }
         self.backend.complete_batch(worker_id, items).await
+    }
+
+    pub(crate) fn signals_seen(&self) -> bool {
+        self.signals_seen.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub(crate) fn mark_signals_seen(&self) {
+        self.signals_seen
+            .store(true, std::sync::atomic::Ordering::SeqCst)
     }
 
     /// What this store knows of the steps table.

@@ -66,6 +66,15 @@ macro_rules! shared_suite {
                     the_table_appears_on_first_use_and_goes_with_purged_tasks);
             }
 
+            mod signals {
+                use crate::common::signals as checks;
+                shared_suite!(@one #[$threaded] $db, $store;
+                    buffered_signals_are_consumed_in_order,
+                    a_signal_wakes_a_waiting_task,
+                    a_timed_out_wait_replays_its_null,
+                    bad_signal_input_writes_nothing);
+            }
+
             mod flow {
                 use crate::common::flow as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -244,6 +253,7 @@ pub mod debounce;
 pub mod flow;
 pub mod reserved;
 pub mod schedules;
+pub mod signals;
 pub mod steps;
 
 /// A delay a stored time cannot hold is refused naming `runAtDelayMs`, and

@@ -20,16 +20,16 @@ use cairnq_core::worker::{
 use cairnq_core::{Error, Status, Store, Task};
 use tokio::task::JoinHandle;
 
-const PATIENCE: Duration = Duration::from_secs(20);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 /// A recheck no test waits for: a parent that resumes sooner was woken.
 const NEVER_RECHECK_MS: i64 = 120_000;
 
-type Run = Pin<Box<dyn Future<Output = Option<CallOutcome>> + Send>>;
-type Handler = Arc<dyn Fn(Arc<TaskContext>) -> Run + Send + Sync>;
+pub(crate) type Run = Pin<Box<dyn Future<Output = Option<CallOutcome>> + Send>>;
+pub(crate) type Handler = Arc<dyn Fn(Arc<TaskContext>) -> Run + Send + Sync>;
 
 /// A handler over its call's first context; `None` ends the call as
 /// suspended, as the JS layer does when a step answers `suspended`.
-fn handler<F, Fut>(f: F) -> Handler
+pub(crate) fn handler<F, Fut>(f: F) -> Handler
 where
     F: Fn(Arc<TaskContext>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Option<CallOutcome>> + Send + 'static,
@@ -58,13 +58,13 @@ impl Invoker for Handlers {
     }
 }
 
-struct Running {
+pub(crate) struct Running {
     worker: Worker,
     handle: JoinHandle<()>,
 }
 
 impl Running {
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.worker.stop();
         tokio::time::timeout(PATIENCE, self.handle)
             .await
@@ -75,7 +75,7 @@ impl Running {
 
 /// A worker on `store` running `handlers` (each name registered, `batch`
 /// ones as batches of 2).
-fn run(
+pub(crate) fn run(
     store: &Arc<Store>,
     handlers: Vec<(&str, Handler)>,
     batch: &[&str],
@@ -128,13 +128,13 @@ async fn step(
     }
 }
 
-fn returns(json: &str) -> Option<CallOutcome> {
+pub(crate) fn returns(json: &str) -> Option<CallOutcome> {
     Some(CallOutcome::Returned(vec![TaskResult::Value(Some(
         json.into(),
     ))]))
 }
 
-fn threw(message: &str, retryable: bool) -> Option<CallOutcome> {
+pub(crate) fn threw(message: &str, retryable: bool) -> Option<CallOutcome> {
     let envelope = format!(
         r#"{{"type":"Error","code":"handler_error","message":"{message}","retryable":{retryable},"details":{{}}}}"#
     );
@@ -144,7 +144,7 @@ fn threw(message: &str, retryable: bool) -> Option<CallOutcome> {
     })
 }
 
-async fn submit(store: &Store, name: &str, payload: &str) -> Task {
+pub(crate) async fn submit(store: &Store, name: &str, payload: &str) -> Task {
     store
         .submit(SubmitInput {
             name: name.into(),
@@ -155,12 +155,17 @@ async fn submit(store: &Store, name: &str, payload: &str) -> Task {
         .unwrap()
 }
 
-async fn row(store: &Store, id: &str) -> Task {
+pub(crate) async fn row(store: &Store, id: &str) -> Task {
     store.get(Target::Id(id.into())).await.unwrap().unwrap()
 }
 
 /// The row once `check` holds for it; fails after `PATIENCE`.
-async fn row_when(store: &Store, id: &str, what: &str, check: impl Fn(&Task) -> bool) -> Task {
+pub(crate) async fn row_when(
+    store: &Store,
+    id: &str,
+    what: &str,
+    check: impl Fn(&Task) -> bool,
+) -> Task {
     let deadline = Instant::now() + PATIENCE;
     loop {
         let task = row(store, id).await;
@@ -196,14 +201,14 @@ async fn suspended(store: &Store, id: &str) -> Task {
     }
 }
 
-async fn finished(store: &Store, id: &str) -> Task {
+pub(crate) async fn finished(store: &Store, id: &str) -> Task {
     row_when(store, id, "a terminal status", |t| t.status.is_terminal()).await
 }
 
 /// A child's submit as `lib/steps.js` sends it: parent, root and
 /// correlation are the context's to wire.
 /// A stored JSON text as a value (Postgres' jsonb spaces it out).
-fn json(text: Option<&str>) -> serde_json::Value {
+pub(crate) fn json(text: Option<&str>) -> serde_json::Value {
     serde_json::from_str(text.expect("a JSON value")).unwrap()
 }
 

@@ -16,6 +16,7 @@ mod reads;
 mod rows;
 mod schedules;
 mod shared_tx;
+mod signals;
 mod steps;
 mod tls;
 pub mod transport;
@@ -39,10 +40,12 @@ use self::shared_tx::SharedTransactions;
 use self::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, OpenMode, Outcome,
-    Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, StepBackend, Target, TaskRef,
+    Polled, PurgeFilter, PushSubscriber, SharedTx, SignalBackend, StatusCount, StepBackend, Target,
+    TaskRef,
 };
 use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
+use super::signal_rows::{NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput};
 use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result};
 use crate::protocol::{self, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
@@ -495,6 +498,9 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     fn steps(&self) -> &dyn StepBackend {
         self
     }
+    fn signals(&self) -> &dyn SignalBackend {
+        self
+    }
 
     async fn shared_tx_open(&self) -> Result<SharedTx> {
         let tx = self.begin().await?;
@@ -581,5 +587,32 @@ impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
 
     async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
         steps::wake_parents(&self.client().await?, &child_ids).await
+    }
+}
+
+#[async_trait]
+impl<T: Transport + PushSource> SignalBackend for PostgresBackend<T> {
+    async fn signals_installed(&self) -> Result<bool> {
+        signals::installed(&self.client().await?).await
+    }
+
+    async fn install_signals(&self) -> Result<()> {
+        signals::install(self.begin().await?).await
+    }
+
+    async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent> {
+        let tx = self.begin().await?;
+        let sent = signals::send(&tx, &target, &signal).await;
+        end_tx(tx, sent).await
+    }
+
+    async fn wait_for_signal(&self, owned: HeldTask, wait: SignalWaitInput) -> Result<SignalWait> {
+        let tx = self.begin().await?;
+        let waited = signals::wait(&tx, &owned, &wait).await;
+        end_tx(tx, waited).await
+    }
+
+    async fn signal_summaries(&self, task_id: String) -> Result<SignalSummaries> {
+        signals::summaries(&self.client().await?, &task_id).await
     }
 }

@@ -14,6 +14,7 @@ mod query;
 mod reads;
 mod rows;
 mod schedules;
+mod signals;
 mod steps;
 mod wal_watch;
 mod wal_writes;
@@ -32,10 +33,12 @@ use self::wal_watch::WalWatch;
 use self::writes::{complete_many, run_op, spans_statements};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, OpenMode, Outcome,
-    Polled, PurgeFilter, StatusCount, StepBackend, Target, TaskRef, WaitPoll, WriteAnswer, WriteOp,
+    Polled, PurgeFilter, SignalBackend, StatusCount, StepBackend, Target, TaskRef, WaitPoll,
+    WriteAnswer, WriteOp,
 };
 use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
+use super::signal_rows::{NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput};
 use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result};
 use crate::protocol::{self, SQLITE as SQL};
@@ -381,6 +384,35 @@ impl Backend for SqliteBackend {
     }
     fn steps(&self) -> &dyn StepBackend {
         self
+    }
+    fn signals(&self) -> &dyn SignalBackend {
+        self
+    }
+}
+
+#[async_trait]
+impl SignalBackend for SqliteBackend {
+    async fn signals_installed(&self) -> Result<bool> {
+        self.read(signals::installed).await
+    }
+
+    async fn install_signals(&self) -> Result<()> {
+        self.transaction(signals::install).await
+    }
+
+    async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent> {
+        self.transaction(move |conn| signals::send(conn, &target, &signal))
+            .await
+    }
+
+    async fn wait_for_signal(&self, owned: HeldTask, wait: SignalWaitInput) -> Result<SignalWait> {
+        self.transaction(move |conn| signals::wait(conn, &owned, &wait))
+            .await
+    }
+
+    async fn signal_summaries(&self, task_id: String) -> Result<SignalSummaries> {
+        self.read(move |conn| signals::summaries(conn, &task_id))
+            .await
     }
 }
 
