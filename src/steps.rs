@@ -3,8 +3,9 @@
 //! (`cairnq_core::steps`, `TaskContext::begin_step` and the rest); a step
 //! that suspended the task answers `suspended`, and JS stops the handler.
 
+use cairnq_core::signals::{new_signal, timeout_ms};
 use cairnq_core::steps::{view, SleepFor};
-use cairnq_core::store::Write;
+use cairnq_core::store::{Target, Write};
 use cairnq_core::worker::{ChildCall, StepStart};
 use cairnq_core::Error as CoreError;
 use napi::Result;
@@ -32,6 +33,14 @@ pub struct ChildAnswer {
     pub suspended: bool,
     pub child_id: Option<String>,
     pub status: Option<String>,
+    pub json: Option<String>,
+}
+
+/// How `ctx.waitForSignal` ends: `suspended` (the run is over), or the
+/// consumed signal's payload JSON in `json` (absent: none, or timed out).
+#[napi(object)]
+pub struct SignalAnswer {
+    pub suspended: bool,
     pub json: Option<String>,
 }
 
@@ -88,6 +97,28 @@ impl NativeContext {
         Ok(slept.is_none())
     }
 
+    /// `ctx.waitForSignal(id, name, {timeoutMs})`.
+    #[napi]
+    pub async fn wait_for_signal(
+        &self,
+        id: String,
+        name: String,
+        timeout: Option<f64>,
+    ) -> Result<SignalAnswer> {
+        let timeout = timeout_ms(timeout).js()?;
+        let waited = self.inner.wait_for_signal(&id, &name, timeout).await.js()?;
+        Ok(match waited {
+            None => SignalAnswer {
+                suspended: true,
+                json: None,
+            },
+            Some(json) => SignalAnswer {
+                suspended: false,
+                json,
+            },
+        })
+    }
+
     /// `ctx.callChild`: `submit` is the child's submit encoded as a client
     /// write (`{kind: "submit", submit}`); `pollMs` the longest wait before
     /// the parent reads its child again.
@@ -133,5 +164,24 @@ impl NativeStore {
     #[napi]
     pub async fn steps(&self, task_id: String) -> Result<String> {
         view::steps_of(&self.inner, &task_id).await.js()
+    }
+
+    /// `signal` (`by_key` false) / `signalByKey`: true stored, false the
+    /// task has finished, null no such task.
+    #[napi]
+    pub async fn signal(
+        &self,
+        target: String,
+        by_key: bool,
+        name: String,
+        payload: Option<String>,
+    ) -> Result<Option<bool>> {
+        let signal = new_signal(&name, payload).js()?;
+        let target = if by_key {
+            Target::Key(target)
+        } else {
+            Target::Id(target)
+        };
+        self.inner.signal(target, signal).await.js()
     }
 }

@@ -58,6 +58,9 @@ pub struct WriteArgs {
     pub message: Option<String>,
     #[serde(default, deserialize_with = "spelled_number")]
     pub lease_ms: Option<f64>,
+    /// A cancel's `children` option: `false` leaves its `callChild`
+    /// children alone.
+    pub children: Option<bool>,
 }
 
 /// The client method a write comes from.
@@ -185,8 +188,12 @@ impl TryFrom<WriteArgs> for Write {
             WriteKind::Submit => {
                 Write::Submit(args.submit.ok_or_else(|| missing("submit"))?.into())
             }
-            WriteKind::Cancel => Write::Cancel(Target::Id(task_id()?)),
-            WriteKind::CancelByKey => Write::Cancel(Target::Key(key()?)),
+            WriteKind::Cancel => {
+                Write::Cancel(Target::Id(task_id()?), args.children != Some(false))
+            }
+            WriteKind::CancelByKey => {
+                Write::Cancel(Target::Key(key()?), args.children != Some(false))
+            }
             WriteKind::Retry => {
                 Write::Retry(Target::Id(task_id()?), args.reset_attempt == Some(true))
             }

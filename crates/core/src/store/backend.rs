@@ -619,6 +619,9 @@ pub trait StepBackend: Send + Sync {
     ) -> Result<ChildWait>;
     /// Make the tasks waiting on any of these finished children due now.
     async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()>;
+    /// In one transaction: cancel the unfinished children the task's child
+    /// steps submitted, and theirs, at any depth; the rows canceled.
+    async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>>;
 }
 
 /// The signals statements of one dialect (docs/protocol.md, "Signals"). A

@@ -48,7 +48,9 @@ pub enum Write {
     /// A submit of the core's own under a reserved key: a schedule's
     /// occurrence, a durable step's child.
     OwnSubmit(SubmitInput),
-    Cancel(Target),
+    /// A cancel; `true`: the task's unfinished `ctx.callChild` children too,
+    /// at any depth.
+    Cancel(Target, bool),
     Retry(Target, bool),
     Finish(HeldTask, Outcome),
     Progress(HeldTask, Option<f64>, Option<String>),
@@ -186,8 +188,10 @@ impl Store {
     pub async fn write_group(&self, writes: Vec<Result<Write>>) -> Vec<WriteAnswer> {
         let mut admitted = Vec::with_capacity(writes.len());
         let mut may_wake = false;
+        let mut cascades = Vec::with_capacity(writes.len());
         for write in writes {
             may_wake |= write.as_ref().is_ok_and(|w| self.may_wake_parents(w));
+            cascades.push(matches!(write, Ok(Write::Cancel(_, true))));
             admitted.push(match write {
                 Ok(write) => self.admit(write).await,
                 Err(err) => Err(err),
@@ -201,6 +205,11 @@ impl Store {
                 .filter_map(|a| a.as_ref().ok().and_then(Option::as_ref));
             self.wake_parents_of(step_presence::finished_children(rows))
                 .await;
+        }
+        for (answer, cascade) in answers.iter().zip(cascades) {
+            if let (Ok(Some(row)), true) = (answer, cascade) {
+                self.cancel_children(&row.id).await;
+            }
         }
         answers
     }
@@ -250,7 +259,7 @@ impl Store {
                 new_task(input)
             }
             Write::OwnSubmit(input) => new_task(input).map(reserved::own_submit),
-            Write::Cancel(target) => Ok(WriteOp::Cancel(target)),
+            Write::Cancel(target, _) => Ok(WriteOp::Cancel(target)),
             Write::Retry(target, reset) => Ok(WriteOp::Retry(target, reset)),
             Write::Finish(owned, outcome) => Ok(WriteOp::Finish(owned, outcome)),
             Write::Progress(owned, progress, message) => {
@@ -303,8 +312,31 @@ impl Store {
             .await
     }
 
+    /// `cancel`: the task, and its unfinished `ctx.callChild` children at
+    /// any depth (`cancel_children`).
     pub async fn cancel(&self, target: Target) -> Result<Option<Task>> {
-        self.backend.cancel(target).await
+        let row = self.backend.cancel(target).await?;
+        if let Some(row) = &row {
+            self.cancel_children(&row.id).await;
+        }
+        Ok(row)
+    }
+
+    /// Cancel the unfinished children `task_id`'s child steps submitted, and
+    /// theirs (docs/api.md, "Durable steps"): queued ones end at once,
+    /// running ones get a cancel request. A separate transaction after the
+    /// task's own cancel, run only where the steps table may exist; its
+    /// failure leaves the children to finish as they would have, so it is
+    /// not the cancel's.
+    async fn cancel_children(&self, task_id: &str) {
+        if !self.steps.maybe() || !self.steps_installed().await.unwrap_or(false) {
+            return;
+        }
+        let _ = self
+            .backend
+            .steps()
+            .cancel_children(task_id.to_string())
+            .await;
     }
 
     pub async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>> {
@@ -482,7 +514,7 @@ impl Store {
     /// thread: a cancel or a finish may end a child whose parent waits, and
     /// only the asynchronous path wakes it.
     fn may_wake_parents(&self, write: &Write) -> bool {
-        matches!(write, Write::Cancel(_) | Write::Finish(..)) && self.steps.maybe()
+        matches!(write, Write::Cancel(..) | Write::Finish(..)) && self.steps.maybe()
     }
 
     /// See `Backend::wake_ticket`.

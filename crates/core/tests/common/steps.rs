@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use cairnq_core::backoff::Backoff;
 use cairnq_core::steps::SleepFor;
-use cairnq_core::store::{ClaimRequest, NewStep, PurgeInput, StepKind, SubmitInput, Target, Wake};
+use cairnq_core::store::{
+    ClaimRequest, NewStep, PurgeInput, StepKind, SubmitInput, Target, Wake, Write,
+};
 use cairnq_core::worker::{
     Call, CallOutcome, ChildCall, Invoker, Registration, StepStart, TaskContext, TaskResult,
     Worker, WorkerOptions,
@@ -426,8 +428,10 @@ pub async fn a_parent_rechecks_a_child_nobody_wakes_it_for(store: Arc<Store>) {
     worker.stop().await;
 }
 
-/// A parent canceled while it waits on a child ends canceled at once; the
-/// child's later completion leaves it so.
+/// A parent canceled while it waits on a child ends canceled at once, and
+/// so do its `callChild` children and theirs (two levels here); a child
+/// submitted with only a `parent_id` (`ctx.submit`'s) is left alone, and a
+/// cancel without children leaves every child alone.
 pub async fn a_waiting_parent_is_canceled(store: Arc<Store>) {
     let parent_runs = Arc::new(AtomicUsize::new(0));
     let counted = parent_runs.clone();
@@ -435,35 +439,78 @@ pub async fn a_waiting_parent_is_canceled(store: Arc<Store>) {
         let runs = counted.clone();
         async move {
             runs.fetch_add(1, SeqCst);
-            let kid = child_input("unrun", "{}");
+            let kid = child_input("middle", "{}");
             ctx.call_child("kid", kid, NEVER_RECHECK_MS)
                 .await
                 .unwrap()?;
             returns("null")
         }
     });
-    let worker = run(&store, vec![("parent", parent)], &[], 1.0);
-    let task = submit(&store, "parent", "{}").await;
-    suspended(&store, &task.id).await;
+    let middle = handler(|ctx| async move {
+        let grand = child_input("unrun", "{}");
+        ctx.call_child("grand", grand, NEVER_RECHECK_MS)
+            .await
+            .unwrap()?;
+        returns("null")
+    });
+    let worker = run(
+        &store,
+        vec![("parent", parent), ("middle", middle)],
+        &[],
+        1.0,
+    );
+    let child_of = |id: String| {
+        let store = store.clone();
+        async move {
+            store.load_steps(&id).await.unwrap()[0]
+                .child_id
+                .clone()
+                .unwrap()
+        }
+    };
+    let family = || async {
+        let task = submit(&store, "parent", "{}").await;
+        suspended(&store, &task.id).await;
+        let kid = child_of(task.id.clone()).await;
+        suspended(&store, &kid).await;
+        let grand = child_of(kid.clone()).await;
+        let loose = store
+            .submit(SubmitInput {
+                name: "unrun".into(),
+                parent_id: Some(task.id.clone()),
+                ..SubmitInput::default()
+            })
+            .await
+            .unwrap();
+        (task.id, kid, grand, loose.id)
+    };
+
+    let (alone, kid, grand, _) = family().await;
+    let mut answers = store
+        .write_group(vec![Ok(Write::Cancel(Target::Id(alone.clone()), false))])
+        .await;
+    let canceled = answers.pop().unwrap().unwrap().unwrap();
+    assert_eq!(canceled.status, Status::Canceled);
+    assert_eq!(row(&store, &kid).await.status, Status::Queued);
+    assert_eq!(row(&store, &grand).await.status, Status::Queued);
+
+    let (task, kid, grand, loose) = family().await;
     let canceled = store
-        .cancel(Target::Id(task.id.clone()))
+        .cancel(Target::Id(task.clone()))
         .await
         .unwrap()
         .unwrap();
     assert_eq!(canceled.status, Status::Canceled);
-    let kid = store.load_steps(&task.id).await.unwrap()[0]
-        .child_id
-        .clone()
-        .unwrap();
+    assert_eq!(row(&store, &kid).await.status, Status::Canceled);
+    assert_eq!(row(&store, &grand).await.status, Status::Canceled);
     assert_eq!(
-        row(&store, &kid).await.status,
+        row(&store, &loose).await.status,
         Status::Queued,
-        "the child is its own task"
+        "a ctx.submit child is its own task"
     );
-    store.cancel(Target::Id(kid)).await.unwrap();
     worker.stop().await;
-    assert_eq!(row(&store, &task.id).await.status, Status::Canceled);
-    assert_eq!(parent_runs.load(SeqCst), 1);
+    assert_eq!(row(&store, &task).await.status, Status::Canceled);
+    assert_eq!(parent_runs.load(SeqCst), 2);
 }
 
 /// Claims the one queued task of `name` for `worker` with a lease of `lease_ms`.

@@ -588,6 +588,12 @@ impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
     async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
         steps::wake_parents(&self.client().await?, &child_ids).await
     }
+
+    async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>> {
+        let tx = self.begin().await?;
+        let canceled = steps::cancel_children(&tx, &task_id).await;
+        end_tx(tx, canceled).await
+    }
 }
 
 #[async_trait]

@@ -3,6 +3,7 @@
 //! suspension as one transaction.
 
 use super::conn::{apply, rows};
+use super::rows::cancel_by_id;
 use super::transport::{end_tx, params, Param, PgRow, Session, Transaction};
 use crate::error::{Error, Result};
 use crate::protocol::steps::POSTGRES as SQL;
@@ -10,7 +11,7 @@ use crate::store::backend::HeldTask;
 use crate::store::step_rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake,
 };
-use crate::task::Status;
+use crate::task::{Status, Task};
 
 fn lost(owned: &HeldTask) -> Error {
     Error::LostLease {
@@ -182,4 +183,15 @@ pub async fn wake_parents<S: Session>(session: &S, child_ids: &[String]) -> Resu
     rows(session, SQL.wake_parents, &[Param::Texts(child_ids)])
         .await
         .map(|_| ())
+}
+
+/// `live_children.sql`, then the protocol's cancel of each, in the caller's
+/// transaction.
+pub async fn cancel_children<S: Session>(tx: &S, task_id: &str) -> Result<Vec<Task>> {
+    let ids = rows(tx, SQL.live_children, &params![&task_id]).await?;
+    let mut canceled = Vec::with_capacity(ids.len());
+    for row in ids {
+        canceled.extend(cancel_by_id(tx, &row.text(0)?).await?);
+    }
+    Ok(canceled)
 }

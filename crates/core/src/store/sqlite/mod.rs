@@ -467,4 +467,9 @@ impl StepBackend for SqliteBackend {
         self.write(move |conn| steps::wake_parents(conn, &child_ids))
             .await
     }
+
+    async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>> {
+        self.transaction(move |conn| steps::cancel_children(conn, &task_id))
+            .await
+    }
 }

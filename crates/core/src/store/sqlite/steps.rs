@@ -8,6 +8,7 @@ use rusqlite::{Connection, Row};
 use super::conn::apply_in_transaction;
 use super::query::{key_at, query, Cells, Params};
 use super::rows::json_list;
+use super::writes::cancel_by_id;
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::steps::SQLITE as SQL;
@@ -16,7 +17,7 @@ use crate::store::bad_rows::{readable, BadRow};
 use crate::store::step_rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake, STEPS_TABLE,
 };
-use crate::task::Status;
+use crate::task::{Status, Task};
 
 fn lost(owned: &HeldTask) -> Error {
     Error::LostLease {
@@ -205,4 +206,17 @@ pub fn wake_parents(conn: &Connection, child_ids: &[String]) -> Result<()> {
         |_| Ok(()),
     )
     .map(|_| ())
+}
+
+/// `live_children.sql`, then the protocol's cancel of each, in the caller's
+/// transaction.
+pub fn cancel_children(conn: &Connection, task_id: &str) -> Result<Vec<Task>> {
+    let ids = query(conn, SQL.live_children, &[(":task_id", &task_id)], |row| {
+        row.get::<_, String>(0)
+    })?;
+    let mut canceled = Vec::with_capacity(ids.len());
+    for id in ids {
+        canceled.extend(cancel_by_id(conn, &id)?);
+    }
+    Ok(canceled)
 }
