@@ -50,6 +50,8 @@ export declare class NativeContext {
   sleep(id: string, ms: number): Promise<boolean>
   /** `ctx.sleepUntil(id, date)` with the date as epoch milliseconds. */
   sleepUntil(id: string, atMs: number): Promise<boolean>
+  /** `ctx.waitForSignal(id, name, {timeoutMs})`. */
+  waitForSignal(id: string, name: string, timeout?: number | undefined | null): Promise<SignalAnswer>
   /**
    * `ctx.callChild`: `submit` is the child's submit encoded as a client
    * write (`{kind: "submit", submit}`); `pollMs` the longest wait before
@@ -175,6 +177,11 @@ export declare class NativeStore {
    * (`cairnq_core::steps::view`).
    */
   steps(taskId: string): Promise<string>
+  /**
+   * `signal` (`by_key` false) / `signalByKey`: true stored, false the
+   * task has finished, null no such task.
+   */
+  signal(target: string, byKey: boolean, name: string, payload?: string | undefined | null): Promise<boolean | null>
 }
 
 export declare class NativeWatch {
@@ -360,6 +367,15 @@ export interface RuleArgs {
 export interface SharedTxObject {
   id: number
   session?: number
+}
+
+/**
+ * How `ctx.waitForSignal` ends: `suspended` (the run is over), or the
+ * consumed signal's payload JSON in `json` (absent: none, or timed out).
+ */
+export interface SignalAnswer {
+  suspended: boolean
+  json?: string
 }
 
 /**

@@ -61,6 +61,7 @@ function endedHalf(store, taskId) {
     sleep: refuse,
     sleepUntil: refuse,
     callChild: refuse,
+    waitForSignal: refuse,
     canceled: () =>
       store.get(taskId).then((row) => !row || row.cancel_requested_at_ms != null || row.status === "canceled"),
   };
@@ -347,6 +348,19 @@ class TaskContext {
    */
   callChild(id, task, payload, opts = {}) {
     return steps.callChild(this, id, task, payload, opts);
+  }
+
+  /**
+   * Wait for a signal `name` sent to this task (`client.signal`) without
+   * holding a slot or using an attempt: its payload, or `null` once
+   * `timeoutMs` passed without one. A signal sent earlier is kept for the wait.
+   * @param {string} id unique within the task
+   * @param {string} name
+   * @param {{ timeoutMs?: number }} [opts]
+   * @returns {Promise<any>}
+   */
+  waitForSignal(id, name, opts = {}) {
+    return steps.waitForSignal(this, id, name, opts);
   }
 
   /** @internal A step sent the task back to the queue: the worker ends the call. */

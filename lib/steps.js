@@ -175,6 +175,52 @@ async function callChild(ctx, id, task, payload, opts) {
 }
 
 /**
+ * `ctx.waitForSignal(id, name, {timeoutMs})`: the payload of the signal the
+ * wait consumed, or `null` once `timeoutMs` passed without one. Until then
+ * the task waits in the queue, and this run never goes on.
+ * @param {TaskContext} ctx
+ * @param {unknown} id
+ * @param {unknown} name
+ * @param {{ timeoutMs?: number } | undefined} opts
+ * @returns {Promise<unknown>}
+ */
+async function waitForSignal(ctx, id, name, opts) {
+  checkId(id);
+  if (typeof name !== "string") throw new Error(`signal name must be a non-empty string, got ${String(name)}`);
+  const timeoutMs = opts?.timeoutMs;
+  if (timeoutMs != null && typeof timeoutMs !== "number") {
+    throw new Error(`timeoutMs must be a number of milliseconds, got ${String(timeoutMs)}`);
+  }
+  const half = ctx._native;
+  const answer = await native(ctx, () => half.waitForSignal(/** @type {string} */ (id), name, timeoutMs ?? undefined));
+  return answer.suspended ? stopped(ctx) : parsed(answer.json);
+}
+
+/**
+ * `client.signal(taskId, name, payload)` (`byKey` false) and `signalByKey`:
+ * true when stored for a task that has not finished, false for a finished
+ * one, null for no task. The payload follows the JSON rules of a submit's.
+ * @param {NativeHolder} store
+ * @param {unknown} target
+ * @param {boolean} byKey
+ * @param {unknown} name
+ * @param {unknown} payload
+ * @returns {Promise<boolean | null>}
+ */
+async function sendSignal(store, target, byKey, name, payload) {
+  if (typeof name !== "string") throw new Error(`signal name must be a non-empty string, got ${String(name)}`);
+  let json;
+  try {
+    json = dumpOptionalJson(payload);
+  } catch (err) {
+    throw new SerializationError(`payload is not JSON-serializable: ${/** @type {Error} */ (err).message}`);
+  }
+  // An id or key that is not a string names no task (as for `cancel`).
+  if (typeof target !== "string") return null;
+  return store._native.signal(target, byKey, name, json ?? undefined).catch(raise);
+}
+
+/**
  * `client.steps(taskId)`: the task's stored steps and what it is sleeping or
  * waiting for (the core's `steps::view`).
  * @param {NativeHolder} store
@@ -183,8 +229,8 @@ async function callChild(ctx, id, task, payload, opts) {
  */
 async function taskSteps(store, taskId) {
   // An id that is not a string names no task (as for `get`).
-  if (typeof taskId !== "string") return { steps: [], suspended: null };
+  if (typeof taskId !== "string") return { steps: [], suspended: null, signals: [] };
   return JSON.parse(await store._native.steps(taskId).catch(raise));
 }
 
-module.exports = { step, sleep, sleepUntil, callChild, childStepOf, taskSteps };
+module.exports = { step, sleep, sleepUntil, callChild, waitForSignal, sendSignal, childStepOf, taskSteps };

@@ -243,21 +243,25 @@ class TaskStore {
   }
 
   /**
+   * Also cancels the task's unfinished `ctx.callChild` children, at any
+   * depth, unless `opts.children` is false.
    * @param {string} taskId
+   * @param {{ children?: boolean }} [opts]
    * @returns {Promise<Task | null>}
    */
-  cancel(taskId) {
+  cancel(taskId, opts) {
     if (!namesTask(taskId)) return NO_TASK;
-    return this._write({ kind: "cancel", taskId });
+    return this._write({ kind: "cancel", taskId, children: opts?.children });
   }
 
   /**
    * @param {string} key
+   * @param {{ children?: boolean }} [opts]
    * @returns {Promise<Task | null>}
    */
-  cancelByKey(key) {
+  cancelByKey(key, opts) {
     if (!namesTask(key)) return NO_TASK;
-    return this._write({ kind: "cancelByKey", key });
+    return this._write({ kind: "cancelByKey", key, children: opts?.children });
   }
 
   /**
