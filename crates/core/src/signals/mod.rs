@@ -48,7 +48,7 @@ impl Store {
         if self.signals_seen() {
             return Ok(true);
         }
-        let installed = self.backend().signals().signals_installed().await?;
+        let installed = self.backend().signals_installed().await?;
         if installed {
             self.mark_signals_seen();
         }
@@ -57,7 +57,7 @@ impl Store {
 
     async fn install_signals(&self) -> Result<()> {
         if !self.signals_seen() {
-            self.backend().signals().install_signals().await?;
+            self.backend().install_signals().await?;
             self.mark_signals_seen();
         }
         Ok(())
@@ -68,13 +68,11 @@ impl Store {
     /// `cancel` answers). The tables are created by the first signal.
     pub async fn signal(&self, target: Target, signal: NewSignal) -> Result<Option<bool>> {
         self.install_signals().await?;
-        Ok(
-            match self.backend().signals().send_signal(target, signal).await? {
-                Sent::Stored => Some(true),
-                Sent::Finished => Some(false),
-                Sent::NoTask => None,
-            },
-        )
+        Ok(match self.backend().send_signal(target, signal).await? {
+            Sent::Stored => Some(true),
+            Sent::Finished => Some(false),
+            Sent::NoTask => None,
+        })
     }
 
     /// A wait step of the task `owned` holds (`SignalBackend::wait_for_signal`).
@@ -84,7 +82,7 @@ impl Store {
         wait: SignalWaitInput,
     ) -> Result<SignalWait> {
         self.install_signals().await?;
-        self.backend().signals().wait_for_signal(owned, wait).await
+        self.backend().wait_for_signal(owned, wait).await
     }
 
     /// The task's waits not yet served and signals not yet consumed (none,
@@ -93,10 +91,7 @@ impl Store {
         if !self.signals_installed().await? {
             return Ok(SignalSummaries::default());
         }
-        self.backend()
-            .signals()
-            .signal_summaries(task_id.to_string())
-            .await
+        self.backend().signal_summaries(task_id.to_string()).await
     }
 }
 

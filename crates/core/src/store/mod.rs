@@ -332,11 +332,7 @@ impl Store {
         if !self.steps.maybe() || !self.steps_installed().await.unwrap_or(false) {
             return;
         }
-        let _ = self
-            .backend
-            .steps()
-            .cancel_children(task_id.to_string())
-            .await;
+        let _ = self.backend.cancel_children(task_id.to_string()).await;
     }
 
     pub async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>> {
@@ -506,7 +502,7 @@ impl Store {
     /// now (`StepsPresence::wake_parents`).
     pub async fn wake_parents_of(&self, child_ids: Vec<String>) {
         self.steps
-            .wake_parents(self.backend.steps(), child_ids)
+            .wake_parents(self.backend.as_ref(), child_ids)
             .await
     }
 

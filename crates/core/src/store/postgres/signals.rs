@@ -2,13 +2,17 @@
 //! transport: a signal and a wait each run as one transaction that locks the
 //! task's row first (`task_status.sql`), so they take it in turn.
 
+use async_trait::async_trait;
+
 use super::conn::{apply, execute, rows};
+use super::lifecycle::PostgresBackend;
+use super::listener::PushSource;
 use super::rows::resolve_key;
 use super::steps::suspend;
-use super::transport::{end_tx, params, PgRow, Session, Transaction};
+use super::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::signals::POSTGRES as SQL;
-use crate::store::backend::{HeldTask, Target};
+use crate::store::backend::{HeldTask, SignalBackend, Target};
 use crate::store::signal_rows::{
     missed, NewSignal, PendingSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput,
     StoredWait, WaitOutcome, WaitSummary,
@@ -16,7 +20,7 @@ use crate::store::signal_rows::{
 use crate::store::step_rows::Wake;
 use crate::task::Status;
 
-pub async fn installed<S: Session>(session: &S) -> Result<bool> {
+async fn installed<S: Session>(session: &S) -> Result<bool> {
     match rows(session, SQL.installed, &[]).await?.first() {
         Some(row) => row.bool(0),
         None => Ok(false),
@@ -25,7 +29,7 @@ pub async fn installed<S: Session>(session: &S) -> Result<bool> {
 
 /// Under the ledger's exclusive lock, so two processes installing at once
 /// create the tables and their ledger row once.
-pub async fn install<X: Transaction>(tx: X) -> Result<()> {
+async fn install<X: Transaction>(tx: X) -> Result<()> {
     let applied = apply(&tx, &SQL.migration).await;
     end_tx(tx, applied).await
 }
@@ -40,7 +44,7 @@ async fn task_status<S: Session>(tx: &S, id: &str) -> Result<Option<Status>> {
 
 /// `signal()` in the caller's transaction: the task's row locked, then the
 /// signal and the wake of a task waiting for its name.
-pub async fn send<S: Session>(tx: &S, target: &Target, signal: &NewSignal) -> Result<Sent> {
+async fn send<S: Session>(tx: &S, target: &Target, signal: &NewSignal) -> Result<Sent> {
     let id = match target {
         Target::Id(id) => id.clone(),
         Target::Key(key) => match resolve_key(tx, key).await? {
@@ -123,11 +127,7 @@ async fn settle<S: Session>(
 }
 
 /// `ctx.waitForSignal` in the caller's transaction (`SignalBackend`).
-pub async fn wait<S: Session>(
-    tx: &S,
-    owned: &HeldTask,
-    wait: &SignalWaitInput,
-) -> Result<SignalWait> {
+async fn wait<S: Session>(tx: &S, owned: &HeldTask, wait: &SignalWaitInput) -> Result<SignalWait> {
     task_status(tx, &owned.task_id).await?;
     let stored = wait_state(tx, &owned.task_id, &wait.step_id).await?;
     if let Some(done) = stored
@@ -156,7 +156,7 @@ pub async fn wait<S: Session>(
     }
 }
 
-pub async fn summaries<S: Session>(session: &S, task_id: &str) -> Result<SignalSummaries> {
+async fn summaries<S: Session>(session: &S, task_id: &str) -> Result<SignalSummaries> {
     let waits = rows(session, SQL.waits, &params![&task_id])
         .await?
         .iter()
@@ -181,4 +181,31 @@ pub async fn summaries<S: Session>(session: &S, task_id: &str) -> Result<SignalS
         })
         .collect::<Result<_>>()?;
     Ok(SignalSummaries { waits, pending })
+}
+
+#[async_trait]
+impl<T: Transport + PushSource> SignalBackend for PostgresBackend<T> {
+    async fn signals_installed(&self) -> Result<bool> {
+        installed(&self.client().await?).await
+    }
+
+    async fn install_signals(&self) -> Result<()> {
+        install(self.begin().await?).await
+    }
+
+    async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent> {
+        let tx = self.begin().await?;
+        let sent = send(&tx, &target, &signal).await;
+        end_tx(tx, sent).await
+    }
+
+    async fn wait_for_signal(&self, owned: HeldTask, input: SignalWaitInput) -> Result<SignalWait> {
+        let tx = self.begin().await?;
+        let waited = wait(&tx, &owned, &input).await;
+        end_tx(tx, waited).await
+    }
+
+    async fn signal_summaries(&self, task_id: String) -> Result<SignalSummaries> {
+        summaries(&self.client().await?, &task_id).await
+    }
 }

@@ -2,16 +2,18 @@
 //! and a wait each run as one transaction of the writer, so the write lock
 //! orders them.
 
+use async_trait::async_trait;
 use rusqlite::Connection;
 
 use super::conn::apply_in_transaction;
+use super::lifecycle::SqliteBackend;
 use super::query::{query, Int, Params};
 use super::rows::resolve_key;
 use super::steps::suspend;
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::signals::SQLITE as SQL;
-use crate::store::backend::{HeldTask, Target};
+use crate::store::backend::{HeldTask, SignalBackend, Target};
 use crate::store::signal_rows::{
     missed, NewSignal, PendingSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput,
     StoredWait, WaitOutcome, WaitSummary,
@@ -19,14 +21,14 @@ use crate::store::signal_rows::{
 use crate::store::step_rows::Wake;
 use crate::task::Status;
 
-pub fn installed(conn: &Connection) -> Result<bool> {
+fn installed(conn: &Connection) -> Result<bool> {
     let found = query(conn, SQL.installed, &[], |row| row.get::<_, bool>(0))?;
     Ok(found.into_iter().next().unwrap_or(false))
 }
 
 /// Runs inside the writer's transaction (the write lock held), so two
 /// processes installing at once create the tables and their ledger row once.
-pub fn install(conn: &Connection) -> Result<()> {
+fn install(conn: &Connection) -> Result<()> {
     apply_in_transaction(conn, &SQL.migration)
 }
 
@@ -39,7 +41,7 @@ fn task_status(conn: &Connection, id: &str) -> Result<Option<Status>> {
 
 /// `signal()` in the caller's transaction: the task's status, then the
 /// signal and the wake of a task waiting for its name.
-pub fn send(conn: &Connection, target: &Target, signal: &NewSignal) -> Result<Sent> {
+fn send(conn: &Connection, target: &Target, signal: &NewSignal) -> Result<Sent> {
     let id = match target {
         Target::Id(id) => id.clone(),
         Target::Key(key) => match resolve_key(conn, key)? {
@@ -128,7 +130,7 @@ fn settle(
 }
 
 /// `ctx.waitForSignal` in the caller's transaction (`SignalBackend`).
-pub fn wait(conn: &Connection, owned: &HeldTask, wait: &SignalWaitInput) -> Result<SignalWait> {
+fn wait(conn: &Connection, owned: &HeldTask, wait: &SignalWaitInput) -> Result<SignalWait> {
     let stored = wait_state(conn, &owned.task_id, &wait.step_id)?;
     if let Some(done) = stored
         .as_ref()
@@ -154,7 +156,7 @@ pub fn wait(conn: &Connection, owned: &HeldTask, wait: &SignalWaitInput) -> Resu
     }
 }
 
-pub fn summaries(conn: &Connection, task_id: &str) -> Result<SignalSummaries> {
+fn summaries(conn: &Connection, task_id: &str) -> Result<SignalSummaries> {
     let waits = query(conn, SQL.waits, &[(":task_id", &task_id)], |row| {
         Ok(WaitSummary {
             step_id: row.get(0)?,
@@ -171,4 +173,29 @@ pub fn summaries(conn: &Connection, task_id: &str) -> Result<SignalSummaries> {
         })
     })?;
     Ok(SignalSummaries { waits, pending })
+}
+
+#[async_trait]
+impl SignalBackend for SqliteBackend {
+    async fn signals_installed(&self) -> Result<bool> {
+        self.read(installed).await
+    }
+
+    async fn install_signals(&self) -> Result<()> {
+        self.transaction(install).await
+    }
+
+    async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent> {
+        self.transaction(move |conn| send(conn, &target, &signal))
+            .await
+    }
+
+    async fn wait_for_signal(&self, owned: HeldTask, input: SignalWaitInput) -> Result<SignalWait> {
+        self.transaction(move |conn| wait(conn, &owned, &input))
+            .await
+    }
+
+    async fn signal_summaries(&self, task_id: String) -> Result<SignalSummaries> {
+        self.read(move |conn| summaries(conn, &task_id)).await
+    }
 }
