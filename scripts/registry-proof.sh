@@ -70,16 +70,23 @@ EOF
     >"$work/verdaccio.log" 2>&1 &
 registry_pid=$!
 for _ in $(seq 1 120); do
-    curl -fsS "$registry-/ping" >/dev/null 2>&1 && break
+    node -e 'fetch(process.argv[1]).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))' "$registry-/ping" && break
     kill -0 "$registry_pid" 2>/dev/null || {
         cat "$work/verdaccio.log" >&2
         exit 1
     }
     sleep 0.5
 done
-token=$(curl -fsS -X PUT -H 'content-type: application/json' \
-    -d '{"name":"release","password":"release-proof"}' "$registry-/user/org.couchdb.user:release" |
-    node -e 'process.stdin.on("data", (d) => console.log(JSON.parse(d).token))')
+# A user for the publishing, as `npm adduser` creates one.
+token=$(node -e '
+    fetch(process.argv[1], {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ name: "release", password: "release-proof" }),
+    }).then(async (r) => {
+      if (!r.ok) throw new Error(`adding the user: HTTP ${r.status}`);
+      console.log((await r.json()).token);
+    });' "$registry-/user/org.couchdb.user:release")
 # npm's own settings for every command below: this registry, this token.
 cat >"$work/npmrc" <<EOF
 registry=$registry
