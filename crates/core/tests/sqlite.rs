@@ -944,7 +944,7 @@ mod foreign_rows {
             })
             .await
             .unwrap();
-        store.backend().steps().install_steps().await.unwrap();
+        store.backend().install_steps().await.unwrap();
         sql(
             &dir,
             &format!(

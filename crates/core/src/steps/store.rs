@@ -16,11 +16,13 @@ pub const CHILD_KEY_PREFIX: &str = "cairnq:step:";
 impl Store {
     /// Whether `cairnq_steps` exists: a catalog read until it has been seen.
     pub async fn steps_installed(&self) -> Result<bool> {
-        self.step_presence().installed(self.backend().steps()).await
+        self.step_presence()
+            .installed(self.backend().as_ref())
+            .await
     }
 
     async fn install_steps(&self) -> Result<()> {
-        self.step_presence().install(self.backend().steps()).await
+        self.step_presence().install(self.backend().as_ref()).await
     }
 
     /// Every step the task has stored (none, and nothing created, on a
@@ -29,7 +31,7 @@ impl Store {
         if !self.steps_installed().await? {
             return Ok(Vec::new());
         }
-        self.backend().steps().load_steps(task_id.to_string()).await
+        self.backend().load_steps(task_id.to_string()).await
     }
 
     /// The task's steps as the dashboard and the command line show them.
@@ -37,17 +39,14 @@ impl Store {
         if !self.steps_installed().await? {
             return Ok(Vec::new());
         }
-        self.backend()
-            .steps()
-            .step_summaries(task_id.to_string())
-            .await
+        self.backend().step_summaries(task_id.to_string()).await
     }
 
     /// Store a step of the task `owned` holds (installing the table first);
     /// its stored-at time.
     pub async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
         self.install_steps().await?;
-        self.backend().steps().record_step(owned, step).await
+        self.backend().record_step(owned, step).await
     }
 
     /// Store `step` (when given), then send the task back to the queue until
@@ -61,7 +60,7 @@ impl Store {
         if step.is_some() {
             self.install_steps().await?;
         }
-        self.backend().steps().suspend(owned, step, wake).await
+        self.backend().suspend(owned, step, wake).await
     }
 
     /// Store `step` (when given), then, unless the child has finished,
@@ -77,7 +76,6 @@ impl Store {
             self.install_steps().await?;
         }
         self.backend()
-            .steps()
             .wait_for_child(owned, step, child_id, recheck_ms)
             .await
     }

@@ -382,8 +382,13 @@ pub trait ClaimPlan: Send + 'static {
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
 }
 
+/// A store's database, in one dialect: the protocol's statements here, each
+/// feature's in its own sub-trait (a supertrait below), which the dialect
+/// implements in that feature's file (`sqlite/steps.rs`, …).
 #[async_trait]
-pub trait Backend: Send + Sync + 'static {
+pub trait Backend:
+    StepBackend + ScheduleBackend + FlowBackend + FollowupBackend + Send + Sync + 'static
+{
     /// Open, migrate and version-check; concurrent callers share one attempt.
     async fn connect(&self) -> Result<()>;
     /// Release every connection; a later operation reconnects lazily.
@@ -520,35 +525,6 @@ pub trait Backend: Send + Sync + 'static {
         tokio::time::sleep(timeout).await
     }
 
-    /// Whether `cairnq_followups` exists (docs/protocol.md, "Debounced submit").
-    async fn followups_installed(&self) -> Result<bool>;
-    /// Make the held-back follow-ups whose task has ended due, in one
-    /// transaction; how many. The table must exist.
-    async fn release_followups(&self) -> Result<u64>;
-
-    /// Whether `cairnq_schedules` exists (docs/protocol.md, "Schedules").
-    async fn schedules_installed(&self) -> Result<bool>;
-    /// Create `cairnq_schedules` unless the ledger records it, as a migration
-    /// is applied (ledger lock, then the ledger row): on first use only.
-    async fn install_schedules(&self) -> Result<()>;
-    /// Run the picked schedules statement that only reads; its rows.
-    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;
-    /// Run the picked schedules statement that writes, autocommit; its rows.
-    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;
-
-    /// The steps statements (docs/protocol.md, "Durable steps").
-    fn steps(&self) -> &dyn StepBackend;
-    /// Create the flow-control tables unless the ledger records them (as
-    /// `install_schedules` does), then store each declaration of
-    /// `worker_id` that differs from the stored one: the latest wins. Answers
-    /// the stored declarations replaced (docs/protocol.md, "Flow control
-    /// tables").
-    async fn declare_flow(
-        &self,
-        worker_id: String,
-        declarations: Vec<Declaration>,
-    ) -> Result<Vec<Replaced>>;
-
     /// Open a transaction the caller writes in before `shared_tx_complete`
     /// settles its task in it (`completeIn`). Only Postgres has one to share.
     async fn shared_tx_open(&self) -> Result<SharedTx> {
@@ -616,4 +592,45 @@ pub trait StepBackend: Send + Sync {
     ) -> Result<ChildWait>;
     /// Make the tasks waiting on any of these finished children due now.
     async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()>;
+}
+
+/// The schedules statements of one dialect (docs/protocol.md, "Schedules"):
+/// `schedule/` decides which one runs, with what.
+#[async_trait]
+pub trait ScheduleBackend: Send + Sync {
+    /// Whether `cairnq_schedules` exists.
+    async fn schedules_installed(&self) -> Result<bool>;
+    /// Create `cairnq_schedules` unless the ledger records it, as a migration
+    /// is applied (ledger lock, then the ledger row): on first use only.
+    async fn install_schedules(&self) -> Result<()>;
+    /// Run the picked schedules statement that only reads; its rows.
+    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;
+    /// Run the picked schedules statement that writes, autocommit; its rows.
+    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;
+}
+
+/// Flow control's declarations (docs/protocol.md, "Flow control tables");
+/// its draws run in the claim transaction (`Draw::flow`).
+#[async_trait]
+pub trait FlowBackend: Send + Sync {
+    /// Create the flow-control tables unless the ledger records them (as
+    /// `install_schedules` does), then store each declaration of
+    /// `worker_id` that differs from the stored one: the latest wins. Answers
+    /// the stored declarations replaced.
+    async fn declare_flow(
+        &self,
+        worker_id: String,
+        declarations: Vec<Declaration>,
+    ) -> Result<Vec<Replaced>>;
+}
+
+/// The release of debounce follow-ups (docs/protocol.md, "Debounced
+/// submit"); a follow-up is held back inside its keyed submit.
+#[async_trait]
+pub trait FollowupBackend: Send + Sync {
+    /// Whether `cairnq_followups` exists.
+    async fn followups_installed(&self) -> Result<bool>;
+    /// Make the held-back follow-ups whose task has ended due, in one
+    /// transaction; how many. The table must exist.
+    async fn release_followups(&self) -> Result<u64>;
 }

@@ -459,7 +459,7 @@ impl Store {
     /// now (`StepsPresence::wake_parents`).
     pub async fn wake_parents_of(&self, child_ids: Vec<String>) {
         self.steps
-            .wake_parents(self.backend.steps(), child_ids)
+            .wake_parents(self.backend.as_ref(), child_ids)
             .await
     }
 

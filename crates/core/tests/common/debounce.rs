@@ -170,7 +170,7 @@ pub async fn a_started_task_is_never_merged_into(store: Arc<Store>) {
             worker_id: "w1".into(),
         };
         if suspended {
-            let steps = store.backend().steps();
+            let steps = store.backend();
             steps.install_steps().await.unwrap();
             let nap = NewStep {
                 step_id: "nap".into(),

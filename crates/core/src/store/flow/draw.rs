@@ -1,11 +1,11 @@
 //! What a flow draw claims (docs/protocol.md, "Flow control tables"): the
-//! decisions both dialects share. A backend reads, in its claim transaction,
-//! the name's limits and, under a name-wide rate, its window (`name_allowance`
-//! says how many the draw may start); then per queue it claims in chunks,
-//! each reading the first rows of the queue in claim order and claiming those
-//! whose group has room, every group's first before any group's second
-//! (`pick`). `Chunks` says how many rows each chunk reads and claims, and
-//! when the queue has no more to give.
+//! decisions both dialects share, which `claim` carries out. In the claim
+//! transaction, the name's limits and, under a name-wide rate, its window
+//! (`name_allowance` says how many the draw may start); then per queue it
+//! claims in chunks, each reading the first rows of the queue in claim order
+//! and claiming those whose group has room, every group's first before any
+//! group's second (`pick`). `Chunks` says how many rows each chunk reads and
+//! claims, and when the queue has no more to give.
 
 use super::{FlowLimits, RateLimit};
 

@@ -4,14 +4,18 @@
 //!
 //! A task's group is its metadata's `"cairnq.group"` (`group`); a name's
 //! limits are what its workers declare (`spec`), stored in a table of this
-//! SDK's own, the latest declaration winning; `draw` decides what a flow draw
-//! claims, the same for both dialects, whose backends (`sqlite/flow.rs`,
-//! `postgres/flow.rs`) run its statements.
+//! SDK's own, the latest declaration winning (`declare`); `draw` and `pick`
+//! decide what a flow draw claims, `claim` runs it. Both are written once for
+//! both dialects, whose backends (`sqlite/flow.rs`, `postgres/flow.rs`) only
+//! run the statements of each step (`transaction`).
 
+pub mod claim;
+pub mod declare;
 pub mod draw;
 pub mod group;
 pub mod pick;
 pub mod spec;
+pub mod transaction;
 
 /// The table of declarations, as reports of its rows name it.
 pub const LIMITS_TABLE: &str = "cairnq_flow_limits";

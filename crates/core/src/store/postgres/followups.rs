@@ -3,12 +3,16 @@
 //! table created by the first follow-up inside the submit's transaction, and
 //! the release.
 
+use async_trait::async_trait;
+
 use super::conn::{apply, execute, rows};
-use super::transport::{params, Param, PgRow, Session};
+use super::lifecycle::PostgresBackend;
+use super::listener::PushSource;
+use super::transport::{params, Param, PgRow, Session, Transport};
 use crate::error::Result;
 use crate::protocol::followups::POSTGRES as SQL;
 use crate::protocol::steps::POSTGRES as STEPS;
-use crate::store::backend::Debounce;
+use crate::store::backend::{Debounce, FollowupBackend};
 
 async fn exists<S: Session>(session: &S, sql: &str, params: &[Param<'_>]) -> Result<bool> {
     match rows(session, sql, params).await?.first() {
@@ -62,6 +66,17 @@ pub(super) async fn postpone<S: Session>(tx: &S, id: &str, window: Debounce) -> 
 
 /// The follow-ups whose task ended become due and lose their rows (one
 /// statement); how many were released.
-pub(super) async fn release<S: Session>(session: &S) -> Result<u64> {
+async fn release<S: Session>(session: &S) -> Result<u64> {
     Ok(rows(session, SQL.release, &[]).await?.len() as u64)
+}
+
+#[async_trait]
+impl<T: Transport + PushSource> FollowupBackend for PostgresBackend<T> {
+    async fn followups_installed(&self) -> Result<bool> {
+        installed(&self.client().await?).await
+    }
+
+    async fn release_followups(&self) -> Result<u64> {
+        release(&self.client().await?).await
+    }
 }

@@ -1,7 +1,10 @@
 //! The Postgres backend: many hosts share one database; time comes from the
 //! database clock, claims skip rows other claimers hold, and keyed work
 //! serializes on a transaction-scoped advisory lock (docs/protocol.md,
-//! "Connection setup (Postgres)").
+//! "Connection setup (Postgres)"). This file holds the `Backend` methods;
+//! the backend's state is in `lifecycle`, each feature's statements in its
+//! own file (`steps`, `schedules`, `flow`, `followups`), which implements the
+//! feature's sub-trait.
 
 mod claim;
 mod conn;
@@ -10,6 +13,7 @@ pub mod executor;
 mod flow;
 mod followups;
 mod keyed;
+mod lifecycle;
 mod listener;
 mod native;
 mod reads;
@@ -20,8 +24,6 @@ mod steps;
 mod tls;
 pub mod transport;
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -29,22 +31,18 @@ use async_trait::async_trait;
 pub use self::conn::quoted_schema;
 use self::conn::task;
 use self::dsn::Dsn;
-use self::executor::{Executor, ExecutorTransport};
-use self::listener::{PushSource, PushWakes};
+pub use self::lifecycle::{PostgresBackend, DEFAULT_POOL_SIZE};
+use self::listener::PushSource;
 pub use self::native::NativeTransport;
 use self::rows::{
     cancel_by_id, complete_many, get_by_id, insert_new, owned_write, resolve_key, retry_by_id,
 };
-use self::shared_tx::SharedTransactions;
 use self::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
 use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, OpenMode, Outcome,
-    Polled, PurgeFilter, PushSubscriber, SharedTx, StatusCount, StepBackend, Target, TaskRef,
+    Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, Outcome, Polled,
+    PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef,
 };
-use super::flow::{Declaration, Replaced};
-use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
-use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::protocol::{self, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
 use crate::task::Task;
 
@@ -53,215 +51,14 @@ pub fn dsn_fields(dsn: &str) -> Result<serde_json::Value> {
     Dsn::fields(dsn)
 }
 
-fn closed_while_connecting() -> Error {
-    Error::Connection("store was closed while connecting".into())
-}
-
-/// Pool size when none is given: what node-postgres, the reference's driver, uses.
-pub const DEFAULT_POOL_SIZE: usize = 10;
-
-/// The Postgres dialect over a transport: the native pool (`new`) or an
-/// application's executor (`over_executor`) run the same statements.
-pub struct PostgresBackend<T: Transport> {
-    transport: T,
-    mode: OpenMode,
-    /// The schema the connection must resolve to (the split check at connect).
-    schema: Option<String>,
-    opened: RwLock<Option<T::Opened>>,
-    /// Serializes connect attempts (`close` never waits on it).
-    lifecycle: tokio::sync::Mutex<()>,
-    /// Finished connect attempts, so callers that waited on one share its failure.
-    attempts: AtomicU64,
-    /// Bumped by every `close`: a connect begun before it publishes nothing.
-    closes: AtomicU64,
-    last_failure: Mutex<Option<(u64, Error)>>,
-    wakes: PushWakes,
-    /// Transactions a caller shares (`completeIn`).
-    shared: SharedTransactions<T::Tx>,
-}
-
-impl PostgresBackend<NativeTransport> {
-    /// Parses the DSN now; connects on first use.
-    pub fn new(dsn: &str, pool_size: Option<usize>) -> Result<Self> {
-        PostgresBackend::in_schema(dsn, pool_size, None)
-    }
-
-    /// `schema`: the store's own schema, created if absent; every connection
-    /// resolves to it alone. Checked as a plain identifier at connect.
-    pub fn in_schema(dsn: &str, pool_size: Option<usize>, schema: Option<String>) -> Result<Self> {
-        let mut backend = PostgresBackend::over(NativeTransport {
-            dsn: Dsn::parse(dsn)?,
-            pool_size: pool_size.unwrap_or(DEFAULT_POOL_SIZE),
-            schema: schema.clone(),
-        });
-        backend.schema = schema;
-        Ok(backend)
-    }
-}
-
-impl PostgresBackend<ExecutorTransport> {
-    /// Every statement through the application's executor, which is never
-    /// closed; `schema` is where its connections must resolve (the executor
-    /// sets its search_path).
-    pub fn over_executor(executor: Arc<dyn Executor>, schema: Option<String>) -> Self {
-        let mut backend = PostgresBackend::over(ExecutorTransport::new(executor));
-        backend.schema = schema;
-        backend
-    }
-}
-
-impl<T: Transport + PushSource> PostgresBackend<T> {
-    fn over(transport: T) -> Self {
-        PostgresBackend {
-            transport,
-            mode: OpenMode::Migrate,
-            schema: None,
-            opened: RwLock::new(None),
-            lifecycle: tokio::sync::Mutex::new(()),
-            attempts: AtomicU64::new(0),
-            closes: AtomicU64::new(0),
-            last_failure: Mutex::new(None),
-            wakes: PushWakes::default(),
-            shared: SharedTransactions::default(),
-        }
-    }
-
-    /// Open the database the `mode` way (`OpenMode::Migrate` by default).
-    pub fn with_mode(mut self, mode: OpenMode) -> Self {
-        self.mode = mode;
-        self
-    }
-
-    /// Whether push wakeups are live (the LISTEN subscription is on).
-    pub fn listening(&self) -> bool {
-        self.wakes.listening()
-    }
-
-    /// The push wakes an executor's subscription feeds.
-    pub fn wakes(&self) -> &PushWakes {
-        &self.wakes
-    }
-
-    fn current(&self) -> Option<T::Opened> {
-        self.opened.read().expect("opened slot").clone()
-    }
-
-    /// The published transport, opening it first if needed. Callers that
-    /// arrive while an attempt runs wait for it and share its outcome; those
-    /// that arrived before a `close` get "closed while connecting".
-    async fn opened(&self) -> Result<T::Opened> {
-        if let Some(opened) = self.current() {
-            return Ok(opened);
-        }
-        let closes = self.closes.load(Ordering::SeqCst);
-        let closed_since = || self.closes.load(Ordering::SeqCst) != closes;
-        let seen = self.attempts.load(Ordering::SeqCst);
-        let _open = self.lifecycle.lock().await;
-        if let Some(opened) = self.current() {
-            return Ok(opened);
-        }
-        if closed_since() {
-            return Err(closed_while_connecting());
-        }
-        if let Some((attempt, err)) = &*self.last_failure.lock().expect("last failure") {
-            if *attempt > seen {
-                return Err(err.clone());
-            }
-        }
-        let result = match self.open().await {
-            Ok(opened) => self.publish(opened, closes),
-            Err(_) if closed_since() => Err(closed_while_connecting()),
-            Err(err) => Err(err),
-        };
-        let attempt = self.attempts.fetch_add(1, Ordering::SeqCst) + 1;
-        match &result {
-            // Not shared: callers that came after the close start afresh.
-            Err(_) if closed_since() => {}
-            Err(err) => {
-                *self.last_failure.lock().expect("last failure") = Some((attempt, err.clone()))
-            }
-            Ok(_) => {}
-        }
-        result
-    }
-
-    /// Publish an open transport and start LISTEN, unless a `close` came
-    /// after the attempt began: then it is released and nothing starts.
-    /// `close` takes the slot under the same lock, so one of the two wins.
-    fn publish(&self, opened: T::Opened, closes: u64) -> Result<T::Opened> {
-        let mut slot = self.opened.write().expect("opened slot");
-        if self.closes.load(Ordering::SeqCst) != closes {
-            drop(slot);
-            self.transport.release(opened);
-            return Err(closed_while_connecting());
-        }
-        *slot = Some(opened.clone());
-        self.wakes.start(self.transport.push_source());
-        Ok(opened)
-    }
-
-    /// A transport that is only published once migrations and the version
-    /// check passed; a failed open is released.
-    async fn open(&self) -> Result<T::Opened> {
-        let opened = self.transport.open().await?;
-        let prepared = async {
-            match self.mode {
-                OpenMode::Migrate | OpenMode::MigrateOwn => {
-                    let conn = self.transport.conn(&opened).await?;
-                    conn::check_schema(&conn, self.schema.as_deref()).await?;
-                    if T::READS_VERSION_BEFORE_MIGRATING {
-                        conn::check_version_before_migrating(&conn).await?;
-                    }
-                    drop(conn);
-                    conn::migrate(&self.transport, &opened).await?;
-                }
-                OpenMode::Existing => {
-                    let conn = self.transport.conn(&opened).await?;
-                    conn::check_existing(&conn, self.transport.target()).await?
-                }
-            }
-            let conn = self.transport.conn(&opened).await?;
-            conn::check_protocol_version(&conn).await
-        }
-        .await;
-        match prepared {
-            Ok(()) => Ok(opened),
-            Err(err) => {
-                self.transport.release(opened);
-                Err(err)
-            }
-        }
-    }
-
-    async fn client(&self) -> Result<T::Conn> {
-        let opened = self.opened().await?;
-        self.transport.conn(&opened).await
-    }
-
-    async fn begin(&self) -> Result<T::Tx> {
-        let opened = self.opened().await?;
-        self.transport.begin(&opened).await
-    }
-}
-
 #[async_trait]
 impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     async fn connect(&self) -> Result<()> {
         self.opened().await.map(|_| ())
     }
 
-    /// Returns at once, never waiting for a connect in flight: that one
-    /// publishes nothing (`publish`).
     async fn close(&self) -> Result<()> {
-        let opened = {
-            let mut slot = self.opened.write().expect("opened slot");
-            self.closes.fetch_add(1, Ordering::SeqCst);
-            slot.take()
-        };
-        self.wakes.shutdown();
-        if let Some(opened) = opened {
-            self.transport.release(opened);
-        }
+        self.disconnect();
         Ok(())
     }
 
@@ -460,42 +257,6 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     fn unsubscribe_push(&self, id: u64) {
         self.wakes.unsubscribe(id)
     }
-    async fn followups_installed(&self) -> Result<bool> {
-        followups::installed(&self.client().await?).await
-    }
-
-    async fn release_followups(&self) -> Result<u64> {
-        followups::release(&self.client().await?).await
-    }
-
-    async fn schedules_installed(&self) -> Result<bool> {
-        schedules::installed(&self.client().await?).await
-    }
-
-    async fn install_schedules(&self) -> Result<()> {
-        schedules::install(self.begin().await?).await
-    }
-
-    async fn declare_flow(
-        &self,
-        worker_id: String,
-        declarations: Vec<Declaration>,
-    ) -> Result<Vec<Replaced>> {
-        flow::declare(self.begin().await?, &worker_id, &declarations).await
-    }
-
-    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
-        schedules::rows(&self.client().await?, pick, &args).await
-    }
-
-    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
-        self.schedule_read(pick, args).await
-    }
-
-    fn steps(&self) -> &dyn StepBackend {
-        self
-    }
-
     async fn shared_tx_open(&self) -> Result<SharedTx> {
         let tx = self.begin().await?;
         let session = tx.handle();
@@ -531,55 +292,5 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn shared_tx_abort(&self, id: u64) -> Result<()> {
         self.shared.take(id).await?.rollback().await
-    }
-}
-
-#[async_trait]
-impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
-    async fn steps_installed(&self) -> Result<bool> {
-        steps::installed(&self.client().await?).await
-    }
-
-    async fn install_steps(&self) -> Result<()> {
-        steps::install(self.begin().await?).await
-    }
-
-    async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {
-        steps::load(&self.client().await?, &task_id).await
-    }
-
-    async fn step_summaries(&self, task_id: String) -> Result<Vec<StepSummary>> {
-        steps::summaries(&self.client().await?, &task_id).await
-    }
-
-    async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
-        steps::record(&self.client().await?, &owned, &step).await
-    }
-
-    async fn suspend(
-        &self,
-        owned: HeldTask,
-        step: Option<NewStep>,
-        wake: Wake,
-    ) -> Result<Suspended> {
-        let tx = self.begin().await?;
-        let suspended = steps::suspend(&tx, &owned, step.as_ref(), wake).await;
-        end_tx(tx, suspended).await
-    }
-
-    async fn wait_for_child(
-        &self,
-        owned: HeldTask,
-        step: Option<NewStep>,
-        child_id: String,
-        recheck_ms: i64,
-    ) -> Result<ChildWait> {
-        let tx = self.begin().await?;
-        let waited = steps::wait_for_child(&tx, &owned, step.as_ref(), &child_id, recheck_ms).await;
-        end_tx(tx, waited).await
-    }
-
-    async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
-        steps::wake_parents(&self.client().await?, &child_ids).await
     }
 }

@@ -2,16 +2,21 @@
 //! over any transport: the table created on first use as a migration is
 //! applied, and every other statement run as it is given.
 
+use async_trait::async_trait;
+
 use super::conn::apply;
-use super::transport::{end_tx, Param, PgRow, Session, Transaction};
+use super::lifecycle::PostgresBackend;
+use super::listener::PushSource;
+use super::transport::{end_tx, Param, PgRow, Session, Transaction, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::schedules::POSTGRES as SQL;
+use crate::store::backend::ScheduleBackend;
 use crate::store::bad_rows::BadRow;
 use crate::store::schedule_rows::{
     PickStatement, ScheduleRow, ScheduleRows, SqlArg, SCHEDULES_TABLE,
 };
 
-pub async fn installed<S: Session>(session: &S) -> Result<bool> {
+async fn installed<S: Session>(session: &S) -> Result<bool> {
     match session.query(SQL.installed, &[]).await?.first() {
         Some(row) => row.bool(0),
         None => Ok(false),
@@ -20,14 +25,14 @@ pub async fn installed<S: Session>(session: &S) -> Result<bool> {
 
 /// Under the ledger's exclusive lock, so two processes installing at once
 /// create the table and its ledger row once.
-pub async fn install<X: Transaction>(tx: X) -> Result<()> {
+async fn install<X: Transaction>(tx: X) -> Result<()> {
     let applied = apply(&tx, &SQL.migration).await;
     end_tx(tx, applied).await
 }
 
 /// The rows the statement answers; one another program wrote in a shape
 /// this SDK cannot read is a `BadRow` in its place.
-pub async fn rows<S: Session>(
+async fn rows<S: Session>(
     session: &S,
     pick: PickStatement,
     args: &[SqlArg],
@@ -76,4 +81,24 @@ fn schedule_from_row<R: PgRow>(row: &R) -> std::result::Result<ScheduleRow, BadR
         created_at_ms: row.int(13).map_err(at("created_at_ms"))?,
         updated_at_ms: row.int(14).map_err(at("updated_at_ms"))?,
     })
+}
+
+/// Both kinds of statement run autocommit on a pooled connection.
+#[async_trait]
+impl<T: Transport + PushSource> ScheduleBackend for PostgresBackend<T> {
+    async fn schedules_installed(&self) -> Result<bool> {
+        installed(&self.client().await?).await
+    }
+
+    async fn install_schedules(&self) -> Result<()> {
+        install(self.begin().await?).await
+    }
+
+    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
+        rows(&self.client().await?, pick, &args).await
+    }
+
+    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
+        rows(&self.client().await?, pick, &args).await
+    }
 }

@@ -2,11 +2,15 @@
 //! any transport: the backend runs a step as one autocommit statement, a
 //! suspension as one transaction.
 
+use async_trait::async_trait;
+
 use super::conn::{apply, rows};
-use super::transport::{end_tx, params, Param, PgRow, Session, Transaction};
+use super::lifecycle::PostgresBackend;
+use super::listener::PushSource;
+use super::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::steps::POSTGRES as SQL;
-use crate::store::backend::HeldTask;
+use crate::store::backend::{HeldTask, StepBackend};
 use crate::store::step_rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake,
 };
@@ -55,7 +59,7 @@ fn summary_from_row<R: PgRow>(row: &R) -> Result<StepSummary> {
 }
 
 /// `record.sql`: the stored-at time, or `LostLease` (nothing stored).
-pub async fn record<S: Session>(session: &S, owned: &HeldTask, step: &NewStep) -> Result<i64> {
+async fn record<S: Session>(session: &S, owned: &HeldTask, step: &NewStep) -> Result<i64> {
     let (wake_at, wake_after) = step.wake.map_or((None, None), Wake::params);
     let kind = step.kind.as_str();
     let stored = rows(
@@ -115,7 +119,7 @@ async fn child_state<S: Session>(session: &S, child_id: &str) -> Result<Option<C
 /// `record` (when `step` is given), the child's state (`FOR SHARE`: a
 /// completion of the child under way is waited for and read), and unless it
 /// has finished `suspend.sql` for `recheck_ms`, in the caller's transaction.
-pub async fn wait_for_child<S: Session>(
+async fn wait_for_child<S: Session>(
     tx: &S,
     owned: &HeldTask,
     step: Option<&NewStep>,
@@ -136,7 +140,7 @@ pub async fn wait_for_child<S: Session>(
 
 /// `record` (when `step` is given), then `suspend.sql`, in the caller's
 /// transaction (both read `now()`, the transaction's time).
-pub async fn suspend<S: Session>(
+async fn suspend<S: Session>(
     tx: &S,
     owned: &HeldTask,
     step: Option<&NewStep>,
@@ -148,7 +152,7 @@ pub async fn suspend<S: Session>(
     suspend_task(tx, owned, wake).await
 }
 
-pub async fn installed<S: Session>(session: &S) -> Result<bool> {
+async fn installed<S: Session>(session: &S) -> Result<bool> {
     match rows(session, SQL.installed, &[]).await?.first() {
         Some(row) => row.bool(0),
         None => Ok(false),
@@ -157,12 +161,12 @@ pub async fn installed<S: Session>(session: &S) -> Result<bool> {
 
 /// Under the ledger's exclusive lock, so two processes installing at once
 /// create the table and its ledger row once.
-pub async fn install<X: Transaction>(tx: X) -> Result<()> {
+async fn install<X: Transaction>(tx: X) -> Result<()> {
     let applied = apply(&tx, &SQL.migration).await;
     end_tx(tx, applied).await
 }
 
-pub async fn load<S: Session>(session: &S, task_id: &str) -> Result<Vec<StoredStep>> {
+async fn load<S: Session>(session: &S, task_id: &str) -> Result<Vec<StoredStep>> {
     rows(session, SQL.load, &params![&task_id])
         .await?
         .iter()
@@ -170,7 +174,7 @@ pub async fn load<S: Session>(session: &S, task_id: &str) -> Result<Vec<StoredSt
         .collect()
 }
 
-pub async fn summaries<S: Session>(session: &S, task_id: &str) -> Result<Vec<StepSummary>> {
+async fn summaries<S: Session>(session: &S, task_id: &str) -> Result<Vec<StepSummary>> {
     rows(session, SQL.summaries, &params![&task_id])
         .await?
         .iter()
@@ -178,8 +182,58 @@ pub async fn summaries<S: Session>(session: &S, task_id: &str) -> Result<Vec<Ste
         .collect()
 }
 
-pub async fn wake_parents<S: Session>(session: &S, child_ids: &[String]) -> Result<()> {
+async fn wake_parents<S: Session>(session: &S, child_ids: &[String]) -> Result<()> {
     rows(session, SQL.wake_parents, &[Param::Texts(child_ids)])
         .await
         .map(|_| ())
+}
+
+#[async_trait]
+impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
+    async fn steps_installed(&self) -> Result<bool> {
+        installed(&self.client().await?).await
+    }
+
+    async fn install_steps(&self) -> Result<()> {
+        install(self.begin().await?).await
+    }
+
+    async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {
+        load(&self.client().await?, &task_id).await
+    }
+
+    async fn step_summaries(&self, task_id: String) -> Result<Vec<StepSummary>> {
+        summaries(&self.client().await?, &task_id).await
+    }
+
+    async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
+        record(&self.client().await?, &owned, &step).await
+    }
+
+    async fn suspend(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        wake: Wake,
+    ) -> Result<Suspended> {
+        let tx = self.begin().await?;
+        let suspended = suspend(&tx, &owned, step.as_ref(), wake).await;
+        end_tx(tx, suspended).await
+    }
+
+    async fn wait_for_child(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        child_id: String,
+        recheck_ms: i64,
+    ) -> Result<ChildWait> {
+        let tx = self.begin().await?;
+        let waited = wait_for_child(&tx, &owned, step.as_ref(), &child_id, recheck_ms).await;
+        end_tx(tx, waited).await
+    }
+
+    async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
+        wake_parents(&self.client().await?, &child_ids).await
+    }
 }

@@ -2,15 +2,17 @@
 //! a debounced submit reads of its key's task, the table created by the first
 //! follow-up inside the submit's transaction, and the release.
 
+use async_trait::async_trait;
 use rusqlite::Connection;
 
 use super::conn::apply_in_transaction;
+use super::lifecycle::SqliteBackend;
 use super::query::{query, Params};
 use crate::error::Result;
 use crate::ids::now_ms;
 use crate::protocol::followups::{SQLITE as SQL, SQLITE_FORGET, SQLITE_PENDING};
 use crate::protocol::steps::SQLITE as STEPS;
-use crate::store::backend::Debounce;
+use crate::store::backend::{Debounce, FollowupBackend};
 
 fn exists(conn: &Connection, sql: &str, params: &Params<'_>) -> Result<bool> {
     Ok(query(conn, sql, params, |row| row.get(0))?
@@ -75,15 +77,30 @@ pub(super) fn postpone(conn: &Connection, id: &str, window: Debounce) -> Result<
 }
 
 /// Whether any follow-up is held back (the table exists).
-pub(super) fn pending(conn: &Connection) -> Result<bool> {
+fn pending(conn: &Connection) -> Result<bool> {
     exists(conn, SQLITE_PENDING, &[])
 }
 
 /// Inside the writer's transaction: the follow-ups whose task ended become
 /// due and lose their rows; how many were released.
-pub(super) fn release(conn: &Connection) -> Result<u64> {
+fn release(conn: &Connection) -> Result<u64> {
     query(conn, SQL.release, &[(":now", &now_ms())], |_| Ok(()))?;
     let released = conn.changes();
     query(conn, SQLITE_FORGET, &[], |_| Ok(()))?;
     Ok(released)
+}
+
+#[async_trait]
+impl FollowupBackend for SqliteBackend {
+    async fn followups_installed(&self) -> Result<bool> {
+        self.read(installed).await
+    }
+
+    /// A read first: `release` takes the write lock.
+    async fn release_followups(&self) -> Result<u64> {
+        if !self.read(pending).await? {
+            return Ok(0);
+        }
+        self.transaction(release).await
+    }
 }

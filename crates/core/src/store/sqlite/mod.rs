@@ -1,14 +1,17 @@
 //! The SQLite backend: one file on one host, shared with the other SDKs'
 //! processes through SQLite's own locking. This file holds the backend's
-//! lifecycle and its `Backend` methods, each choosing where its statements
-//! run (the writer's queue, a reader, the calling thread); the statements
-//! themselves live in `rows`, `writes`, `reads`, `claim` and `schedules`.
+//! `Backend` methods, each choosing where its statements run (the writer's
+//! queue, a reader, the calling thread); the backend's state is in
+//! `lifecycle`, the statements in `rows`, `writes`, `reads` and `claim`, and
+//! each feature's in its own file (`steps`, `schedules`, `flow`,
+//! `followups`), which implements the feature's sub-trait.
 
 mod claim;
 mod conn;
 mod engine;
 mod flow;
 mod followups;
+mod lifecycle;
 mod open;
 mod query;
 mod reads;
@@ -19,109 +22,21 @@ mod wal_watch;
 mod wal_writes;
 mod writes;
 
-use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use rusqlite::Connection;
 
-use self::engine::{Engine, OnCommit};
-use self::open::open_engine;
+pub use self::lifecycle::SqliteBackend;
 use self::rows::{get_target, status_of, wait_poll_on};
-use self::wal_watch::WalWatch;
 use self::writes::{complete_many, run_op, spans_statements};
 use super::backend::{
-    Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, OpenMode, Outcome,
-    Polled, PurgeFilter, StatusCount, StepBackend, Target, TaskRef, WaitPoll, WriteAnswer, WriteOp,
+    Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, Outcome, Polled,
+    PurgeFilter, StatusCount, Target, TaskRef, WaitPoll, WriteAnswer, WriteOp,
 };
-use super::flow::{Declaration, Replaced};
-use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
-use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::protocol::{self, SQLITE as SQL};
 use crate::task::Task;
-
-pub struct SqliteBackend {
-    path: String,
-    busy_timeout: Duration,
-    mode: OpenMode,
-    engine: RwLock<Option<Arc<Engine>>>,
-    /// Serializes connect/close so concurrent first calls share one open.
-    lifecycle: tokio::sync::Mutex<()>,
-    /// Ends idle sleeps and waits early when the file changes.
-    wakes: Option<Arc<WalWatch>>,
-}
-
-impl SqliteBackend {
-    pub fn new(path: &str, busy_timeout: Duration) -> SqliteBackend {
-        SqliteBackend {
-            path: path.to_string(),
-            busy_timeout,
-            mode: OpenMode::Migrate,
-            engine: RwLock::new(None),
-            lifecycle: tokio::sync::Mutex::new(()),
-            wakes: WalWatch::new(path),
-        }
-    }
-
-    /// Open the file the `mode` way (`OpenMode::Migrate` by default).
-    pub fn with_mode(mut self, mode: OpenMode) -> SqliteBackend {
-        self.mode = mode;
-        self
-    }
-
-    fn current(&self) -> Option<Arc<Engine>> {
-        self.engine.read().expect("engine slot").clone()
-    }
-
-    async fn engine(&self) -> Result<Arc<Engine>> {
-        if let Some(engine) = self.current() {
-            return Ok(engine);
-        }
-        let _open = self.lifecycle.lock().await;
-        if let Some(engine) = self.current() {
-            return Ok(engine);
-        }
-        let (path, busy, mode) = (self.path.clone(), self.busy_timeout, self.mode);
-        let on_commit: OnCommit = self.wakes.clone().map(|wakes| {
-            Box::new(move |inline| wakes.committed(inline)) as Box<dyn Fn(bool) + Send + Sync>
-        });
-        let engine = tokio::task::spawn_blocking(move || open_engine(&path, busy, mode, on_commit))
-            .await
-            .map_err(|e| Error::Connection(format!("opening {}: {e}", self.path)))??;
-        let engine = Arc::new(engine);
-        *self.engine.write().expect("engine slot") = Some(engine.clone());
-        Ok(engine)
-    }
-
-    async fn changed(&self, since: u64, timeout: Duration) {
-        match &self.wakes {
-            Some(wakes) => wakes.changed(since, timeout).await,
-            None => tokio::time::sleep(timeout).await,
-        }
-    }
-
-    async fn write<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        self.engine().await?.write(work).await
-    }
-
-    async fn transaction<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        self.engine().await?.transaction(work).await
-    }
-
-    async fn read<T: Send + 'static>(
-        &self,
-        work: impl FnOnce(&Connection) -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        self.engine().await?.read(work).await
-    }
-}
 
 impl SqliteBackend {
     /// The claim probe, on a reader: is a claim worth the write lock?
@@ -183,14 +98,7 @@ impl Backend for SqliteBackend {
     }
 
     async fn close(&self) -> Result<()> {
-        let _guard = self.lifecycle.lock().await;
-        let engine = self.engine.write().expect("engine slot").take();
-        if let Some(engine) = engine {
-            tokio::task::spawn_blocking(move || engine.shutdown())
-                .await
-                .map_err(|e| Error::Connection(format!("closing the store: {e}")))?;
-        }
-        Ok(())
+        self.close_engine().await
     }
 
     async fn protocol_version(&self) -> Result<i64> {
@@ -326,7 +234,7 @@ impl Backend for SqliteBackend {
     }
 
     fn wake_ticket(&self) -> u64 {
-        self.wakes.as_ref().map_or(0, |wakes| wakes.ticket())
+        self.change_ticket()
     }
 
     async fn claim_wake(&self, _queues: &[String], since: u64, timeout: Duration) {
@@ -337,102 +245,8 @@ impl Backend for SqliteBackend {
         self.changed(since, timeout).await
     }
 
-    async fn followups_installed(&self) -> Result<bool> {
-        self.read(followups::installed).await
-    }
-
-    async fn release_followups(&self) -> Result<u64> {
-        if !self.read(followups::pending).await? {
-            return Ok(0);
-        }
-        self.transaction(followups::release).await
-    }
-
-    async fn schedules_installed(&self) -> Result<bool> {
-        self.read(schedules::installed).await
-    }
-
-    async fn install_schedules(&self) -> Result<()> {
-        self.transaction(schedules::install).await
-    }
-
-    async fn declare_flow(
-        &self,
-        worker_id: String,
-        declarations: Vec<Declaration>,
-    ) -> Result<Vec<Replaced>> {
-        self.transaction(move |conn| flow::declare(conn, &worker_id, &declarations))
-            .await
-    }
-
-    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
-        self.read(move |conn| schedules::rows(conn, pick, &args))
-            .await
-    }
-
-    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
-        self.write(move |conn| schedules::rows(conn, pick, &args))
-            .await
-    }
-
     async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
         let row = self.write_op(WriteOp::Finish(owned, outcome)).await?;
         Ok(row.expect("an owned write returns its row"))
-    }
-    fn steps(&self) -> &dyn StepBackend {
-        self
-    }
-}
-
-#[async_trait]
-impl StepBackend for SqliteBackend {
-    async fn steps_installed(&self) -> Result<bool> {
-        self.read(steps::installed).await
-    }
-
-    async fn install_steps(&self) -> Result<()> {
-        self.transaction(steps::install).await
-    }
-
-    async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {
-        self.read(move |conn| steps::load(conn, &task_id)).await
-    }
-
-    async fn step_summaries(&self, task_id: String) -> Result<Vec<StepSummary>> {
-        self.read(move |conn| steps::summaries(conn, &task_id))
-            .await
-    }
-
-    async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
-        self.write(move |conn| steps::record(conn, &owned, &step))
-            .await
-    }
-
-    async fn suspend(
-        &self,
-        owned: HeldTask,
-        step: Option<NewStep>,
-        wake: Wake,
-    ) -> Result<Suspended> {
-        self.transaction(move |conn| steps::suspend(conn, &owned, step, wake))
-            .await
-    }
-
-    async fn wait_for_child(
-        &self,
-        owned: HeldTask,
-        step: Option<NewStep>,
-        child_id: String,
-        recheck_ms: i64,
-    ) -> Result<ChildWait> {
-        self.transaction(move |conn| {
-            steps::wait_for_child(conn, &owned, step.as_ref(), &child_id, recheck_ms)
-        })
-        .await
-    }
-
-    async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
-        self.write(move |conn| steps::wake_parents(conn, &child_ids))
-            .await
     }
 }

@@ -2,33 +2,36 @@
 //! table created on first use in a write transaction, and every other
 //! statement run as it is given.
 
+use async_trait::async_trait;
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
 use super::conn::{apply_in_transaction, sqlite_error};
+use super::lifecycle::SqliteBackend;
 use super::query::{key_at, Cells};
 use super::rows::json_list;
 use crate::error::Result;
 use crate::protocol::schedules::SQLITE as SQL;
+use crate::store::backend::ScheduleBackend;
 use crate::store::bad_rows::BadRow;
 use crate::store::schedule_rows::{
     PickStatement, ScheduleRow, ScheduleRows, SqlArg, SCHEDULES_TABLE,
 };
 
-pub fn installed(conn: &Connection) -> Result<bool> {
+fn installed(conn: &Connection) -> Result<bool> {
     conn.query_row(SQL.installed, [], |row| row.get(0))
         .map_err(sqlite_error)
 }
 
 /// Runs inside the writer's transaction (the write lock held), so two
 /// processes installing at once create the table and its ledger row once.
-pub fn install(conn: &Connection) -> Result<()> {
+fn install(conn: &Connection) -> Result<()> {
     apply_in_transaction(conn, &SQL.migration)
 }
 
 /// The rows the statement answers; one another program wrote in a shape
 /// this SDK cannot read is a `BadRow` in its place.
-pub fn rows(conn: &Connection, pick: PickStatement, args: &[SqlArg]) -> Result<ScheduleRows> {
+fn rows(conn: &Connection, pick: PickStatement, args: &[SqlArg]) -> Result<ScheduleRows> {
     let values = args.iter().map(|arg| match arg {
         SqlArg::Int(v) => Value::Integer(*v),
         SqlArg::Text(v) => Value::Text(v.clone()),
@@ -67,4 +70,23 @@ fn schedule_from_row(row: &Cells<'_, '_>) -> std::result::Result<ScheduleRow, Ba
         created_at_ms: row.int(13, "created_at_ms")?,
         updated_at_ms: row.int(14, "updated_at_ms")?,
     })
+}
+
+#[async_trait]
+impl ScheduleBackend for SqliteBackend {
+    async fn schedules_installed(&self) -> Result<bool> {
+        self.read(installed).await
+    }
+
+    async fn install_schedules(&self) -> Result<()> {
+        self.transaction(install).await
+    }
+
+    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
+        self.read(move |conn| rows(conn, pick, &args)).await
+    }
+
+    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
+        self.write(move |conn| rows(conn, pick, &args)).await
+    }
 }

@@ -3,15 +3,17 @@
 //! with whatever else this process writes at that moment, and a
 //! suspension's statements commit together.
 
+use async_trait::async_trait;
 use rusqlite::{Connection, Row};
 
 use super::conn::apply_in_transaction;
+use super::lifecycle::SqliteBackend;
 use super::query::{key_at, query, Cells, Params};
 use super::rows::json_list;
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::steps::SQLITE as SQL;
-use crate::store::backend::HeldTask;
+use crate::store::backend::{HeldTask, StepBackend};
 use crate::store::bad_rows::{readable, BadRow};
 use crate::store::step_rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake, STEPS_TABLE,
@@ -82,7 +84,7 @@ fn summary_from_row(row: &Cells<'_, '_>) -> std::result::Result<StepSummary, Bad
 }
 
 /// `record.sql`: the stored-at time, or `LostLease` (nothing stored).
-pub fn record(conn: &Connection, owned: &HeldTask, step: &NewStep) -> Result<i64> {
+fn record(conn: &Connection, owned: &HeldTask, step: &NewStep) -> Result<i64> {
     let (wake_at, wake_after) = step.wake.map_or((None, None), Wake::params);
     let kind = step.kind.as_str();
     let params: &Params<'_> = &[
@@ -125,20 +127,20 @@ fn child_state(conn: &Connection, child_id: &str) -> Result<Option<ChildState>> 
     Ok(found.into_iter().next().transpose()?.flatten())
 }
 
-pub fn installed(conn: &Connection) -> Result<bool> {
+fn installed(conn: &Connection) -> Result<bool> {
     let found = query(conn, SQL.installed, &[], |row| row.get::<_, bool>(0))?;
     Ok(found.into_iter().next().unwrap_or(false))
 }
 
 /// Runs inside the writer's transaction (the write lock held), so two
 /// processes installing at once create the table and its ledger row once.
-pub fn install(conn: &Connection) -> Result<()> {
+fn install(conn: &Connection) -> Result<()> {
     apply_in_transaction(conn, &SQL.migration)
 }
 
 /// The task's steps for a run to replay: a row that cannot be read fails
 /// the run (skipping it would run its step again).
-pub fn load(conn: &Connection, task_id: &str) -> Result<Vec<StoredStep>> {
+fn load(conn: &Connection, task_id: &str) -> Result<Vec<StoredStep>> {
     let rows = query(conn, SQL.load, &[(":task_id", &task_id)], |row| {
         Ok(stored_from_row(&cells(row, task_id)))
     })?;
@@ -146,7 +148,7 @@ pub fn load(conn: &Connection, task_id: &str) -> Result<Vec<StoredStep>> {
 }
 
 /// The task's steps to show: a row that cannot be read is skipped, reported.
-pub fn summaries(conn: &Connection, task_id: &str) -> Result<Vec<StepSummary>> {
+fn summaries(conn: &Connection, task_id: &str) -> Result<Vec<StepSummary>> {
     let rows = query(conn, SQL.summaries, &[(":task_id", &task_id)], |row| {
         Ok(summary_from_row(&cells(row, task_id)))
     })?;
@@ -156,7 +158,7 @@ pub fn summaries(conn: &Connection, task_id: &str) -> Result<Vec<StepSummary>> {
 /// `record` (when `step` is given), then `suspend.sql`, in the caller's
 /// transaction. One clock reading for both: a sleep's stored wake time is
 /// the time its task is due.
-pub fn suspend(
+fn suspend(
     conn: &Connection,
     owned: &HeldTask,
     step: Option<NewStep>,
@@ -179,7 +181,7 @@ pub fn suspend(
 /// `record` (when `step` is given), the child's state, and unless it has
 /// finished `suspend.sql` for `recheck_ms`, in the caller's transaction
 /// (the write lock held: no completion of the child slips in between).
-pub fn wait_for_child(
+fn wait_for_child(
     conn: &Connection,
     owned: &HeldTask,
     step: Option<&NewStep>,
@@ -196,7 +198,7 @@ pub fn wait_for_child(
     }
 }
 
-pub fn wake_parents(conn: &Connection, child_ids: &[String]) -> Result<()> {
+fn wake_parents(conn: &Connection, child_ids: &[String]) -> Result<()> {
     let child_ids = json_list(child_ids);
     query(
         conn,
@@ -205,4 +207,54 @@ pub fn wake_parents(conn: &Connection, child_ids: &[String]) -> Result<()> {
         |_| Ok(()),
     )
     .map(|_| ())
+}
+
+#[async_trait]
+impl StepBackend for SqliteBackend {
+    async fn steps_installed(&self) -> Result<bool> {
+        self.read(installed).await
+    }
+
+    async fn install_steps(&self) -> Result<()> {
+        self.transaction(install).await
+    }
+
+    async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {
+        self.read(move |conn| load(conn, &task_id)).await
+    }
+
+    async fn step_summaries(&self, task_id: String) -> Result<Vec<StepSummary>> {
+        self.read(move |conn| summaries(conn, &task_id)).await
+    }
+
+    async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
+        self.write(move |conn| record(conn, &owned, &step)).await
+    }
+
+    async fn suspend(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        wake: Wake,
+    ) -> Result<Suspended> {
+        self.transaction(move |conn| suspend(conn, &owned, step, wake))
+            .await
+    }
+
+    async fn wait_for_child(
+        &self,
+        owned: HeldTask,
+        step: Option<NewStep>,
+        child_id: String,
+        recheck_ms: i64,
+    ) -> Result<ChildWait> {
+        self.transaction(move |conn| {
+            wait_for_child(conn, &owned, step.as_ref(), &child_id, recheck_ms)
+        })
+        .await
+    }
+
+    async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
+        self.write(move |conn| wake_parents(conn, &child_ids)).await
+    }
 }
