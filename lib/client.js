@@ -47,8 +47,9 @@ class CairnQ {
     this._store = store;
     // Backpressure belongs to the store, so every submit through it is gated;
     // retention belongs to this handle and starts now: connect() is optional.
-    if (opts.maxQueueDepth != null) store.useBackpressure(/** @type {BackpressureOptions} */ (opts));
-    this._sweeper = opts.retention ? new RetentionSweeper(store, opts.retention) : null;
+    const { retention, ...backpressure } = opts;
+    if (backpressure.maxQueueDepth != null) store.useBackpressure(/** @type {BackpressureOptions} */ (backpressure));
+    this._sweeper = retention ? new RetentionSweeper(store, retention) : null;
     this._sweeper?.start();
   }
 

@@ -93,8 +93,8 @@ class TaskContext {
             JSON.stringify(task),
             workerId,
             /** @type {number} */ (leaseMs),
-            opts.retryBackoffMs ?? undefined,
-            opts.retryBackoffMaxMs ?? undefined,
+            opts.retryBackoffMs,
+            opts.retryBackoffMaxMs,
           ),
         );
     // Created on first use of `signal`: most handlers never look at it, and a
@@ -205,7 +205,7 @@ class TaskContext {
    * @returns {Promise<Task>}
    */
   progress(value, message = null) {
-    return this._gated(this._native.progress(value ?? undefined, message ?? undefined));
+    return this._gated(this._native.progress(value, message));
   }
 
   /** @returns {Promise<Task>} */
@@ -226,7 +226,7 @@ class TaskContext {
   async succeed(result = null) {
     if (this.settled) return null;
     const encoded = dumpOptionalJson(result);
-    return this._gated(this._native.succeed(encoded ?? undefined));
+    return this._gated(this._native.succeed(encoded));
   }
 
   /**
@@ -243,7 +243,7 @@ class TaskContext {
     if (this.lostLease) throw new LostLease(this._task.id);
     const native = this._native;
     const { task } = await this._store._completeIn(write, (id, resultJson) =>
-      this._gated(native.completeShared(id, resultJson ?? undefined)),
+      this._gated(native.completeShared(id, resultJson)),
     );
     return task ?? null;
   }

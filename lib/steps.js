@@ -7,7 +7,7 @@
 
 const { LostLease, SerializationError, TaskCanceled, TaskFailed, fromNative } = require("./errors.js");
 const { raise } = require("./native-call.js");
-const { dumpOptionalJson, nonFiniteAsText } = require("./json.js");
+const { dumpOptionalJson, encodeOptions } = require("./json.js");
 const { taskName } = require("./models.js");
 const { childMetadata } = require("./telemetry/trace.js");
 
@@ -103,7 +103,7 @@ async function step(ctx, id, fn) {
   } catch (err) {
     throw new SerializationError(`step "${id}" result is not JSON-serializable: ${/** @type {Error} */ (err).message}`);
   }
-  const suspended = await native(ctx, () => half.commitStep(/** @type {string} */ (id), json ?? undefined));
+  const suspended = await native(ctx, () => half.commitStep(/** @type {string} */ (id), json));
   return suspended ? stopped(ctx) : parsed(json);
 }
 
@@ -150,20 +150,11 @@ async function sleepUntil(ctx, id, date) {
  */
 async function callChild(ctx, id, task, payload, opts) {
   checkId(id);
-  const { pollMs, ...submitOpts } = opts ?? {};
-  if (pollMs != null && typeof pollMs !== "number") {
-    throw new Error(`pollMs must be a number of milliseconds, got ${String(pollMs)}`);
-  }
-  const metadata = childMetadata(submitOpts.metadata, ctx._store._propagateBaggage);
-  const submit = ctx._store._submitArgs({ ...submitOpts, metadata, name: taskName(task), payload });
+  const given = opts ?? {};
+  const metadata = childMetadata(given.metadata, ctx._store._propagateBaggage);
+  const options = encodeOptions(ctx._store._submitArgs({ ...given, metadata, name: taskName(task), payload }));
   const half = ctx._native;
-  const answer = await native(ctx, () =>
-    half.callChild(
-      /** @type {string} */ (id),
-      JSON.stringify({ kind: "submit", submit }, nonFiniteAsText),
-      pollMs ?? undefined,
-    ),
-  );
+  const answer = await native(ctx, () => half.callChild(/** @type {string} */ (id), options));
   if (answer.suspended) return stopped(ctx);
   if (answer.status === "succeeded") return parsed(answer.json);
   const failure =
@@ -187,12 +178,9 @@ async function callChild(ctx, id, task, payload, opts) {
 async function waitForSignal(ctx, id, name, opts) {
   checkId(id);
   if (typeof name !== "string") throw new Error(`signal name must be a non-empty string, got ${String(name)}`);
-  const timeoutMs = opts?.timeoutMs;
-  if (timeoutMs != null && typeof timeoutMs !== "number") {
-    throw new Error(`timeoutMs must be a number of milliseconds, got ${String(timeoutMs)}`);
-  }
+  const options = encodeOptions(opts ?? {});
   const half = ctx._native;
-  const answer = await native(ctx, () => half.waitForSignal(/** @type {string} */ (id), name, timeoutMs ?? undefined));
+  const answer = await native(ctx, () => half.waitForSignal(/** @type {string} */ (id), name, options));
   return answer.suspended ? stopped(ctx) : parsed(answer.json);
 }
 
@@ -217,7 +205,7 @@ async function sendSignal(store, target, byKey, name, payload) {
   }
   // An id or key that is not a string names no task (as for `cancel`).
   if (typeof target !== "string") return null;
-  return store._native.signal(target, byKey, name, json ?? undefined).catch(raise);
+  return store._native.signal(target, byKey, name, json).catch(raise);
 }
 
 /**

@@ -7,10 +7,9 @@
 const { NativeWatch, DEFAULT_WATCH_POLL_MS, onBadRow } = require("./native.js");
 const { TaskTimeout } = require("./errors.js");
 const { TickWrites } = require("./tick-writes.js");
-const { purgeArgs, waitArgs, backpressureArgs } = require("./store-args.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { inSharedTransaction, nativeSession } = require("./shared-tx.js");
-const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
+const { dumpJson, dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = require("./json.js");
 const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
 
 /**
@@ -69,15 +68,14 @@ const NO_TASK = Promise.resolve(null);
 class TaskStore {
   /**
    * @param {import("../binding.js").NativeStore} native
-   * @param {boolean} propagateBaggage whether a traced submit stores the
-   *   context's baggage in metadata too (`storeOptions`)
    */
-  constructor(native, propagateBaggage) {
+  constructor(native) {
     if (new.target === TaskStore) {
       throw new TypeError("TaskStore is abstract: use SQLiteStore or PostgresStore");
     }
     this._native = native;
-    this._propagateBaggage = propagateBaggage;
+    /** Whether a traced submit stores the context's baggage in metadata too. */
+    this._propagateBaggage = native.propagateBaggage;
     /**
      * Where this store hears notifications on the JS thread (an executor's
      * `listen`), or null when they arrive natively.
@@ -131,7 +129,7 @@ class TaskStore {
 
   /** @param {BackpressureOptions} opts */
   useBackpressure(opts) {
-    nativeSync(() => this._native.useBackpressure(backpressureArgs(opts)));
+    nativeSync(() => this._native.useBackpressure(encodeOptions(opts)));
   }
 
   /**
@@ -162,27 +160,13 @@ class TaskStore {
     return this._write({ kind: "submit", submit: args });
   }
 
-  /** @param {SubmitInput} input */
+  /**
+   * The options as the core reads them (`SubmitInput::read`), payload and
+   * metadata encoded here (JSON.stringify's rules are JavaScript's).
+   * @param {SubmitInput} input
+   */
   _submitArgs(input) {
-    return {
-      name: input.name,
-      payload: dumpJson(input.payload ?? {}),
-      metadata: dumpJson(input.metadata ?? {}),
-      // null means "use the default" like undefined (docs/api.md, "Values and
-      // JSON"); the native layer only accepts undefined for an absent value.
-      queue: input.queue ?? undefined,
-      key: input.key ?? undefined,
-      conflict: input.conflict ?? undefined,
-      maxAttempts: input.maxAttempts ?? undefined,
-      priority: input.priority ?? undefined,
-      parentId: input.parentId ?? undefined,
-      rootId: input.rootId ?? undefined,
-      correlationId: input.correlationId ?? undefined,
-      runAtDelayMs: input.runAtDelayMs ?? undefined,
-      debounceMs: input.debounceMs ?? undefined,
-      maxDelayMs: input.maxDelayMs ?? undefined,
-      group: input.group ?? undefined,
-    };
+    return { ...input, payload: dumpJson(input.payload ?? {}), metadata: dumpJson(input.metadata ?? {}) };
   }
 
   /**
@@ -228,18 +212,7 @@ class TaskStore {
    * @returns {Promise<Task[]>}
    */
   async list(input = {}) {
-    // null filters mean "no filter" (docs/api.md, "Values and JSON").
-    const args = {
-      status: input.status ?? undefined,
-      queue: input.queue ?? undefined,
-      name: input.name ?? undefined,
-      rootId: input.rootId ?? undefined,
-      correlationId: input.correlationId ?? undefined,
-      limit: input.limit ?? undefined,
-      offset: input.offset ?? undefined,
-      bodies: input.bodies ?? undefined,
-    };
-    return this._native.list(args).then(parseRows, raise);
+    return this._native.list(encodeOptions(input)).then(parseRows, raise);
   }
 
   /**
@@ -289,7 +262,7 @@ class TaskStore {
    * @returns {Promise<string[]>}
    */
   purge(input = {}) {
-    return this._native.purge(purgeArgs(input)).catch(raise);
+    return this._native.purge(encodeOptions(input)).catch(raise);
   }
 
   /**
@@ -299,7 +272,7 @@ class TaskStore {
    * @returns {Promise<number>}
    */
   purgeCount(input = {}) {
-    return this._native.purgeCount(purgeArgs(input)).catch(raise);
+    return this._native.purgeCount(encodeOptions(input)).catch(raise);
   }
 
   /**
@@ -308,7 +281,7 @@ class TaskStore {
    * @returns {Promise<Record<string, Record<TaskStatus, number>>>}
    */
   stats(queue) {
-    return this._native.stats(queue ?? undefined).then(parseRows, raise);
+    return this._native.stats(queue).then(parseRows, raise);
   }
 
   /**
@@ -353,7 +326,7 @@ class TaskStore {
         // a consumer's throw is its own: the other subscribers keep their signals
       }
     };
-    const watch = new NativeWatch(this._native, opts?.queues ?? undefined, opts?.pollMs ?? undefined, deliver);
+    const watch = new NativeWatch(this._native, opts?.queues, opts?.pollMs, deliver);
     // Notifications heard on the JS thread reach the consumer at once.
     const unhear = this._notifications?.hear((channel, payload) => {
       const signal = watch.signalOf(channel, payload);
@@ -380,15 +353,7 @@ class TaskStore {
    * @returns {Promise<Task[]>}
    */
   claim(input) {
-    return this._native
-      .claim({
-        queues: input.queues,
-        workerId: input.workerId,
-        leaseMs: input.leaseMs ?? undefined,
-        limit: input.limit ?? undefined,
-        names: input.names ?? undefined,
-      })
-      .then(parseRows, raise);
+    return this._native.claim(encodeOptions(input)).then(parseRows, raise);
   }
 
   /**
@@ -402,17 +367,10 @@ class TaskStore {
    * @returns {Promise<T | undefined>}
    */
   async claimSession(input, plan) {
-    const session = nativeSync(() =>
-      this._native.openClaimSession({
-        queues: input.queues,
-        workerId: input.workerId,
-        leaseMs: input.leaseMs ?? undefined,
-        names: input.names ?? undefined,
-      }),
-    );
+    const session = nativeSync(() => this._native.openClaimSession(encodeOptions(input)));
     if (!(await session.opened().catch(raise))) return undefined;
     /** @type {Draw} */
-    const draw = (names, limit) => session.draw(names ?? undefined, limit).then(parseRows, raise);
+    const draw = (names, limit) => session.draw(names, limit).then(parseRows, raise);
     let outcome;
     try {
       outcome = await plan(draw);
@@ -433,7 +391,7 @@ class TaskStore {
       kind: "heartbeat",
       taskId: input.taskId,
       workerId: input.workerId,
-      leaseMs: input.leaseMs ?? undefined,
+      leaseMs: input.leaseMs,
     });
   }
 
@@ -456,8 +414,8 @@ class TaskStore {
       kind: "progress",
       taskId: input.taskId,
       workerId: input.workerId,
-      progress: input.progress ?? undefined,
-      message: input.message ?? undefined,
+      progress: input.progress,
+      message: input.message,
     });
   }
 
@@ -466,7 +424,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   async succeed(input) {
-    const json = dumpOptionalJson(input.result) ?? undefined;
+    const json = dumpOptionalJson(input.result);
     return this._write({ kind: "succeed", taskId: input.taskId, workerId: input.workerId, json });
   }
 
@@ -475,7 +433,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   async complete(input) {
-    const json = dumpOptionalJson(input.result) ?? undefined;
+    const json = dumpOptionalJson(input.result);
     return this._write({ kind: "complete", taskId: input.taskId, workerId: input.workerId, json });
   }
 
@@ -520,7 +478,7 @@ class TaskStore {
    * result JSON)` completes the task in the shared transaction and commits.
    * @template T, R
    * @param {(session: any) => Promise<T>} fn
-   * @param {(id: number, resultJson: string | undefined) => Promise<R>} settle
+   * @param {(id: number, resultJson: string | null) => Promise<R>} settle
    * @returns {Promise<{ task: R, value: T }>}
    */
   _completeIn(fn, settle) {
@@ -545,7 +503,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _wait(taskId, opts) {
-    const args = waitArgs(opts);
+    const args = encodeOptions(opts);
     if (!namesTask(taskId)) return this._runOut(taskId, null, args);
     // The native wait resolves with a row (never "no row") or rejects.
     return /** @type {Promise<Task>} */ (this._native.wait(taskId, args).then(parseRow, raise));
@@ -558,7 +516,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _waitByKey(key, opts) {
-    const args = waitArgs(opts);
+    const args = encodeOptions(opts);
     if (!namesTask(key)) return this._runOut(key, key, args);
     return /** @type {Promise<Task>} */ (this._native.waitByKey(key, args).then(parseRow, raise));
   }
@@ -568,7 +526,7 @@ class TaskStore {
    * core's deadline for it passes (never, for a timeout that is not finite).
    * @param {unknown} taskId
    * @param {unknown} key
-   * @param {import("../binding.js").WaitArgs} args
+   * @param {string} args the wait's options, encoded
    * @returns {Promise<never>}
    */
   async _runOut(taskId, key, args) {

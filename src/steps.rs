@@ -3,18 +3,15 @@
 //! (`cairnq_core::steps`, `TaskContext::begin_step` and the rest); a step
 //! that suspended the task answers `suspended`, and JS stops the handler.
 
-use cairnq_core::signals::{new_signal, timeout_ms};
+use cairnq_core::signals::{new_signal, wait_options};
 use cairnq_core::steps::{view, SleepFor};
-use cairnq_core::store::{Target, Write};
 use cairnq_core::worker::{ChildCall, StepStart};
-use cairnq_core::Error as CoreError;
 use napi::Result;
 use napi_derive::napi;
 
 use crate::errors::IntoJs;
 use crate::store::NativeStore;
 use crate::worker::NativeContext;
-use crate::writes::decode_write;
 
 /// How `ctx.step` goes on: `suspended` (the run is over), a stored result to
 /// replay (`replay`, its JSON in `json`, absent for none), or run `fn`.
@@ -97,15 +94,15 @@ impl NativeContext {
         Ok(slept.is_none())
     }
 
-    /// `ctx.waitForSignal(id, name, {timeoutMs})`.
+    /// `ctx.waitForSignal(id, name, options)`: `options` holds `timeoutMs`.
     #[napi]
     pub async fn wait_for_signal(
         &self,
         id: String,
         name: String,
-        timeout: Option<f64>,
+        options_json: String,
     ) -> Result<SignalAnswer> {
-        let timeout = timeout_ms(timeout).js()?;
+        let timeout = wait_options(&options_json).js()?;
         let waited = self.inner.wait_for_signal(&id, &name, timeout).await.js()?;
         Ok(match waited {
             None => SignalAnswer {
@@ -119,23 +116,11 @@ impl NativeContext {
         })
     }
 
-    /// `ctx.callChild`: `submit` is the child's submit encoded as a client
-    /// write (`{kind: "submit", submit}`); `pollMs` the longest wait before
-    /// the parent reads its child again.
+    /// `ctx.callChild`: `options` are the child's submit options and
+    /// `pollMs`, the longest wait before the parent reads its child again.
     #[napi]
-    pub async fn call_child(
-        &self,
-        id: String,
-        submit: String,
-        poll_ms: Option<f64>,
-    ) -> Result<ChildAnswer> {
-        let recheck_ms = cairnq_core::steps::child_recheck_ms(poll_ms).js()?;
-        let input = match decode_write(&submit).js()? {
-            Write::Submit(input) => input,
-            _ => {
-                return Err(CoreError::Invalid("callChild takes a submit".into())).js();
-            }
-        };
+    pub async fn call_child(&self, id: String, options_json: String) -> Result<ChildAnswer> {
+        let (input, recheck_ms) = cairnq_core::steps::child_call(&options_json).js()?;
         let called = self.inner.call_child(&id, input, recheck_ms).await.js()?;
         Ok(match called {
             None => ChildAnswer {

@@ -16,6 +16,7 @@ pub mod store;
 pub mod task;
 pub mod wait;
 pub mod watch;
+pub mod wire;
 pub mod worker;
 
 pub use error::{Error, Result};

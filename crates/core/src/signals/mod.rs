@@ -5,7 +5,7 @@
 //! first signal sent or waited for on a database.
 
 use crate::error::{js_number, Error, Result};
-use crate::input::{name_field, stored_ms, FOREVER_MS};
+use crate::input::{name_field, stored_ms, Options, FOREVER_MS};
 use crate::store::{
     HeldTask, NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput, Store, Target,
 };
@@ -23,6 +23,13 @@ pub fn new_signal(name: &str, payload: Option<String>) -> Result<NewSignal> {
         name: name.to_string(),
         payload,
     })
+}
+
+/// `ctx.waitForSignal`'s options as JS sends them (`input::Options`): the
+/// wait's `timeoutMs`, read as `timeout_ms`.
+pub fn wait_options(options: &str) -> Result<i64> {
+    let mut fields = Options::parse("waitForSignal options", options, &["timeoutMs"])?;
+    timeout_ms(fields.number("timeoutMs")?)
 }
 
 /// `waitForSignal`'s `timeoutMs`: a stored duration that is not negative;

@@ -4,9 +4,12 @@
 use crate::error::{Error, Result};
 use crate::ids::new_task_id;
 use crate::input::{
-    at_least, finite_at_least, name_field, priority, saturating_i64, stored_ms_or, FOREVER_MS,
+    at_least, finite_at_least, name_field, priority, saturating_i64, stored_ms_or, Options,
+    FOREVER_MS,
 };
-use crate::store::backend::{ClaimRequest, Conflict, NewTask, Outcome, PurgeFilter, WriteOp};
+use crate::store::backend::{
+    ClaimRequest, Conflict, NewTask, OpenMode, Outcome, PurgeFilter, WriteOp,
+};
 use crate::store::debounce::{debounce_of, DebounceInput};
 use crate::store::flow::group::grouped_metadata;
 use crate::task::Status;
@@ -18,6 +21,44 @@ pub const DEFAULT_LIST_LIMIT: i64 = 100;
 pub const DEFAULT_PURGE_LIMIT: i64 = 1_000;
 /// Tasks `store.claim` takes when no `limit` is given.
 pub const DEFAULT_CLAIM_LIMIT: i64 = 1;
+
+/// A store's options (docs/api.md, "Stores") as JS sends them
+/// (`input::Options`): each dialect's own, `existing` and `ownOnly` (the
+/// open mode) and `propagateBaggage` (JS's, for tracing).
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    pub busy_timeout_ms: Option<f64>,
+    pub max: Option<f64>,
+    pub schema: Option<String>,
+    pub open: OpenMode,
+    pub propagate_baggage: bool,
+}
+
+impl StoreOptions {
+    pub const SQLITE_KEYS: [&'static str; 4] =
+        ["busyTimeoutMs", "existing", "ownOnly", "propagateBaggage"];
+    /// `max` sizes a DSN store's pool; an executor store ignores it.
+    pub const POSTGRES_KEYS: [&'static str; 5] =
+        ["max", "schema", "existing", "ownOnly", "propagateBaggage"];
+
+    pub fn read(what: &str, options: &str, known: &[&str]) -> Result<StoreOptions> {
+        let mut fields = Options::parse(what, options, known)?;
+        let open = if fields.bool("existing")? == Some(true) {
+            OpenMode::Existing
+        } else if fields.bool("ownOnly")? == Some(true) {
+            OpenMode::MigrateOwn
+        } else {
+            OpenMode::Migrate
+        };
+        Ok(StoreOptions {
+            busy_timeout_ms: fields.number("busyTimeoutMs")?,
+            max: fields.number("max")?,
+            schema: fields.text("schema")?,
+            open,
+            propagate_baggage: fields.bool("propagateBaggage")? == Some(true),
+        })
+    }
+}
 
 /// `leaseMs` as a worker or a store method receives it: `DEFAULT_LEASE_MS`
 /// when absent.
@@ -37,6 +78,23 @@ pub struct ClaimInput {
 }
 
 impl ClaimInput {
+    /// `store.claim`'s and `store.claimSession`'s options as JS sends them
+    /// (`input::Options`).
+    pub fn read(options: &str) -> Result<ClaimInput> {
+        let mut fields = Options::parse(
+            "claim options",
+            options,
+            &["queues", "workerId", "leaseMs", "limit", "names"],
+        )?;
+        Ok(ClaimInput {
+            queues: fields.texts("queues")?.unwrap_or_default(),
+            worker_id: fields.required_text("workerId")?,
+            lease_ms: fields.number("leaseMs")?,
+            limit: fields.number("limit")?,
+            names: fields.texts("names")?,
+        })
+    }
+
     /// How many tasks `store.claim` takes (a fraction truncated).
     pub fn limit(&self) -> i64 {
         self.limit.map_or(DEFAULT_CLAIM_LIMIT, |v| v as i64)
@@ -99,6 +157,36 @@ pub struct ListInput {
     pub bodies: Option<bool>,
 }
 
+impl ListInput {
+    /// `list`'s options as JS sends them (`input::Options`).
+    pub fn read(options: &str) -> Result<ListInput> {
+        let mut fields = Options::parse(
+            "list options",
+            options,
+            &[
+                "status",
+                "queue",
+                "name",
+                "rootId",
+                "correlationId",
+                "limit",
+                "offset",
+                "bodies",
+            ],
+        )?;
+        Ok(ListInput {
+            status: fields.text("status")?,
+            queue: fields.text("queue")?,
+            name: fields.text("name")?,
+            root_id: fields.text("rootId")?,
+            correlation_id: fields.text("correlationId")?,
+            limit: fields.number("limit")?,
+            offset: fields.number("offset")?,
+            bodies: fields.bool("bodies")?,
+        })
+    }
+}
+
 /// `purge`'s input as the API receives it (docs/api.md, "Stores").
 #[derive(Clone, Debug, Default)]
 pub struct PurgeInput {
@@ -110,6 +198,22 @@ pub struct PurgeInput {
 }
 
 impl PurgeInput {
+    /// The options as JS sends them (`input::Options`).
+    pub fn read(options: &str) -> Result<PurgeInput> {
+        let mut fields = Options::parse(
+            "purge options",
+            options,
+            &["olderThanMs", "queue", "status", "name", "limit"],
+        )?;
+        Ok(PurgeInput {
+            older_than_ms: fields.number("olderThanMs")?,
+            queue: fields.text("queue")?,
+            status: fields.text("status")?,
+            name: fields.text("name")?,
+            limit: fields.number("limit")?,
+        })
+    }
+
     /// The checks, in the API's order: a finite `olderThanMs >= 0`, `limit >= 1`,
     /// a terminal `status`. `queue` and `name` are taken as given (`""` too).
     pub fn validate(self) -> Result<PurgeFilter> {
@@ -144,6 +248,50 @@ impl PurgeInput {
     }
 }
 
+impl SubmitInput {
+    /// The options `submit` takes, as `lib/store.js` sends them (`payload`
+    /// and `metadata` JSON texts).
+    pub const KEYS: [&'static str; 15] = [
+        "name",
+        "payload",
+        "queue",
+        "key",
+        "conflict",
+        "maxAttempts",
+        "priority",
+        "metadata",
+        "parentId",
+        "rootId",
+        "correlationId",
+        "runAtDelayMs",
+        "debounceMs",
+        "maxDelayMs",
+        "group",
+    ];
+
+    /// Read through `Options` (the types; the values are `new_task`'s to
+    /// check).
+    pub fn read(o: &mut Options) -> Result<SubmitInput> {
+        Ok(SubmitInput {
+            name: o.required_text("name")?,
+            payload: o.text("payload")?,
+            queue: o.text("queue")?,
+            key: o.text("key")?,
+            conflict: o.text("conflict")?,
+            max_attempts: o.number("maxAttempts")?,
+            priority: o.number("priority")?,
+            metadata: o.text("metadata")?,
+            parent_id: o.text("parentId")?,
+            root_id: o.text("rootId")?,
+            correlation_id: o.text("correlationId")?,
+            run_at_delay_ms: o.number("runAtDelayMs")?,
+            debounce_ms: o.number("debounceMs")?,
+            max_delay_ms: o.number("maxDelayMs")?,
+            group: o.text("group")?,
+        })
+    }
+}
+
 /// `submit`'s checks and defaults (docs/api.md, "Values and JSON", "Stores"): a
 /// task ready to insert.
 pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
@@ -163,7 +311,7 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
         run_at_delay_ms: input.run_at_delay_ms,
     })?;
     if let Some(v) = input.max_attempts {
-        at_least("maxAttempts", v, 1.0)?;
+        finite_at_least("maxAttempts", v, 1.0)?;
     }
     if let Some(v) = input.run_at_delay_ms {
         at_least("runAtDelayMs", v, 0.0)?;

@@ -91,7 +91,7 @@ pub(crate) fn run(
     let worker = Worker::new(store.clone(), vec!["default".into()], options).unwrap();
     for (name, _) in &handlers {
         let registration = Registration {
-            batch: batch.contains(name).then_some(2.0.into()),
+            batch: batch.contains(name).then_some(2.0),
             ..Default::default()
         };
         worker.register(name, registration).unwrap();
