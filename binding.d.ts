@@ -50,8 +50,8 @@ export declare class NativeContext {
   sleep(id: string, ms: number): Promise<boolean>
   /** `ctx.sleepUntil(id, date)` with the date as epoch milliseconds. */
   sleepUntil(id: string, atMs: number): Promise<boolean>
-  /** `ctx.waitForSignal(id, name, {timeoutMs})`. */
-  waitForSignal(id: string, name: string, timeout?: number | undefined | null): Promise<SignalAnswer>
+  /** `ctx.waitForSignal(id, name, options)`: `options` holds `timeoutMs`. */
+  waitForSignal(id: string, name: string, optionsJson: string): Promise<SignalAnswer>
   /**
    * `ctx.callChild`: `options` are the child's submit options and
    * `pollMs`, the longest wait before the parent reads its child again.

@@ -5,6 +5,7 @@
 
 use cairnq_core::signals::{new_signal, wait_options};
 use cairnq_core::steps::{view, SleepFor};
+use cairnq_core::store::Target;
 use cairnq_core::worker::{ChildCall, StepStart};
 use napi::Result;
 use napi_derive::napi;

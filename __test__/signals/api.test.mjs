@@ -116,18 +116,30 @@ forEachDialect("signals", (dialect) => {
     await assert.rejects(client.signal(task.id, "go", cyclic), SerializationError);
     assert.deepEqual((await client.steps(task.id)).signals, []);
 
-    let thrown;
+    const thrown = [];
     worker.task("misuse", async (ctx) => {
-      try {
-        await ctx.waitForSignal("w", "go", { timeoutMs: -1 });
-      } catch (err) {
-        thrown = err.message;
+      for (const [id, opts] of [
+        ["negative", { timeoutMs: -1 }],
+        ["text", { timeoutMs: "5" }],
+        ["nan", { timeoutMs: NaN }],
+        ["unknown", { timeout: 5 }],
+      ]) {
+        try {
+          await ctx.waitForSignal(id, "go", opts);
+        } catch (err) {
+          thrown.push(err.message);
+        }
       }
       return "done";
     });
     handle.start();
     const misuse = await client.submit("misuse", {});
     await waitForStatus(client, misuse.id, "succeeded");
-    assert.equal(thrown, "timeoutMs must be >= 0, got -1");
+    assert.deepEqual(thrown, [
+      "timeoutMs must be >= 0, got -1",
+      'timeoutMs must be a number, got "5"',
+      "timeoutMs must be a finite number of milliseconds, at most 1e15 (about 31,700 years), got NaN",
+      'unknown key "timeout" in waitForSignal options (known: timeoutMs)',
+    ]);
   });
 });
