@@ -55,21 +55,22 @@ export declare class NativeContext {
   retryAfter(ms: number): Promise<void>
   /** `ctx.sleepUntil(id, date)` with the date as epoch milliseconds. */
   sleepUntil(id: string, atMs: number): Promise<boolean>
+  /** `ctx.waitForSignal(id, name, options)`: `options` holds `timeoutMs`. */
+  waitForSignal(id: string, name: string, optionsJson: string): Promise<SignalAnswer>
   /**
-   * `ctx.callChild`: `submit` is the child's submit encoded as a client
-   * write (`{kind: "submit", submit}`); `pollMs` the longest wait before
-   * the parent reads its child again.
+   * `ctx.callChild`: `options` are the child's submit options and
+   * `pollMs`, the longest wait before the parent reads its child again.
    */
-  callChild(id: string, submit: string, pollMs?: number | undefined | null): Promise<ChildAnswer>
+  callChild(id: string, optionsJson: string): Promise<ChildAnswer>
 }
 
 export declare class NativeGate {
-  constructor(store: NativeStore, opts: BackpressureArgs)
+  constructor(store: NativeStore, optionsJson: string)
   /**
    * A gate over a store that is not this package's own, whose
    * `queueDepth` `call` reaches (`src/foreign.rs`).
    */
-  static foreign(call: ExecutorFn, opts: BackpressureArgs): NativeGate
+  static foreign(call: ExecutorFn, optionsJson: string): NativeGate
   limitFor(queue: string): number | null
   acquire(queue: string): Promise<void>
 }
@@ -83,12 +84,12 @@ export declare class NativeMetrics {
 }
 
 export declare class NativeRetention {
-  constructor(store: NativeStore, opts: RetentionArgs, onError?: ErrorCallback | undefined | null)
+  constructor(store: NativeStore, optionsJson: string, onError?: ErrorCallback | undefined | null)
   /**
    * A sweeper over a store that is not this package's own, whose `purge`
    * `call` reaches (`src/foreign.rs`).
    */
-  static foreign(call: ExecutorFn, opts: RetentionArgs, onError?: ErrorCallback | undefined | null): NativeRetention
+  static foreign(call: ExecutorFn, optionsJson: string, onError?: ErrorCallback | undefined | null): NativeRetention
   start(): void
   stop(): Promise<void>
   sweep(): Promise<number>
@@ -101,13 +102,18 @@ export declare class NativeStore {
    * and dashboard); `"own"` refuses another application's file
    * (`OpenMode::MigrateOwn`, the command line's `submit`).
    */
-  static sqlite(path: string, busyTimeoutMs?: number | undefined | null, open?: string | undefined | null): NativeStore
-  static postgres(dsn: string, max?: number | undefined | null, schema?: string | undefined | null, open?: string | undefined | null): NativeStore
+  static sqlite(path: string, optionsJson: string): NativeStore
+  static postgres(dsn: string, optionsJson: string): NativeStore
+  /**
+   * Whether a traced submit stores OpenTelemetry baggage too
+   * (`propagateBaggage`).
+   */
+  get propagateBaggage(): boolean
   /** Resolves when work may be claimable on `queues`, after `timeoutMs` at the latest. */
   claimWake(queues: Array<string>, timeoutMs: number): Promise<void>
   /** Resolves when the task may have finished, after `timeoutMs` at the latest. */
   taskDoneWake(taskId: string, timeoutMs: number): Promise<void>
-  useBackpressure(opts: BackpressureArgs): void
+  useBackpressure(optionsJson: string): void
   connect(): Promise<void>
   close(): Promise<void>
   protocolVersion(): Promise<number>
@@ -117,7 +123,7 @@ export declare class NativeStore {
    */
   writeMany(writesJson: string): Promise<string>
   /**
-   * `submitMany`: the items (a JSON array of `submit`'s arguments) in one
+   * `submitMany`: the items (`{task, payload, options}`, `wire::read_items`) in one
    * transaction; their task refs as one JSON array, in item order.
    */
   submitMany(itemsJson: string): Promise<string>
@@ -135,29 +141,29 @@ export declare class NativeStore {
   getByKeyNow(key: string): string | null
   get(taskId: string): Promise<string | null>
   getByKey(key: string): Promise<string | null>
-  list(args: ListArgs): Promise<string>
-  purge(args: PurgeArgs): Promise<Array<string>>
+  list(optionsJson: string): Promise<string>
+  purge(optionsJson: string): Promise<Array<string>>
   /** How many tasks `purge(args)` would delete now (at most its limit). */
-  purgeCount(args: PurgeArgs): Promise<number>
+  purgeCount(optionsJson: string): Promise<number>
   stats(queue?: string | undefined | null): Promise<string>
   getStatus(taskId: string): Promise<TaskRefObject | null>
   getStatusByKey(key: string): Promise<TaskRefObject | null>
   queueDepth(queue: string, maxDepth: number): Promise<number>
   /** Resolves with the terminal row, or rejects with TaskTimeout. */
-  wait(taskId: string, opts: WaitArgs): Promise<string>
-  waitByKey(key: string, opts: WaitArgs): Promise<string>
+  wait(taskId: string, optionsJson: string): Promise<string>
+  waitByKey(key: string, optionsJson: string): Promise<string>
   /**
    * A wait on an id or key that names no task: resolves once it runs
    * out, with the timeout it ran out (`TaskTimeout` is JS's to raise,
    * naming what was waited on as given).
    */
-  runOutWait(opts: WaitArgs): Promise<number>
-  claim(args: ClaimArgs): Promise<string>
+  runOutWait(optionsJson: string): Promise<number>
+  claim(optionsJson: string): Promise<string>
   /** `[[id, cancelRequested], …]` for the tasks still owned. */
   heartbeatBatch(taskIds: Array<string>, workerId: string, leaseMs?: number | undefined | null): Promise<Array<[string, boolean]>>
-  openClaimSession(args: ClaimArgs): NativeClaimSession
+  openClaimSession(optionsJson: string): NativeClaimSession
   /** A Postgres store running every statement through `call` (`lib/executor.js`). */
-  static executor(call: ExecutorFn, schema?: string | undefined | null): NativeStore
+  static executor(call: ExecutorFn, optionsJson: string): NativeStore
   /** A notification the executor's `listen` delivered. */
   notify(channel: string, payload: string): void
   /** The executor's LISTEN ended (its `onClose`): retried with backoff. */
@@ -185,6 +191,11 @@ export declare class NativeStore {
    * (`cairnq_core::steps::view`).
    */
   steps(taskId: string): Promise<string>
+  /**
+   * `signal` (`by_key` false) / `signalByKey`: true stored, false the
+   * task has finished, null no such task.
+   */
+  signal(target: string, byKey: boolean, name: string, payload?: string | undefined | null): Promise<boolean | null>
 }
 
 export declare class NativeWatch {
@@ -199,9 +210,9 @@ export declare class NativeWatch {
 }
 
 export declare class NativeWorker {
-  constructor(store: NativeStore, queues: Array<string>, opts: WorkerArgs, dispatch: JsFn<string, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<ContextArg, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null, notice?: JsFn<string, undefined> | undefined | null)
+  constructor(store: NativeStore, queues: Array<string>, optionsJson: string, dispatch: JsFn<string, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<ContextArg, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null, notice?: JsFn<string, undefined> | undefined | null)
   get id(): string
-  register(name: string, opts: RegistrationArgs): void
+  register(name: string, optionsJson: string): void
   /**
    * The handler of call `id` has ended. Returns the calls to start now
    * in the slot it freed (as `dispatch` takes them), if any were waiting.
@@ -227,12 +238,6 @@ export declare class NativeWorker {
   run(concurrency?: number | undefined | null): Promise<void>
 }
 
-export interface BackpressureArgs {
-  maxQueueDepth: number | Record<string, number>
-  maxQueueWaitMs?: number
-  queuePollIntervalMs?: number
-}
-
 /**
  * How `ctx.callChild` ends: `suspended` (the run is over), or the child's
  * id and final status with `json`, its result (succeeded) or its error
@@ -243,14 +248,6 @@ export interface ChildAnswer {
   childId?: string
   status?: string
   json?: string
-}
-
-export interface ClaimArgs {
-  queues: Array<string>
-  workerId: string
-  leaseMs?: number
-  limit?: number
-  names?: Array<string>
 }
 
 /** Which context lost its lease: task `index` of call `call`. */
@@ -273,18 +270,6 @@ export interface ErrorArg {
   reason: string
   phase: string
   taskId?: string
-}
-
-export interface ListArgs {
-  status?: string
-  queue?: string
-  name?: string
-  rootId?: string
-  correlationId?: string
-  limit?: number
-  offset?: number
-  /** false: rows without payload, result, error and metadata. */
-  bodies?: boolean
 }
 
 /**
@@ -316,51 +301,16 @@ export declare const enum OutcomeKind {
   ChildFailed = 'childFailed',
 }
 
-export interface PurgeArgs {
-  olderThanMs?: number
-  queue?: string
-  status?: string
-  name?: string
-  limit?: number
-}
-
 /**
  * `schema` double-quoted, or the refusal of a name that is not a plain
  * identifier (`createPoolExecutor` checks with it, as a DSN store does).
  */
 export declare function quoteSchema(schema: string): string
 
-export interface RegistrationArgs {
-  /** A number, or any other value as `String(value)` spells it. */
-  batch?: number | string
-  concurrency?: number | string
-  resource?: string
-  /** `{rateLimit, groupConcurrency}` as JSON, non-finite numbers spelled. */
-  flow?: string
-}
-
 export interface ResultArg {
   json?: string
   /** …or why the value could not be encoded. */
   unserializable?: string
-}
-
-/**
- * `lib/housekeeping.js` sends the numeric form as `olderThanMs` and the map
- * and list forms as `rules` (the map's entries in key order).
- */
-export interface RetentionArgs {
-  olderThanMs?: number
-  rules?: Array<RuleArgs>
-  intervalMs?: number
-  limit?: number
-}
-
-export interface RuleArgs {
-  olderThanMs?: number
-  queue?: string
-  status?: string
-  name?: string
 }
 
 /**
@@ -370,6 +320,15 @@ export interface RuleArgs {
 export interface SharedTxObject {
   id: number
   session?: number
+}
+
+/**
+ * How `ctx.waitForSignal` ends: `suspended` (the run is over), or the
+ * consumed signal's payload JSON in `json` (absent: none, or timed out).
+ */
+export interface SignalAnswer {
+  suspended: boolean
+  json?: string
 }
 
 /**
@@ -396,30 +355,9 @@ export interface TaskStatuses {
   terminal: Array<string>
 }
 
-export interface WaitArgs {
-  timeoutMs?: number
-  pollMs?: number
-  maxPollMs?: number
-}
-
 /** `{reason, queue?, taskId?}` as `WatchSignal` has it. */
 export interface WatchSignalObject {
   reason: string
   queue?: string
   taskId?: string
-}
-
-export interface WorkerArgs {
-  concurrency?: number
-  leaseMs?: number
-  heartbeatIntervalMs?: number
-  pollIntervalMs?: number
-  claimBatch?: number
-  retryBackoffMs?: number
-  retryBackoffMaxMs?: number
-  maxRunMs?: number
-  maxInFlightBytes?: number
-  /** `[name, capacity]` pairs in the caller's order. */
-  resources?: Array<[string, number]>
-  backpressure?: BackpressureArgs
 }

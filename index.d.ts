@@ -167,13 +167,31 @@ export type TaskStep = {
   childStatus: TaskStatus | null;
 };
 
-/** What a queued task waits for: the sleep or the child its last run stopped at. */
+/** What a queued task waits for: the sleep, the child or the signal its last run stopped at. */
 export type StepSuspension =
   | { kind: "sleep"; step: string; untilMs: number }
-  | { kind: "child"; step: string; childId: string; childStatus: TaskStatus | null; recheckAtMs: number };
+  | { kind: "child"; step: string; childId: string; childStatus: TaskStatus | null; recheckAtMs: number }
+  | { kind: "signal"; step: string; name: string; timeoutAtMs: number };
 
-/** `client.steps(id)`: a task's stored steps, in the order stored, and what it waits for. */
-export type TaskSteps = { steps: TaskStep[]; suspended: StepSuspension | null };
+/** A signal sent to a task that no `ctx.waitForSignal` has consumed yet. */
+export type PendingSignal = {
+  name: string;
+  /** Bytes of the payload (0 without one). */
+  size: number;
+  sentAtMs: number;
+};
+
+/**
+ * `client.steps(id)`: a task's stored steps, in the order stored, what it
+ * waits for, and its signals not consumed yet, in the order sent.
+ */
+export type TaskSteps = { steps: TaskStep[]; suspended: StepSuspension | null; signals: PendingSignal[] };
+
+/** `ctx.waitForSignal` options (docs/api.md, "Signals"). */
+export type WaitForSignalOptions = {
+  /** How long the first run to reach the wait waits (>= 0); default: no end. */
+  timeoutMs?: number;
+};
 
 /** How `wait`/`waitByKey` poll. */
 export type WaitOptions = {
@@ -301,6 +319,11 @@ export declare function defineTask<P = unknown, R = unknown>(name: string): Task
 type FromDef<T> = [T][T extends any ? 0 : never];
 
 type RetryOptions = { resetAttempt?: boolean };
+/**
+ * `cancel` options: `children: false` leaves the task's unfinished
+ * `ctx.callChild` children alone (by default they are canceled, at any depth).
+ */
+export type CancelOptions = { children?: boolean };
 type RunOptions = { concurrency?: number };
 
 // ---------------------------------------------------------------------------
@@ -490,8 +513,8 @@ export declare abstract class TaskStore {
   getByKey(key: string): Promise<Task | null>;
   list(input: ListInput & { bodies: false }): Promise<TaskSummary[]>;
   list(input?: ListInput): Promise<Task[]>;
-  cancel(taskId: string): Promise<Task | null>;
-  cancelByKey(key: string): Promise<Task | null>;
+  cancel(taskId: string, opts?: CancelOptions): Promise<Task | null>;
+  cancelByKey(key: string, opts?: CancelOptions): Promise<Task | null>;
   retry(taskId: string, opts?: RetryOptions): Promise<Task | null>;
   retryByKey(key: string, opts?: RetryOptions): Promise<Task | null>;
   purge(input?: PurgeInput): Promise<string[]>;
@@ -614,8 +637,8 @@ export declare class CairnQ {
   getByKey(key: string): Promise<Task | null>;
   list(input: ListInput & { bodies: false }): Promise<TaskSummary[]>;
   list(input?: ListInput): Promise<Task[]>;
-  cancel(taskId: string): Promise<Task | null>;
-  cancelByKey(key: string): Promise<Task | null>;
+  cancel(taskId: string, opts?: CancelOptions): Promise<Task | null>;
+  cancelByKey(key: string, opts?: CancelOptions): Promise<Task | null>;
   retry(taskId: string, opts?: RetryOptions): Promise<Task | null>;
   retryByKey(key: string, opts?: RetryOptions): Promise<Task | null>;
   purge(input?: PurgeInput): Promise<string[]>;
@@ -657,6 +680,15 @@ export declare class CairnQ {
 
   /** The task's durable steps and what it is sleeping or waiting for (docs/api.md, "Durable steps"). */
   steps(taskId: string): Promise<TaskSteps>;
+  /**
+   * Send signal `name` (and `payload`, by the JSON rules of a submit's) to a
+   * task (docs/api.md, "Signals"): kept until a `ctx.waitForSignal` of that
+   * name consumes it; a task waiting for it runs at once. `true` when stored,
+   * `false` for a finished task (nothing stored), `null` for no such task.
+   */
+  signal(taskId: string, name: string, payload?: unknown): Promise<boolean | null>;
+  /** `signal` to the task `key` names. */
+  signalByKey(key: string, name: string, payload?: unknown): Promise<boolean | null>;
 }
 
 /** What happens to occurrences that fell due while no worker ran. */
@@ -930,6 +962,15 @@ export declare class TaskContext {
    */
   callChild<P, R>(id: string, task: TaskDef<P, R>, payload?: FromDef<P>, opts?: CallChildOptions): Promise<R>;
   callChild(id: string, task: string, payload?: unknown, opts?: CallChildOptions): Promise<unknown>;
+  /**
+   * Wait for a signal `name` sent to this task (`client.signal`) without
+   * holding a slot or using an attempt (docs/api.md, "Signals"): resolves with
+   * the payload of the oldest signal of that name not consumed yet (one sent
+   * before the wait counts), or `null` once `timeoutMs` passed without one.
+   * Stored like a step: every later run resolves with the same value at once.
+   * Not in a batch handler.
+   */
+  waitForSignal<T = unknown>(id: string, name: string, opts?: WaitForSignalOptions): Promise<T | null>;
 }
 
 // ---------------------------------------------------------------------------

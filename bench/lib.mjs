@@ -373,3 +373,29 @@ export async function standalone(url, figures) {
     ctx.target.cleanup();
   }
 }
+
+/**
+ * `fn(client)` on a fresh database of `target` while one worker runs on it
+ * (its handlers registered by `register(worker)`); everything closed and the
+ * database released afterwards.
+ */
+export async function withWorker(pkg, target, label, opts, register, fn) {
+  const location = target.fresh(label);
+  const client = openClient(pkg, location);
+  try {
+    await client.connect();
+    const worker = openWorker(pkg, location, { pollIntervalMs: 50, ...opts });
+    register(worker);
+    const running = worker.run();
+    try {
+      return await fn(client);
+    } finally {
+      worker.stop();
+      await running;
+      await worker.close();
+    }
+  } finally {
+    await client.close();
+    target.release(location);
+  }
+}

@@ -19,10 +19,9 @@ import {
   loadPackage,
   mean,
   median,
-  openClient,
-  openWorker,
   percentile,
   until,
+  withWorker as sharedWithWorker,
 } from "./lib.mjs";
 
 const pkg = await loadPackage();
@@ -30,26 +29,7 @@ const target = benchTarget();
 const n = argNumber("n", 200);
 const reps = argNumber("reps", 3);
 
-async function withWorker(label, opts, register, fn) {
-  const location = target.fresh(label);
-  const client = openClient(pkg, location);
-  try {
-    await client.connect();
-    const worker = openWorker(pkg, location, { pollIntervalMs: 50, ...opts });
-    register(worker);
-    const running = worker.run();
-    try {
-      return await fn(client);
-    } finally {
-      worker.stop();
-      await running;
-      await worker.close();
-    }
-  } finally {
-    await client.close();
-    target.release(location);
-  }
-}
+const withWorker = (label, opts, register, fn) => sharedWithWorker(pkg, target, label, opts, register, fn);
 
 /** ms from each child's completion to its parent's resumption. */
 async function resume() {

@@ -8,7 +8,7 @@ const { taskName } = require("./models.js");
 const { schedule, schedules, changeSchedule } = require("./schedules.js");
 const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
-const { taskSteps } = require("./steps.js");
+const { taskSteps, sendSignal } = require("./steps.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
@@ -21,6 +21,7 @@ const { taskSteps } = require("./steps.js");
  * @typedef {import("../index.js").CallOptions} CallOptions
  * @typedef {import("../index.js").ListInput} ListInput
  * @typedef {import("../index.js").PurgeInput} PurgeInput
+ * @typedef {import("../index.js").CancelOptions} CancelOptions
  * @typedef {import("./store.js").TaskStore} TaskStore
  * @typedef {import("../index.js").WaitOptions} WaitOptions
  * @typedef {import("../index.js").TaskRef} TaskRef
@@ -47,8 +48,9 @@ class CairnQ {
     this._store = store;
     // Backpressure belongs to the store, so every submit through it is gated;
     // retention belongs to this handle and starts now: connect() is optional.
-    if (opts.maxQueueDepth != null) store.useBackpressure(/** @type {BackpressureOptions} */ (opts));
-    this._sweeper = opts.retention ? new RetentionSweeper(store, opts.retention) : null;
+    const { retention, ...backpressure } = opts;
+    if (backpressure.maxQueueDepth != null) store.useBackpressure(/** @type {BackpressureOptions} */ (backpressure));
+    this._sweeper = retention ? new RetentionSweeper(store, retention) : null;
     this._sweeper?.start();
   }
 
@@ -125,14 +127,22 @@ class CairnQ {
     return this._store.list(input);
   }
 
-  /** @param {string} taskId */
-  cancel(taskId) {
-    return this._store.cancel(taskId);
+  /**
+   * Cancels the task and, unless `opts.children` is false, its unfinished
+   * `ctx.callChild` children at any depth (docs/api.md, "Durable steps").
+   * @param {string} taskId
+   * @param {CancelOptions} [opts]
+   */
+  cancel(taskId, opts) {
+    return this._store.cancel(taskId, opts);
   }
 
-  /** @param {string} key */
-  cancelByKey(key) {
-    return this._store.cancelByKey(key);
+  /**
+   * @param {string} key
+   * @param {CancelOptions} [opts]
+   */
+  cancelByKey(key, opts) {
+    return this._store.cancelByKey(key, opts);
   }
 
   /**
@@ -249,6 +259,30 @@ class CairnQ {
    */
   steps(taskId) {
     return taskSteps(this._store, taskId);
+  }
+
+  /**
+   * Send signal `name` to a task (docs/api.md, "Signals"): kept until a
+   * `ctx.waitForSignal` of that name consumes it, and a task waiting for it
+   * wakes at once. True when stored, false for a finished task, null for none.
+   * @param {string} taskId
+   * @param {string} name
+   * @param {unknown} [payload]
+   * @returns {Promise<boolean | null>}
+   */
+  signal(taskId, name, payload) {
+    return sendSignal(this._store, taskId, false, name, payload);
+  }
+
+  /**
+   * `signal` to the task `key` names.
+   * @param {string} key
+   * @param {string} name
+   * @param {unknown} [payload]
+   * @returns {Promise<boolean | null>}
+   */
+  signalByKey(key, name, payload) {
+    return sendSignal(this._store, key, true, name, payload);
   }
 
   /**

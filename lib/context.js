@@ -62,6 +62,7 @@ function endedHalf(store, taskId) {
     sleepUntil: refuse,
     retryAfter: refuse,
     callChild: refuse,
+    waitForSignal: refuse,
     canceled: () =>
       store.get(taskId).then((row) => !row || row.cancel_requested_at_ms != null || row.status === "canceled"),
   };
@@ -93,8 +94,8 @@ class TaskContext {
             JSON.stringify(task),
             workerId,
             /** @type {number} */ (leaseMs),
-            opts.retryBackoffMs ?? undefined,
-            opts.retryBackoffMaxMs ?? undefined,
+            opts.retryBackoffMs,
+            opts.retryBackoffMaxMs,
           ),
         );
     // Created on first use of `signal`: most handlers never look at it, and a
@@ -205,7 +206,7 @@ class TaskContext {
    * @returns {Promise<Task>}
    */
   progress(value, message = null) {
-    return this._gated(this._native.progress(value ?? undefined, message ?? undefined));
+    return this._gated(this._native.progress(value, message));
   }
 
   /** @returns {Promise<Task>} */
@@ -226,7 +227,7 @@ class TaskContext {
   async succeed(result = null) {
     if (this.settled) return null;
     const encoded = dumpOptionalJson(result);
-    return this._gated(this._native.succeed(encoded ?? undefined));
+    return this._gated(this._native.succeed(encoded));
   }
 
   /**
@@ -243,7 +244,7 @@ class TaskContext {
     if (this.lostLease) throw new LostLease(this._task.id);
     const native = this._native;
     const { task } = await this._store._completeIn(write, (id, resultJson) =>
-      this._gated(native.completeShared(id, resultJson ?? undefined)),
+      this._gated(native.completeShared(id, resultJson)),
     );
     return task ?? null;
   }
@@ -373,6 +374,19 @@ class TaskContext {
    */
   callChild(id, task, payload, opts = {}) {
     return steps.callChild(this, id, task, payload, opts);
+  }
+
+  /**
+   * Wait for a signal `name` sent to this task (`client.signal`) without
+   * holding a slot or using an attempt: its payload, or `null` once
+   * `timeoutMs` passed without one. A signal sent earlier is kept for the wait.
+   * @param {string} id unique within the task
+   * @param {string} name
+   * @param {{ timeoutMs?: number }} [opts]
+   * @returns {Promise<any>}
+   */
+  waitForSignal(id, name, opts = {}) {
+    return steps.waitForSignal(this, id, name, opts);
   }
 
   /** @internal A step sent the task back to the queue: the worker ends the call. */

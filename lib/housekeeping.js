@@ -7,7 +7,7 @@
 const { NativeGate, NativeRetention } = require("./native.js");
 const { fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
-const { backpressureArgs } = require("./store-args.js");
+const { encodeOptions } = require("./json.js");
 const { ownNative } = require("./own-store.js");
 
 /**
@@ -25,7 +25,7 @@ class QueueDepthGate {
     const native = ownNative(store, ["queueDepth"]);
     const foreign = native ? null : foreignStore(store, "queueDepth", "QueueDepthGate");
     this._raise = raiseFrom(foreign);
-    const args = backpressureArgs(opts);
+    const args = encodeOptions(opts);
     this._native = nativeSync(() =>
       native ? new NativeGate(native, args) : NativeGate.foreign(/** @type {ForeignStore} */ (foreign).call, args),
     );
@@ -68,7 +68,7 @@ class RetentionSweeper {
           }
         }
       : undefined;
-    const args = { ...retentionCutoffs(opts.olderThanMs), intervalMs: opts.intervalMs, limit: opts.limit };
+    const args = encodeOptions(opts);
     this._native = nativeSync(() =>
       native
         ? new NativeRetention(native, args, report)
@@ -141,31 +141,6 @@ function foreignStore(store, method, component) {
       thrown = undefined;
       return last;
     },
-  };
-}
-
-/**
- * `olderThanMs` as the native sweeper takes it: a number (or nothing) as is,
- * a per-status map as one `{status, olderThanMs}` rule per entry in key order,
- * a rule list as given. The checks are the core's.
- * @param {RetentionOptions["olderThanMs"] | undefined} olderThanMs
- * @returns {{ olderThanMs?: number, rules?: import("../binding.js").RuleArgs[] }}
- */
-function retentionCutoffs(olderThanMs) {
-  if (olderThanMs == null || typeof olderThanMs === "number") return { olderThanMs: olderThanMs ?? undefined };
-  if (typeof olderThanMs !== "object")
-    throw new TypeError(`retention.olderThanMs must be a number, a map or a list of rules, got ${typeof olderThanMs}`);
-  /** @type {Array<{ olderThanMs?: number, queue?: string, status?: string, name?: string }>} */
-  const rules = Array.isArray(olderThanMs)
-    ? olderThanMs
-    : Object.entries(olderThanMs).map(([status, cutoff]) => ({ status, olderThanMs: cutoff }));
-  return {
-    rules: rules.map((rule) => ({
-      olderThanMs: rule.olderThanMs ?? undefined,
-      queue: rule.queue ?? undefined,
-      status: rule.status == null ? undefined : String(rule.status),
-      name: rule.name ?? undefined,
-    })),
   };
 }
 

@@ -86,20 +86,35 @@ function encodeEnvelope(error, retryable) {
 }
 
 /**
- * A `JSON.stringify` replacer for arguments the core checks: numbers JSON
- * cannot carry travel as their String(n), so the core's refusal names them.
- * @param {string} _key
- * @param {unknown} value
+ * Options as the core reads them (`input::Options`): one JSON object, where a
+ * number JSON cannot carry travels as `{"cairnq.nonFinite": String(n)}`, so a
+ * number option names it in its refusal and a text option refuses it as the
+ * number it is. A replacer slows every key down, so it runs only for options
+ * that hold such a number.
+ * @param {Record<string, any>} options plain objects and arrays
+ * @returns {string}
  */
-function nonFiniteAsText(_key, value) {
-  return typeof value === "number" && !Number.isFinite(value) ? String(value) : value;
+function encodeOptions(options) {
+  return holdsNonFinite(options) ? JSON.stringify(options, nonFiniteTagged) : JSON.stringify(options);
 }
 
 /**
- * A `JSON.stringify` replacer for options the core reads as one JSON object:
- * numbers JSON cannot carry travel as `{"cairnq.nonFinite": String(n)}`, so a
- * number option names them in its refusal and a text option refuses them as
- * numbers (the core's `schedule::spec`).
+ * @param {Record<string, unknown>} value plain objects and arrays
+ * @returns {boolean}
+ */
+function holdsNonFinite(value) {
+  for (const key in value) {
+    const item = value[key];
+    if (typeof item === "number") {
+      if (!Number.isFinite(item)) return true;
+    } else if (item !== null && typeof item === "object" && holdsNonFinite(/** @type {any} */ (item))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
  * @param {string} _key
  * @param {unknown} value
  */
@@ -116,4 +131,4 @@ function parseRow(text) {
   return text == null ? null : JSON.parse(text);
 }
 
-module.exports = { dumpJson, dumpOptionalJson, encodeEnvelope, nonFiniteAsText, nonFiniteTagged, parseRow };
+module.exports = { dumpJson, dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow };

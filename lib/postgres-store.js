@@ -6,7 +6,7 @@ const { NativeStore } = require("./native.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { ExecutorBridge, isExecutor } = require("./executor.js");
 const { TaskStore } = require("./store.js");
-const { openMode, storeOptions } = require("./store-args.js");
+const { encodeOptions } = require("./json.js");
 
 class PostgresStore extends TaskStore {
   /**
@@ -23,20 +23,14 @@ class PostgresStore extends TaskStore {
    * @param {{ max?: number, schema?: string, existing?: boolean, ownOnly?: boolean, propagateBaggage?: boolean }} [opts]
    */
   constructor(source, opts = {}) {
-    const { propagateBaggage } = storeOptions(opts);
+    const options = encodeOptions(opts);
     if (typeof source === "string") {
-      super(
-        nativeSync(() => NativeStore.postgres(source, opts.max ?? undefined, opts.schema ?? undefined, openMode(opts))),
-        propagateBaggage,
-      );
+      super(nativeSync(() => NativeStore.postgres(source, options)));
       /** @type {ExecutorBridge | null} */
       this._bridge = null;
     } else if (isExecutor(source)) {
       const bridge = new ExecutorBridge(/** @type {import("../index.js").PgExecutor} */ (source));
-      super(
-        NativeStore.executor((/** @type {string} */ text) => bridge.handle(text), opts.schema ?? undefined),
-        propagateBaggage,
-      );
+      super(nativeSync(() => NativeStore.executor((/** @type {string} */ text) => bridge.handle(text), options)));
       bridge.native = this._native;
       this._bridge = bridge;
       // Its notifications reach watch callbacks inside its `onNotify` (as in 0.12).

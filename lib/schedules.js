@@ -3,7 +3,7 @@
 // encoding the payload and metadata the JSON way and taking a TaskDef's
 // name. Every check, default and time computation is the core's.
 
-const { dumpJson, nonFiniteTagged } = require("./json.js");
+const { dumpJson, encodeOptions } = require("./json.js");
 const { raise } = require("./native-call.js");
 
 /** Where a fired task's metadata names its schedule and occurrence: the core's `schedule::METADATA_KEY`. */
@@ -23,19 +23,16 @@ const SCHEDULE_METADATA_KEY = "cairnq.schedule";
  * @returns {string}
  */
 function scheduleSpec(name, opts) {
-  if (opts === null || typeof opts !== "object") return JSON.stringify({ name, task: null, cron: null });
+  if (opts === null || typeof opts !== "object") return encodeOptions({ name, task: null, cron: null });
   const { task, payload, metadata, ...rest } = opts;
   const taskName = task !== null && typeof task === "object" && "name" in task ? task.name : task;
-  return JSON.stringify(
-    {
-      ...rest,
-      name,
-      task: taskName === undefined ? null : taskName,
-      payload: payload === undefined ? undefined : dumpJson(payload),
-      metadata: metadata == null ? undefined : dumpJson(metadata),
-    },
-    nonFiniteTagged,
-  );
+  return encodeOptions({
+    ...rest,
+    name,
+    task: taskName === undefined ? null : taskName,
+    payload: payload === undefined ? undefined : dumpJson(payload),
+    metadata: metadata == null ? undefined : dumpJson(metadata),
+  });
 }
 
 /**

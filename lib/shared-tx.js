@@ -16,7 +16,7 @@ const { raise } = require("./native-call.js");
  * @param {import("../binding.js").NativeStore} native
  * @param {(shared: { id: number, session?: number | null }) => import("../index.js").PgSession} sessionOf
  * @param {(session: any) => Promise<T>} fn
- * @param {(id: number, resultJson: string | undefined) => Promise<R>} settle
+ * @param {(id: number, resultJson: string | null) => Promise<R>} settle
  * @returns {Promise<{ task: R, value: T }>}
  */
 async function inSharedTransaction(native, sessionOf, fn, settle) {
@@ -25,7 +25,7 @@ async function inSharedTransaction(native, sessionOf, fn, settle) {
   let resultJson;
   try {
     value = await fn(sessionOf(shared));
-    resultJson = dumpOptionalJson(value) ?? undefined;
+    resultJson = dumpOptionalJson(value);
   } catch (err) {
     await native.sharedTxAbort(shared.id).catch(() => {});
     throw err;

@@ -4,7 +4,7 @@
 const { NativeStore } = require("./native.js");
 const { nativeSync } = require("./native-call.js");
 const { TaskStore } = require("./store.js");
-const { openMode, storeOptions } = require("./store-args.js");
+const { encodeOptions } = require("./json.js");
 
 class SQLiteStore extends TaskStore {
   /**
@@ -20,11 +20,7 @@ class SQLiteStore extends TaskStore {
    * @param {{ busyTimeoutMs?: number, existing?: boolean, ownOnly?: boolean, propagateBaggage?: boolean }} [opts]
    */
   constructor(path, opts = {}) {
-    const { propagateBaggage } = storeOptions(opts);
-    super(
-      nativeSync(() => NativeStore.sqlite(path, opts.busyTimeoutMs, openMode(opts))),
-      propagateBaggage,
-    );
+    super(nativeSync(() => NativeStore.sqlite(path, encodeOptions(opts))));
     this.path = path;
   }
 }

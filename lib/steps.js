@@ -7,7 +7,7 @@
 
 const { LostLease, SerializationError, TaskCanceled, TaskFailed, fromNative } = require("./errors.js");
 const { raise } = require("./native-call.js");
-const { dumpOptionalJson, nonFiniteAsText } = require("./json.js");
+const { dumpOptionalJson, encodeOptions } = require("./json.js");
 const { taskName } = require("./models.js");
 const { childMetadata } = require("./telemetry/trace.js");
 
@@ -103,7 +103,7 @@ async function step(ctx, id, fn) {
   } catch (err) {
     throw new SerializationError(`step "${id}" result is not JSON-serializable: ${/** @type {Error} */ (err).message}`);
   }
-  const suspended = await native(ctx, () => half.commitStep(/** @type {string} */ (id), json ?? undefined));
+  const suspended = await native(ctx, () => half.commitStep(/** @type {string} */ (id), json));
   return suspended ? stopped(ctx) : parsed(json);
 }
 
@@ -165,20 +165,11 @@ async function sleepUntil(ctx, id, date) {
  */
 async function callChild(ctx, id, task, payload, opts) {
   checkId(id);
-  const { pollMs, ...submitOpts } = opts ?? {};
-  if (pollMs != null && typeof pollMs !== "number") {
-    throw new Error(`pollMs must be a number of milliseconds, got ${String(pollMs)}`);
-  }
-  const metadata = childMetadata(submitOpts.metadata, ctx._store._propagateBaggage);
-  const submit = ctx._store._submitArgs({ ...submitOpts, metadata, name: taskName(task), payload });
+  const given = opts ?? {};
+  const metadata = childMetadata(given.metadata, ctx._store._propagateBaggage);
+  const options = encodeOptions(ctx._store._submitArgs({ ...given, metadata, name: taskName(task), payload }));
   const half = ctx._native;
-  const answer = await native(ctx, () =>
-    half.callChild(
-      /** @type {string} */ (id),
-      JSON.stringify({ kind: "submit", submit }, nonFiniteAsText),
-      pollMs ?? undefined,
-    ),
-  );
+  const answer = await native(ctx, () => half.callChild(/** @type {string} */ (id), options));
   if (answer.suspended) return stopped(ctx);
   if (answer.status === "succeeded") return parsed(answer.json);
   const failure =
@@ -190,6 +181,49 @@ async function callChild(ctx, id, task, payload, opts) {
 }
 
 /**
+ * `ctx.waitForSignal(id, name, {timeoutMs})`: the payload of the signal the
+ * wait consumed, or `null` once `timeoutMs` passed without one. Until then
+ * the task waits in the queue, and this run never goes on.
+ * @param {TaskContext} ctx
+ * @param {unknown} id
+ * @param {unknown} name
+ * @param {{ timeoutMs?: number } | undefined} opts
+ * @returns {Promise<unknown>}
+ */
+async function waitForSignal(ctx, id, name, opts) {
+  checkId(id);
+  if (typeof name !== "string") throw new Error(`signal name must be a non-empty string, got ${String(name)}`);
+  const options = encodeOptions(opts ?? {});
+  const half = ctx._native;
+  const answer = await native(ctx, () => half.waitForSignal(/** @type {string} */ (id), name, options));
+  return answer.suspended ? stopped(ctx) : parsed(answer.json);
+}
+
+/**
+ * `client.signal(taskId, name, payload)` (`byKey` false) and `signalByKey`:
+ * true when stored for a task that has not finished, false for a finished
+ * one, null for no task. The payload follows the JSON rules of a submit's.
+ * @param {NativeHolder} store
+ * @param {unknown} target
+ * @param {boolean} byKey
+ * @param {unknown} name
+ * @param {unknown} payload
+ * @returns {Promise<boolean | null>}
+ */
+async function sendSignal(store, target, byKey, name, payload) {
+  if (typeof name !== "string") throw new Error(`signal name must be a non-empty string, got ${String(name)}`);
+  let json;
+  try {
+    json = dumpOptionalJson(payload);
+  } catch (err) {
+    throw new SerializationError(`payload is not JSON-serializable: ${/** @type {Error} */ (err).message}`);
+  }
+  // An id or key that is not a string names no task (as for `cancel`).
+  if (typeof target !== "string") return null;
+  return store._native.signal(target, byKey, name, json).catch(raise);
+}
+
+/**
  * `client.steps(taskId)`: the task's stored steps and what it is sleeping or
  * waiting for (the core's `steps::view`).
  * @param {NativeHolder} store
@@ -198,8 +232,18 @@ async function callChild(ctx, id, task, payload, opts) {
  */
 async function taskSteps(store, taskId) {
   // An id that is not a string names no task (as for `get`).
-  if (typeof taskId !== "string") return { steps: [], suspended: null };
+  if (typeof taskId !== "string") return { steps: [], suspended: null, signals: [] };
   return JSON.parse(await store._native.steps(taskId).catch(raise));
 }
 
-module.exports = { step, sleep, sleepUntil, retryAfter, callChild, childStepOf, taskSteps };
+module.exports = {
+  step,
+  sleep,
+  sleepUntil,
+  retryAfter,
+  callChild,
+  waitForSignal,
+  sendSignal,
+  childStepOf,
+  taskSteps,
+};

@@ -6,11 +6,10 @@
 
 const { NativeWatch, DEFAULT_WATCH_POLL_MS, onBadRow } = require("./native.js");
 const { SerializationError, TaskTimeout } = require("./errors.js");
-const { TickWrites, encodeWrite } = require("./tick-writes.js");
-const { purgeArgs, waitArgs, backpressureArgs } = require("./store-args.js");
+const { TickWrites } = require("./tick-writes.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { inSharedTransaction, nativeSession } = require("./shared-tx.js");
-const { dumpJson, dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
+const { dumpJson, dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = require("./json.js");
 const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
 
 /**
@@ -43,16 +42,28 @@ onBadRow((/** @type {string} */ message) => process.emitWarning(message, { code:
 const parseRows = (text) => JSON.parse(text);
 
 /**
- * Whether `value` encodes as JSON (a failed item tells its payload from its metadata).
+ * A submitMany item's payload or metadata as JSON text, refused naming the
+ * item's field.
+ * @param {number} index
+ * @param {string} field
+ * @param {unknown} value
+ * @returns {string}
+ */
+function dumpItemJson(index, field, value) {
+  try {
+    return dumpJson(value ?? {});
+  } catch (err) {
+    throw new SerializationError(`items[${index}].${field}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/**
+ * A value that is not an object as the core can show it in its refusal
+ * (JSON has no undefined, bigint or function).
  * @param {unknown} value
  */
-function isJson(value) {
-  try {
-    dumpJson(value ?? {});
-    return true;
-  } catch {
-    return false;
-  }
+function scalarOrNull(value) {
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? value : null;
 }
 
 /**
@@ -83,15 +94,14 @@ const NO_TASK = Promise.resolve(null);
 class TaskStore {
   /**
    * @param {import("../binding.js").NativeStore} native
-   * @param {boolean} propagateBaggage whether a traced submit stores the
-   *   context's baggage in metadata too (`storeOptions`)
    */
-  constructor(native, propagateBaggage) {
+  constructor(native) {
     if (new.target === TaskStore) {
       throw new TypeError("TaskStore is abstract: use SQLiteStore or PostgresStore");
     }
     this._native = native;
-    this._propagateBaggage = propagateBaggage;
+    /** Whether a traced submit stores the context's baggage in metadata too. */
+    this._propagateBaggage = native.propagateBaggage;
     /**
      * Where this store hears notifications on the JS thread (an executor's
      * `listen`), or null when they arrive natively.
@@ -145,7 +155,7 @@ class TaskStore {
 
   /** @param {BackpressureOptions} opts */
   useBackpressure(opts) {
-    nativeSync(() => this._native.useBackpressure(backpressureArgs(opts)));
+    nativeSync(() => this._native.useBackpressure(encodeOptions(opts)));
   }
 
   /**
@@ -187,7 +197,9 @@ class TaskStore {
   submitMany(items, wired = {}) {
     let text;
     try {
-      text = `[${items.map((item, index) => encodeWrite(this._itemArgs(item, index, wired))).join(",")}]`;
+      text = Array.isArray(items)
+        ? `[${items.map((item, index) => encodeOptions(this._itemArgs(item, index, wired))).join(",")}]`
+        : JSON.stringify(scalarOrNull(items));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -195,50 +207,35 @@ class TaskStore {
   }
 
   /**
-   * One item's arguments, and the keys it was given (the core checks them);
-   * JSON the item's values cannot carry is refused naming the item.
+   * One item as the core reads it (`wire::read_items`): the payload and
+   * metadata as JSON text; keys it does not know travel as null, for the core
+   * to refuse by name.
    * @param {SubmitItem} item
    * @param {number} index
    * @param {Partial<SubmitInput>} wired
+   * @returns {any}
    */
   _itemArgs(item, index, wired) {
-    if (item === null || typeof item !== "object") {
-      throw new TypeError(`items[${index}] must be an object { task, payload?, options? }`);
-    }
-    const options = item.options ?? {};
-    const { task } = item;
-    const name = typeof task === "string" ? task : (task?.name ?? "");
-    let submit;
-    try {
-      submit = this._submitArgs({ ...wired, ...options, name, payload: item.payload });
-    } catch (err) {
-      const field = err instanceof SerializationError && isJson(item.payload) ? "options.metadata" : "payload";
-      throw new SerializationError(`items[${index}].${field}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    return { submit, itemKeys: Object.keys(item), optionKeys: Object.keys(options) };
+    if (item === null || typeof item !== "object") return scalarOrNull(item);
+    const { task, payload, options, ...unknown } = item;
+    /** @type {Record<string, unknown>} */
+    const args = Object.fromEntries(Object.keys(unknown).map((key) => [key, null]));
+    args.task = task !== null && typeof task === "object" ? task.name : task;
+    args.payload = dumpItemJson(index, "payload", payload);
+    args.options =
+      options === undefined || options === null || typeof options === "object"
+        ? { ...wired, ...options, metadata: dumpItemJson(index, "options.metadata", options?.metadata) }
+        : scalarOrNull(options);
+    return args;
   }
 
-  /** @param {SubmitInput} input */
+  /**
+   * The options as the core reads them (`SubmitInput::read`), payload and
+   * metadata encoded here (JSON.stringify's rules are JavaScript's).
+   * @param {SubmitInput} input
+   */
   _submitArgs(input) {
-    return {
-      name: input.name,
-      payload: dumpJson(input.payload ?? {}),
-      metadata: dumpJson(input.metadata ?? {}),
-      // null means "use the default" like undefined (docs/api.md, "Values and
-      // JSON"); the native layer only accepts undefined for an absent value.
-      queue: input.queue ?? undefined,
-      key: input.key ?? undefined,
-      conflict: input.conflict ?? undefined,
-      maxAttempts: input.maxAttempts ?? undefined,
-      priority: input.priority ?? undefined,
-      parentId: input.parentId ?? undefined,
-      rootId: input.rootId ?? undefined,
-      correlationId: input.correlationId ?? undefined,
-      runAtDelayMs: input.runAtDelayMs ?? undefined,
-      debounceMs: input.debounceMs ?? undefined,
-      maxDelayMs: input.maxDelayMs ?? undefined,
-      group: input.group ?? undefined,
-    };
+    return { ...input, payload: dumpJson(input.payload ?? {}), metadata: dumpJson(input.metadata ?? {}) };
   }
 
   /**
@@ -284,36 +281,29 @@ class TaskStore {
    * @returns {Promise<Task[]>}
    */
   async list(input = {}) {
-    // null filters mean "no filter" (docs/api.md, "Values and JSON").
-    const args = {
-      status: input.status ?? undefined,
-      queue: input.queue ?? undefined,
-      name: input.name ?? undefined,
-      rootId: input.rootId ?? undefined,
-      correlationId: input.correlationId ?? undefined,
-      limit: input.limit ?? undefined,
-      offset: input.offset ?? undefined,
-      bodies: input.bodies ?? undefined,
-    };
-    return this._native.list(args).then(parseRows, raise);
+    return this._native.list(encodeOptions(input)).then(parseRows, raise);
   }
 
   /**
+   * Also cancels the task's unfinished `ctx.callChild` children, at any
+   * depth, unless `opts.children` is false.
    * @param {string} taskId
+   * @param {{ children?: boolean }} [opts]
    * @returns {Promise<Task | null>}
    */
-  cancel(taskId) {
+  cancel(taskId, opts) {
     if (!namesTask(taskId)) return NO_TASK;
-    return this._write({ kind: "cancel", taskId });
+    return this._write({ kind: "cancel", taskId, children: opts?.children });
   }
 
   /**
    * @param {string} key
+   * @param {{ children?: boolean }} [opts]
    * @returns {Promise<Task | null>}
    */
-  cancelByKey(key) {
+  cancelByKey(key, opts) {
     if (!namesTask(key)) return NO_TASK;
-    return this._write({ kind: "cancelByKey", key });
+    return this._write({ kind: "cancelByKey", key, children: opts?.children });
   }
 
   /**
@@ -341,7 +331,7 @@ class TaskStore {
    * @returns {Promise<string[]>}
    */
   purge(input = {}) {
-    return this._native.purge(purgeArgs(input)).catch(raise);
+    return this._native.purge(encodeOptions(input)).catch(raise);
   }
 
   /**
@@ -351,7 +341,7 @@ class TaskStore {
    * @returns {Promise<number>}
    */
   purgeCount(input = {}) {
-    return this._native.purgeCount(purgeArgs(input)).catch(raise);
+    return this._native.purgeCount(encodeOptions(input)).catch(raise);
   }
 
   /**
@@ -360,7 +350,7 @@ class TaskStore {
    * @returns {Promise<Record<string, Record<TaskStatus, number>>>}
    */
   stats(queue) {
-    return this._native.stats(queue ?? undefined).then(parseRows, raise);
+    return this._native.stats(queue).then(parseRows, raise);
   }
 
   /**
@@ -405,7 +395,7 @@ class TaskStore {
         // a consumer's throw is its own: the other subscribers keep their signals
       }
     };
-    const watch = new NativeWatch(this._native, opts?.queues ?? undefined, opts?.pollMs ?? undefined, deliver);
+    const watch = new NativeWatch(this._native, opts?.queues, opts?.pollMs, deliver);
     // Notifications heard on the JS thread reach the consumer at once.
     const unhear = this._notifications?.hear((channel, payload) => {
       const signal = watch.signalOf(channel, payload);
@@ -432,15 +422,7 @@ class TaskStore {
    * @returns {Promise<Task[]>}
    */
   claim(input) {
-    return this._native
-      .claim({
-        queues: input.queues,
-        workerId: input.workerId,
-        leaseMs: input.leaseMs ?? undefined,
-        limit: input.limit ?? undefined,
-        names: input.names ?? undefined,
-      })
-      .then(parseRows, raise);
+    return this._native.claim(encodeOptions(input)).then(parseRows, raise);
   }
 
   /**
@@ -454,17 +436,10 @@ class TaskStore {
    * @returns {Promise<T | undefined>}
    */
   async claimSession(input, plan) {
-    const session = nativeSync(() =>
-      this._native.openClaimSession({
-        queues: input.queues,
-        workerId: input.workerId,
-        leaseMs: input.leaseMs ?? undefined,
-        names: input.names ?? undefined,
-      }),
-    );
+    const session = nativeSync(() => this._native.openClaimSession(encodeOptions(input)));
     if (!(await session.opened().catch(raise))) return undefined;
     /** @type {Draw} */
-    const draw = (names, limit) => session.draw(names ?? undefined, limit).then(parseRows, raise);
+    const draw = (names, limit) => session.draw(names, limit).then(parseRows, raise);
     let outcome;
     try {
       outcome = await plan(draw);
@@ -485,7 +460,7 @@ class TaskStore {
       kind: "heartbeat",
       taskId: input.taskId,
       workerId: input.workerId,
-      leaseMs: input.leaseMs ?? undefined,
+      leaseMs: input.leaseMs,
     });
   }
 
@@ -508,8 +483,8 @@ class TaskStore {
       kind: "progress",
       taskId: input.taskId,
       workerId: input.workerId,
-      progress: input.progress ?? undefined,
-      message: input.message ?? undefined,
+      progress: input.progress,
+      message: input.message,
     });
   }
 
@@ -518,7 +493,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   async succeed(input) {
-    const json = dumpOptionalJson(input.result) ?? undefined;
+    const json = dumpOptionalJson(input.result);
     return this._write({ kind: "succeed", taskId: input.taskId, workerId: input.workerId, json });
   }
 
@@ -527,7 +502,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   async complete(input) {
-    const json = dumpOptionalJson(input.result) ?? undefined;
+    const json = dumpOptionalJson(input.result);
     return this._write({ kind: "complete", taskId: input.taskId, workerId: input.workerId, json });
   }
 
@@ -572,7 +547,7 @@ class TaskStore {
    * result JSON)` completes the task in the shared transaction and commits.
    * @template T, R
    * @param {(session: any) => Promise<T>} fn
-   * @param {(id: number, resultJson: string | undefined) => Promise<R>} settle
+   * @param {(id: number, resultJson: string | null) => Promise<R>} settle
    * @returns {Promise<{ task: R, value: T }>}
    */
   _completeIn(fn, settle) {
@@ -597,7 +572,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _wait(taskId, opts) {
-    const args = waitArgs(opts);
+    const args = encodeOptions(opts);
     if (!namesTask(taskId)) return this._runOut(taskId, null, args);
     // The native wait resolves with a row (never "no row") or rejects.
     return /** @type {Promise<Task>} */ (this._native.wait(taskId, args).then(parseRow, raise));
@@ -610,7 +585,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _waitByKey(key, opts) {
-    const args = waitArgs(opts);
+    const args = encodeOptions(opts);
     if (!namesTask(key)) return this._runOut(key, key, args);
     return /** @type {Promise<Task>} */ (this._native.waitByKey(key, args).then(parseRow, raise));
   }
@@ -620,7 +595,7 @@ class TaskStore {
    * core's deadline for it passes (never, for a timeout that is not finite).
    * @param {unknown} taskId
    * @param {unknown} key
-   * @param {import("../binding.js").WaitArgs} args
+   * @param {string} args the wait's options, encoded
    * @returns {Promise<never>}
    */
   async _runOut(taskId, key, args) {

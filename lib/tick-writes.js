@@ -7,7 +7,7 @@
 // tick's replies (or its own error).
 
 const { fromNative } = require("./errors.js");
-const { nonFiniteAsText } = require("./json.js");
+const { encodeOptions } = require("./json.js");
 
 /** @typedef {{ kind: string, [field: string]: unknown }} WriteArgs */
 
@@ -41,7 +41,7 @@ class TickWrites {
     // Encoded now, so an argument JSON cannot carry refuses this write alone.
     let encoded;
     try {
-      encoded = encodeWrite(args);
+      encoded = encodeOptions(args);
     } catch (err) {
       return Promise.reject(
         new Error(`${args.kind}: an argument JSON cannot carry: ${err instanceof Error ? err.message : String(err)}`),
@@ -112,31 +112,4 @@ function readerOf(index) {
   };
 }
 
-/**
- * A write (or any arguments) as JSON; numbers JSON cannot carry travel as their String(n) (so
- * Rust names them in its error). A replacer slows every key down, so it is
- * used only for the writes that hold such a number.
- * @param {Record<string, unknown>} args
- * @returns {string}
- */
-function encodeWrite(args) {
-  return holdsNonFinite(args) ? JSON.stringify(args, nonFiniteAsText) : JSON.stringify(args);
-}
-
-/**
- * @param {Record<string, unknown>} value a write's arguments (plain objects and arrays)
- * @returns {boolean}
- */
-function holdsNonFinite(value) {
-  for (const key in value) {
-    const item = value[key];
-    if (typeof item === "number") {
-      if (!Number.isFinite(item)) return true;
-    } else if (item !== null && typeof item === "object" && holdsNonFinite(/** @type {any} */ (item))) {
-      return true;
-    }
-  }
-  return false;
-}
-
-module.exports = { TickWrites, encodeWrite };
+module.exports = { TickWrites };

@@ -6,9 +6,8 @@
 const { NativeWorker } = require("./native.js");
 const { LostLease, TaskError, errorEnvelope, exceptionEnvelope, fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
-const { dumpJson, encodeEnvelope, nonFiniteAsText } = require("./json.js");
+const { dumpJson, encodeEnvelope, encodeOptions } = require("./json.js");
 const { taskName } = require("./models.js");
-const { backpressureArgs } = require("./store-args.js");
 const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
 const { replacedMethods } = require("./own-store.js");
@@ -22,7 +21,6 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  * @typedef {import("../index.js").TaskDef} TaskDef
  * @typedef {import("../index.js").WorkerOptions} WorkerOptions
  * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
- * @typedef {import("../binding.js").WorkerArgs} WorkerArgs
  * @typedef {import("../binding.js").OutcomeArg} OutcomeArg
  * @typedef {{ kind: "returned" | "threw" | "lostLease" | "suspended" | "childFailed", results?: ResultArg[], envelope?: string, retryable?: boolean, stepId?: string }} Outcome
  *   how a handler ended, as NativeWorker.settle takes it (an OutcomeArg)
@@ -122,7 +120,7 @@ class Worker {
         new NativeWorker(
           store._native,
           queues,
-          workerArgs(opts),
+          encodeOptions(opts),
           dispatch,
           answerPing,
           abortLostLease,
@@ -191,14 +189,7 @@ class Worker {
       opts = optsOrFn ?? {};
       fn = maybeFn;
     }
-    nativeSync(() =>
-      this._native.register(name, {
-        batch: numberOrSpelled(opts.batch),
-        concurrency: numberOrSpelled(opts.concurrency),
-        resource: opts.resource ?? undefined,
-        flow: flowOptions(opts),
-      }),
-    );
+    nativeSync(() => this._native.register(name, encodeOptions(opts)));
     // A missing fn is not refused here: each call of it fails as a handler that threw.
     this._handlers.set(name, { fn: /** @type {HandlerFn} */ (fn), batch: opts.batch != null });
     return this;
@@ -210,7 +201,7 @@ class Worker {
    * @returns {Promise<void>}
    */
   run(opts = {}) {
-    return this._native.run(opts.concurrency ?? undefined).catch(raise);
+    return this._native.run(opts.concurrency).catch(raise);
   }
 
   /** Stop polling now; handlers in flight finish. Irreversible. */
@@ -399,17 +390,6 @@ class Worker {
 }
 
 /**
- * A registration's `rateLimit` and `groupConcurrency` as the core checks them
- * (docs/api.md, "Flow control"), or undefined when it declares neither.
- * @param {TaskOptions} opts
- * @returns {string | undefined}
- */
-function flowOptions(opts) {
-  if (opts.rateLimit == null && opts.groupConcurrency == null) return undefined;
-  return JSON.stringify({ rateLimit: opts.rateLimit, groupConcurrency: opts.groupConcurrency }, nonFiniteAsText);
-}
-
-/**
  * Call a handler the way its registration asks: `(contexts)` for a batch,
  * else `(context, payload)`.
  * @param {HandlerFn} fn
@@ -444,38 +424,6 @@ function answerPing() {}
  */
 function warnFlowLimitsReplaced(message) {
   process.emitWarning(message, { code: FLOW_NOTICE_CODE });
-}
-
-/**
- * An option that should be a number, as the core checks it (docs/api.md,
- * "Registrations"): a number as is, any other value as String(value) spells
- * it, which the core refuses with that spelling; null means absent.
- * @param {unknown} value
- * @returns {number | string | undefined}
- */
-function numberOrSpelled(value) {
-  if (value == null) return undefined;
-  return typeof value === "number" ? value : String(value);
-}
-
-/**
- * @param {WorkerOptions} opts
- * @returns {WorkerArgs}
- */
-function workerArgs(opts) {
-  return {
-    concurrency: opts.concurrency ?? undefined,
-    leaseMs: opts.leaseMs ?? undefined,
-    heartbeatIntervalMs: opts.heartbeatIntervalMs ?? undefined,
-    pollIntervalMs: opts.pollIntervalMs ?? undefined,
-    claimBatch: opts.claimBatch ?? undefined,
-    retryBackoffMs: opts.retryBackoffMs ?? undefined,
-    retryBackoffMaxMs: opts.retryBackoffMaxMs ?? undefined,
-    maxRunMs: opts.maxRunMs ?? undefined,
-    maxInFlightBytes: opts.maxInFlightBytes ?? undefined,
-    resources: opts.resources ? Object.entries(opts.resources) : undefined,
-    backpressure: opts.maxQueueDepth != null ? backpressureArgs(/** @type {BackpressureOptions} */ (opts)) : undefined,
-  };
 }
 
 /**

@@ -35,6 +35,7 @@ export CARGO=/usr/bin/cargo RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 export CARGO_TARGET_DIR="$cache/target-$name"
 env_triple=${triple//-/_}
 cargo_flags=()
+builder=("$CARGO" build)
 
 case $name in
 linux-arm64-gnu)
@@ -79,9 +80,22 @@ win32-x64-msvc)
     export "CARGO_TARGET_${env_triple^^}_LINKER=x86_64-w64-mingw32-gcc"
     export "CC_$env_triple=x86_64-w64-mingw32-gcc" "AR_$env_triple=x86_64-w64-mingw32-ar"
     ;;
+linux-*-musl)
+    # zig compiles the C code and links against its own musl; std is built
+    # from Debian's rust-web-src. cargo-zigbuild runs the cargo first on PATH:
+    # Debian's, through links in the cache.
+    apt_install rust-web-src
+    cargo_flags=("-Zbuild-std=std,panic_abort")
+    export RUSTC_BOOTSTRAP=1
+    debian_rust="$cache/toolchains/debian-rust-bin"
+    mkdir -p "$debian_rust"
+    for tool in cargo rustc rustdoc; do ln -sfn "/usr/bin/$tool" "$debian_rust/$tool"; done
+    PATH="$debian_rust:$(zig_toolchain):$PATH"
+    builder=(cargo-zigbuild zigbuild)
+    ;;
 esac
 
-"$CARGO" build --release --locked --lib -p cairnq-node --target "$triple" "${cargo_flags[@]}"
+"${builder[@]}" --release --locked --lib -p cairnq-node --target "$triple" "${cargo_flags[@]}"
 case $triple in
 *-windows-*) built=cairnq_node.dll ;;
 *-apple-*) built=libcairnq_node.dylib ;;

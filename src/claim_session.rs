@@ -6,7 +6,7 @@ use cairnq_core::task::tasks_to_json;
 use napi_derive::napi;
 
 use crate::errors::IntoJs;
-use crate::store::{ClaimArgs, NativeStore};
+use crate::store::NativeStore;
 use napi::Result;
 
 /// `store.claimSession(input, plan)`: a claim transaction whose draws the JS
@@ -19,8 +19,10 @@ pub struct NativeClaimSession {
 #[napi]
 impl NativeStore {
     #[napi]
-    pub fn open_claim_session(&self, args: ClaimArgs) -> Result<NativeClaimSession> {
-        let request = ClaimInput::from(args).request().js()?;
+    pub fn open_claim_session(&self, options_json: String) -> Result<NativeClaimSession> {
+        let request = ClaimInput::read(&options_json)
+            .and_then(ClaimInput::request)
+            .js()?;
         let backend = self.inner.backend().clone();
         let session = napi::bindgen_prelude::within_runtime_if_available(move || {
             ClaimSession::open(backend, request, &tokio::runtime::Handle::current())

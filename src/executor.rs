@@ -9,6 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use cairnq_core::store::postgres::executor::{Executor, ExecutorTransport};
 use cairnq_core::store::postgres::PostgresBackend;
+use cairnq_core::store::StoreOptions;
 use cairnq_core::{Error, Store};
 use napi::bindgen_prelude::Promise;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -68,15 +69,22 @@ pub fn dsn_fields(dsn: String) -> Result<String> {
 impl NativeStore {
     /// A Postgres store running every statement through `call` (`lib/executor.js`).
     #[napi(factory)]
-    pub fn executor(call: ExecutorFn, schema: Option<String>) -> NativeStore {
+    pub fn executor(call: ExecutorFn, options_json: String) -> Result<NativeStore> {
+        let options = StoreOptions::read(
+            "PostgresStore options",
+            &options_json,
+            &StoreOptions::POSTGRES_KEYS,
+        )
+        .js()?;
         let backend = Arc::new(PostgresBackend::<ExecutorTransport>::over_executor(
             Arc::new(JsExecutor { call }),
-            schema,
+            options.schema,
         ));
-        NativeStore {
+        Ok(NativeStore {
             inner: Store::new(backend.clone()),
+            propagate_baggage: options.propagate_baggage,
             executor: Some(backend),
-        }
+        })
     }
 
     /// A notification the executor's `listen` delivered.

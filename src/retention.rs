@@ -3,8 +3,7 @@
 
 use std::sync::Arc;
 
-use cairnq_core::retention::{Cutoffs, Purger, RetentionOptions, RetentionSweeper};
-use cairnq_core::store::PurgeInput;
+use cairnq_core::retention::{Purger, RetentionOptions, RetentionSweeper};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
@@ -13,24 +12,6 @@ use crate::executor::ExecutorFn;
 use crate::foreign::ForeignStore;
 use crate::store::NativeStore;
 use napi::Result;
-
-/// `lib/housekeeping.js` sends the numeric form as `olderThanMs` and the map
-/// and list forms as `rules` (the map's entries in key order).
-#[napi(object)]
-pub struct RetentionArgs {
-    pub older_than_ms: Option<f64>,
-    pub rules: Option<Vec<RuleArgs>>,
-    pub interval_ms: Option<f64>,
-    pub limit: Option<f64>,
-}
-
-#[napi(object)]
-pub struct RuleArgs {
-    pub older_than_ms: Option<f64>,
-    pub queue: Option<String>,
-    pub status: Option<String>,
-    pub name: Option<String>,
-}
 
 /// `onError(reason)`: the reason is the encoded error `lib/errors.js` decodes.
 type ErrorCallback = ThreadsafeFunction<String, (), String, napi::Status, false, true>;
@@ -45,10 +26,10 @@ impl NativeRetention {
     #[napi(constructor)]
     pub fn new(
         store: &NativeStore,
-        opts: RetentionArgs,
+        options_json: String,
         on_error: Option<ErrorCallback>,
     ) -> Result<Self> {
-        NativeRetention::over(store.inner.clone(), opts, on_error)
+        NativeRetention::over(store.inner.clone(), &options_json, on_error)
     }
 
     /// A sweeper over a store that is not this package's own, whose `purge`
@@ -56,15 +37,15 @@ impl NativeRetention {
     #[napi(factory)]
     pub fn foreign(
         call: ExecutorFn,
-        opts: RetentionArgs,
+        options_json: String,
         on_error: Option<ErrorCallback>,
     ) -> Result<Self> {
-        NativeRetention::over(Arc::new(ForeignStore::new(call)), opts, on_error)
+        NativeRetention::over(Arc::new(ForeignStore::new(call)), &options_json, on_error)
     }
 
     fn over(
         store: Arc<dyn Purger>,
-        opts: RetentionArgs,
+        options_json: &str,
         on_error: Option<ErrorCallback>,
     ) -> Result<Self> {
         let hook = on_error.map(|callback| {
@@ -73,26 +54,7 @@ impl NativeRetention {
                 callback.call(reason(&err), ThreadsafeFunctionCallMode::NonBlocking);
             }) as Arc<dyn Fn(cairnq_core::Error) + Send + Sync>
         });
-        let cutoffs = match opts.rules {
-            None => Cutoffs::Uniform(opts.older_than_ms),
-            Some(rules) => Cutoffs::Rules(
-                rules
-                    .into_iter()
-                    .map(|rule| PurgeInput {
-                        older_than_ms: rule.older_than_ms,
-                        queue: rule.queue,
-                        status: rule.status,
-                        name: rule.name,
-                        limit: None,
-                    })
-                    .collect(),
-            ),
-        };
-        let options = RetentionOptions {
-            older_than_ms: cutoffs,
-            interval_ms: opts.interval_ms,
-            limit: opts.limit,
-        };
+        let options = RetentionOptions::read(options_json).js()?;
         let sweeper = RetentionSweeper::new(store, options, hook).js()?;
         Ok(NativeRetention {
             sweeper: Arc::new(sweeper),

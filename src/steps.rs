@@ -3,17 +3,16 @@
 //! (`cairnq_core::steps`, `TaskContext::begin_step` and the rest); a step
 //! that suspended the task answers `suspended`, and JS stops the handler.
 
+use cairnq_core::signals::{new_signal, wait_options};
 use cairnq_core::steps::{view, SleepFor};
-use cairnq_core::store::Write;
+use cairnq_core::store::Target;
 use cairnq_core::worker::{ChildCall, StepStart};
-use cairnq_core::Error as CoreError;
 use napi::Result;
 use napi_derive::napi;
 
 use crate::errors::IntoJs;
 use crate::store::NativeStore;
 use crate::worker::NativeContext;
-use crate::writes::decode_write;
 
 /// How `ctx.step` goes on: `suspended` (the run is over), a stored result to
 /// replay (`replay`, its JSON in `json`, absent for none), or run `fn`.
@@ -32,6 +31,14 @@ pub struct ChildAnswer {
     pub suspended: bool,
     pub child_id: Option<String>,
     pub status: Option<String>,
+    pub json: Option<String>,
+}
+
+/// How `ctx.waitForSignal` ends: `suspended` (the run is over), or the
+/// consumed signal's payload JSON in `json` (absent: none, or timed out).
+#[napi(object)]
+pub struct SignalAnswer {
+    pub suspended: bool,
     pub json: Option<String>,
 }
 
@@ -95,23 +102,33 @@ impl NativeContext {
         Ok(slept.is_none())
     }
 
-    /// `ctx.callChild`: `submit` is the child's submit encoded as a client
-    /// write (`{kind: "submit", submit}`); `pollMs` the longest wait before
-    /// the parent reads its child again.
+    /// `ctx.waitForSignal(id, name, options)`: `options` holds `timeoutMs`.
     #[napi]
-    pub async fn call_child(
+    pub async fn wait_for_signal(
         &self,
         id: String,
-        submit: String,
-        poll_ms: Option<f64>,
-    ) -> Result<ChildAnswer> {
-        let recheck_ms = cairnq_core::steps::child_recheck_ms(poll_ms).js()?;
-        let input = match decode_write(&submit).js()? {
-            Write::Submit(input) => input,
-            _ => {
-                return Err(CoreError::Invalid("callChild takes a submit".into())).js();
-            }
-        };
+        name: String,
+        options_json: String,
+    ) -> Result<SignalAnswer> {
+        let timeout = wait_options(&options_json).js()?;
+        let waited = self.inner.wait_for_signal(&id, &name, timeout).await.js()?;
+        Ok(match waited {
+            None => SignalAnswer {
+                suspended: true,
+                json: None,
+            },
+            Some(json) => SignalAnswer {
+                suspended: false,
+                json,
+            },
+        })
+    }
+
+    /// `ctx.callChild`: `options` are the child's submit options and
+    /// `pollMs`, the longest wait before the parent reads its child again.
+    #[napi]
+    pub async fn call_child(&self, id: String, options_json: String) -> Result<ChildAnswer> {
+        let (input, recheck_ms) = cairnq_core::steps::child_call(&options_json).js()?;
         let called = self.inner.call_child(&id, input, recheck_ms).await.js()?;
         Ok(match called {
             None => ChildAnswer {
@@ -140,5 +157,24 @@ impl NativeStore {
     #[napi]
     pub async fn steps(&self, task_id: String) -> Result<String> {
         view::steps_of(&self.inner, &task_id).await.js()
+    }
+
+    /// `signal` (`by_key` false) / `signalByKey`: true stored, false the
+    /// task has finished, null no such task.
+    #[napi]
+    pub async fn signal(
+        &self,
+        target: String,
+        by_key: bool,
+        name: String,
+        payload: Option<String>,
+    ) -> Result<Option<bool>> {
+        let signal = new_signal(&name, payload).js()?;
+        let target = if by_key {
+            Target::Key(target)
+        } else {
+            Target::Id(target)
+        };
+        self.inner.signal(target, signal).await.js()
     }
 }

@@ -4,114 +4,22 @@
 //! threads, but for the `…Now` ones, which answer on the calling thread when
 //! that cannot wait (else `undefined`); rows come back as JSON text.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use cairnq_core::input::timer_ms;
-use cairnq_core::store::backpressure::{BackpressureOptions, QueueDepthLimit};
+use cairnq_core::store::backpressure::BackpressureOptions;
 use cairnq_core::store::{
-    self, refs_to_json, stats_to_json, ClaimInput, ListInput, OpenMode, PurgeInput, Target, TaskRef,
+    self, refs_to_json, stats_to_json, ClaimInput, ListInput, PurgeInput, StoreOptions, Target,
+    TaskRef,
 };
 use cairnq_core::task::{summaries_to_json, tasks_to_json};
 use cairnq_core::wait::{self, WaitOptions};
 use cairnq_core::{Store, Task};
-use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 
 use crate::errors::IntoJs;
-use crate::writes::{replies, submit_items, writes};
+use crate::writes::{replies, writes};
 use napi::Result;
-
-/// `open` as `lib/store-args.js` names the modes: absent = migrate, `"existing"`,
-/// `"own"` (`OpenMode::MigrateOwn`).
-fn open_mode(open: Option<String>) -> Result<OpenMode> {
-    match open.as_deref() {
-        None => Ok(OpenMode::Migrate),
-        Some("existing") => Ok(OpenMode::Existing),
-        Some("own") => Ok(OpenMode::MigrateOwn),
-        Some(other) => Err(napi::Error::from_reason(format!(
-            "unknown open mode {other}"
-        ))),
-    }
-}
-
-impl From<ListArgs> for ListInput {
-    fn from(args: ListArgs) -> Self {
-        ListInput {
-            status: args.status,
-            queue: args.queue,
-            name: args.name,
-            root_id: args.root_id,
-            correlation_id: args.correlation_id,
-            limit: args.limit,
-            offset: args.offset,
-            bodies: args.bodies,
-        }
-    }
-}
-
-impl From<ClaimArgs> for ClaimInput {
-    fn from(args: ClaimArgs) -> Self {
-        ClaimInput {
-            queues: args.queues,
-            worker_id: args.worker_id,
-            lease_ms: args.lease_ms,
-            limit: args.limit,
-            names: args.names,
-        }
-    }
-}
-
-#[napi(object)]
-pub struct ListArgs {
-    pub status: Option<String>,
-    pub queue: Option<String>,
-    pub name: Option<String>,
-    pub root_id: Option<String>,
-    pub correlation_id: Option<String>,
-    pub limit: Option<f64>,
-    pub offset: Option<f64>,
-    /// false: rows without payload, result, error and metadata.
-    pub bodies: Option<bool>,
-}
-
-#[napi(object)]
-pub struct PurgeArgs {
-    pub older_than_ms: Option<f64>,
-    pub queue: Option<String>,
-    pub status: Option<String>,
-    pub name: Option<String>,
-    pub limit: Option<f64>,
-}
-
-impl From<PurgeArgs> for PurgeInput {
-    fn from(args: PurgeArgs) -> Self {
-        PurgeInput {
-            older_than_ms: args.older_than_ms,
-            queue: args.queue,
-            status: args.status,
-            name: args.name,
-            limit: args.limit,
-        }
-    }
-}
-
-#[napi(object)]
-pub struct WaitArgs {
-    pub timeout_ms: Option<f64>,
-    pub poll_ms: Option<f64>,
-    pub max_poll_ms: Option<f64>,
-}
-
-impl From<WaitArgs> for WaitOptions {
-    fn from(args: WaitArgs) -> Self {
-        WaitOptions {
-            timeout_ms: args.timeout_ms,
-            poll_ms: args.poll_ms,
-            max_poll_ms: args.max_poll_ms,
-        }
-    }
-}
 
 /// `{id, status}` as `getStatus` returns it.
 #[napi(object)]
@@ -127,35 +35,6 @@ fn task_ref(found: Option<TaskRef>) -> Option<TaskRefObject> {
     })
 }
 
-#[napi(object)]
-pub struct ClaimArgs {
-    pub queues: Vec<String>,
-    pub worker_id: String,
-    pub lease_ms: Option<f64>,
-    pub limit: Option<f64>,
-    pub names: Option<Vec<String>>,
-}
-
-#[napi(object)]
-pub struct BackpressureArgs {
-    pub max_queue_depth: Either<f64, BTreeMap<String, f64>>,
-    pub max_queue_wait_ms: Option<f64>,
-    pub queue_poll_interval_ms: Option<f64>,
-}
-
-impl From<BackpressureArgs> for BackpressureOptions {
-    fn from(args: BackpressureArgs) -> Self {
-        BackpressureOptions {
-            max_queue_depth: match args.max_queue_depth {
-                Either::A(all) => QueueDepthLimit::All(all),
-                Either::B(per_queue) => QueueDepthLimit::PerQueue(per_queue),
-            },
-            max_queue_wait_ms: args.max_queue_wait_ms,
-            queue_poll_interval_ms: args.queue_poll_interval_ms,
-        }
-    }
-}
-
 pub(crate) fn row(task: Task) -> String {
     task.to_json()
 }
@@ -167,6 +46,8 @@ fn maybe_row(task: Option<Task>) -> Option<String> {
 #[napi]
 pub struct NativeStore {
     pub(crate) inner: Arc<Store>,
+    /// Whether a traced submit stores OpenTelemetry baggage too (JS's).
+    pub(crate) propagate_baggage: bool,
     /// The backend of an executor store, which its JS side feeds notifications.
     pub(crate) executor: Option<
         Arc<
@@ -184,30 +65,42 @@ impl NativeStore {
     /// and dashboard); `"own"` refuses another application's file
     /// (`OpenMode::MigrateOwn`, the command line's `submit`).
     #[napi(factory)]
-    pub fn sqlite(
-        path: String,
-        busy_timeout_ms: Option<f64>,
-        open: Option<String>,
-    ) -> Result<NativeStore> {
+    pub fn sqlite(path: String, options_json: String) -> Result<NativeStore> {
+        let options = StoreOptions::read(
+            "SQLiteStore options",
+            &options_json,
+            &StoreOptions::SQLITE_KEYS,
+        )
+        .js()?;
         Ok(NativeStore {
-            inner: Store::sqlite_with(&path, busy_timeout_ms, open_mode(open)?),
+            inner: Store::sqlite_with(&path, options.busy_timeout_ms, options.open),
+            propagate_baggage: options.propagate_baggage,
             executor: None,
         })
     }
 
     #[napi(factory)]
-    pub fn postgres(
-        dsn: String,
-        max: Option<f64>,
-        schema: Option<String>,
-        open: Option<String>,
-    ) -> Result<NativeStore> {
-        Store::postgres_with(&dsn, max, schema, open_mode(open)?)
+    pub fn postgres(dsn: String, options_json: String) -> Result<NativeStore> {
+        let options = StoreOptions::read(
+            "PostgresStore options",
+            &options_json,
+            &StoreOptions::POSTGRES_KEYS,
+        )
+        .js()?;
+        Store::postgres_with(&dsn, options.max, options.schema, options.open)
             .map(|inner| NativeStore {
                 inner,
+                propagate_baggage: options.propagate_baggage,
                 executor: None,
             })
             .js()
+    }
+
+    /// Whether a traced submit stores OpenTelemetry baggage too
+    /// (`propagateBaggage`).
+    #[napi(getter)]
+    pub fn propagate_baggage(&self) -> bool {
+        self.propagate_baggage
     }
 
     /// Resolves when work may be claimable on `queues`, after `timeoutMs` at the latest.
@@ -228,8 +121,9 @@ impl NativeStore {
     }
 
     #[napi]
-    pub fn use_backpressure(&self, opts: BackpressureArgs) -> Result<()> {
-        self.inner.use_backpressure(opts.into()).js()
+    pub fn use_backpressure(&self, options_json: String) -> Result<()> {
+        let options = BackpressureOptions::parse(&options_json).js()?;
+        self.inner.use_backpressure(options).js()
     }
 
     #[napi]
@@ -255,13 +149,13 @@ impl NativeStore {
         Ok(replies(self.inner.write_group(writes).await))
     }
 
-    /// `submitMany`: the items (a JSON array of `submit`'s arguments) in one
+    /// `submitMany`: the items (`{task, payload, options}`, `wire::read_items`) in one
     /// transaction; their task refs as one JSON array, in item order.
     #[napi]
     pub async fn submit_many(&self, items_json: String) -> Result<String> {
         let refs = self
             .inner
-            .submit_many(submit_items(&items_json)?)
+            .submit_many(cairnq_core::wire::read_items(&items_json).js()?)
             .await
             .js()?;
         Ok(refs_to_json(&refs))
@@ -312,8 +206,8 @@ impl NativeStore {
     }
 
     #[napi]
-    pub async fn list(&self, args: ListArgs) -> Result<String> {
-        let input = ListInput::from(args);
+    pub async fn list(&self, options_json: String) -> Result<String> {
+        let input = ListInput::read(&options_json).js()?;
         let bodies = input.bodies != Some(false);
         self.inner
             .list(input)
@@ -329,14 +223,16 @@ impl NativeStore {
     }
 
     #[napi]
-    pub async fn purge(&self, args: PurgeArgs) -> Result<Vec<String>> {
-        self.inner.purge(args.into()).await.js()
+    pub async fn purge(&self, options_json: String) -> Result<Vec<String>> {
+        let input = PurgeInput::read(&options_json).js()?;
+        self.inner.purge(input).await.js()
     }
 
     /// How many tasks `purge(args)` would delete now (at most its limit).
     #[napi]
-    pub async fn purge_count(&self, args: PurgeArgs) -> Result<i64> {
-        self.inner.purge_count(args.into()).await.js()
+    pub async fn purge_count(&self, options_json: String) -> Result<i64> {
+        let input = PurgeInput::read(&options_json).js()?;
+        self.inner.purge_count(input).await.js()
     }
 
     #[napi]
@@ -373,16 +269,18 @@ impl NativeStore {
 
     /// Resolves with the terminal row, or rejects with TaskTimeout.
     #[napi]
-    pub async fn wait(&self, task_id: String, opts: WaitArgs) -> Result<String> {
-        wait::wait(&self.inner, Target::Id(task_id), opts.into())
+    pub async fn wait(&self, task_id: String, options_json: String) -> Result<String> {
+        let options = WaitOptions::read(&options_json).js()?;
+        wait::wait(&self.inner, Target::Id(task_id), options)
             .await
             .map(row)
             .js()
     }
 
     #[napi]
-    pub async fn wait_by_key(&self, key: String, opts: WaitArgs) -> Result<String> {
-        wait::wait(&self.inner, Target::Key(key), opts.into())
+    pub async fn wait_by_key(&self, key: String, options_json: String) -> Result<String> {
+        let options = WaitOptions::read(&options_json).js()?;
+        wait::wait(&self.inner, Target::Key(key), options)
             .await
             .map(row)
             .js()
@@ -392,13 +290,14 @@ impl NativeStore {
     /// out, with the timeout it ran out (`TaskTimeout` is JS's to raise,
     /// naming what was waited on as given).
     #[napi]
-    pub async fn run_out_wait(&self, opts: WaitArgs) -> f64 {
-        wait::run_out(opts.into()).await
+    pub async fn run_out_wait(&self, options_json: String) -> Result<f64> {
+        let options = WaitOptions::read(&options_json).js()?;
+        Ok(wait::run_out(options).await)
     }
 
     #[napi]
-    pub async fn claim(&self, args: ClaimArgs) -> Result<String> {
-        let input = ClaimInput::from(args);
+    pub async fn claim(&self, options_json: String) -> Result<String> {
+        let input = ClaimInput::read(&options_json).js()?;
         let limit = input.limit();
         let request = input.request().js()?;
         self.inner

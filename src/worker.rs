@@ -11,63 +11,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use cairnq_core::input::{stored_ms, NumberArg};
+use cairnq_core::input::stored_ms;
 use cairnq_core::worker::{
     calls_to_json, retry_backoff, Call, CallOutcome, ErrorInfo, Invoker, Registration, TaskContext,
     TaskResult, Worker, WorkerOptions,
 };
 use cairnq_core::{Error, Task};
-use napi::bindgen_prelude::Either;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{Result, Status};
 use napi_derive::napi;
 
 use crate::errors::{reason, IntoJs};
-use crate::store::{BackpressureArgs, NativeStore};
-
-#[napi(object)]
-pub struct WorkerArgs {
-    pub concurrency: Option<f64>,
-    pub lease_ms: Option<f64>,
-    pub heartbeat_interval_ms: Option<f64>,
-    pub poll_interval_ms: Option<f64>,
-    pub claim_batch: Option<f64>,
-    pub retry_backoff_ms: Option<f64>,
-    pub retry_backoff_max_ms: Option<f64>,
-    pub max_run_ms: Option<f64>,
-    pub max_in_flight_bytes: Option<f64>,
-    /// `[name, capacity]` pairs in the caller's order.
-    pub resources: Option<Vec<(String, f64)>>,
-    pub backpressure: Option<BackpressureArgs>,
-}
-
-#[napi(object)]
-pub struct RegistrationArgs {
-    /// A number, or any other value as `String(value)` spells it.
-    pub batch: Option<Either<f64, String>>,
-    pub concurrency: Option<Either<f64, String>>,
-    pub resource: Option<String>,
-    /// `{rateLimit, groupConcurrency}` as JSON, non-finite numbers spelled.
-    pub flow: Option<String>,
-}
-
-impl From<RegistrationArgs> for Registration {
-    fn from(args: RegistrationArgs) -> Self {
-        Registration {
-            batch: args.batch.map(number_arg),
-            concurrency: args.concurrency.map(number_arg),
-            resource: args.resource,
-            flow: args.flow,
-        }
-    }
-}
-
-fn number_arg(value: Either<f64, String>) -> NumberArg {
-    match value {
-        Either::A(number) => NumberArg::Number(number),
-        Either::B(spelled) => NumberArg::Other(spelled),
-    }
-}
+use crate::store::NativeStore;
 
 /// How a handler ended.
 #[napi(string_enum = "camelCase")]
@@ -217,7 +172,7 @@ impl NativeWorker {
     pub fn new(
         store: &NativeStore,
         queues: Vec<String>,
-        opts: WorkerArgs,
+        options_json: String,
         dispatch: JsFn<String, ()>,
         ping: JsFn<(), ()>,
         lease_lost: JsFn<ContextArg, ()>,
@@ -236,18 +191,8 @@ impl NativeWorker {
             }) as cairnq_core::worker::ErrorHook
         });
         let options = WorkerOptions {
-            concurrency: opts.concurrency,
-            lease_ms: opts.lease_ms,
-            heartbeat_interval_ms: opts.heartbeat_interval_ms,
-            poll_interval_ms: opts.poll_interval_ms,
-            claim_batch: opts.claim_batch,
-            retry_backoff_ms: opts.retry_backoff_ms,
-            retry_backoff_max_ms: opts.retry_backoff_max_ms,
-            max_run_ms: opts.max_run_ms,
-            max_in_flight_bytes: opts.max_in_flight_bytes,
-            resources: opts.resources.unwrap_or_default(),
             on_error,
-            backpressure: opts.backpressure.map(Into::into),
+            ..WorkerOptions::read(&options_json).js()?
         };
         let worker = Worker::new(store.inner.clone(), queues, options).js()?;
         let invoker = Arc::new(JsInvoker {
@@ -269,8 +214,9 @@ impl NativeWorker {
     }
 
     #[napi]
-    pub fn register(&self, name: String, opts: RegistrationArgs) -> Result<()> {
-        self.worker.register(&name, opts.into()).js()
+    pub fn register(&self, name: String, options_json: String) -> Result<()> {
+        let registration = Registration::read(&options_json).js()?;
+        self.worker.register(&name, registration).js()
     }
 
     /// The handler of call `id` has ended. Returns the calls to start now

@@ -47,9 +47,13 @@ forEachDialect("submitMany", (dialect) => {
       [{ task: "" }, /^items\[2\]\.task must be a non-empty string/],
       [{ task: "x", options: { maxAttempts: 0 } }, /^items\[2\]\.options\.maxAttempts must be >= 1, got 0$/],
       [{ task: "x", options: { queue: "" } }, /^items\[2\]\.options\.queue must be a non-empty string/],
-      [{ task: "x", options: { prio: 1 } }, /^items\[2\]\.options\.prio is not a submit option$/],
-      [{ task: "x", opts: {} }, /^items\[2\]\.opts is not an item field \(task, payload, options\)$/],
-      [{ task: "x", options: { priority: "high" } }, /^items\[2\]\.options\.priority: not a number: high$/],
+      [{ task: "x", options: { prio: 1 } }, /^unknown key "prio" in items\[2\]\.options \(known: queue, /],
+      [{ task: "x", opts: {} }, /^unknown key "opts" in items\[2\] \(known: task, payload, options\)$/],
+      [{ task: "x", options: { priority: "high" } }, /^items\[2\]\.options\.priority must be a number, got "high"$/],
+      [{ task: "x", options: { priority: NaN } }, /^items\[2\]\.options\.priority must be /],
+      [{ task: "x", options: "fast" }, /^items\[2\]\.options must be an object, got "fast"$/],
+      [{ task: 5 }, /^items\[2\]\.task must be a string, got 5$/],
+      [null, /^items\[2\] must be an object, got null$/],
       [{ task: "x", options: { conflict: "nope", key: "k" } }, /^items\[2\]: unknown conflict strategy: nope$/],
       [{ task: "x", options: { key: "cairnq:own" } }, /^items\[2\]\.options\.key must be outside/],
       [{ task: "x", options: { debounceMs: 10 } }, /^items\[2\]\.options\.debounceMs requires a key$/],
@@ -65,9 +69,8 @@ forEachDialect("submitMany", (dialect) => {
     const metadata = await rejectionOf(client.submitMany([{ task: "x", options: { metadata: { n: 1n } } }]));
     assert.ok(metadata instanceof SerializationError);
     assert.match(metadata.message, /^items\[0\]\.options\.metadata: /);
-    const notObject = await rejectionOf(client.submitMany([good, null]));
-    assert.ok(notObject instanceof TypeError);
-    assert.match(notObject.message, /^items\[1\] must be an object/);
+    const notArray = await rejectionOf(client.submitMany("tasks"));
+    assert.equal(notArray.message, 'items must be an array, got "tasks"');
     assert.equal((await allTasks(client)).size, 0, "no item of a refused call is stored");
   });
 

@@ -39,8 +39,8 @@ forEachDialect("flow control API", (dialect) => {
       [{ rateLimit: { max: -2, perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got -2$/],
       [{ rateLimit: { max: 2.5, perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got 2\.5$/],
       [{ rateLimit: { max: NaN, perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got NaN$/],
-      [{ rateLimit: { max: "5", perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got "5"$/],
-      [{ rateLimit: { perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got undefined$/],
+      [{ rateLimit: { max: "5", perMs: 1000 } }, /^rateLimit\.max must be a number, got "5"$/],
+      [{ rateLimit: { perMs: 1000 } }, /^rateLimit\.max must be a number, got undefined$/],
       [{ rateLimit: { max: 5, perMs: 0 } }, /^rateLimit\.perMs must be >= 1, got 0$/],
       [{ rateLimit: { max: 5, perMs: 0.5 } }, /^rateLimit\.perMs must be >= 1, got 0\.5$/],
       [{ rateLimit: { max: 5, perMs: -1000 } }, /^rateLimit\.perMs must be >= 1, got -1000$/],
@@ -48,12 +48,12 @@ forEachDialect("flow control API", (dialect) => {
       [{ rateLimit: { max: 5, perMs: 1000, perGroup: 1 } }, /^rateLimit\.perGroup must be a boolean, got 1$/],
       [
         { rateLimit: { max: 5, perMs: 1000, per: 1 } },
-        /^rateLimit has an unknown key "per" \(known: max, perMs, perGroup\)$/,
+        /^unknown key "per" in rateLimit \(known: max, perMs, perGroup\)$/,
       ],
-      [{ rateLimit: 60 }, /^rateLimit must be an object \{ max, perMs, perGroup\? \}, got 60$/],
+      [{ rateLimit: 60 }, /^rateLimit must be an object, got 60$/],
       [{ groupConcurrency: 0 }, /^groupConcurrency must be an integer >= 1, got 0$/],
       [{ groupConcurrency: 1.5 }, /^groupConcurrency must be an integer >= 1, got 1\.5$/],
-      [{ groupConcurrency: "2" }, /^groupConcurrency must be an integer >= 1, got "2"$/],
+      [{ groupConcurrency: "2" }, /^groupConcurrency must be a number, got "2"$/],
       [{ groupConcurrency: -Infinity }, /^groupConcurrency must be an integer >= 1, got -Infinity$/],
     ];
     for (const [options, message] of cases) {
@@ -72,10 +72,10 @@ forEachDialect("flow control API", (dialect) => {
     const { client, db } = await dialect.open(t);
     const cases = [
       ["", /^group must be a non-empty string, got ""$/],
-      [42, /^submit\.group: invalid type: integer `42`, expected a string$/],
-      [{ id: 1 }, /^submit\.group: invalid type: map, expected a string$/],
-      [true, /^submit\.group: invalid type: boolean `true`, expected a string$/],
-      [["a"], /^submit\.group: invalid type: sequence, expected a string$/],
+      [42, /^group must be a string, got 42$/],
+      [{ id: 1 }, /^group must be a string, got an object$/],
+      [true, /^group must be a string, got true$/],
+      [["a"], /^group must be a string, got an array$/],
     ];
     for (const [group, message] of cases) {
       await assert.rejects(client.submit("export", {}, { group }), { message }, JSON.stringify(group));

@@ -647,9 +647,52 @@ for (const sdk of SDKS) {
           await new Promise((resolve) => setTimeout(resolve, 5));
           const { ids } = await py("purge", db, "--older-than-ms", "0");
           assert.ok(ids.includes(stepped.id) && ids.includes(parent.id), JSON.stringify(ids));
-          assert.deepEqual(await ours.steps(stepped.id), { steps: [], suspended: null });
-          assert.deepEqual(await ours.steps(parent.id), { steps: [], suspended: null });
+          assert.deepEqual(await ours.steps(stepped.id), { steps: [], suspended: null, signals: [] });
+          assert.deepEqual(await ours.steps(parent.id), { steps: [], suspended: null, signals: [] });
           await Promise.all([pyWorker.terminate(), pyStepper.terminate()]);
+        },
+      );
+
+      scenario(
+        "a signal to a task a Python worker holds breaks nothing; Python runs tasks beside the signals tables",
+        async (t) => {
+          const db = await backend.freshDatabase(t);
+          const ours = await openOurs(t, backend, db);
+          const pyWorker = spawnPyWorker(t, db, { handlers: ["slow", "py.after"] });
+          const pyWorkerId = await pyWorker.ready();
+          const held = await ours.submit("slow", { ms: 1500 });
+          await waitFor(async () => (await ours.get(held.id)).status === "running", {
+            timeoutMs: OUR_CALL_WAIT_MS,
+            message: "the Python worker never took the task",
+          });
+          // The first signal on the database creates the signals tables.
+          assert.equal(await ours.signal(held.id, "go", { n: 1 }), true);
+          const done = await ours.wait(held.id, { timeoutMs: OUR_CALL_WAIT_MS });
+          assert.equal(done.status, "succeeded", JSON.stringify(done));
+          assert.equal(done.worker_id, pyWorkerId);
+          assert.equal(done.attempt, 1);
+          assert.deepEqual(
+            (await ours.steps(held.id)).signals.map((s) => s.name),
+            ["go"],
+            "a Python run consumes no signal",
+          );
+
+          const after = await ours.submit("py.after", RICH_PAYLOAD);
+          const ran = await ours.wait(after.id, { timeoutMs: OUR_CALL_WAIT_MS });
+          assert.equal(ran.status, "succeeded", JSON.stringify(ran));
+          assert.equal(ran.result.by, "python");
+          const { task: pyRow } = await py("get", db, held.id);
+          assert.equal(pyRow.status, "succeeded");
+          const { migrations } = await py("ledger", db);
+          assert.ok(
+            migrations.some((m) => m.name === "node_signals_0001.sql"),
+            JSON.stringify(migrations),
+          );
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          const { ids } = await py("purge", db, "--older-than-ms", "0");
+          assert.ok(ids.includes(held.id), JSON.stringify(ids));
+          assert.deepEqual(await ours.steps(held.id), { steps: [], suspended: null, signals: [] });
+          await pyWorker.terminate();
         },
       );
 

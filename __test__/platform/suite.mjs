@@ -73,6 +73,19 @@ const checks = {
     await client.close();
   },
 
+  "SQLite: a temp-dir path in the OS's own form, and with forward slashes": async () => {
+    const db = newDbPath();
+    if (process.platform === "win32") check(/^[A-Za-z]:\\[^/]+$/.test(db), `not a drive-letter path: ${db}`);
+    const client = CairnQ.sqlite(db);
+    await client.submit("one", {});
+    await client.close();
+    check(fs.existsSync(db), `${db} was not created`);
+    const again = CairnQ.sqlite(db.replaceAll("\\", "/"));
+    const stats = await again.stats();
+    check(stats.default.queued === 1, `the same file by its forward-slash path: ${JSON.stringify(stats)}`);
+    await again.close();
+  },
+
   "a handler blocking the event loop past its lease keeps the lease (attempt 1)": async () => {
     const db = newDbPath();
     const client = CairnQ.sqlite(db);

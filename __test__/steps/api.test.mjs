@@ -289,13 +289,13 @@ forEachDialect("durable steps", (dialect) => {
     const plain = await client.submit("plain", {});
     await waitForStatus(client, stepped.id, "succeeded");
     await waitForStatus(client, plain.id, "succeeded");
-    assert.deepEqual(await client.steps(plain.id), { steps: [], suspended: null });
-    assert.deepEqual(await client.steps("task_nope"), { steps: [], suspended: null });
-    assert.deepEqual(await client.steps(42), { steps: [], suspended: null });
+    assert.deepEqual(await client.steps(plain.id), { steps: [], suspended: null, signals: [] });
+    assert.deepEqual(await client.steps("task_nope"), { steps: [], suspended: null, signals: [] });
+    assert.deepEqual(await client.steps(42), { steps: [], suspended: null, signals: [] });
     assert.equal((await client.steps(stepped.id)).steps.length, 1);
     await new Promise((resolve) => setTimeout(resolve, 5));
     const purged = await client.purge({ olderThanMs: 0 });
     assert.deepEqual(purged.sort(), [stepped.id, plain.id].sort());
-    assert.deepEqual(await client.steps(stepped.id), { steps: [], suspended: null });
+    assert.deepEqual(await client.steps(stepped.id), { steps: [], suspended: null, signals: [] });
   });
 });

@@ -80,11 +80,13 @@ forEachDialect("steps in cairnq get and the dashboard", (dialect) => {
     const one = await (await get(`api/tasks/${sleeper.id}`)).json();
     const view = await client.steps(sleeper.id);
     // One page of the view (100 steps from ?steps=, 0 by default) and its total.
-    assert.deepEqual(one.steps, { ...view, total: view.steps.length, offset: 0, limit: 100 });
+    assert.deepEqual(one.steps, { ...view, signalsTotal: 0, total: view.steps.length, offset: 0, limit: 100 });
     assert.equal(one.steps.suspended.kind, "sleep");
     assert.deepEqual((await (await get(`api/tasks/${plain.id}`)).json()).steps, {
       steps: [],
       suspended: null,
+      signals: [],
+      signalsTotal: 0,
       total: 0,
       offset: 0,
       limit: 100,

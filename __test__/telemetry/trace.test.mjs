@@ -231,7 +231,7 @@ forEachDialect("tracing children and baggage", (dialect) => {
 });
 
 test("propagateBaggage must be a boolean: refused naming it, by every store and factory", () => {
-  const expected = { name: "TypeError", message: 'propagateBaggage must be a boolean, got "yes"' };
+  const expected = { name: "Error", message: 'propagateBaggage must be a boolean, got "yes"' };
   const refused = [
     () => new SQLiteStore(":memory:", { propagateBaggage: "yes" }),
     () => new PostgresStore("postgres://127.0.0.1:1/none", { propagateBaggage: "yes" }),

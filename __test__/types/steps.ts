@@ -2,7 +2,16 @@
 // must compile under `tsc -p __test__/types/tsconfig.json`; it is never run.
 
 import { CairnQ, Worker, defineTask } from "cairnq";
-import type { CallChildOptions, StepKind, StepSuspension, TaskStep, TaskSteps } from "cairnq";
+import type {
+  CallChildOptions,
+  CancelOptions,
+  PendingSignal,
+  StepKind,
+  StepSuspension,
+  TaskStep,
+  TaskSteps,
+  WaitForSignalOptions,
+} from "cairnq";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 declare function expectType<T extends true>(value: T): void;
@@ -25,6 +34,11 @@ worker.task(pipeline, async (ctx, { url }) => {
   expectType<Equal<typeof child, { indexed: number }>>(true);
   const untyped = await ctx.callChild("notify", "notify.send", { to: "ops" });
   expectType<Equal<typeof untyped, unknown>>(true);
+  const wait: WaitForSignalOptions = { timeoutMs: 60_000 };
+  const approval = await ctx.waitForSignal<{ by: string }>("approval", "approved", wait);
+  expectType<Equal<typeof approval, { by: string } | null>>(true);
+  const anything = await ctx.waitForSignal("note", "note");
+  expectType<Equal<typeof anything, unknown>>(true);
   return { summary: String(summary.words), indexed: child.indexed };
 });
 
@@ -38,11 +52,21 @@ async function inspect(id: string): Promise<void> {
   if (waiting?.kind === "sleep") {
     const until: number = waiting.untilMs;
     void until;
+  } else if (waiting?.kind === "signal") {
+    const name: string = waiting.name;
+    const timeout: number = waiting.timeoutAtMs;
+    void [name, timeout];
   } else if (waiting?.kind === "child") {
     const child: string = waiting.childId;
     const recheck: number = waiting.recheckAtMs;
     void [child, recheck];
   }
-  void [kinds, size, stored];
+  const pending: PendingSignal[] = view.signals;
+  const sent: boolean | null = await client.signal(id, "approved", { by: "ada" });
+  const byKey: boolean | null = await client.signalByKey("order-1", "approved");
+  const alone: CancelOptions = { children: false };
+  await client.cancel(id, alone);
+  await client.cancelByKey("order-1", { children: true });
+  void [kinds, size, stored, pending, sent, byKey];
 }
 void inspect;

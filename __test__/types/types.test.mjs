@@ -118,6 +118,10 @@ const TYPE_EXPORTS = [
   "TaskStep",
   "StepSuspension",
   "TaskSteps",
+  "CancelOptions",
+  // Signals (docs/api.md, "Signals").
+  "WaitForSignalOptions",
+  "PendingSignal",
   "StoreTracingOptions",
 ].sort();
 

@@ -10,7 +10,7 @@ import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 
 forEachDialect("ctx.retryAfter", (dialect) => {
   test("the task waits ms in its queue, keeps its attempt and then runs again", async (t) => {
-    const { client, handle, worker } = await setupWorker(t, dialect, { pollMs: 20 });
+    const { client, handle, worker } = await setupWorker(t, dialect, { pollIntervalMs: 20 });
     const runs = [];
     const pushedBack = makeGate();
     worker.task("upstream", async (ctx) => {

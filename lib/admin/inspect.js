@@ -187,14 +187,36 @@ async function cancelTask(client, ref) {
 }
 
 /**
+ * Send signal `name` (and `payload`) to an unfinished task (docs/api.md,
+ * "Signals"). A missing task is NOT_FOUND; a finished one is REFUSED.
+ * @param {CairnQ} client
+ * @param {{ id?: string, key?: string }} ref
+ * @param {string} name
+ * @param {unknown} payload
+ * @returns {Promise<true>}
+ */
+async function signalTask(client, ref, name, payload) {
+  return /** @type {Promise<true>} */ (
+    actOnTask(
+      client,
+      ref,
+      (id) => client.signal(id, name, payload),
+      (key) => client.signalByKey(key, name, payload),
+      "only queued or running tasks take signals",
+    )
+  );
+}
+
+/**
  * Act on a task by id or by key; when the action answers null, refuse with
  * the task's status (or "no such task" from `getTask`).
  * @param {CairnQ} client
  * @param {{ id?: string, key?: string }} ref
- * @param {(id: string) => Promise<Task | null>} byId
- * @param {(key: string) => Promise<Task | null>} byKey
+ * @template T
+ * @param {(id: string) => Promise<T | false | null>} byId
+ * @param {(key: string) => Promise<T | false | null>} byKey
  * @param {string} refusal
- * @returns {Promise<Task>}
+ * @returns {Promise<T>}
  */
 async function actOnTask(client, ref, byId, byKey, refusal) {
   const done = ref.key !== undefined ? await byKey(ref.key) : await byId(/** @type {string} */ (ref.id));
@@ -387,6 +409,7 @@ module.exports = {
   oldestQueuedAgeMs,
   openClient,
   listSummaries,
+  signalTask,
   purge,
   retryTask,
   spawned,

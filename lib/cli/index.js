@@ -267,6 +267,23 @@ async function main(argv, io = {}) {
       print(`canceled ${fmt.plain(task.id)}: ${fmt.paintStatus(c, task.status)}${note}`);
     });
 
+  command(
+    "signal <db> <args...>",
+    "send a signal to a task: <id> <name> [payload-json], or --key <key> <name> [payload-json]",
+  )
+    .option("--key <key>", "the task a key points at")
+    .action(async (db, args, opts) => {
+      const [id, name, payloadJson, ...extra] = opts.key !== undefined ? [undefined, ...args] : args;
+      if (name === undefined || extra.length > 0) {
+        throw new InspectError("give <id> <name> [payload-json], or --key <key> <name> [payload-json]", EXIT.USAGE);
+      }
+      const ref = taskRef(id, opts.key);
+      const payload = payloadJson === undefined ? undefined : parsePayload(payloadJson);
+      const sent = await inspect.signalTask(open(db), ref, name, payload);
+      if (opts.json) return printJson({ sent });
+      print(`signal ${fmt.plain(name)} sent to ${fmt.plain(ref.key !== undefined ? `key ${ref.key}` : String(id))}`);
+    });
+
   command("purge <db>", "delete finished tasks (oldest completion first)")
     .option("--older-than <duration>", "completed at least this long ago (e.g. 7d, 12h; default 0)", duration)
     .addOption(new Option("--status <status>", "only this terminal status").choices([...models.TERMINAL_STATUSES]))
@@ -354,14 +371,7 @@ async function main(argv, io = {}) {
         return;
       }
       if (name === undefined) throw new InspectError("submit: a task name (or --file) is required", EXIT.USAGE);
-      let payload = {};
-      if (payloadText !== undefined) {
-        try {
-          payload = JSON.parse(payloadText);
-        } catch (e) {
-          throw new InspectError(`payload is not valid JSON: ${/** @type {Error} */ (e).message}`, EXIT.USAGE);
-        }
-      }
+      const payload = payloadText === undefined ? {} : parsePayload(payloadText);
       const submitted = open(db, { create: true, init: opts.init === true }).submit(name, payload, {
         key: opts.key,
         conflict: opts.conflict,
@@ -487,9 +497,12 @@ async function submitFile(cq, path) {
     lineOf.push(i + 1);
   }
   return cq.submitMany(items).catch((/** @type {Error} */ e) => {
-    const at = /^items\[(\d+)\][.:]? ?/.exec(e.message);
+    const at = /items\[(\d+)\]/.exec(e.message);
     if (at === null) return submitError(e);
-    throw new InspectError(`line ${lineOf[Number(at[1])]}: ${e.message.slice(at[0].length)}`, EXIT.USAGE);
+    // "items[3].options.priority …" reads "line 4: options.priority …"; a
+    // refusal naming the item further in keeps its words.
+    const rest = at.index === 0 ? e.message.slice(at[0].length).replace(/^[.:] ?/, "") : e.message;
+    throw new InspectError(`line ${lineOf[Number(at[1])]}: ${rest}`, EXIT.USAGE);
   });
 }
 
@@ -508,6 +521,19 @@ async function closeQuietly(client) {
     await client.close();
   } catch {
     // Closing after a failed open has nothing to report.
+  }
+}
+
+/**
+ * A payload given as JSON text on the command line.
+ * @param {string} text
+ * @returns {unknown}
+ */
+function parsePayload(text) {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new InspectError(`payload is not valid JSON: ${/** @type {Error} */ (e).message}`, EXIT.USAGE);
   }
 }
 

@@ -63,6 +63,8 @@ const PURGE_FIELDS = /** @type {Fields} */ ({
 });
 const RETRY_FIELDS = /** @type {Fields} */ ({ resetAttempt: ["boolean"] });
 const CANCEL_FIELDS = /** @type {Fields} */ ({});
+/** A signal's name, and its payload as JSON text (none when absent). */
+const SIGNAL_FIELDS = /** @type {Fields} */ ({ name: ["string"], payload: ["string"] });
 
 /**
  * @param {DashboardOptions} options
@@ -204,7 +206,15 @@ function createDashboard(options) {
           overview = null;
           return json({ count: done.count });
         }
-        const action = /^api\/tasks\/([^/]+)\/(retry|cancel)$/.exec(route);
+        const action = /^api\/tasks\/([^/]+)\/(retry|cancel|signal)$/.exec(route);
+        if (action?.[2] === "signal") {
+          const ref = { id: decodeSegment(action[1], "task id") };
+          const body = await readJsonBody(request, SIGNAL_FIELDS);
+          if (typeof body.name !== "string") throw new HttpError(400, "name is required");
+          await inspect.signalTask(client, ref, body.name, signalPayload(body.payload));
+          overview = null;
+          return json({ sent: true });
+        }
         if (action) {
           const ref = { id: decodeSegment(action[1], "task id") };
           const retry = action[2] === "retry";
@@ -352,6 +362,20 @@ function tokenProblem(token) {
 }
 
 /**
+ * A signal action's payload: its JSON text parsed (400 when it is not JSON).
+ * @param {string | number | boolean | undefined} text
+ * @returns {unknown}
+ */
+function signalPayload(text) {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(String(text));
+  } catch {
+    throw new HttpError(400, "payload must be JSON text");
+  }
+}
+
+/**
  * One page of a task's steps view (`client.steps`) for the task page: at
  * most STEPS_PAGE steps from `offset`, ids cut (`truncateTexts`), with the
  * total, so ten thousand steps never make every refresh megabytes.
@@ -362,6 +386,8 @@ function stepsPage(view, offset) {
   return {
     steps: view.steps.slice(offset, offset + STEPS_PAGE).map(inspect.truncateTexts),
     suspended: view.suspended && inspect.truncateTexts(view.suspended),
+    signals: view.signals.slice(0, STEPS_PAGE).map(inspect.truncateTexts),
+    signalsTotal: view.signals.length,
     total: view.steps.length,
     offset,
     limit: STEPS_PAGE,

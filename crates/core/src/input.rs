@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use serde_json::{Map, Value};
+
 use crate::error::{js_number, Error, Result};
 
 /// Milliseconds past this are "forever" (about 31,700 years). It is also the
@@ -179,9 +181,384 @@ pub fn above_zero(name: &str, v: f64) -> Result<f64> {
     }
 }
 
+/// How JS sends a number JSON cannot carry (`lib/json.js`, `encodeOptions`):
+/// `{"cairnq.nonFinite": "NaN"}`, so a number option names it in its refusal
+/// and a text option refuses it as the number it is.
+pub const NON_FINITE_TAG: &str = "cairnq.nonFinite";
+
+/// An options object as JS hands it over (`lib/json.js`, `encodeOptions`):
+/// every option path reads through it, so each refusal is worded once.
+/// `null` is absent (as `undefined` is); a key the reader does not know is
+/// refused, naming it. Accessors take their key out, so a value is read once.
+#[derive(Debug, Default)]
+pub struct Options {
+    /// Prepended to each field's name in refusals ("rateLimit.").
+    prefix: String,
+    fields: Map<String, Value>,
+}
+
+impl Options {
+    /// `text`, a JSON object whose keys are all in `known`.
+    pub fn parse(what: &str, text: &str, known: &[&str]) -> Result<Options> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| Error::Invalid(format!("{what} must be an object: {e}")))?;
+        Options::of_value(what, value, known)
+    }
+
+    /// `value`, a JSON object whose keys are all in `known`.
+    pub fn of_value(what: &str, value: Value, known: &[&str]) -> Result<Options> {
+        match value {
+            Value::Object(fields) => Options::of(what, "", fields, known),
+            other => Err(refused(what, "an object", &shown(Some(&other)))),
+        }
+    }
+
+    fn of(what: &str, prefix: &str, fields: Map<String, Value>, known: &[&str]) -> Result<Options> {
+        if let Some(unknown) = fields.keys().find(|key| !known.contains(&key.as_str())) {
+            return Err(Error::Invalid(format!(
+                "unknown key \"{unknown}\" in {what} (known: {})",
+                known.join(", ")
+            )));
+        }
+        Ok(Options {
+            prefix: prefix.to_string(),
+            fields,
+        })
+    }
+
+    /// The field's name as a refusal shows it.
+    pub fn field(&self, key: &str) -> String {
+        format!("{}{key}", self.prefix)
+    }
+
+    /// The value of `key`, `None` when absent or `null`.
+    fn take(&mut self, key: &str) -> Option<Value> {
+        self.fields.remove(key).filter(|v| !v.is_null())
+    }
+
+    fn wrong(&self, key: &str, kind: &str, value: Option<&Value>) -> Error {
+        refused(&self.field(key), kind, &shown(value))
+    }
+
+    pub fn text(&mut self, key: &str) -> Result<Option<String>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text)),
+            Some(other) => Err(self.wrong(key, "a string", Some(&other))),
+        }
+    }
+
+    /// A JS number: NaN and the infinities included (each check decides).
+    pub fn number(&mut self, key: &str) -> Result<Option<f64>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(value) => number_of(&value)
+                .map(Some)
+                .ok_or_else(|| self.wrong(key, "a number", Some(&value))),
+        }
+    }
+
+    /// A number with no fraction (the integers JS numbers hold exactly).
+    pub fn integer(&mut self, key: &str) -> Result<Option<i64>> {
+        match self.number(key)? {
+            None => Ok(None),
+            Some(v) if v.fract() == 0.0 && v.abs() <= MAX_SAFE_INTEGER => Ok(Some(v as i64)),
+            Some(v) => Err(invalid(&self.field(key), "an integer", v)),
+        }
+    }
+
+    pub fn bool(&mut self, key: &str) -> Result<Option<bool>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(b)),
+            Some(other) => Err(self.wrong(key, "a boolean", Some(&other))),
+        }
+    }
+
+    /// A nested options object, read by the same rules; its fields named
+    /// `key.field` in refusals.
+    pub fn object(&mut self, key: &str, known: &[&str]) -> Result<Option<Options>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Object(fields)) if non_finite(&fields).is_none() => {
+                let field = self.field(key);
+                Options::of(&field, &format!("{field}."), fields, known).map(Some)
+            }
+            Some(other) => Err(self.wrong(key, "an object", Some(&other))),
+        }
+    }
+
+    /// An array of strings.
+    pub fn texts(&mut self, key: &str) -> Result<Option<Vec<String>>> {
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| match item {
+                    Value::String(text) => Ok(text),
+                    other => Err(refused(
+                        &format!("{}[{i}]", self.field(key)),
+                        "a string",
+                        &shown(Some(&other)),
+                    )),
+                })
+                .collect::<Result<Vec<String>>>()
+                .map(Some),
+            Some(other) => Err(self.wrong(key, "an array of strings", Some(&other))),
+        }
+    }
+
+    /// An object of numbers by name (`resources`, a per-queue
+    /// `maxQueueDepth`), each refusal naming `key["name"]`.
+    pub fn numbers_by_name(&mut self, key: &str) -> Result<Option<Vec<(String, f64)>>> {
+        let field = self.field(key);
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Object(entries)) if non_finite(&entries).is_none() => entries
+                .into_iter()
+                .map(|(name, value)| {
+                    let quoted = Value::from(name.as_str()).to_string();
+                    match number_of(&value) {
+                        Some(v) => Ok((name, v)),
+                        None => Err(refused(
+                            &format!("{field}[{quoted}]"),
+                            "a number",
+                            &shown(Some(&value)),
+                        )),
+                    }
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some(other) => Err(refused(&field, "an object", &shown(Some(&other)))),
+        }
+    }
+
+    /// A list of options objects (retention's rules), each read by the same
+    /// rules, its fields named `key[i].field`.
+    pub fn objects(&mut self, key: &str, known: &[&str]) -> Result<Option<Vec<Options>>> {
+        let field = self.field(key);
+        match self.take(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    let at = format!("{field}[{i}]");
+                    match item {
+                        Value::Object(fields) if non_finite(&fields).is_none() => {
+                            Options::of(&at, &format!("{at}."), fields, known)
+                        }
+                        other => Err(refused(&at, "an object", &shown(Some(&other)))),
+                    }
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some(other) => Err(refused(&field, "an array", &shown(Some(&other)))),
+        }
+    }
+
+    /// These options with each field named `prefix` + its key in refusals
+    /// (`retention.intervalMs`).
+    pub fn named_under(mut self, prefix: &str) -> Options {
+        self.prefix = prefix.to_string();
+        self
+    }
+
+    /// Whether `key` holds an array: for options that take a list or
+    /// another form.
+    pub fn holds_array(&self, key: &str) -> bool {
+        matches!(self.fields.get(key), Some(Value::Array(_)))
+    }
+
+    /// Whether `key` holds an object (not a number JSON cannot carry): for
+    /// options that take a number or an object of numbers.
+    pub fn holds_object(&self, key: &str) -> bool {
+        matches!(self.fields.get(key), Some(Value::Object(fields)) if non_finite(fields).is_none())
+    }
+
+    /// `text` that must be given (`null` is refused as given).
+    pub fn required_text(&mut self, key: &str) -> Result<String> {
+        match self.fields.remove(key) {
+            Some(Value::String(text)) => Ok(text),
+            other => Err(self.wrong(key, "a string", other.as_ref())),
+        }
+    }
+
+    /// `number` that must be given (`null` is refused as given).
+    pub fn required_number(&mut self, key: &str) -> Result<f64> {
+        match self.fields.get(key) {
+            None | Some(Value::Null) => {
+                let given = self.fields.remove(key);
+                Err(self.wrong(key, "a number", given.as_ref()))
+            }
+            Some(_) => Ok(self.number(key)?.expect("present")),
+        }
+    }
+}
+
+/// 2^53 − 1: past it a JS number no longer holds every integer.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// A JS number: a JSON number, or one JSON cannot carry as JS sent it.
+fn number_of(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => n.as_f64(),
+        Value::Object(tag) => match non_finite(tag)? {
+            "NaN" => Some(f64::NAN),
+            "Infinity" => Some(f64::INFINITY),
+            "-Infinity" => Some(f64::NEG_INFINITY),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The spelling of a number JSON cannot carry, if `tag` is one.
+fn non_finite(tag: &Map<String, Value>) -> Option<&str> {
+    if tag.len() == 1 {
+        tag.get(NON_FINITE_TAG)?.as_str()
+    } else {
+        None
+    }
+}
+
+/// `value`, a JSON array (`submitMany`'s items), refused in the one wording.
+pub fn array_of(what: &str, value: Value) -> Result<Vec<Value>> {
+    match value {
+        Value::Array(items) => Ok(items),
+        other => Err(refused(what, "an array", &shown(Some(&other)))),
+    }
+}
+
+/// A value in a refusal as JS would print it: numbers as `String(n)`,
+/// strings quoted, objects and arrays by their kind (they may be large).
+fn shown(value: Option<&Value>) -> String {
+    match value {
+        None => "undefined".into(),
+        Some(value) => match number_of(value) {
+            Some(v) => js_number(v),
+            None => match value {
+                Value::Array(_) => "an array".into(),
+                Value::Object(_) => "an object".into(),
+                scalar => scalar.to_string(),
+            },
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn options(text: &str) -> Options {
+        Options::parse("test options", text, &["a", "b", "rate"]).unwrap()
+    }
+
+    #[test]
+    fn options_read_each_kind_with_null_as_absent() {
+        let mut o =
+            options(r#"{"a":"x","b":null,"rate":{"a":2.5,"b":{"cairnq.nonFinite":"-Infinity"}}}"#);
+        assert_eq!(o.text("a").unwrap(), Some("x".into()));
+        assert_eq!(o.number("b").unwrap(), None);
+        assert_eq!(o.bool("missing").unwrap(), None);
+        let mut rate = o.object("rate", &["a", "b"]).unwrap().unwrap();
+        assert_eq!(rate.number("a").unwrap(), Some(2.5));
+        assert_eq!(rate.number("b").unwrap(), Some(f64::NEG_INFINITY));
+        let mut o = options(r#"{"a":{"cairnq.nonFinite":"NaN"},"b":[ "q" ]}"#);
+        assert!(o.number("a").unwrap().unwrap().is_nan());
+        assert_eq!(o.texts("b").unwrap(), Some(vec!["q".to_string()]));
+        assert_eq!(options(r#"{"a":7}"#).integer("a").unwrap(), Some(7));
+        assert_eq!(options(r#"{"a":true}"#).bool("a").unwrap(), Some(true));
+    }
+
+    #[test]
+    fn options_word_every_refusal_alike() {
+        let refusal = |text: &str, read: Read| read(&mut options(text)).unwrap_err().to_string();
+        type Read = fn(&mut Options) -> Result<()>;
+        let cases: [(&str, Read, &str); 13] = [
+            (
+                r#"{"a":5}"#,
+                |o| o.text("a").map(drop),
+                "a must be a string, got 5",
+            ),
+            (
+                r#"{"a":{"cairnq.nonFinite":"NaN"}}"#,
+                |o| o.text("a").map(drop),
+                "a must be a string, got NaN",
+            ),
+            (
+                r#"{"a":"3"}"#,
+                |o| o.number("a").map(drop),
+                "a must be a number, got \"3\"",
+            ),
+            (
+                r#"{"a":true}"#,
+                |o| o.number("a").map(drop),
+                "a must be a number, got true",
+            ),
+            (
+                r#"{"a":1.5}"#,
+                |o| o.integer("a").map(drop),
+                "a must be an integer, got 1.5",
+            ),
+            (
+                r#"{"a":{"cairnq.nonFinite":"Infinity"}}"#,
+                |o| o.integer("a").map(drop),
+                "a must be an integer, got Infinity",
+            ),
+            (
+                r#"{"a":"yes"}"#,
+                |o| o.bool("a").map(drop),
+                "a must be a boolean, got \"yes\"",
+            ),
+            (
+                r#"{"a":[1]}"#,
+                |o| o.object("a", &[]).map(drop),
+                "a must be an object, got an array",
+            ),
+            (
+                r#"{"rate":{"c":1}}"#,
+                |o| o.object("rate", &["a"]).map(drop),
+                "unknown key \"c\" in rate (known: a)",
+            ),
+            (
+                r#"{"rate":{"a":"x"}}"#,
+                |o| o.object("rate", &["a"])?.unwrap().number("a").map(drop),
+                "rate.a must be a number, got \"x\"",
+            ),
+            (
+                r#"{"a":null}"#,
+                |o| o.required_text("a").map(drop),
+                "a must be a string, got null",
+            ),
+            (
+                r#"{"b":["x",2]}"#,
+                |o| o.texts("b").map(drop),
+                "b[1] must be a string, got 2",
+            ),
+            (
+                r#"{"b":{"gpu":"2"}}"#,
+                |o| o.numbers_by_name("b").map(drop),
+                "b[\"gpu\"] must be a number, got \"2\"",
+            ),
+        ];
+        for (text, read, message) in cases {
+            assert_eq!(refusal(text, read), message, "{text}");
+        }
+        assert_eq!(
+            Options::parse("test options", r#"{"z":1}"#, &["a"])
+                .unwrap_err()
+                .to_string(),
+            "unknown key \"z\" in test options (known: a)"
+        );
+        assert_eq!(
+            Options::parse("test options", "[]", &["a"])
+                .unwrap_err()
+                .to_string(),
+            "test options must be an object, got an array"
+        );
+    }
 
     #[test]
     fn durations_follow_one_rule_each() {

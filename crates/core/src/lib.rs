@@ -10,11 +10,13 @@ pub mod metrics;
 pub mod protocol;
 pub mod retention;
 pub mod schedule;
+pub mod signals;
 pub mod steps;
 pub mod store;
 pub mod task;
 pub mod wait;
 pub mod watch;
+pub mod wire;
 pub mod worker;
 
 pub use error::{Error, Result};

@@ -11,7 +11,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
-use crate::input::{duration_ms, finite_at_least};
+use crate::input::{duration_ms, finite_at_least, Options};
 use crate::store::{PurgeFilter, PurgeInput, Store, DEFAULT_PURGE_LIMIT};
 
 /// Hourly: a day of retention then never carries more than an hour of extra rows.
@@ -32,6 +32,62 @@ pub struct RetentionOptions {
     pub older_than_ms: Cutoffs,
     pub interval_ms: Option<f64>,
     pub limit: Option<f64>,
+}
+
+/// The keys of a retention rule (`olderThanMs`'s list form). A rule's own
+/// `limit` is taken as a purge input's and left unread: the sweeper's applies.
+const RULE_KEYS: [&str; 5] = ["olderThanMs", "queue", "status", "name", "limit"];
+
+impl RetentionOptions {
+    /// The options as JS sends them (`input::Options`): `olderThanMs` a
+    /// number, a map of status to cutoff (one rule per entry) or a list of
+    /// rules.
+    pub fn read(options: &str) -> Result<RetentionOptions> {
+        let mut fields = Options::parse(
+            "retention options",
+            options,
+            &["olderThanMs", "intervalMs", "limit"],
+        )?
+        .named_under("retention.");
+        let older_than_ms = if fields.holds_array("olderThanMs") {
+            let rules = fields
+                .objects("olderThanMs", &RULE_KEYS)?
+                .unwrap_or_default();
+            Cutoffs::Rules(
+                rules
+                    .into_iter()
+                    .map(|mut rule| {
+                        Ok(PurgeInput {
+                            older_than_ms: rule.number("olderThanMs")?,
+                            queue: rule.text("queue")?,
+                            status: rule.text("status")?,
+                            name: rule.text("name")?,
+                            limit: None,
+                        })
+                    })
+                    .collect::<Result<_>>()?,
+            )
+        } else if fields.holds_object("olderThanMs") {
+            let by_status = fields.numbers_by_name("olderThanMs")?.unwrap_or_default();
+            Cutoffs::Rules(
+                by_status
+                    .into_iter()
+                    .map(|(status, cutoff)| PurgeInput {
+                        older_than_ms: Some(cutoff),
+                        status: Some(status),
+                        ..PurgeInput::default()
+                    })
+                    .collect(),
+            )
+        } else {
+            Cutoffs::Uniform(fields.number("olderThanMs")?)
+        };
+        Ok(RetentionOptions {
+            older_than_ms,
+            interval_ms: fields.number("intervalMs")?,
+            limit: fields.number("limit")?,
+        })
+    }
 }
 
 /// The rules to sweep, checked in the API's order: the uniform form keeps

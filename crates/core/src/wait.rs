@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::error::{Error, Result};
-use crate::input::duration_ms;
+use crate::input::{duration_ms, Options};
 use crate::store::{Store, Target, WaitPoll};
 use crate::task::Task;
 
@@ -25,6 +25,20 @@ pub struct WaitOptions {
 }
 
 impl WaitOptions {
+    /// The options as JS sends them (`input::Options`).
+    pub fn read(options: &str) -> Result<WaitOptions> {
+        let mut fields = Options::parse(
+            "wait options",
+            options,
+            &["timeoutMs", "pollMs", "maxPollMs"],
+        )?;
+        Ok(WaitOptions {
+            timeout_ms: fields.number("timeoutMs")?,
+            poll_ms: fields.number("pollMs")?,
+            max_poll_ms: fields.number("maxPollMs")?,
+        })
+    }
+
     /// `timeoutMs`, `DEFAULT_TIMEOUT_MS` when absent.
     pub fn timeout_ms(&self) -> f64 {
         self.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS)

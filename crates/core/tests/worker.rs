@@ -106,7 +106,7 @@ fn plain() -> Registration {
 
 fn batch_of(n: f64) -> Registration {
     Registration {
-        batch: Some(n.into()),
+        batch: Some(n),
         ..Default::default()
     }
 }
@@ -786,7 +786,7 @@ async fn a_runs_first_claim_takes_one_call_and_the_next_poll_the_other_slots() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn per_name_concurrency_caps_calls_of_that_name() {
     let capped = Registration {
-        concurrency: Some(2.0.into()),
+        concurrency: Some(2.0),
         ..Default::default()
     };
     let peak = peak_for(&[("capped", capped)], 6, WorkerOptions::default(), 8.0).await;
@@ -853,7 +853,7 @@ async fn rotation_alternates_sources_so_no_backlog_starves_another() {
     let db = db();
     let w = worker(&db.store, WorkerOptions::default());
     let own = Registration {
-        concurrency: Some(5.0.into()),
+        concurrency: Some(5.0),
         ..Default::default()
     };
     w.register("a", own.clone()).unwrap();

@@ -2,12 +2,14 @@
 // (id, kind, stored at, size, what it waits on) and what a queued task is
 // sleeping or waiting for. The answer of api/tasks/<id>?steps=<offset>
 // carries one page of the view (`client.steps`) and the total; the card
-// links to the pages before and after. Uses the helpers app.js publishes;
-// text nodes only.
+// links to the pages before and after. The signals card (docs/api.md,
+// "Signals"): the signal a task waits for, its signals not consumed yet, and
+// a form sending one (POST api/tasks/<id>/signal). Uses the helpers app.js
+// publishes; text nodes only.
 "use strict";
 
 (() => {
-  const { taskCards, h, when, statusBadge, taskLink } = window.cairnqDashboard;
+  const { taskCards, h, when, statusBadge, taskLink, api, flash, route } = window.cairnqDashboard;
 
   function size(bytes) {
     if (bytes < 1024) return `${bytes} B`;
@@ -23,7 +25,7 @@
   }
 
   function suspension(suspended) {
-    if (!suspended) return null;
+    if (!suspended || suspended.kind === "signal") return null;
     const what =
       suspended.kind === "sleep"
         ? ["Sleeping until ", when(suspended.untilMs), ` (step ${suspended.step}).`]
@@ -63,6 +65,81 @@
       ),
     );
   }
+
+  function sendForm(task) {
+    const readOnly = window.cairnqDashboard.config.readOnly;
+    const name = h("input", { id: "signal-name", placeholder: "name", disabled: readOnly });
+    const payload = h("input", { id: "signal-payload", placeholder: "payload (JSON, optional)", disabled: readOnly });
+    const send = h(
+      "button",
+      {
+        id: "signal-send",
+        class: "primary",
+        disabled: readOnly,
+        title: readOnly ? "read-only dashboard" : null,
+        onclick: async () => {
+          const body = { name: name.value };
+          if (payload.value.trim() !== "") body.payload = payload.value;
+          try {
+            await api(`api/tasks/${encodeURIComponent(task.id)}/signal`, { body });
+            flash(`Signal ${name.value} sent.`);
+            route();
+          } catch (err) {
+            flash(err.message, true);
+          }
+        },
+      },
+      "Send signal",
+    );
+    return h("div", { class: "actions" }, name, payload, send);
+  }
+
+  taskCards.push(({ task, steps: view }) => {
+    const unfinished = task.status === "queued" || task.status === "running";
+    const signals = view?.signals ?? [];
+    const waiting = view?.suspended?.kind === "signal" ? view.suspended : null;
+    if (!unfinished && signals.length === 0) return null;
+    const rows = signals.map((signal) =>
+      h(
+        "tr",
+        {},
+        h("td", { class: "mono" }, signal.name),
+        h("td", {}, when(signal.sentAtMs)),
+        h("td", {}, size(signal.size)),
+      ),
+    );
+    return h(
+      "div",
+      { class: "card" },
+      h("h2", {}, `Signals (${view?.signalsTotal ?? 0} not consumed)`),
+      waiting
+        ? h(
+            "p",
+            { id: "signal-wait" },
+            `Waiting for signal ${waiting.name} (step ${waiting.step}) until `,
+            when(waiting.timeoutAtMs),
+            ".",
+          )
+        : null,
+      rows.length
+        ? h(
+            "table",
+            { id: "signals" },
+            h(
+              "thead",
+              {},
+              h(
+                "tr",
+                {},
+                ["Signal", "Sent", "Size"].map((c) => h("th", {}, c)),
+              ),
+            ),
+            h("tbody", {}, rows),
+          )
+        : null,
+      unfinished ? sendForm(task) : null,
+    );
+  });
 
   taskCards.push(({ task, steps: view }) => {
     if (!view || view.total === 0) return null;

@@ -56,6 +56,7 @@ macro_rules! feature_statements {
 pub mod flow;
 pub mod followups;
 pub mod schedules;
+pub mod signals;
 pub mod steps;
 
 use std::collections::HashMap;

@@ -17,4 +17,5 @@ feature_statements! {
     suspend,
     child_state,
     wake_parents,
+    live_children,
 }

@@ -2,11 +2,11 @@
 //! its field, and the defaults (docs/api.md, "Schedules"). Nothing is written
 //! before every check passed.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::cron::Occurrences;
 use crate::error::{Error, Result};
-use crate::input::{finite_at_least, name_field, priority};
+use crate::input::{finite_at_least, name_field, priority, Options};
 use crate::store::flow::group::grouped_metadata;
 use crate::store::{DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE};
 
@@ -83,90 +83,46 @@ const KNOWN_KEYS: [&str; 11] = [
     "group",
 ];
 
-/// How JS sends a number JSON cannot carry (`lib/json.js`,
-/// `nonFiniteTagged`): `{"cairnq.nonFinite": "NaN"}`, so a number field
-/// names it in its refusal and a text field refuses it as a number.
-const NON_FINITE_TAG: &str = "cairnq.nonFinite";
-
 impl ScheduleSpec {
     /// `input` is a JSON object: `name`, `task` (a name), `cron`, and
     /// optionally `tz`, `queue`, `priority`, `maxAttempts`, `catchUp`,
     /// `group`, and `payload`/`metadata` as JSON texts (the caller encoded
     /// them). Any other key is refused, named.
     pub fn parse(input: &str) -> Result<ScheduleSpec> {
-        let fields: Map<String, Value> = serde_json::from_str(input)
-            .map_err(|e| Error::Invalid(format!("schedule options must be an object: {e}")))?;
-        if let Some(unknown) = fields
-            .keys()
-            .find(|key| !KNOWN_KEYS.contains(&key.as_str()))
-        {
-            return Err(Error::Invalid(format!(
-                "schedule options have an unknown key \"{unknown}\" (known: {})",
-                KNOWN_KEYS[1..].join(", ")
-            )));
-        }
-        let text = |key: &str| -> Result<Option<&str>> {
-            match fields.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) => Ok(Some(s.as_str())),
-                Some(other) => Err(Error::Invalid(format!(
-                    "{key} must be a string, got {}",
-                    type_name(other)
-                ))),
-            }
-        };
-        let number = |key: &str| -> Result<Option<f64>> {
-            match fields.get(key) {
-                None | Some(Value::Null) => Ok(None),
-                Some(other) => number_of(other).map(Some).ok_or_else(|| {
-                    Error::Invalid(format!("{key} must be a number, got {}", type_name(other)))
-                }),
-            }
-        };
-        let name = match text("name")? {
-            Some(name) if !name.is_empty() => name.to_string(),
-            _ => return Err(Error::Invalid("name must be a non-empty string".into())),
-        };
-        let task = match fields.get("task") {
-            Some(Value::String(task)) if !task.is_empty() => task.clone(),
-            other => {
-                return Err(Error::Invalid(format!(
-                    "task must be a task name (a non-empty string) or a TaskDef, got {}",
-                    other.map_or("undefined", type_name)
-                )))
-            }
-        };
-        let cron = text("cron")?
-            .ok_or_else(|| Error::Invalid("cron must be a string, got undefined".into()))?
-            .to_string();
-        let tz = text("tz")?.unwrap_or(DEFAULT_TZ).to_string();
+        let mut fields = Options::parse("schedule options", input, &KNOWN_KEYS)?;
+        let name = fields.required_text("name")?;
+        let task = fields.required_text("task")?;
+        let cron = fields.required_text("cron")?;
+        let tz = fields.text("tz")?.unwrap_or_else(|| DEFAULT_TZ.into());
         let occurrences = Occurrences::parse(&cron, &tz)?;
-        let queue = text("queue")?.unwrap_or(DEFAULT_QUEUE).to_string();
+        let queue = fields
+            .text("queue")?
+            .unwrap_or_else(|| DEFAULT_QUEUE.into());
         for (field, value) in [("name", &name), ("task", &task), ("queue", &queue)] {
             name_field(field, value)?;
         }
-        let priority = match number("priority")? {
+        let priority = match fields.number("priority")? {
             Some(v) => priority(v)?,
             None => 0,
         };
-        let max_attempts = match number("maxAttempts")? {
+        let max_attempts = match fields.number("maxAttempts")? {
             Some(v) => finite_at_least("maxAttempts", v, 1.0)? as i64,
             None => DEFAULT_MAX_ATTEMPTS,
         };
-        let catch_up = match text("catchUp")? {
+        let catch_up = match fields.text("catchUp")? {
             None => CatchUp::Latest,
-            Some(given) => CatchUp::parse(given).ok_or_else(|| {
+            Some(given) => CatchUp::parse(&given).ok_or_else(|| {
                 Error::Invalid(format!(
                     "catchUp must be \"none\", \"latest\" or \"all\", got {given:?}"
                 ))
             })?,
         };
-        let payload = text("payload")?.unwrap_or("{}").to_string();
-        let metadata = text("metadata")?.unwrap_or("{}").to_string();
+        let payload = fields.text("payload")?.unwrap_or_else(|| "{}".into());
+        let metadata = fields.text("metadata")?.unwrap_or_else(|| "{}".into());
         if !matches!(serde_json::from_str(&metadata), Ok(Value::Object(_))) {
             return Err(Error::Invalid("metadata must be a plain object".into()));
         }
-        let group = text("group")?.map(str::to_string);
+        let group = fields.text("group")?;
         let metadata = grouped_metadata(Some(metadata), group)?.expect("metadata was given");
         Ok(ScheduleSpec {
             name,
@@ -181,39 +137,5 @@ impl ScheduleSpec {
             max_attempts,
             catch_up,
         })
-    }
-}
-
-/// A JS number: a JSON number, or one JSON cannot carry as JS sent it.
-fn number_of(value: &Value) -> Option<f64> {
-    match value {
-        Value::Number(n) => n.as_f64(),
-        tagged => match non_finite(tagged)? {
-            "NaN" => Some(f64::NAN),
-            "Infinity" => Some(f64::INFINITY),
-            "-Infinity" => Some(f64::NEG_INFINITY),
-            _ => None,
-        },
-    }
-}
-
-/// The spelling of a number JSON cannot carry, if `value` is one.
-fn non_finite(value: &Value) -> Option<&str> {
-    match value {
-        Value::Object(tag) if tag.len() == 1 => tag.get(NON_FINITE_TAG)?.as_str(),
-        _ => None,
-    }
-}
-
-/// A JSON value's kind as JS's `typeof` words it.
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        tagged if non_finite(tagged).is_some() => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
     }
 }

@@ -16,8 +16,8 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::error::{envelope, js_number, Error, Result};
-use crate::input::{name_field, stored_ms, FOREVER_MS};
-use crate::store::{ChildState, NewStep, StepKind, Store, StoredStep, Wake};
+use crate::input::{name_field, stored_ms, Options, FOREVER_MS};
+use crate::store::{ChildState, NewStep, StepKind, Store, StoredStep, SubmitInput, Wake};
 use crate::task::Status;
 
 /// How long a parent waits on its child before it looks again by itself,
@@ -218,6 +218,19 @@ pub fn plan_sleep(
         }),
         wake,
     }
+}
+
+/// `ctx.callChild`'s options as JS sends them (`input::Options`): the
+/// child's submit and `pollMs`, read as `child_recheck_ms`.
+pub fn child_call(options: &str) -> Result<(SubmitInput, i64)> {
+    let known: Vec<&str> = SubmitInput::KEYS
+        .iter()
+        .copied()
+        .chain(["pollMs"])
+        .collect();
+    let mut fields = Options::parse("callChild options", options, &known)?;
+    let recheck_ms = child_recheck_ms(fields.number("pollMs")?)?;
+    Ok((SubmitInput::read(&mut fields)?, recheck_ms))
 }
 
 /// `ctx.callChild`'s `pollMs` (default `DEFAULT_CHILD_RECHECK_MS`): how

@@ -1,11 +1,12 @@
 //! A task's steps as `client.steps(id)`, the dashboard and `cairnq get` show
-//! them (docs/api.md, "Durable steps"): each stored step, and what the task,
-//! when it is queued, is sleeping or waiting for.
+//! them (docs/api.md, "Durable steps"): each stored step, what the task, when
+//! it is queued, is sleeping or waiting for, and its signals no wait has
+//! consumed yet (docs/api.md, "Signals").
 
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::store::{StepKind, StepSummary, Store, Target};
+use crate::store::{PendingSignal, SignalSummaries, StepKind, StepSummary, Store, Target};
 use crate::task::{Status, Task};
 
 #[derive(Serialize)]
@@ -37,20 +38,49 @@ enum Suspension<'a> {
         child_status: Option<&'static str>,
         recheck_at_ms: i64,
     },
+    /// A wait for a signal: the task runs again when one of `name` is
+    /// sent, or at `timeout_at_ms`.
+    #[serde(rename_all = "camelCase")]
+    Signal {
+        step: &'a str,
+        name: &'a str,
+        timeout_at_ms: i64,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PendingView<'a> {
+    name: &'a str,
+    /// Bytes of the payload.
+    size: i64,
+    sent_at_ms: i64,
 }
 
 #[derive(Serialize)]
 struct StepsView<'a> {
     steps: Vec<StepView<'a>>,
     suspended: Option<Suspension<'a>>,
+    signals: Vec<PendingView<'a>>,
 }
 
 /// A queued task is sleeping when a sleep step's wake time is its due time
 /// (a suspension sets the one to the other), and waiting when a child step's
 /// child has not finished.
-fn suspension<'a>(task: &Task, steps: &'a [StepSummary]) -> Option<Suspension<'a>> {
+fn suspension<'a>(
+    task: &Task,
+    steps: &'a [StepSummary],
+    signals: &'a SignalSummaries,
+) -> Option<Suspension<'a>> {
     if task.status != Status::Queued {
         return None;
+    }
+    if let Some(wait) = signals.waits.last() {
+        return Some(Suspension::Signal {
+            step: &wait.step_id,
+            name: &wait.name,
+            timeout_at_ms: wait.timeout_at_ms,
+        });
     }
     let sleeping = steps
         .iter()
@@ -78,9 +108,14 @@ fn suspension<'a>(task: &Task, steps: &'a [StepSummary]) -> Option<Suspension<'a
 
 /// `{steps: [{id, kind, storedAtMs, size, wakeAtMs, childId, childStatus}],
 /// suspended: null | {kind: "sleep", step, untilMs} | {kind: "child", step,
-/// childId, childStatus, recheckAtMs}}`; `task` is the task's row (`None`:
-/// no such task, so nothing is suspended).
-pub fn steps_to_json(task: Option<&Task>, steps: &[StepSummary]) -> String {
+/// childId, childStatus, recheckAtMs} | {kind: "signal", step, name,
+/// timeoutAtMs}, signals: [{name, size, sentAtMs}]}`; `task` is the task's
+/// row (`None`: no such task, so nothing is suspended).
+pub fn steps_to_json(
+    task: Option<&Task>,
+    steps: &[StepSummary],
+    signals: &SignalSummaries,
+) -> String {
     let view = StepsView {
         steps: steps
             .iter()
@@ -94,9 +129,18 @@ pub fn steps_to_json(task: Option<&Task>, steps: &[StepSummary]) -> String {
                 child_status: step.child_status.map(Status::as_str),
             })
             .collect(),
-        suspended: task.and_then(|task| suspension(task, steps)),
+        suspended: task.and_then(|task| suspension(task, steps, signals)),
+        signals: signals.pending.iter().map(pending_view).collect(),
     };
     serde_json::to_string(&view).expect("a steps view encodes")
+}
+
+fn pending_view(signal: &PendingSignal) -> PendingView<'_> {
+    PendingView {
+        name: &signal.name,
+        size: signal.size,
+        sent_at_ms: signal.sent_at_ms,
+    }
 }
 
 /// `client.steps(id)`: the task's steps and what it waits for, as JSON
@@ -105,7 +149,8 @@ pub fn steps_to_json(task: Option<&Task>, steps: &[StepSummary]) -> String {
 pub async fn steps_of(store: &Store, task_id: &str) -> Result<String> {
     let task = store.get(Target::Id(task_id.to_string())).await?;
     let steps = store.step_summaries(task_id).await?;
-    Ok(steps_to_json(task.as_ref(), &steps))
+    let signals = store.signal_summaries(task_id).await?;
+    Ok(steps_to_json(task.as_ref(), &steps, &signals))
 }
 
 #[cfg(test)]
@@ -126,6 +171,7 @@ mod tests {
 
     #[test]
     fn a_queued_task_shows_what_it_waits_for() {
+        let none = SignalSummaries::default();
         let mut task = crate::task::tests::sample();
         task.status = Status::Queued;
         task.run_at_ms = 50;
@@ -133,7 +179,7 @@ mod tests {
             wake_at_ms: Some(50),
             ..summary("nap", StepKind::Sleep)
         };
-        let text = steps_to_json(Some(&task), &[summary("a", StepKind::Step), sleep]);
+        let text = steps_to_json(Some(&task), &[summary("a", StepKind::Step), sleep], &none);
         let view: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(
             view["suspended"],
@@ -148,14 +194,36 @@ mod tests {
             ..summary("kid", StepKind::Child)
         };
         let view: serde_json::Value =
-            serde_json::from_str(&steps_to_json(Some(&task), &[child])).unwrap();
+            serde_json::from_str(&steps_to_json(Some(&task), &[child], &none)).unwrap();
         assert_eq!(
             view["suspended"],
             serde_json::json!({"kind": "child", "step": "kid", "childId": "task_c", "childStatus": "running", "recheckAtMs": 50})
         );
+        let signals = SignalSummaries {
+            waits: vec![crate::store::WaitSummary {
+                step_id: "ok".into(),
+                name: "approval".into(),
+                timeout_at_ms: 50,
+                created_at_ms: 1,
+            }],
+            pending: vec![PendingSignal {
+                name: "note".into(),
+                size: 2,
+                sent_at_ms: 3,
+            }],
+        };
+        let view: serde_json::Value =
+            serde_json::from_str(&steps_to_json(Some(&task), &[], &signals)).unwrap();
+        assert_eq!(
+            view,
+            serde_json::json!({"steps": [], "suspended": {"kind": "signal", "step": "ok", "name": "approval", "timeoutAtMs": 50}, "signals": [{"name": "note", "size": 2, "sentAtMs": 3}]})
+        );
         task.status = Status::Running;
         let view: serde_json::Value =
-            serde_json::from_str(&steps_to_json(Some(&task), &[])).unwrap();
-        assert_eq!(view, serde_json::json!({"steps": [], "suspended": null}));
+            serde_json::from_str(&steps_to_json(Some(&task), &[], &none)).unwrap();
+        assert_eq!(
+            view,
+            serde_json::json!({"steps": [], "suspended": null, "signals": []})
+        );
     }
 }

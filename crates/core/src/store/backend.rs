@@ -11,6 +11,7 @@ use async_trait::async_trait;
 
 use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
+use super::signal_rows::{NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput};
 use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result, NO_SHARED_TX};
 use crate::task::{Status, Task};
@@ -456,7 +457,14 @@ pub trait ClaimPlan: Send + 'static {
 /// implements in that feature's file (`sqlite/steps.rs`, …).
 #[async_trait]
 pub trait Backend:
-    StepBackend + ScheduleBackend + FlowBackend + FollowupBackend + Send + Sync + 'static
+    StepBackend
+    + SignalBackend
+    + ScheduleBackend
+    + FlowBackend
+    + FollowupBackend
+    + Send
+    + Sync
+    + 'static
 {
     /// Open, migrate and version-check; concurrent callers share one attempt.
     async fn connect(&self) -> Result<()>;
@@ -665,6 +673,31 @@ pub trait StepBackend: Send + Sync {
     ) -> Result<ChildWait>;
     /// Make the tasks waiting on any of these finished children due now.
     async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()>;
+    /// In one transaction: cancel the unfinished children the task's child
+    /// steps submitted, and theirs, at any depth; the rows canceled.
+    async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>>;
+}
+
+/// The signals statements of one dialect (docs/protocol.md, "Signals"). A
+/// signal and a wait each run in one transaction that takes the task's row
+/// first, so one of them sees the other: a signal committed first is taken
+/// by the wait, a wait committed first is woken by the signal.
+#[async_trait]
+pub trait SignalBackend: Send + Sync {
+    /// Whether the signals tables exist (a catalog read).
+    async fn signals_installed(&self) -> Result<bool>;
+    /// Create the signals tables unless the ledger records them, as a
+    /// migration is applied: on first use only.
+    async fn install_signals(&self) -> Result<()>;
+    /// Store `signal` for the task `target` names unless it has finished,
+    /// and make the task due now if it waits for the signal's name.
+    async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent>;
+    /// A wait step of the task `owned` holds: its stored end replayed, else
+    /// the oldest unconsumed signal of its name taken, else timed out or the
+    /// task suspended until a signal or the timeout.
+    async fn wait_for_signal(&self, owned: HeldTask, wait: SignalWaitInput) -> Result<SignalWait>;
+    /// The task's waits not yet served and signals not yet consumed.
+    async fn signal_summaries(&self, task_id: String) -> Result<SignalSummaries>;
 }
 
 /// The schedules statements of one dialect (docs/protocol.md, "Schedules"):

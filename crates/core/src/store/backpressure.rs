@@ -10,7 +10,7 @@ use async_trait::async_trait;
 
 use super::backend::Backend;
 use crate::error::{Error, Result};
-use crate::input::integer_at_least_one;
+use crate::input::{integer_at_least_one, Options};
 
 const GRANT_CAP: i64 = 64;
 const MAX_BACKOFF_MS: f64 = 5_000.0;
@@ -29,6 +29,38 @@ pub struct BackpressureOptions {
     pub max_queue_depth: QueueDepthLimit,
     pub max_queue_wait_ms: Option<f64>,
     pub queue_poll_interval_ms: Option<f64>,
+}
+
+impl BackpressureOptions {
+    /// The options that ask for backpressure.
+    pub const KEYS: [&'static str; 3] = ["maxQueueDepth", "maxQueueWaitMs", "queuePollIntervalMs"];
+
+    /// `QueueDepthGate`'s options as JS sends them (`input::Options`).
+    pub fn parse(options: &str) -> Result<BackpressureOptions> {
+        let mut fields = Options::parse("backpressure options", options, &Self::KEYS)?;
+        let field = fields.field("maxQueueDepth");
+        BackpressureOptions::read(&mut fields)?
+            .ok_or_else(|| Error::Invalid(format!("{field} must be a number, got undefined")))
+    }
+
+    /// `maxQueueDepth` (a number, or an object of numbers by queue) and the
+    /// others; `None` when `maxQueueDepth` is absent (no gate).
+    pub fn read(fields: &mut Options) -> Result<Option<BackpressureOptions>> {
+        let max_queue_depth = if fields.holds_object("maxQueueDepth") {
+            fields
+                .numbers_by_name("maxQueueDepth")?
+                .map(|per_queue| QueueDepthLimit::PerQueue(per_queue.into_iter().collect()))
+        } else {
+            fields.number("maxQueueDepth")?.map(QueueDepthLimit::All)
+        };
+        let max_queue_wait_ms = fields.number("maxQueueWaitMs")?;
+        let queue_poll_interval_ms = fields.number("queuePollIntervalMs")?;
+        Ok(max_queue_depth.map(|max_queue_depth| BackpressureOptions {
+            max_queue_depth,
+            max_queue_wait_ms,
+            queue_poll_interval_ms,
+        }))
+    }
 }
 
 /// Where the gate reads a queue's headroom: a store's backend, or (from the

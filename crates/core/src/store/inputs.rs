@@ -4,9 +4,12 @@
 use crate::error::{Error, Result};
 use crate::ids::new_task_id;
 use crate::input::{
-    at_least, finite_at_least, name_field, priority, saturating_i64, stored_ms_or, FOREVER_MS,
+    at_least, finite_at_least, name_field, priority, saturating_i64, stored_ms_or, Options,
+    FOREVER_MS,
 };
-use crate::store::backend::{ClaimRequest, Conflict, NewTask, Outcome, PurgeFilter, WriteOp};
+use crate::store::backend::{
+    ClaimRequest, Conflict, NewTask, OpenMode, Outcome, PurgeFilter, WriteOp,
+};
 use crate::store::debounce::{debounce_of, DebounceInput};
 use crate::store::flow::group::grouped_metadata;
 use crate::task::Status;
@@ -18,6 +21,44 @@ pub const DEFAULT_LIST_LIMIT: i64 = 100;
 pub const DEFAULT_PURGE_LIMIT: i64 = 1_000;
 /// Tasks `store.claim` takes when no `limit` is given.
 pub const DEFAULT_CLAIM_LIMIT: i64 = 1;
+
+/// A store's options (docs/api.md, "Stores") as JS sends them
+/// (`input::Options`): each dialect's own, `existing` and `ownOnly` (the
+/// open mode) and `propagateBaggage` (JS's, for tracing).
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    pub busy_timeout_ms: Option<f64>,
+    pub max: Option<f64>,
+    pub schema: Option<String>,
+    pub open: OpenMode,
+    pub propagate_baggage: bool,
+}
+
+impl StoreOptions {
+    pub const SQLITE_KEYS: [&'static str; 4] =
+        ["busyTimeoutMs", "existing", "ownOnly", "propagateBaggage"];
+    /// `max` sizes a DSN store's pool; an executor store ignores it.
+    pub const POSTGRES_KEYS: [&'static str; 5] =
+        ["max", "schema", "existing", "ownOnly", "propagateBaggage"];
+
+    pub fn read(what: &str, options: &str, known: &[&str]) -> Result<StoreOptions> {
+        let mut fields = Options::parse(what, options, known)?;
+        let open = if fields.bool("existing")? == Some(true) {
+            OpenMode::Existing
+        } else if fields.bool("ownOnly")? == Some(true) {
+            OpenMode::MigrateOwn
+        } else {
+            OpenMode::Migrate
+        };
+        Ok(StoreOptions {
+            busy_timeout_ms: fields.number("busyTimeoutMs")?,
+            max: fields.number("max")?,
+            schema: fields.text("schema")?,
+            open,
+            propagate_baggage: fields.bool("propagateBaggage")? == Some(true),
+        })
+    }
+}
 
 /// `leaseMs` as a worker or a store method receives it: `DEFAULT_LEASE_MS`
 /// when absent.
@@ -37,6 +78,23 @@ pub struct ClaimInput {
 }
 
 impl ClaimInput {
+    /// `store.claim`'s and `store.claimSession`'s options as JS sends them
+    /// (`input::Options`).
+    pub fn read(options: &str) -> Result<ClaimInput> {
+        let mut fields = Options::parse(
+            "claim options",
+            options,
+            &["queues", "workerId", "leaseMs", "limit", "names"],
+        )?;
+        Ok(ClaimInput {
+            queues: fields.texts("queues")?.unwrap_or_default(),
+            worker_id: fields.required_text("workerId")?,
+            lease_ms: fields.number("leaseMs")?,
+            limit: fields.number("limit")?,
+            names: fields.texts("names")?,
+        })
+    }
+
     /// How many tasks `store.claim` takes (a fraction truncated).
     pub fn limit(&self) -> i64 {
         self.limit.map_or(DEFAULT_CLAIM_LIMIT, |v| v as i64)
@@ -99,6 +157,36 @@ pub struct ListInput {
     pub bodies: Option<bool>,
 }
 
+impl ListInput {
+    /// `list`'s options as JS sends them (`input::Options`).
+    pub fn read(options: &str) -> Result<ListInput> {
+        let mut fields = Options::parse(
+            "list options",
+            options,
+            &[
+                "status",
+                "queue",
+                "name",
+                "rootId",
+                "correlationId",
+                "limit",
+                "offset",
+                "bodies",
+            ],
+        )?;
+        Ok(ListInput {
+            status: fields.text("status")?,
+            queue: fields.text("queue")?,
+            name: fields.text("name")?,
+            root_id: fields.text("rootId")?,
+            correlation_id: fields.text("correlationId")?,
+            limit: fields.number("limit")?,
+            offset: fields.number("offset")?,
+            bodies: fields.bool("bodies")?,
+        })
+    }
+}
+
 /// `purge`'s input as the API receives it (docs/api.md, "Stores").
 #[derive(Clone, Debug, Default)]
 pub struct PurgeInput {
@@ -110,6 +198,22 @@ pub struct PurgeInput {
 }
 
 impl PurgeInput {
+    /// The options as JS sends them (`input::Options`).
+    pub fn read(options: &str) -> Result<PurgeInput> {
+        let mut fields = Options::parse(
+            "purge options",
+            options,
+            &["olderThanMs", "queue", "status", "name", "limit"],
+        )?;
+        Ok(PurgeInput {
+            older_than_ms: fields.number("olderThanMs")?,
+            queue: fields.text("queue")?,
+            status: fields.text("status")?,
+            name: fields.text("name")?,
+            limit: fields.number("limit")?,
+        })
+    }
+
     /// The checks, in the API's order: a finite `olderThanMs >= 0`, `limit >= 1`,
     /// a terminal `status`. `queue` and `name` are taken as given (`""` too).
     pub fn validate(self) -> Result<PurgeFilter> {
@@ -144,38 +248,63 @@ impl PurgeInput {
     }
 }
 
-/// One item of `submitMany` as the API receives it: `submit`'s input, and the
-/// keys the caller gave the item and its `options` (checked against the API's).
-#[derive(Clone, Debug, Default)]
-pub struct SubmitItem {
-    pub input: SubmitInput,
-    pub item_keys: Vec<String>,
-    pub option_keys: Vec<String>,
-}
+impl SubmitInput {
+    /// The options `submit` takes, as `lib/store.js` sends them (`payload`
+    /// and `metadata` JSON texts).
+    pub const KEYS: [&'static str; 15] = [
+        "name",
+        "payload",
+        "queue",
+        "key",
+        "conflict",
+        "maxAttempts",
+        "priority",
+        "metadata",
+        "parentId",
+        "rootId",
+        "correlationId",
+        "runAtDelayMs",
+        "debounceMs",
+        "maxDelayMs",
+        "group",
+    ];
 
-/// The fields of a `submitMany` item.
-const ITEM_FIELDS: &[&str] = &["task", "payload", "options"];
+    /// `KEYS` without the task's name and payload: a `submitMany` item's
+    /// `options`.
+    pub const OPTION_KEYS: &'static [&'static str] = Self::KEYS.split_at(2).1;
 
-impl SubmitItem {
-    /// The item's submit input once its keys are all the API's, the first
-    /// other one refused by its place (`items[3].options.prio`).
-    pub fn checked(self, index: usize) -> Result<SubmitInput> {
-        let unknown = |keys: &[String], known: &[&str]| {
-            keys.iter()
-                .find(|key| !known.contains(&key.as_str()))
-                .cloned()
-        };
-        if let Some(key) = unknown(&self.item_keys, ITEM_FIELDS) {
-            return Err(Error::Invalid(format!(
-                "items[{index}].{key} is not an item field (task, payload, options)"
-            )));
-        }
-        if let Some(key) = unknown(&self.option_keys, SUBMIT_OPTIONS) {
-            return Err(Error::Invalid(format!(
-                "items[{index}].options.{key} is not a submit option"
-            )));
-        }
-        Ok(self.input)
+    /// Read through `Options` (the types; the values are `new_task`'s to
+    /// check).
+    pub fn read(o: &mut Options) -> Result<SubmitInput> {
+        let name = o.required_text("name")?;
+        let payload = o.text("payload")?;
+        SubmitInput::read_options(name, payload, o)
+    }
+
+    /// The task's name and payload given apart, its options (`OPTION_KEYS`)
+    /// read from `o`.
+    pub fn read_options(
+        name: String,
+        payload: Option<String>,
+        o: &mut Options,
+    ) -> Result<SubmitInput> {
+        Ok(SubmitInput {
+            name,
+            payload,
+            queue: o.text("queue")?,
+            key: o.text("key")?,
+            conflict: o.text("conflict")?,
+            max_attempts: o.number("maxAttempts")?,
+            priority: o.number("priority")?,
+            metadata: o.text("metadata")?,
+            parent_id: o.text("parentId")?,
+            root_id: o.text("rootId")?,
+            correlation_id: o.text("correlationId")?,
+            run_at_delay_ms: o.number("runAtDelayMs")?,
+            debounce_ms: o.number("debounceMs")?,
+            max_delay_ms: o.number("maxDelayMs")?,
+            group: o.text("group")?,
+        })
     }
 }
 
@@ -190,29 +319,12 @@ pub fn item_error(index: usize, err: Error) -> Error {
     let field = message.split([' ', ':', '.']).next().unwrap_or("");
     Error::Invalid(if field == "name" {
         format!("items[{index}].task{}", &message["name".len()..])
-    } else if SUBMIT_OPTIONS.contains(&field) {
+    } else if SubmitInput::OPTION_KEYS.contains(&field) {
         format!("items[{index}].options.{message}")
     } else {
         format!("items[{index}]: {message}")
     })
 }
-
-/// The options `submit` takes, as the API names them.
-pub const SUBMIT_OPTIONS: &[&str] = &[
-    "queue",
-    "key",
-    "conflict",
-    "maxAttempts",
-    "priority",
-    "metadata",
-    "parentId",
-    "rootId",
-    "correlationId",
-    "runAtDelayMs",
-    "debounceMs",
-    "maxDelayMs",
-    "group",
-];
 
 /// `submit`'s checks and defaults (docs/api.md, "Values and JSON", "Stores"): a
 /// task ready to insert.
@@ -233,7 +345,7 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
         run_at_delay_ms: input.run_at_delay_ms,
     })?;
     if let Some(v) = input.max_attempts {
-        at_least("maxAttempts", v, 1.0)?;
+        finite_at_least("maxAttempts", v, 1.0)?;
     }
     if let Some(v) = input.run_at_delay_ms {
         at_least("runAtDelayMs", v, 0.0)?;

@@ -12,11 +12,13 @@ pub mod postgres;
 pub mod reserved;
 mod schedule_rows;
 mod session;
+mod signal_rows;
 pub mod sqlite;
 mod step_presence;
 mod step_rows;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -25,6 +27,7 @@ pub use debounce::FollowupRelease;
 pub use inputs::*;
 pub use schedule_rows::*;
 pub use session::ClaimSession;
+pub use signal_rows::*;
 pub use step_presence::StepsPresence;
 pub use step_rows::*;
 
@@ -45,7 +48,9 @@ pub enum Write {
     /// A submit of the core's own under a reserved key: a schedule's
     /// occurrence, a durable step's child.
     OwnSubmit(SubmitInput),
-    Cancel(Target),
+    /// A cancel; `true`: the task's unfinished `ctx.callChild` children too,
+    /// at any depth.
+    Cancel(Target, bool),
     Retry(Target, bool),
     Finish(HeldTask, Outcome),
     Progress(HeldTask, Option<f64>, Option<String>),
@@ -85,6 +90,8 @@ pub struct Store {
     schedule_changes: tokio::sync::Notify,
     /// What this store knows of the steps table (docs/api.md, "Durable steps").
     steps: StepsPresence,
+    /// Whether the signals tables have been seen (docs/api.md, "Signals").
+    signals_seen: AtomicBool,
 }
 
 impl Store {
@@ -94,6 +101,7 @@ impl Store {
             gate: RwLock::new(None),
             schedule_changes: tokio::sync::Notify::new(),
             steps: StepsPresence::default(),
+            signals_seen: AtomicBool::new(false),
         })
     }
 
@@ -174,13 +182,14 @@ impl Store {
     }
 
     /// `submitMany` (docs/api.md, "Bulk submit"): every item checked before
-    /// anything is written (a refusal names the item, `inputs::item_error`),
+    /// anything is written (a refusal names the item: `wire::read_items`
+    /// names it while reading, `inputs::item_error` for the checks),
     /// the backpressure gate passed once per queue, then all inserted in one
     /// transaction; each item's task ref, in item order.
-    pub async fn submit_many(&self, items: Vec<Result<SubmitItem>>) -> Result<Vec<TaskRef>> {
+    pub async fn submit_many(&self, items: Vec<Result<SubmitInput>>) -> Result<Vec<TaskRef>> {
         let mut ops = Vec::with_capacity(items.len());
         for (index, item) in items.into_iter().enumerate() {
-            let input = item.map_err(|err| item_error(index, err))?.checked(index)?;
+            let input = item?;
             let op = self
                 .validate(Write::Submit(input))
                 .map_err(|err| item_error(index, err))?;
@@ -214,8 +223,10 @@ impl Store {
     pub async fn write_group(&self, writes: Vec<Result<Write>>) -> Vec<WriteAnswer> {
         let mut admitted = Vec::with_capacity(writes.len());
         let mut may_wake = false;
+        let mut cascades = Vec::with_capacity(writes.len());
         for write in writes {
             may_wake |= write.as_ref().is_ok_and(|w| self.may_wake_parents(w));
+            cascades.push(matches!(write, Ok(Write::Cancel(_, true))));
             admitted.push(match write {
                 Ok(write) => self.admit(write).await,
                 Err(err) => Err(err),
@@ -229,6 +240,11 @@ impl Store {
                 .filter_map(|a| a.as_ref().ok().and_then(Option::as_ref));
             self.wake_parents_of(step_presence::finished_children(rows))
                 .await;
+        }
+        for (answer, cascade) in answers.iter().zip(cascades) {
+            if let (Ok(Some(row)), true) = (answer, cascade) {
+                self.cancel_children(&row.id).await;
+            }
         }
         answers
     }
@@ -278,7 +294,7 @@ impl Store {
                 new_task(input)
             }
             Write::OwnSubmit(input) => new_task(input).map(reserved::own_submit),
-            Write::Cancel(target) => Ok(WriteOp::Cancel(target)),
+            Write::Cancel(target, _) => Ok(WriteOp::Cancel(target)),
             Write::Retry(target, reset) => Ok(WriteOp::Retry(target, reset)),
             Write::Finish(owned, outcome) => Ok(WriteOp::Finish(owned, outcome)),
             Write::Progress(owned, progress, message) => {
@@ -331,8 +347,27 @@ impl Store {
             .await
     }
 
+    /// `cancel`: the task, and its unfinished `ctx.callChild` children at
+    /// any depth (`cancel_children`).
     pub async fn cancel(&self, target: Target) -> Result<Option<Task>> {
-        self.backend.cancel(target).await
+        let row = self.backend.cancel(target).await?;
+        if let Some(row) = &row {
+            self.cancel_children(&row.id).await;
+        }
+        Ok(row)
+    }
+
+    /// Cancel the unfinished children `task_id`'s child steps submitted, and
+    /// theirs (docs/api.md, "Durable steps"): queued ones end at once,
+    /// running ones get a cancel request. A separate transaction after the
+    /// task's own cancel, run only where the steps table may exist; its
+    /// failure leaves the children to finish as they would have, so it is
+    /// not the cancel's.
+    async fn cancel_children(&self, task_id: &str) {
+        if !self.steps.maybe() || !self.steps_installed().await.unwrap_or(false) {
+            return;
+        }
+        let _ = self.backend.cancel_children(task_id.to_string()).await;
     }
 
     pub async fn retry(&self, target: Target, reset_attempt: bool) -> Result<Option<Task>> {
@@ -484,6 +519,15 @@ impl Store {
         self.backend.complete_batch(worker_id, items).await
     }
 
+    pub(crate) fn signals_seen(&self) -> bool {
+        self.signals_seen.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub(crate) fn mark_signals_seen(&self) {
+        self.signals_seen
+            .store(true, std::sync::atomic::Ordering::SeqCst)
+    }
+
     /// What this store knows of the steps table.
     pub(crate) fn step_presence(&self) -> &StepsPresence {
         &self.steps
@@ -501,7 +545,7 @@ impl Store {
     /// thread: a cancel or a finish may end a child whose parent waits, and
     /// only the asynchronous path wakes it.
     fn may_wake_parents(&self, write: &Write) -> bool {
-        matches!(write, Write::Cancel(_) | Write::Finish(..)) && self.steps.maybe()
+        matches!(write, Write::Cancel(..) | Write::Finish(..)) && self.steps.maybe()
     }
 
     /// See `Backend::wake_ticket`.

@@ -5,20 +5,39 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::input::{integer_arg_at_least_one, NumberArg};
+use crate::input::{integer_at_least_one, Options};
 use crate::store::flow::{self, Declaration, FlowLimits};
 
 /// `worker.task(name, {batch, concurrency, resource, rateLimit,
-/// groupConcurrency}, fn)` options as JS gave them (batch and concurrency a
-/// number, or any other value, which is refused); all absent for the plain
+/// groupConcurrency}, fn)` options; all absent for the plain
 /// `(ctx, payload)` form.
 #[derive(Clone, Debug, Default)]
 pub struct Registration {
-    pub batch: Option<NumberArg>,
-    pub concurrency: Option<NumberArg>,
+    pub batch: Option<f64>,
+    pub concurrency: Option<f64>,
     pub resource: Option<String>,
-    /// `{rateLimit, groupConcurrency}` as JSON (`store::flow::spec::parse`).
-    pub flow: Option<String>,
+    /// `rateLimit` and `groupConcurrency`, checked when read.
+    pub flow: Option<FlowLimits>,
+}
+
+impl Registration {
+    /// The options object as JS sends it (`input::Options`).
+    pub fn read(options: &str) -> Result<Registration> {
+        let keys = [
+            "batch",
+            "concurrency",
+            "resource",
+            flow::spec::KEYS[0],
+            flow::spec::KEYS[1],
+        ];
+        let mut fields = Options::parse("task options", options, &keys)?;
+        Ok(Registration {
+            batch: fields.number("batch")?,
+            concurrency: fields.number("concurrency")?,
+            resource: fields.text("resource")?,
+            flow: flow::spec::read(&mut fields)?,
+        })
+    }
 }
 
 /// A validated registration.
@@ -43,10 +62,8 @@ impl Handler {
     }
 }
 
-fn positive_integer(what: &str, value: Option<NumberArg>) -> Result<Option<i64>> {
-    value
-        .map(|v| integer_arg_at_least_one(what, &v))
-        .transpose()
+fn positive_integer(what: &str, value: Option<f64>) -> Result<Option<i64>> {
+    value.map(|v| integer_at_least_one(what, v)).transpose()
 }
 
 /// Checks `options` against docs/api.md, "Registrations"; `resources` are the
@@ -58,10 +75,6 @@ pub(crate) fn validate(
 ) -> Result<Handler> {
     let batch = positive_integer("batch", options.batch)?;
     let concurrency = positive_integer("concurrency", options.concurrency)?;
-    let limits = match &options.flow {
-        Some(json) => flow::spec::parse(json)?,
-        None => None,
-    };
     if let Some(resource) = &options.resource {
         if !resources.contains_key(resource) {
             let mut declared: Vec<&str> = resources.keys().map(String::as_str).collect();
@@ -81,7 +94,7 @@ pub(crate) fn validate(
         batch,
         concurrency,
         resource: options.resource,
-        flow: limits,
+        flow: options.flow,
     })
 }
 
@@ -200,8 +213,8 @@ mod tests {
     fn options_are_validated_with_the_api_messages() {
         let none = resources(&[]);
         let bad_batch = Registration {
-            batch: Some(1.5.into()),
-            concurrency: Some(0.0.into()),
+            batch: Some(1.5),
+            concurrency: Some(0.0),
             ..Default::default()
         };
         assert_eq!(
@@ -209,21 +222,18 @@ mod tests {
             "batch must be an integer >= 1, got 1.5"
         );
         let bad_concurrency = Registration {
-            concurrency: Some(0.0.into()),
+            concurrency: Some(0.0),
             ..Default::default()
         };
         assert_eq!(
             message(validate("a", bad_concurrency, &none)),
             "concurrency must be an integer >= 1, got 0"
         );
-        // Any other JS value, as String(value) spells it: never valid.
-        let text = Registration {
-            batch: Some(NumberArg::Other("2".into())),
-            ..Default::default()
-        };
         assert_eq!(
-            message(validate("a", text, &none)),
-            "batch must be an integer >= 1, got 2"
+            Registration::read(r#"{"batch":"2"}"#)
+                .unwrap_err()
+                .to_string(),
+            "batch must be a number, got \"2\""
         );
         let undeclared = Registration {
             resource: Some("gpu".into()),

@@ -9,7 +9,7 @@ use super::call::MaxRun;
 use super::report::ErrorHook;
 use crate::backoff::Backoff;
 use crate::error::{js_number, Result};
-use crate::input::{above_zero, duration_ms, integer_at_least_one, stored_ms};
+use crate::input::{above_zero, duration_ms, integer_at_least_one, stored_ms, Options};
 use crate::store;
 use crate::store::backpressure::BackpressureOptions;
 
@@ -47,6 +47,47 @@ pub(crate) struct Settings {
     pub(crate) max_run: Option<MaxRun>,
     pub(crate) max_in_flight_bytes: Option<f64>,
     pub(crate) resources: Arc<HashMap<String, i64>>,
+}
+
+/// The options `WorkerOptions::read` takes besides backpressure's.
+const KEYS: [&str; 10] = [
+    "concurrency",
+    "leaseMs",
+    "heartbeatIntervalMs",
+    "pollIntervalMs",
+    "claimBatch",
+    "retryBackoffMs",
+    "retryBackoffMaxMs",
+    "maxRunMs",
+    "maxInFlightBytes",
+    "resources",
+];
+
+impl WorkerOptions {
+    /// The options as JS sends them (`input::Options`); `on_error` is the
+    /// binding's to set.
+    pub fn read(options: &str) -> Result<WorkerOptions> {
+        let known: Vec<&str> = KEYS
+            .iter()
+            .chain(&BackpressureOptions::KEYS)
+            .copied()
+            .collect();
+        let mut fields = Options::parse("worker options", options, &known)?;
+        Ok(WorkerOptions {
+            concurrency: fields.number("concurrency")?,
+            lease_ms: fields.number("leaseMs")?,
+            heartbeat_interval_ms: fields.number("heartbeatIntervalMs")?,
+            poll_interval_ms: fields.number("pollIntervalMs")?,
+            claim_batch: fields.number("claimBatch")?,
+            retry_backoff_ms: fields.number("retryBackoffMs")?,
+            retry_backoff_max_ms: fields.number("retryBackoffMaxMs")?,
+            max_run_ms: fields.number("maxRunMs")?,
+            max_in_flight_bytes: fields.number("maxInFlightBytes")?,
+            resources: fields.numbers_by_name("resources")?.unwrap_or_default(),
+            on_error: None,
+            backpressure: BackpressureOptions::read(&mut fields)?,
+        })
+    }
 }
 
 impl Settings {

@@ -10,7 +10,10 @@ use crate::ids::now_ms;
 use crate::steps::{
     delay_ms, gone, new_step, plan_child, plan_sleep, ChildPlan, SleepFor, SleepPlan,
 };
-use crate::store::{ChildState, ChildWait, NewStep, StepKind, StoredStep, SubmitInput, Wake};
+use crate::store::{
+    ChildState, ChildWait, NewStep, SignalWait, SignalWaitInput, StepKind, StoredStep, SubmitInput,
+    Wake,
+};
 
 /// How `ctx.step` goes on.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -205,6 +208,39 @@ impl TaskContext {
             Ok(ChildWait::Finished(child)) => Ok(Some(self.hand_child(id, child_id, child))),
             Ok(ChildWait::Gone) => Err(gone(id, &child_id)),
             Ok(ChildWait::Suspended(_)) => {
+                self.mark_suspended();
+                Ok(None)
+            }
+            Err(err) => self.step_failed(err),
+        }
+    }
+
+    /// `ctx.waitForSignal`: the payload JSON of the signal step `id`
+    /// consumed (`Some(None)`: none, or the timeout passed first), stored or
+    /// replayed; `None` when the task went back to the queue to wait (woken
+    /// by the signal, or at its timeout).
+    pub async fn wait_for_signal(
+        &self,
+        id: &str,
+        name: &str,
+        timeout_ms: i64,
+    ) -> Result<Option<Option<String>>> {
+        if !self.step_gate()? {
+            return Ok(None);
+        }
+        self.may_suspend("ctx.waitForSignal")?;
+        self.step_log().reach(id)?;
+        crate::input::name_field("signal name", name)?;
+        let wait = SignalWaitInput {
+            step_id: id.to_string(),
+            name: name.to_string(),
+            timeout_ms,
+            claimed_at_ms: self.task().updated_at_ms,
+        };
+        match self.store().wait_for_signal(self.owned(), wait).await {
+            Ok(SignalWait::Received(payload)) => Ok(Some(payload)),
+            Ok(SignalWait::TimedOut) => Ok(Some(None)),
+            Ok(SignalWait::Suspended(_)) => {
                 self.mark_suspended();
                 Ok(None)
             }

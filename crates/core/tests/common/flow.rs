@@ -385,21 +385,17 @@ pub async fn bad_input_is_refused_and_nothing_is_written(store: Arc<Store>) {
         ),
         (
             r#"{"rateLimit":{"max":5,"perMs":10,"burst":2}}"#,
-            "rateLimit has an unknown key \"burst\" (known: max, perMs, perGroup)",
+            "unknown key \"burst\" in rateLimit (known: max, perMs, perGroup)",
         ),
         (
             r#"{"groupConcurrency":1.5}"#,
             "groupConcurrency must be an integer >= 1, got 1.5",
         ),
     ] {
-        let registration = Registration {
-            flow: Some(options.into()),
-            ..Registration::default()
-        };
-        assert_eq!(
-            worker.register("t", registration).unwrap_err().to_string(),
-            message
-        );
+        let refusal = Registration::read(options)
+            .and_then(|registration| worker.register("t", registration))
+            .unwrap_err();
+        assert_eq!(refusal.to_string(), message);
     }
     let refused = store
         .submit(SubmitInput {

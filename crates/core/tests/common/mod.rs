@@ -67,6 +67,15 @@ macro_rules! shared_suite {
                     the_table_appears_on_first_use_and_goes_with_purged_tasks);
             }
 
+            mod signals {
+                use crate::common::signals as checks;
+                shared_suite!(@one #[$threaded] $db, $store;
+                    buffered_signals_are_consumed_in_order,
+                    a_signal_wakes_a_waiting_task,
+                    a_timed_out_wait_replays_its_null,
+                    bad_signal_input_writes_nothing);
+            }
+
             mod flow {
                 use crate::common::flow as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -103,9 +112,8 @@ macro_rules! shared_suite {
     };
 }
 
-use cairnq_core::store::{
-    ClaimRequest, HeldTask, ListInput, PurgeInput, SubmitInput, SubmitItem, Target,
-};
+use cairnq_core::store::{ClaimRequest, HeldTask, ListInput, PurgeInput, SubmitInput, Target};
+use cairnq_core::wire::read_items;
 use cairnq_core::{Status, Store};
 
 /// `complete_batch`: owned tasks finish (cancel wins and keeps the old result),
@@ -247,6 +255,7 @@ pub mod debounce;
 pub mod flow;
 pub mod reserved;
 pub mod schedules;
+pub mod signals;
 pub mod steps;
 
 /// A delay a stored time cannot hold is refused naming `runAtDelayMs`, and
@@ -285,14 +294,11 @@ pub async fn stored_delays_are_bounded(store: Arc<Store>) {
 /// refusal while writing rolling every item back.
 pub async fn submit_many_is_all_or_nothing(store: Arc<Store>) {
     let item = |name: &str, key: Option<&str>, conflict: Option<&str>| {
-        Ok(SubmitItem {
-            input: SubmitInput {
-                name: name.into(),
-                key: key.map(str::to_string),
-                conflict: conflict.map(str::to_string),
-                ..SubmitInput::default()
-            },
-            ..SubmitItem::default()
+        Ok(SubmitInput {
+            name: name.into(),
+            key: key.map(str::to_string),
+            conflict: conflict.map(str::to_string),
+            ..SubmitInput::default()
         })
     };
     let refs = store
@@ -311,17 +317,18 @@ pub async fn submit_many_is_all_or_nothing(store: Arc<Store>) {
     let stored = |id: &str| store.get(Target::Id(id.to_string()));
     assert_eq!(stored(&refs[0].id).await.unwrap().unwrap().name, "a");
 
-    let bad = SubmitItem {
-        option_keys: vec!["prio".into()],
-        ..item("d", None, None).unwrap()
-    };
-    let err = store
-        .submit_many(vec![item("d", None, None), Ok(bad)])
-        .await
-        .unwrap_err();
+    let items = read_items(r#"[{"task":"d"},{"task":"d","options":{"prio":1}}]"#).unwrap();
+    let err = store.submit_many(items).await.unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("unknown key \"prio\" in items[1].options (known: queue, "),
+        "{err}"
+    );
+    let items = read_items(r#"[{"task":"d","options":{"priority":"high"}}]"#).unwrap();
+    let err = store.submit_many(items).await.unwrap_err();
     assert_eq!(
         err.to_string(),
-        "items[1].options.prio is not a submit option"
+        "items[0].options.priority must be a number, got \"high\""
     );
     let err = store
         .submit_many(vec![item("", None, None)])

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use cairnq_core::backoff::Backoff;
 use cairnq_core::steps::SleepFor;
-use cairnq_core::store::{ClaimRequest, NewStep, PurgeInput, StepKind, SubmitInput, Target, Wake};
+use cairnq_core::store::{
+    ClaimRequest, NewStep, PurgeInput, StepKind, SubmitInput, Target, Wake, Write,
+};
 use cairnq_core::worker::{
     Call, CallOutcome, ChildCall, Invoker, Registration, StepStart, TaskContext, TaskResult,
     Worker, WorkerOptions,
@@ -20,16 +22,16 @@ use cairnq_core::worker::{
 use cairnq_core::{Error, Status, Store, Task};
 use tokio::task::JoinHandle;
 
-const PATIENCE: Duration = Duration::from_secs(20);
+pub(crate) const PATIENCE: Duration = Duration::from_secs(20);
 /// A recheck no test waits for: a parent that resumes sooner was woken.
 const NEVER_RECHECK_MS: i64 = 120_000;
 
-type Run = Pin<Box<dyn Future<Output = Option<CallOutcome>> + Send>>;
-type Handler = Arc<dyn Fn(Arc<TaskContext>) -> Run + Send + Sync>;
+pub(crate) type Run = Pin<Box<dyn Future<Output = Option<CallOutcome>> + Send>>;
+pub(crate) type Handler = Arc<dyn Fn(Arc<TaskContext>) -> Run + Send + Sync>;
 
 /// A handler over its call's first context; `None` ends the call as
 /// suspended, as the JS layer does when a step answers `suspended`.
-fn handler<F, Fut>(f: F) -> Handler
+pub(crate) fn handler<F, Fut>(f: F) -> Handler
 where
     F: Fn(Arc<TaskContext>) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Option<CallOutcome>> + Send + 'static,
@@ -58,13 +60,13 @@ impl Invoker for Handlers {
     }
 }
 
-struct Running {
+pub(crate) struct Running {
     worker: Worker,
     handle: JoinHandle<()>,
 }
 
 impl Running {
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.worker.stop();
         tokio::time::timeout(PATIENCE, self.handle)
             .await
@@ -75,7 +77,7 @@ impl Running {
 
 /// A worker on `store` running `handlers` (each name registered, `batch`
 /// ones as batches of 2).
-fn run(
+pub(crate) fn run(
     store: &Arc<Store>,
     handlers: Vec<(&str, Handler)>,
     batch: &[&str],
@@ -89,7 +91,7 @@ fn run(
     let worker = Worker::new(store.clone(), vec!["default".into()], options).unwrap();
     for (name, _) in &handlers {
         let registration = Registration {
-            batch: batch.contains(name).then_some(2.0.into()),
+            batch: batch.contains(name).then_some(2.0),
             ..Default::default()
         };
         worker.register(name, registration).unwrap();
@@ -128,13 +130,13 @@ async fn step(
     }
 }
 
-fn returns(json: &str) -> Option<CallOutcome> {
+pub(crate) fn returns(json: &str) -> Option<CallOutcome> {
     Some(CallOutcome::Returned(vec![TaskResult::Value(Some(
         json.into(),
     ))]))
 }
 
-fn threw(message: &str, retryable: bool) -> Option<CallOutcome> {
+pub(crate) fn threw(message: &str, retryable: bool) -> Option<CallOutcome> {
     let envelope = format!(
         r#"{{"type":"Error","code":"handler_error","message":"{message}","retryable":{retryable},"details":{{}}}}"#
     );
@@ -144,7 +146,7 @@ fn threw(message: &str, retryable: bool) -> Option<CallOutcome> {
     })
 }
 
-async fn submit(store: &Store, name: &str, payload: &str) -> Task {
+pub(crate) async fn submit(store: &Store, name: &str, payload: &str) -> Task {
     store
         .submit(SubmitInput {
             name: name.into(),
@@ -155,12 +157,17 @@ async fn submit(store: &Store, name: &str, payload: &str) -> Task {
         .unwrap()
 }
 
-async fn row(store: &Store, id: &str) -> Task {
+pub(crate) async fn row(store: &Store, id: &str) -> Task {
     store.get(Target::Id(id.into())).await.unwrap().unwrap()
 }
 
 /// The row once `check` holds for it; fails after `PATIENCE`.
-async fn row_when(store: &Store, id: &str, what: &str, check: impl Fn(&Task) -> bool) -> Task {
+pub(crate) async fn row_when(
+    store: &Store,
+    id: &str,
+    what: &str,
+    check: impl Fn(&Task) -> bool,
+) -> Task {
     let deadline = Instant::now() + PATIENCE;
     loop {
         let task = row(store, id).await;
@@ -196,14 +203,14 @@ async fn suspended(store: &Store, id: &str) -> Task {
     }
 }
 
-async fn finished(store: &Store, id: &str) -> Task {
+pub(crate) async fn finished(store: &Store, id: &str) -> Task {
     row_when(store, id, "a terminal status", |t| t.status.is_terminal()).await
 }
 
 /// A child's submit as `lib/steps.js` sends it: parent, root and
 /// correlation are the context's to wire.
 /// A stored JSON text as a value (Postgres' jsonb spaces it out).
-fn json(text: Option<&str>) -> serde_json::Value {
+pub(crate) fn json(text: Option<&str>) -> serde_json::Value {
     serde_json::from_str(text.expect("a JSON value")).unwrap()
 }
 
@@ -421,8 +428,10 @@ pub async fn a_parent_rechecks_a_child_nobody_wakes_it_for(store: Arc<Store>) {
     worker.stop().await;
 }
 
-/// A parent canceled while it waits on a child ends canceled at once; the
-/// child's later completion leaves it so.
+/// A parent canceled while it waits on a child ends canceled at once, and
+/// so do its `callChild` children and theirs (two levels here); a child
+/// submitted with only a `parent_id` (`ctx.submit`'s) is left alone, and a
+/// cancel without children leaves every child alone.
 pub async fn a_waiting_parent_is_canceled(store: Arc<Store>) {
     let parent_runs = Arc::new(AtomicUsize::new(0));
     let counted = parent_runs.clone();
@@ -430,35 +439,78 @@ pub async fn a_waiting_parent_is_canceled(store: Arc<Store>) {
         let runs = counted.clone();
         async move {
             runs.fetch_add(1, SeqCst);
-            let kid = child_input("unrun", "{}");
+            let kid = child_input("middle", "{}");
             ctx.call_child("kid", kid, NEVER_RECHECK_MS)
                 .await
                 .unwrap()?;
             returns("null")
         }
     });
-    let worker = run(&store, vec![("parent", parent)], &[], 1.0);
-    let task = submit(&store, "parent", "{}").await;
-    suspended(&store, &task.id).await;
+    let middle = handler(|ctx| async move {
+        let grand = child_input("unrun", "{}");
+        ctx.call_child("grand", grand, NEVER_RECHECK_MS)
+            .await
+            .unwrap()?;
+        returns("null")
+    });
+    let worker = run(
+        &store,
+        vec![("parent", parent), ("middle", middle)],
+        &[],
+        1.0,
+    );
+    let child_of = |id: String| {
+        let store = store.clone();
+        async move {
+            store.load_steps(&id).await.unwrap()[0]
+                .child_id
+                .clone()
+                .unwrap()
+        }
+    };
+    let family = || async {
+        let task = submit(&store, "parent", "{}").await;
+        suspended(&store, &task.id).await;
+        let kid = child_of(task.id.clone()).await;
+        suspended(&store, &kid).await;
+        let grand = child_of(kid.clone()).await;
+        let loose = store
+            .submit(SubmitInput {
+                name: "unrun".into(),
+                parent_id: Some(task.id.clone()),
+                ..SubmitInput::default()
+            })
+            .await
+            .unwrap();
+        (task.id, kid, grand, loose.id)
+    };
+
+    let (alone, kid, grand, _) = family().await;
+    let mut answers = store
+        .write_group(vec![Ok(Write::Cancel(Target::Id(alone.clone()), false))])
+        .await;
+    let canceled = answers.pop().unwrap().unwrap().unwrap();
+    assert_eq!(canceled.status, Status::Canceled);
+    assert_eq!(row(&store, &kid).await.status, Status::Queued);
+    assert_eq!(row(&store, &grand).await.status, Status::Queued);
+
+    let (task, kid, grand, loose) = family().await;
     let canceled = store
-        .cancel(Target::Id(task.id.clone()))
+        .cancel(Target::Id(task.clone()))
         .await
         .unwrap()
         .unwrap();
     assert_eq!(canceled.status, Status::Canceled);
-    let kid = store.load_steps(&task.id).await.unwrap()[0]
-        .child_id
-        .clone()
-        .unwrap();
+    assert_eq!(row(&store, &kid).await.status, Status::Canceled);
+    assert_eq!(row(&store, &grand).await.status, Status::Canceled);
     assert_eq!(
-        row(&store, &kid).await.status,
+        row(&store, &loose).await.status,
         Status::Queued,
-        "the child is its own task"
+        "a ctx.submit child is its own task"
     );
-    store.cancel(Target::Id(kid)).await.unwrap();
     worker.stop().await;
-    assert_eq!(row(&store, &task.id).await.status, Status::Canceled);
-    assert_eq!(parent_runs.load(SeqCst), 1);
+    assert_eq!(row(&store, &task).await.status, Status::Canceled);
+    assert_eq!(parent_runs.load(SeqCst), 2);
 }
 
 /// Claims the one queued task of `name` for `worker` with a lease of `lease_ms`.

@@ -2,37 +2,26 @@
 //! and `groupConcurrency` checked, each refusal naming its field, before
 //! anything is declared.
 
-use serde_json::{Map, Value};
-
 use super::{FlowLimits, RateLimit};
-use crate::error::{js_number, Error, Result};
-use crate::input::{integer_at_least_one, stored_ms};
+use crate::error::Result;
+use crate::input::{at_least, integer_at_least_one, stored_ms, Options};
 
 /// The keys `rateLimit` may have.
 const RATE_LIMIT_KEYS: [&str; 3] = ["max", "perMs", "perGroup"];
 
-/// `options` is the JSON object `{rateLimit?, groupConcurrency?}` as the JS
-/// layer encodes it (non-finite numbers spelled as text: `"NaN"`,
-/// `"Infinity"`). `None` when it declares neither.
-pub fn parse(options: &str) -> Result<Option<FlowLimits>> {
-    let fields: Map<String, Value> = serde_json::from_str(options)
-        .map_err(|e| Error::Invalid(format!("flow options must be an object: {e}")))?;
-    let rate = match fields.get("rateLimit") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(rate)) => Some(rate_limit(rate)?),
-        Some(other) => {
-            return Err(Error::Invalid(format!(
-                "rateLimit must be an object {{ max, perMs, perGroup? }}, got {}",
-                shown(other)
-            )))
-        }
+/// The options that declare limits.
+pub const KEYS: [&str; 2] = ["rateLimit", "groupConcurrency"];
+
+/// `rateLimit` and `groupConcurrency` of a registration's options. `None`
+/// when it declares neither.
+pub fn read(fields: &mut Options) -> Result<Option<FlowLimits>> {
+    let rate = match fields.object("rateLimit", &RATE_LIMIT_KEYS)? {
+        None => None,
+        Some(mut rate) => Some(rate_limit(&mut rate)?),
     };
-    let group_concurrency = match fields.get("groupConcurrency") {
-        None | Some(Value::Null) => None,
-        Some(value) => Some(integer_at_least_one(
-            "groupConcurrency",
-            number("groupConcurrency", value, "an integer >= 1")?,
-        )?),
+    let group_concurrency = match fields.number("groupConcurrency")? {
+        None => None,
+        Some(v) => Some(integer_at_least_one("groupConcurrency", v)?),
     };
     if rate.is_none() && group_concurrency.is_none() {
         return Ok(None);
@@ -43,42 +32,11 @@ pub fn parse(options: &str) -> Result<Option<FlowLimits>> {
     }))
 }
 
-fn rate_limit(fields: &Map<String, Value>) -> Result<RateLimit> {
-    if let Some(unknown) = fields
-        .keys()
-        .find(|key| !RATE_LIMIT_KEYS.contains(&key.as_str()))
-    {
-        return Err(Error::Invalid(format!(
-            "rateLimit has an unknown key \"{unknown}\" (known: max, perMs, perGroup)"
-        )));
-    }
-    let required = |key: &str, rule: &str| -> Result<f64> {
-        match fields.get(key) {
-            None | Some(Value::Null) => Err(Error::Invalid(format!(
-                "rateLimit.{key} must be {rule}, got undefined"
-            ))),
-            Some(value) => number(&format!("rateLimit.{key}"), value, rule),
-        }
-    };
-    let max = integer_at_least_one("rateLimit.max", required("max", "an integer >= 1")?)?;
-    let per_ms = required("perMs", ">= 1")?;
-    if per_ms.is_nan() || per_ms < 1.0 {
-        return Err(Error::Invalid(format!(
-            "rateLimit.perMs must be >= 1, got {}",
-            js_number(per_ms)
-        )));
-    }
-    let per_ms = stored_ms("rateLimit.perMs", per_ms)?;
-    let per_group = match fields.get("perGroup") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(per_group)) => *per_group,
-        Some(other) => {
-            return Err(Error::Invalid(format!(
-                "rateLimit.perGroup must be a boolean, got {}",
-                shown(other)
-            )))
-        }
-    };
+fn rate_limit(fields: &mut Options) -> Result<RateLimit> {
+    let max = integer_at_least_one("rateLimit.max", fields.required_number("max")?)?;
+    let per_ms = fields.required_number("perMs")?;
+    let per_ms = stored_ms("rateLimit.perMs", at_least("rateLimit.perMs", per_ms, 1.0)?)?;
+    let per_group = fields.bool("perGroup")?.unwrap_or(false);
     Ok(RateLimit {
         max,
         per_ms,
@@ -86,32 +44,13 @@ fn rate_limit(fields: &Map<String, Value>) -> Result<RateLimit> {
     })
 }
 
-/// A number as JS gave it (non-finite ones spelled), else a refusal naming
-/// `field` and its `rule`.
-fn number(field: &str, value: &Value, rule: &str) -> Result<f64> {
-    match value {
-        Value::Number(n) => Ok(n.as_f64().unwrap_or(f64::NAN)),
-        Value::String(s) if s == "NaN" => Ok(f64::NAN),
-        Value::String(s) if s == "Infinity" => Ok(f64::INFINITY),
-        Value::String(s) if s == "-Infinity" => Ok(f64::NEG_INFINITY),
-        other => Err(Error::Invalid(format!(
-            "{field} must be {rule}, got {}",
-            shown(other)
-        ))),
-    }
-}
-
-/// A value in a message: numbers as JS prints them, anything else as JSON.
-fn shown(value: &Value) -> String {
-    match value {
-        Value::Number(n) => js_number(n.as_f64().unwrap_or(f64::NAN)),
-        other => other.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn parse(options: &str) -> Result<Option<FlowLimits>> {
+        read(&mut Options::parse("registration options", options, &KEYS)?)
+    }
 
     fn refusal(options: &str) -> String {
         parse(options).unwrap_err().to_string()
@@ -157,32 +96,32 @@ mod tests {
                 "rateLimit.max must be an integer >= 1, got 1.5",
             ),
             (
-                r#"{"rateLimit":{"max":"NaN","perMs":1000}}"#,
+                r#"{"rateLimit":{"max":{"cairnq.nonFinite":"NaN"},"perMs":1000}}"#,
                 "rateLimit.max must be an integer >= 1, got NaN",
             ),
             (
                 r#"{"rateLimit":{"max":"5","perMs":1000}}"#,
-                "rateLimit.max must be an integer >= 1, got \"5\"",
+                "rateLimit.max must be a number, got \"5\"",
             ),
             (
                 r#"{"rateLimit":{"perMs":1000}}"#,
-                "rateLimit.max must be an integer >= 1, got undefined",
+                "rateLimit.max must be a number, got undefined",
             ),
             (
                 r#"{"rateLimit":{"max":5,"perMs":0.5}}"#,
                 "rateLimit.perMs must be >= 1, got 0.5",
             ),
             (
-                r#"{"rateLimit":{"max":5,"perMs":"NaN"}}"#,
+                r#"{"rateLimit":{"max":5,"perMs":{"cairnq.nonFinite":"NaN"}}}"#,
                 "rateLimit.perMs must be >= 1, got NaN",
             ),
             (
-                r#"{"rateLimit":{"max":5,"perMs":"Infinity"}}"#,
+                r#"{"rateLimit":{"max":5,"perMs":{"cairnq.nonFinite":"Infinity"}}}"#,
                 "rateLimit.perMs must be a finite number of milliseconds, at most 1e15 (about 31,700 years), got Infinity",
             ),
             (
                 r#"{"rateLimit":{"max":5}}"#,
-                "rateLimit.perMs must be >= 1, got undefined",
+                "rateLimit.perMs must be a number, got undefined",
             ),
             (
                 r#"{"rateLimit":{"max":5,"perMs":10,"perGroup":"yes"}}"#,
@@ -190,11 +129,11 @@ mod tests {
             ),
             (
                 r#"{"rateLimit":{"max":5,"perMs":10,"window":3}}"#,
-                "rateLimit has an unknown key \"window\" (known: max, perMs, perGroup)",
+                "unknown key \"window\" in rateLimit (known: max, perMs, perGroup)",
             ),
             (
                 r#"{"rateLimit":60}"#,
-                "rateLimit must be an object { max, perMs, perGroup? }, got 60",
+                "rateLimit must be an object, got 60",
             ),
             (
                 r#"{"groupConcurrency":0}"#,
@@ -206,10 +145,10 @@ mod tests {
             ),
             (
                 r#"{"groupConcurrency":"2"}"#,
-                "groupConcurrency must be an integer >= 1, got \"2\"",
+                "groupConcurrency must be a number, got \"2\"",
             ),
             (
-                r#"{"groupConcurrency":"Infinity"}"#,
+                r#"{"groupConcurrency":{"cairnq.nonFinite":"Infinity"}}"#,
                 "groupConcurrency must be an integer >= 1, got Infinity",
             ),
         ] {

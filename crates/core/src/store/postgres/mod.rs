@@ -20,6 +20,7 @@ mod reads;
 mod rows;
 mod schedules;
 mod shared_tx;
+mod signals;
 mod steps;
 mod tls;
 pub mod transport;

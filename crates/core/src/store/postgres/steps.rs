@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use super::conn::{apply, rows};
 use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
+use super::rows::cancel_by_id;
 use super::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::steps::POSTGRES as SQL;
@@ -14,7 +15,7 @@ use crate::store::backend::{HeldTask, StepBackend};
 use crate::store::step_rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake,
 };
-use crate::task::Status;
+use crate::task::{Status, Task};
 
 fn lost(owned: &HeldTask) -> Error {
     Error::LostLease {
@@ -140,7 +141,7 @@ async fn wait_for_child<S: Session>(
 
 /// `record` (when `step` is given), then `suspend.sql`, in the caller's
 /// transaction (both read `now()`, the transaction's time).
-async fn suspend<S: Session>(
+pub(super) async fn suspend<S: Session>(
     tx: &S,
     owned: &HeldTask,
     step: Option<&NewStep>,
@@ -186,6 +187,17 @@ async fn wake_parents<S: Session>(session: &S, child_ids: &[String]) -> Result<(
     rows(session, SQL.wake_parents, &[Param::Texts(child_ids)])
         .await
         .map(|_| ())
+}
+
+/// `live_children.sql`, then the protocol's cancel of each, in the caller's
+/// transaction.
+async fn cancel_children<S: Session>(tx: &S, task_id: &str) -> Result<Vec<Task>> {
+    let ids = rows(tx, SQL.live_children, &params![&task_id]).await?;
+    let mut canceled = Vec::with_capacity(ids.len());
+    for row in ids {
+        canceled.extend(cancel_by_id(tx, &row.text(0)?).await?);
+    }
+    Ok(canceled)
 }
 
 #[async_trait]
@@ -235,5 +247,11 @@ impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
 
     async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
         wake_parents(&self.client().await?, &child_ids).await
+    }
+
+    async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>> {
+        let tx = self.begin().await?;
+        let canceled = cancel_children(&tx, &task_id).await;
+        end_tx(tx, canceled).await
     }
 }

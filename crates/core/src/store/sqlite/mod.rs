@@ -17,6 +17,7 @@ mod query;
 mod reads;
 mod rows;
 mod schedules;
+mod signals;
 mod steps;
 mod wal_watch;
 mod wal_writes;

@@ -10,6 +10,7 @@ use super::conn::apply_in_transaction;
 use super::lifecycle::SqliteBackend;
 use super::query::{key_at, query, Cells, Params};
 use super::rows::json_list;
+use super::writes::cancel_by_id;
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::steps::SQLITE as SQL;
@@ -18,7 +19,7 @@ use crate::store::bad_rows::{readable, BadRow};
 use crate::store::step_rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake, STEPS_TABLE,
 };
-use crate::task::Status;
+use crate::task::{Status, Task};
 
 fn lost(owned: &HeldTask) -> Error {
     Error::LostLease {
@@ -158,7 +159,7 @@ fn summaries(conn: &Connection, task_id: &str) -> Result<Vec<StepSummary>> {
 /// `record` (when `step` is given), then `suspend.sql`, in the caller's
 /// transaction. One clock reading for both: a sleep's stored wake time is
 /// the time its task is due.
-fn suspend(
+pub(super) fn suspend(
     conn: &Connection,
     owned: &HeldTask,
     step: Option<NewStep>,
@@ -209,6 +210,19 @@ fn wake_parents(conn: &Connection, child_ids: &[String]) -> Result<()> {
     .map(|_| ())
 }
 
+/// `live_children.sql`, then the protocol's cancel of each, in the caller's
+/// transaction.
+fn cancel_children(conn: &Connection, task_id: &str) -> Result<Vec<Task>> {
+    let ids = query(conn, SQL.live_children, &[(":task_id", &task_id)], |row| {
+        row.get::<_, String>(0)
+    })?;
+    let mut canceled = Vec::with_capacity(ids.len());
+    for id in ids {
+        canceled.extend(cancel_by_id(conn, &id)?);
+    }
+    Ok(canceled)
+}
+
 #[async_trait]
 impl StepBackend for SqliteBackend {
     async fn steps_installed(&self) -> Result<bool> {
@@ -256,5 +270,10 @@ impl StepBackend for SqliteBackend {
 
     async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
         self.write(move |conn| wake_parents(conn, &child_ids)).await
+    }
+
+    async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>> {
+        self.transaction(move |conn| cancel_children(conn, &task_id))
+            .await
     }
 }
