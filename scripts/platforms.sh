@@ -2,8 +2,7 @@
 # CI's platform step (.ci/run, after `npm test`): builds every platform package
 # the project ships and runs, on each under its own runtime (emulated where it
 # is not this machine's), the platform suite (__test__/platform/suite.mjs) and
-# a Ctrl-C to serve() (scripts/platforms/ctrl-c.sh); the macOS builds get the
-# checks a Linux host can make instead (scripts/check-darwin.sh).
+# a Ctrl-C to serve() (scripts/platforms/ctrl-c.sh).
 # One build at a time (two cores); each target's suite runs while the next
 # target builds. Toolchains, runtimes and cargo's target dir are cached in
 # $CAIRNQ_PLATFORM_CACHE (scripts/platforms/lib.sh), so a second run on the
@@ -12,7 +11,6 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # The targets CI verifies; package.json's napi.targets and npm/ list the same.
-# The darwin ones cannot run here: scripts/check-darwin.sh checks them instead.
 platforms=(linux-x64-gnu linux-arm64-gnu win32-x64-msvc linux-x64-musl)
 
 logs=$(mktemp -d)
@@ -40,15 +38,10 @@ for name in "${platforms[@]}"; do
     printf '    (built in %ss)\n' "$((SECONDS - started))"
     finish_suite || failed+=("$suite_name")
     suite_name=$name
-    case $name in
-    darwin-*) bash scripts/check-darwin.sh "$name" >"$logs/$name.log" 2>&1 & ;;
-    *)
-        {
-            bash scripts/run-on.sh "$name" __test__/platform/suite.mjs &&
-                bash scripts/platforms/ctrl-c.sh "$name"
-        } >"$logs/$name.log" 2>&1 &
-        ;;
-    esac
+    {
+        bash scripts/run-on.sh "$name" __test__/platform/suite.mjs &&
+            bash scripts/platforms/ctrl-c.sh "$name"
+    } >"$logs/$name.log" 2>&1 &
     suite_pid=$!
 done
 finish_suite || failed+=("$suite_name")
