@@ -4,7 +4,7 @@
 
 use tokio_postgres::error::SqlState;
 
-use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
+use super::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
 
 use crate::error::{Error, Result};
 use crate::protocol::{self, POSTGRES, POSTGRES_INSTALLATIONS, POSTGRES_MIGRATIONS};
@@ -333,6 +333,23 @@ fn failed_migration(migration: &protocol::Migration, err: Error) -> Error {
         },
         other => other,
     }
+}
+
+/// Whether a feature's tables exist: its `installed.sql` answers one bool
+/// (a database may never have used the feature).
+pub async fn feature_installed<S: Session>(session: &S, installed_sql: &str) -> Result<bool> {
+    match session.query(installed_sql, &[]).await?.first() {
+        Some(row) => row.bool(0),
+        None => Ok(false),
+    }
+}
+
+/// A feature's tables in a transaction of their own, under the ledger's
+/// exclusive lock (`apply`), so two processes installing at once create
+/// them and their ledger row once.
+pub async fn install_feature<X: Transaction>(tx: X, migration: &protocol::Migration) -> Result<()> {
+    let applied = apply(&tx, migration).await;
+    end_tx(tx, applied).await
 }
 
 /// One migration under the ledger's lock, unless the ledger has it.

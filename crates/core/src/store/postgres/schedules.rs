@@ -4,10 +4,10 @@
 
 use async_trait::async_trait;
 
-use super::conn::apply;
+use super::conn::{feature_installed, install_feature};
 use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
-use super::transport::{end_tx, Param, PgRow, Session, Transaction, Transport};
+use super::transport::{Param, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::schedules::POSTGRES as SQL;
 use crate::store::backend::ScheduleBackend;
@@ -15,20 +15,6 @@ use crate::store::bad_rows::BadRow;
 use crate::store::schedule_rows::{
     PickStatement, ScheduleRow, ScheduleRows, SqlArg, SCHEDULES_TABLE,
 };
-
-async fn installed<S: Session>(session: &S) -> Result<bool> {
-    match session.query(SQL.installed, &[]).await?.first() {
-        Some(row) => row.bool(0),
-        None => Ok(false),
-    }
-}
-
-/// Under the ledger's exclusive lock, so two processes installing at once
-/// create the table and its ledger row once.
-async fn install<X: Transaction>(tx: X) -> Result<()> {
-    let applied = apply(&tx, &SQL.migration).await;
-    end_tx(tx, applied).await
-}
 
 /// The rows the statement answers; one another program wrote in a shape
 /// this SDK cannot read is a `BadRow` in its place.
@@ -87,11 +73,11 @@ fn schedule_from_row<R: PgRow>(row: &R) -> std::result::Result<ScheduleRow, BadR
 #[async_trait]
 impl<T: Transport + PushSource> ScheduleBackend for PostgresBackend<T> {
     async fn schedules_installed(&self) -> Result<bool> {
-        installed(&self.client().await?).await
+        feature_installed(&self.client().await?, SQL.installed).await
     }
 
     async fn install_schedules(&self) -> Result<()> {
-        install(self.begin().await?).await
+        install_feature(self.begin().await?, &SQL.migration).await
     }
 
     async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {

@@ -4,12 +4,12 @@
 
 use async_trait::async_trait;
 
-use super::conn::{apply, execute, rows};
+use super::conn::{execute, feature_installed, install_feature, rows};
 use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
 use super::rows::resolve_key;
 use super::steps::suspend;
-use super::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
+use super::transport::{end_tx, params, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::signals::POSTGRES as SQL;
 use crate::store::backend::{HeldTask, SignalBackend, Target};
@@ -19,20 +19,6 @@ use crate::store::signal_rows::{
 };
 use crate::store::step_rows::Wake;
 use crate::task::Status;
-
-async fn installed<S: Session>(session: &S) -> Result<bool> {
-    match rows(session, SQL.installed, &[]).await?.first() {
-        Some(row) => row.bool(0),
-        None => Ok(false),
-    }
-}
-
-/// Under the ledger's exclusive lock, so two processes installing at once
-/// create the tables and their ledger row once.
-async fn install<X: Transaction>(tx: X) -> Result<()> {
-    let applied = apply(&tx, &SQL.migration).await;
-    end_tx(tx, applied).await
-}
 
 /// The task's status, its row locked until the transaction ends.
 async fn task_status<S: Session>(tx: &S, id: &str) -> Result<Option<Status>> {
@@ -186,11 +172,11 @@ async fn summaries<S: Session>(session: &S, task_id: &str) -> Result<SignalSumma
 #[async_trait]
 impl<T: Transport + PushSource> SignalBackend for PostgresBackend<T> {
     async fn signals_installed(&self) -> Result<bool> {
-        installed(&self.client().await?).await
+        feature_installed(&self.client().await?, SQL.installed).await
     }
 
     async fn install_signals(&self) -> Result<()> {
-        install(self.begin().await?).await
+        install_feature(self.begin().await?, &SQL.migration).await
     }
 
     async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent> {

@@ -4,11 +4,11 @@
 
 use async_trait::async_trait;
 
-use super::conn::{apply, rows};
+use super::conn::{feature_installed, install_feature, rows};
 use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
 use super::rows::cancel_by_id;
-use super::transport::{end_tx, params, Param, PgRow, Session, Transaction, Transport};
+use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::steps::POSTGRES as SQL;
 use crate::store::backend::{HeldTask, StepBackend};
@@ -153,20 +153,6 @@ pub(super) async fn suspend<S: Session>(
     suspend_task(tx, owned, wake).await
 }
 
-async fn installed<S: Session>(session: &S) -> Result<bool> {
-    match rows(session, SQL.installed, &[]).await?.first() {
-        Some(row) => row.bool(0),
-        None => Ok(false),
-    }
-}
-
-/// Under the ledger's exclusive lock, so two processes installing at once
-/// create the table and its ledger row once.
-async fn install<X: Transaction>(tx: X) -> Result<()> {
-    let applied = apply(&tx, &SQL.migration).await;
-    end_tx(tx, applied).await
-}
-
 async fn load<S: Session>(session: &S, task_id: &str) -> Result<Vec<StoredStep>> {
     rows(session, SQL.load, &params![&task_id])
         .await?
@@ -203,11 +189,11 @@ async fn cancel_children<S: Session>(tx: &S, task_id: &str) -> Result<Vec<Task>>
 #[async_trait]
 impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
     async fn steps_installed(&self) -> Result<bool> {
-        installed(&self.client().await?).await
+        feature_installed(&self.client().await?, SQL.installed).await
     }
 
     async fn install_steps(&self) -> Result<()> {
-        install(self.begin().await?).await
+        install_feature(self.begin().await?, &SQL.migration).await
     }
 
     async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {

@@ -450,8 +450,17 @@ fn apply(conn: &Connection, migration: &Migration) -> Result<()> {
     }
 }
 
+/// Whether a feature's tables exist: its `installed.sql` answers one bool
+/// (a database may never have used the feature).
+pub fn feature_installed(conn: &Connection, installed_sql: &str) -> Result<bool> {
+    conn.query_row(installed_sql, [], |row| row.get(0))
+        .map_err(sqlite_error)
+}
+
 /// The migration and its ledger row, unless the ledger has it, inside a
-/// transaction that holds the write lock already.
+/// transaction that holds the write lock already: a feature's tables are
+/// installed so inside the writer's transaction, and two processes
+/// installing at once create them and their ledger row once.
 pub fn apply_in_transaction(conn: &Connection, migration: &Migration) -> Result<()> {
     let done: bool = conn
         .query_row(

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use rusqlite::types::Value;
 use rusqlite::Connection;
 
-use super::conn::{apply_in_transaction, sqlite_error};
+use super::conn::{apply_in_transaction, feature_installed, sqlite_error};
 use super::lifecycle::SqliteBackend;
 use super::query::{key_at, Cells};
 use super::rows::json_list;
@@ -17,17 +17,6 @@ use crate::store::bad_rows::BadRow;
 use crate::store::schedule_rows::{
     PickStatement, ScheduleRow, ScheduleRows, SqlArg, SCHEDULES_TABLE,
 };
-
-fn installed(conn: &Connection) -> Result<bool> {
-    conn.query_row(SQL.installed, [], |row| row.get(0))
-        .map_err(sqlite_error)
-}
-
-/// Runs inside the writer's transaction (the write lock held), so two
-/// processes installing at once create the table and its ledger row once.
-fn install(conn: &Connection) -> Result<()> {
-    apply_in_transaction(conn, &SQL.migration)
-}
 
 /// The rows the statement answers; one another program wrote in a shape
 /// this SDK cannot read is a `BadRow` in its place.
@@ -75,11 +64,13 @@ fn schedule_from_row(row: &Cells<'_, '_>) -> std::result::Result<ScheduleRow, Ba
 #[async_trait]
 impl ScheduleBackend for SqliteBackend {
     async fn schedules_installed(&self) -> Result<bool> {
-        self.read(installed).await
+        self.read(|conn| feature_installed(conn, SQL.installed))
+            .await
     }
 
     async fn install_schedules(&self) -> Result<()> {
-        self.transaction(install).await
+        self.transaction(|conn| apply_in_transaction(conn, &SQL.migration))
+            .await
     }
 
     async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {

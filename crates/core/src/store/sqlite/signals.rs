@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use rusqlite::Connection;
 
-use super::conn::apply_in_transaction;
+use super::conn::{apply_in_transaction, feature_installed};
 use super::lifecycle::SqliteBackend;
 use super::query::{query, Int, Params};
 use super::rows::resolve_key;
@@ -20,17 +20,6 @@ use crate::store::signal_rows::{
 };
 use crate::store::step_rows::Wake;
 use crate::task::Status;
-
-fn installed(conn: &Connection) -> Result<bool> {
-    let found = query(conn, SQL.installed, &[], |row| row.get::<_, bool>(0))?;
-    Ok(found.into_iter().next().unwrap_or(false))
-}
-
-/// Runs inside the writer's transaction (the write lock held), so two
-/// processes installing at once create the tables and their ledger row once.
-fn install(conn: &Connection) -> Result<()> {
-    apply_in_transaction(conn, &SQL.migration)
-}
 
 fn task_status(conn: &Connection, id: &str) -> Result<Option<Status>> {
     let found = query(conn, SQL.task_status, &[(":id", &id)], |row| {
@@ -178,11 +167,13 @@ fn summaries(conn: &Connection, task_id: &str) -> Result<SignalSummaries> {
 #[async_trait]
 impl SignalBackend for SqliteBackend {
     async fn signals_installed(&self) -> Result<bool> {
-        self.read(installed).await
+        self.read(|conn| feature_installed(conn, SQL.installed))
+            .await
     }
 
     async fn install_signals(&self) -> Result<()> {
-        self.transaction(install).await
+        self.transaction(|conn| apply_in_transaction(conn, &SQL.migration))
+            .await
     }
 
     async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent> {

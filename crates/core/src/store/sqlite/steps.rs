@@ -6,7 +6,7 @@
 use async_trait::async_trait;
 use rusqlite::{Connection, Row};
 
-use super::conn::apply_in_transaction;
+use super::conn::{apply_in_transaction, feature_installed};
 use super::lifecycle::SqliteBackend;
 use super::query::{key_at, query, Cells, Params};
 use super::rows::json_list;
@@ -128,17 +128,6 @@ fn child_state(conn: &Connection, child_id: &str) -> Result<Option<ChildState>> 
     Ok(found.into_iter().next().transpose()?.flatten())
 }
 
-fn installed(conn: &Connection) -> Result<bool> {
-    let found = query(conn, SQL.installed, &[], |row| row.get::<_, bool>(0))?;
-    Ok(found.into_iter().next().unwrap_or(false))
-}
-
-/// Runs inside the writer's transaction (the write lock held), so two
-/// processes installing at once create the table and its ledger row once.
-fn install(conn: &Connection) -> Result<()> {
-    apply_in_transaction(conn, &SQL.migration)
-}
-
 /// The task's steps for a run to replay: a row that cannot be read fails
 /// the run (skipping it would run its step again).
 fn load(conn: &Connection, task_id: &str) -> Result<Vec<StoredStep>> {
@@ -226,11 +215,13 @@ fn cancel_children(conn: &Connection, task_id: &str) -> Result<Vec<Task>> {
 #[async_trait]
 impl StepBackend for SqliteBackend {
     async fn steps_installed(&self) -> Result<bool> {
-        self.read(installed).await
+        self.read(|conn| feature_installed(conn, SQL.installed))
+            .await
     }
 
     async fn install_steps(&self) -> Result<()> {
-        self.transaction(install).await
+        self.transaction(|conn| apply_in_transaction(conn, &SQL.migration))
+            .await
     }
 
     async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>> {
