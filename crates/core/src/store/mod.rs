@@ -3,6 +3,7 @@
 //! "Statements"; docs/api.md, "Stores").
 
 mod backend;
+mod backend_values;
 pub mod backpressure;
 pub mod bad_rows;
 mod debounce;

@@ -4,9 +4,12 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value};
-
 use crate::error::{js_number, Error, Result};
+
+mod options;
+mod refusal;
+pub use options::{array_of, Options, NON_FINITE_TAG};
+use refusal::invalid;
 
 /// Milliseconds past this are "forever" (about 31,700 years). It is also the
 /// largest duration a stored time is computed from (`stored_ms`): added to the
@@ -63,15 +66,6 @@ pub fn stored_ms_or(name: &str, v: Option<f64>, default: i64) -> Result<i64> {
     v.map_or(Ok(default), |v| stored_ms(name, v))
 }
 
-fn invalid(name: &str, rule: &str, v: f64) -> Error {
-    refused(name, rule, &js_number(v))
-}
-
-/// The refusal of `name`'s value, spelled as JS prints it.
-fn refused(name: &str, rule: &str, spelled: &str) -> Error {
-    Error::Invalid(format!("{name} must be {rule}, got {spelled}"))
-}
-
 /// The longest task name, queue name or step id the API takes, in bytes of
 /// UTF-8 (docs/api.md, "Values and JSON"): these are shown whole in lists and
 /// metrics, and indexed (Postgres refuses a B-tree entry past about 2.7 KB).
@@ -114,34 +108,12 @@ pub fn priority(v: f64) -> Result<i64> {
     }
 }
 
-/// A value JS gave where a number belongs: the number, or any other value
-/// as `String(value)` spells it (never valid: its refusal echoes that).
-#[derive(Clone, Debug, PartialEq)]
-pub enum NumberArg {
-    Number(f64),
-    Other(String),
-}
-
-impl From<f64> for NumberArg {
-    fn from(v: f64) -> Self {
-        NumberArg::Number(v)
-    }
-}
-
 /// `name` must be an integer >= 1.
 pub fn integer_at_least_one(name: &str, v: f64) -> Result<i64> {
     if v.fract() == 0.0 && v >= 1.0 {
         Ok(saturating_i64(v))
     } else {
         Err(invalid(name, "an integer >= 1", v))
-    }
-}
-
-/// `name`, whatever JS value it was given as, must be an integer >= 1.
-pub fn integer_arg_at_least_one(name: &str, arg: &NumberArg) -> Result<i64> {
-    match arg {
-        NumberArg::Number(v) => integer_at_least_one(name, *v),
-        NumberArg::Other(spelled) => Err(refused(name, "an integer >= 1", spelled)),
     }
 }
 
@@ -178,272 +150,6 @@ pub fn above_zero(name: &str, v: f64) -> Result<f64> {
         Err(invalid(name, "> 0", v))
     } else {
         Ok(v)
-    }
-}
-
-/// How JS sends a number JSON cannot carry (`lib/json.js`, `encodeOptions`):
-/// `{"cairnq.nonFinite": "NaN"}`, so a number option names it in its refusal
-/// and a text option refuses it as the number it is.
-pub const NON_FINITE_TAG: &str = "cairnq.nonFinite";
-
-/// An options object as JS hands it over (`lib/json.js`, `encodeOptions`):
-/// every option path reads through it, so each refusal is worded once.
-/// `null` is absent (as `undefined` is); a key the reader does not know is
-/// refused, naming it. Accessors take their key out, so a value is read once.
-#[derive(Debug, Default)]
-pub struct Options {
-    /// Prepended to each field's name in refusals ("rateLimit.").
-    prefix: String,
-    fields: Map<String, Value>,
-}
-
-impl Options {
-    /// `text`, a JSON object whose keys are all in `known`.
-    pub fn parse(what: &str, text: &str, known: &[&str]) -> Result<Options> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| Error::Invalid(format!("{what} must be an object: {e}")))?;
-        Options::of_value(what, value, known)
-    }
-
-    /// `value`, a JSON object whose keys are all in `known`.
-    pub fn of_value(what: &str, value: Value, known: &[&str]) -> Result<Options> {
-        match value {
-            Value::Object(fields) => Options::of(what, "", fields, known),
-            other => Err(refused(what, "an object", &shown(Some(&other)))),
-        }
-    }
-
-    fn of(what: &str, prefix: &str, fields: Map<String, Value>, known: &[&str]) -> Result<Options> {
-        if let Some(unknown) = fields.keys().find(|key| !known.contains(&key.as_str())) {
-            return Err(Error::Invalid(format!(
-                "unknown key \"{unknown}\" in {what} (known: {})",
-                known.join(", ")
-            )));
-        }
-        Ok(Options {
-            prefix: prefix.to_string(),
-            fields,
-        })
-    }
-
-    /// The field's name as a refusal shows it.
-    pub fn field(&self, key: &str) -> String {
-        format!("{}{key}", self.prefix)
-    }
-
-    /// The value of `key`, `None` when absent or `null`.
-    fn take(&mut self, key: &str) -> Option<Value> {
-        self.fields.remove(key).filter(|v| !v.is_null())
-    }
-
-    fn wrong(&self, key: &str, kind: &str, value: Option<&Value>) -> Error {
-        refused(&self.field(key), kind, &shown(value))
-    }
-
-    pub fn text(&mut self, key: &str) -> Result<Option<String>> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text)),
-            Some(other) => Err(self.wrong(key, "a string", Some(&other))),
-        }
-    }
-
-    /// A JS number: NaN and the infinities included (each check decides).
-    pub fn number(&mut self, key: &str) -> Result<Option<f64>> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(value) => number_of(&value)
-                .map(Some)
-                .ok_or_else(|| self.wrong(key, "a number", Some(&value))),
-        }
-    }
-
-    /// A number with no fraction (the integers JS numbers hold exactly).
-    pub fn integer(&mut self, key: &str) -> Result<Option<i64>> {
-        match self.number(key)? {
-            None => Ok(None),
-            Some(v) if v.fract() == 0.0 && v.abs() <= MAX_SAFE_INTEGER => Ok(Some(v as i64)),
-            Some(v) => Err(invalid(&self.field(key), "an integer", v)),
-        }
-    }
-
-    pub fn bool(&mut self, key: &str) -> Result<Option<bool>> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::Bool(b)) => Ok(Some(b)),
-            Some(other) => Err(self.wrong(key, "a boolean", Some(&other))),
-        }
-    }
-
-    /// A nested options object, read by the same rules; its fields named
-    /// `key.field` in refusals.
-    pub fn object(&mut self, key: &str, known: &[&str]) -> Result<Option<Options>> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::Object(fields)) if non_finite(&fields).is_none() => {
-                let field = self.field(key);
-                Options::of(&field, &format!("{field}."), fields, known).map(Some)
-            }
-            Some(other) => Err(self.wrong(key, "an object", Some(&other))),
-        }
-    }
-
-    /// An array of strings.
-    pub fn texts(&mut self, key: &str) -> Result<Option<Vec<String>>> {
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::Array(items)) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| match item {
-                    Value::String(text) => Ok(text),
-                    other => Err(refused(
-                        &format!("{}[{i}]", self.field(key)),
-                        "a string",
-                        &shown(Some(&other)),
-                    )),
-                })
-                .collect::<Result<Vec<String>>>()
-                .map(Some),
-            Some(other) => Err(self.wrong(key, "an array of strings", Some(&other))),
-        }
-    }
-
-    /// An object of numbers by name (`resources`, a per-queue
-    /// `maxQueueDepth`), each refusal naming `key["name"]`.
-    pub fn numbers_by_name(&mut self, key: &str) -> Result<Option<Vec<(String, f64)>>> {
-        let field = self.field(key);
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::Object(entries)) if non_finite(&entries).is_none() => entries
-                .into_iter()
-                .map(|(name, value)| {
-                    let quoted = Value::from(name.as_str()).to_string();
-                    match number_of(&value) {
-                        Some(v) => Ok((name, v)),
-                        None => Err(refused(
-                            &format!("{field}[{quoted}]"),
-                            "a number",
-                            &shown(Some(&value)),
-                        )),
-                    }
-                })
-                .collect::<Result<Vec<_>>>()
-                .map(Some),
-            Some(other) => Err(refused(&field, "an object", &shown(Some(&other)))),
-        }
-    }
-
-    /// A list of options objects (retention's rules), each read by the same
-    /// rules, its fields named `key[i].field`.
-    pub fn objects(&mut self, key: &str, known: &[&str]) -> Result<Option<Vec<Options>>> {
-        let field = self.field(key);
-        match self.take(key) {
-            None => Ok(None),
-            Some(Value::Array(items)) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| {
-                    let at = format!("{field}[{i}]");
-                    match item {
-                        Value::Object(fields) if non_finite(&fields).is_none() => {
-                            Options::of(&at, &format!("{at}."), fields, known)
-                        }
-                        other => Err(refused(&at, "an object", &shown(Some(&other)))),
-                    }
-                })
-                .collect::<Result<Vec<_>>>()
-                .map(Some),
-            Some(other) => Err(refused(&field, "an array", &shown(Some(&other)))),
-        }
-    }
-
-    /// These options with each field named `prefix` + its key in refusals
-    /// (`retention.intervalMs`).
-    pub fn named_under(mut self, prefix: &str) -> Options {
-        self.prefix = prefix.to_string();
-        self
-    }
-
-    /// Whether `key` holds an array: for options that take a list or
-    /// another form.
-    pub fn holds_array(&self, key: &str) -> bool {
-        matches!(self.fields.get(key), Some(Value::Array(_)))
-    }
-
-    /// Whether `key` holds an object (not a number JSON cannot carry): for
-    /// options that take a number or an object of numbers.
-    pub fn holds_object(&self, key: &str) -> bool {
-        matches!(self.fields.get(key), Some(Value::Object(fields)) if non_finite(fields).is_none())
-    }
-
-    /// `text` that must be given (`null` is refused as given).
-    pub fn required_text(&mut self, key: &str) -> Result<String> {
-        match self.fields.remove(key) {
-            Some(Value::String(text)) => Ok(text),
-            other => Err(self.wrong(key, "a string", other.as_ref())),
-        }
-    }
-
-    /// `number` that must be given (`null` is refused as given).
-    pub fn required_number(&mut self, key: &str) -> Result<f64> {
-        match self.fields.get(key) {
-            None | Some(Value::Null) => {
-                let given = self.fields.remove(key);
-                Err(self.wrong(key, "a number", given.as_ref()))
-            }
-            Some(_) => Ok(self.number(key)?.expect("present")),
-        }
-    }
-}
-
-/// 2^53 − 1: past it a JS number no longer holds every integer.
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
-
-/// A JS number: a JSON number, or one JSON cannot carry as JS sent it.
-fn number_of(value: &Value) -> Option<f64> {
-    match value {
-        Value::Number(n) => n.as_f64(),
-        Value::Object(tag) => match non_finite(tag)? {
-            "NaN" => Some(f64::NAN),
-            "Infinity" => Some(f64::INFINITY),
-            "-Infinity" => Some(f64::NEG_INFINITY),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// The spelling of a number JSON cannot carry, if `tag` is one.
-fn non_finite(tag: &Map<String, Value>) -> Option<&str> {
-    if tag.len() == 1 {
-        tag.get(NON_FINITE_TAG)?.as_str()
-    } else {
-        None
-    }
-}
-
-/// `value`, a JSON array (`submitMany`'s items), refused in the one wording.
-pub fn array_of(what: &str, value: Value) -> Result<Vec<Value>> {
-    match value {
-        Value::Array(items) => Ok(items),
-        other => Err(refused(what, "an array", &shown(Some(&other)))),
-    }
-}
-
-/// A value in a refusal as JS would print it: numbers as `String(n)`,
-/// strings quoted, objects and arrays by their kind (they may be large).
-fn shown(value: Option<&Value>) -> String {
-    match value {
-        None => "undefined".into(),
-        Some(value) => match number_of(value) {
-            Some(v) => js_number(v),
-            None => match value {
-                Value::Array(_) => "an array".into(),
-                Value::Object(_) => "an object".into(),
-                scalar => scalar.to_string(),
-            },
-        },
     }
 }
 
