@@ -2,10 +2,11 @@
 //! (`run_op`): inserts, keyed submits (docs/protocol.md, "Keyed submit"),
 //! cancel, retry and the lease-guarded settlements.
 
+use rusqlite::types::ToSql;
 use rusqlite::Connection;
 
 use super::followups;
-use super::query::{query, Params};
+use super::query::{query, Repeated};
 use super::rows::{json_list, owned_write, resolve_key, update_one};
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
@@ -59,16 +60,21 @@ pub(super) fn run_op(conn: &Connection, op: &WriteOp) -> WriteAnswer {
 }
 
 /// `submitMany`'s ops in order, inside the caller's transaction; each op's
-/// task ref. Each insert runs the cached `insert_task.sql`: on SQLite a
-/// prepared insert per row is cheaper than one statement over a JSON array
+/// task ref. A plain item is one run of `insert_task.sql`, prepared once for
+/// them all: on SQLite that is cheaper than one statement over a JSON array
 /// of the rows (no encoding, no JSON parse per field).
 pub(super) fn insert_all(conn: &Connection, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
+    let mut insert = Repeated::new(conn, SQL.insert_task, &INSERT_PARAMS)?;
     ops.iter()
         .map(|op| match op {
-            WriteOp::Insert(task) => insert_row(conn, task, now_ms()).map(|()| TaskRef {
-                id: task.id.clone(),
-                status: Status::Queued,
-            }),
+            WriteOp::Insert(task) => {
+                insert
+                    .run(&insert_values(task, &now_ms()))
+                    .map(|()| TaskRef {
+                        id: task.id.clone(),
+                        status: Status::Queued,
+                    })
+            }
             WriteOp::InsertKeyed(task, key, conflict) => {
                 insert_keyed(conn, task, key, *conflict).map(|row| TaskRef::of(&row))
             }
@@ -79,27 +85,41 @@ pub(super) fn insert_all(conn: &Connection, ops: Vec<WriteOp>) -> Result<Vec<Tas
 
 pub(super) fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
     let now = now_ms();
-    insert_row(conn, task, now)?;
+    Repeated::new(conn, SQL.insert_task, &INSERT_PARAMS)?.run(&insert_values(task, &now))?;
     Ok(task.inserted_row(now))
 }
 
-/// `insert_task.sql` for `task` at `now`.
-fn insert_row(conn: &Connection, task: &NewTask, now: i64) -> Result<()> {
-    let params: &Params<'_> = &[
-        (":id", &task.id),
-        (":name", &task.name),
-        (":queue", &task.queue),
-        (":payload", &task.payload),
-        (":metadata", &task.metadata),
-        (":max_attempts", &task.max_attempts),
-        (":priority", &task.priority),
-        (":delay_ms", &task.delay_ms),
-        (":parent_id", &task.parent_id),
-        (":root_id", &task.root_id),
-        (":correlation_id", &task.correlation_id),
-        (":now", &now),
-    ];
-    query(conn, SQL.insert_task, params, |_| Ok(())).map(|_| ())
+/// `insert_task.sql`'s parameters, and `insert_values` in the same order.
+const INSERT_PARAMS: [&str; 12] = [
+    ":id",
+    ":name",
+    ":queue",
+    ":payload",
+    ":metadata",
+    ":max_attempts",
+    ":priority",
+    ":delay_ms",
+    ":parent_id",
+    ":root_id",
+    ":correlation_id",
+    ":now",
+];
+
+fn insert_values<'a>(task: &'a NewTask, now: &'a i64) -> [&'a dyn ToSql; 12] {
+    [
+        &task.id,
+        &task.name,
+        &task.queue,
+        &task.payload,
+        &task.metadata,
+        &task.max_attempts,
+        &task.priority,
+        &task.delay_ms,
+        &task.parent_id,
+        &task.root_id,
+        &task.correlation_id,
+        now,
+    ]
 }
 
 pub(super) fn cancel_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
