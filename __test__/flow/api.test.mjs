@@ -219,7 +219,15 @@ forEachDialect("flow control API", (dialect) => {
     });
     const chat = await client.submit("chat", {});
     handle.start();
-    await waitFor(() => pushedAt !== null, { timeoutMs: 20_000 });
+    // Once the push-back has committed (the task queued again, due later),
+    // the other name's tasks arrive.
+    await waitFor(
+      async () => {
+        const row = await client.get(chat.id);
+        return pushedAt !== null && row.status === "queued" && row.run_at_ms >= pushedAt + 800;
+      },
+      { timeoutMs: 20_000 },
+    );
     const embeds = [];
     for (let i = 0; i < 3; i += 1) embeds.push(await client.submit("embed", { i }));
     const plain = await client.submit("plain", {});
