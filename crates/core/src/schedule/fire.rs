@@ -19,7 +19,7 @@ use serde_json::{json, Value};
 use super::cron::Occurrences;
 use super::recurrence::Recurrence;
 use super::spec::{CatchUp, Overlap, CATCH_UP_CAP, MISFIRE_GRACE_MS};
-use super::{occurrence_key, METADATA_KEY};
+use super::{occurrence_key, schedule_task};
 use crate::error::{Error, Result};
 use crate::store::bad_rows::{report, BadRow};
 use crate::store::{ScheduleRow, SqlArg, Store, SubmitInput, Write, SCHEDULES_TABLE};
@@ -86,13 +86,6 @@ pub fn plan(row: &ScheduleRow, now: i64) -> std::result::Result<Firing, BadRow> 
             .map_err(|err| bad("cron", err.to_string()))?,
         overlap: Overlap::parse(&row.overlap).unwrap_or(Overlap::Allow),
     })
-}
-
-/// Whether a schedule fires no more: its pending occurrence is past its end,
-/// or it fired its limit.
-pub fn finished(row: &ScheduleRow) -> bool {
-    row.end_at_ms.is_some_and(|end| row.next_run_at_ms > end)
-        || row.run_limit.is_some_and(|limit| row.fired_count >= limit)
 }
 
 /// What `fire_due` did.
@@ -303,32 +296,10 @@ fn occurrence_task(row: &ScheduleRow, at: i64, capped: bool) -> SubmitInput {
     schedule_task(row, origin, Some(occurrence_key(&row.name, at)))
 }
 
-/// The submit `triggerSchedule` makes at `now`: the schedule's task with
-/// `triggered: true` in its origin, and no key (a trigger is no occurrence).
-pub fn triggered_task(row: &ScheduleRow, now: i64) -> SubmitInput {
-    let origin = json!({ "name": row.name, "occurrenceAtMs": now, "triggered": true });
-    schedule_task(row, origin, None)
-}
-
-fn schedule_task(row: &ScheduleRow, origin: Value, key: Option<String>) -> SubmitInput {
-    let mut metadata: serde_json::Map<String, Value> =
-        serde_json::from_str(&row.metadata).unwrap_or_default();
-    metadata.insert(METADATA_KEY.into(), origin);
-    SubmitInput {
-        name: row.task_name.clone(),
-        payload: Some(row.payload.clone()),
-        queue: Some(row.queue.clone()),
-        key,
-        max_attempts: Some(row.max_attempts as f64),
-        priority: Some(row.priority as f64),
-        metadata: Some(Value::Object(metadata).to_string()),
-        ..SubmitInput::default()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schedule::finished;
 
     fn row(cron: &str, catch_up: &str, pending: i64) -> ScheduleRow {
         ScheduleRow {

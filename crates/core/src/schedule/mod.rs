@@ -23,7 +23,7 @@ use self::spec::ScheduleSpec;
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::store::bad_rows::readable;
-use crate::store::{ScheduleRow, ScheduleRows, SqlArg, Store, Write};
+use crate::store::{ScheduleRow, ScheduleRows, SqlArg, Store, SubmitInput, Write};
 use crate::task::Task;
 
 /// The metadata key under which a fired task records its schedule and
@@ -138,15 +138,15 @@ impl Store {
     /// `client.triggerSchedule(name)`: one task of the schedule now, its
     /// pending occurrence left where it is. It runs whatever the overlap
     /// (a trigger is a person asking), and counts toward no limit; its
-    /// `ctx.schedule` says `triggered: true`. An unknown name is refused,
-    /// nothing written.
+    /// `ctx.schedule` says `triggered: true`. An unknown name is
+    /// `NoSuchSchedule`, nothing written.
     pub async fn trigger_schedule(&self, name: &str, now: i64) -> Result<Task> {
         let Some(row) = self.schedule_named(name).await? else {
-            return Err(Error::Invalid(format!(
-                "triggerSchedule: no schedule named {name:?}"
-            )));
+            return Err(Error::NoSuchSchedule { name: name.into() });
         };
-        let task = fire::triggered_task(&row, now);
+        let origin = json!({ "name": row.name, "occurrenceAtMs": now, "triggered": true });
+        // No key: a trigger is no occurrence.
+        let task = schedule_task(&row, origin, None);
         let mut written = self.write_group(vec![Ok(Write::OwnSubmit(task))]).await;
         let answer = written.pop().expect("one write, one answer")?;
         Ok(answer.expect("a submit answers its task"))
@@ -211,9 +211,34 @@ pub fn schedule_to_json(row: &ScheduleRow) -> String {
         "firedCount": row.fired_count,
         "skippedCount": row.skipped_count,
         "lastSkippedAtMs": row.last_skipped_at_ms,
-        "finished": fire::finished(row),
+        "finished": finished(row),
     })
     .to_string()
+}
+
+/// Whether a schedule fires no more: its pending occurrence is past its end,
+/// or it fired its limit.
+pub fn finished(row: &ScheduleRow) -> bool {
+    row.end_at_ms.is_some_and(|end| row.next_run_at_ms > end)
+        || row.run_limit.is_some_and(|limit| row.fired_count >= limit)
+}
+
+/// The submit of a task of `row`: its task, payload and options, its
+/// metadata plus `origin` under `METADATA_KEY`.
+fn schedule_task(row: &ScheduleRow, origin: Value, key: Option<String>) -> SubmitInput {
+    let mut metadata: serde_json::Map<String, Value> =
+        serde_json::from_str(&row.metadata).unwrap_or_default();
+    metadata.insert(METADATA_KEY.into(), origin);
+    SubmitInput {
+        name: row.task_name.clone(),
+        payload: Some(row.payload.clone()),
+        queue: Some(row.queue.clone()),
+        key,
+        max_attempts: Some(row.max_attempts as f64),
+        priority: Some(row.priority as f64),
+        metadata: Some(Value::Object(metadata).to_string()),
+        ..SubmitInput::default()
+    }
 }
 
 /// Several schedules as one JSON array.

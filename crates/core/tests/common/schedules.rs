@@ -565,8 +565,9 @@ pub async fn overlap_skip_fires_nothing_while_a_task_is_live(store: Arc<Store>, 
 pub async fn a_trigger_makes_one_task_and_moves_nothing(store: Arc<Store>) {
     store.connect().await.unwrap();
     let unknown = |err: Error| match err {
-        Error::Invalid(message) => {
-            assert_eq!(message, "triggerSchedule: no schedule named \"nope\"")
+        Error::NoSuchSchedule { ref name } => {
+            assert_eq!(name, "nope");
+            assert_eq!(err.to_string(), "no schedule named \"nope\"");
         }
         other => panic!("{other:?}"),
     };
@@ -629,7 +630,7 @@ pub async fn the_window_and_the_limit_bound_the_firing(store: Arc<Store>) {
     for name in ["ending", "limited"] {
         let row = store.schedule_named(name).await.unwrap().unwrap();
         assert_eq!(row.fired_count, 2, "{name}");
-        assert!(cairnq_core::schedule::fire::finished(&row), "{name}");
+        assert!(cairnq_core::schedule::finished(&row), "{name}");
     }
     // Finished schedules are never due again; the started one fires.
     let fired = fire_due(&store, &queues(), T0 + 10 * MINUTE).await.unwrap();
