@@ -361,6 +361,7 @@ mod tests {
             schedules::LEDGER_NAME,
             schedules::CONTROLS_LEDGER_NAME,
             flow::LEDGER_NAME,
+            flow::SHARED_KEYS_LEDGER_NAME,
             followups::LEDGER_NAME,
         ];
         assert_eq!(serde_json::json!(own), fixture["nodeOwn"]);
