@@ -1012,6 +1012,40 @@ async fn task_done_wake_ends_early_when_the_task_finishes() {
     store.close().await.unwrap();
 }
 
+/// A wait probes, sees the task unfinished, then sleeps: a completion whose
+/// notification lands between the probe and the sleep must still end it, or
+/// the wait sits out its poll interval (docs/protocol.md, "Wakes (LISTEN/NOTIFY)").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_done_notification_before_the_sleep_ends_it_at_once() {
+    let db = test_db!();
+    let (store, backend) = db.store_with_backend();
+    let task = submit(&store, "job", "default").await;
+    wait_listening(&backend).await;
+    claim(&store, &["default"], "w1", 1).await;
+
+    let probed = store.wake_ticket();
+    // Another sleeper on the task tells when the notification has come.
+    let mut witness = pin!(store.task_done_wake(&task.id, probed, LONG_SLEEP));
+    assert!(poll_once(&mut witness).await.is_pending());
+    store
+        .finish(owned(&task, "w1"), Outcome::Complete { result: None })
+        .await
+        .unwrap();
+    tokio::time::timeout(PATIENCE, witness)
+        .await
+        .expect("the completion's notification");
+
+    tokio::time::timeout(PATIENCE, store.task_done_wake(&task.id, probed, LONG_SLEEP))
+        .await
+        .expect("a notification after the ticket ends the sleep at once");
+    let mut later = pin!(store.task_done_wake(&task.id, store.wake_ticket(), LONG_SLEEP));
+    assert!(
+        poll_once(&mut later).await.is_pending(),
+        "a ticket taken after the notification sleeps"
+    );
+    store.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_listener_comes_back_after_losing_its_connection() {
     let db = test_db!();
