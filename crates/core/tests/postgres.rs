@@ -1779,6 +1779,48 @@ mod flow {
         assert_eq!(flow_tables_and_ledger(&db).await, (vec![], vec![]));
     }
 
+    /// A draw in flight elsewhere holds the head of the queue (its rows and
+    /// its groups' locks, as its transaction does until it commits): another
+    /// draw reads past those rows and claims the groups behind them, rather
+    /// than trying the same groups and coming back empty.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_draw_reads_past_the_rows_another_draw_holds() {
+        let db = test_db!();
+        let store = db.store();
+        flow::declare(&store, "w", "export", flow::group_concurrency(1)).await;
+        let mut tasks = Vec::new();
+        for group in ["g0", "g1", "g2", "g3"] {
+            tasks.push(flow::submit(&store, "export", Some(group)).await);
+        }
+        let other = db.sql().await;
+        other.batch_execute("begin").await.unwrap();
+        let held = other
+            .query(
+                "select id from cairnq_tasks where id = any($1) for update",
+                &[&vec![tasks[0].id.clone(), tasks[1].id.clone()]],
+            )
+            .await
+            .unwrap();
+        assert_eq!(held.len(), 2);
+        for group in ["g0", "g1"] {
+            other
+                .query(
+                    "select pg_advisory_xact_lock(hashtextextended('cairnq.flow:' || jsonb_build_array('export', $1::text)::text, 1))",
+                    &[&group],
+                )
+                .await
+                .unwrap();
+        }
+        let (claimed, _) = flow::draw(&store, "export", 2).await;
+        let mut claimed: Vec<&str> = claimed.iter().map(|t| t.id.as_str()).collect();
+        claimed.sort_unstable();
+        let mut behind = vec![tasks[2].id.as_str(), tasks[3].id.as_str()];
+        behind.sort_unstable();
+        assert_eq!(claimed, behind, "the groups behind the held head");
+        other.batch_execute("rollback").await.unwrap();
+        store.close().await.unwrap();
+    }
+
     /// Six claimers on two pools (as two processes) draw `name` until `total`
     /// tasks have run, each task held a few milliseconds, then completed.
     /// Answers each task as claimed and as finished.
