@@ -49,10 +49,11 @@ export declare class NativeContext {
   /** `ctx.sleep(id, ms)`; true when the task went back to the queue. */
   sleep(id: string, ms: number): Promise<boolean>
   /**
-   * `ctx.retryAfter(ms)`: the task back in its queue, its attempt given
-   * back; the call ends as a suspended one.
+   * `ctx.retryAfter(ms, options)`: the task back in its queue, its
+   * attempt given back (with `limit`, its rate-limit budget's window
+   * filled too); the call ends as a suspended one.
    */
-  retryAfter(ms: number): Promise<void>
+  retryAfter(ms: number, optionsJson: string): Promise<void>
   /** `ctx.sleepUntil(id, date)` with the date as epoch milliseconds. */
   sleepUntil(id: string, atMs: number): Promise<boolean>
   /** `ctx.waitForSignal(id, name, options)`: `options` holds `timeoutMs`. */

@@ -800,9 +800,21 @@ export type WorkerOptions = TaskContextOptions &
 /**
  * A rate limit (docs/api.md, "Flow control"): at most `max` starts (an
  * integer >= 1) in any window of `perMs` milliseconds (>= 1), of the task
- * name as a whole or, with `perGroup`, of each group.
+ * name as a whole or, with `perGroup`, of each group. With `key` (a
+ * non-empty string), every task name declaring the same key draws from one
+ * budget, across processes.
  */
-export type RateLimit = { max: number; perMs: number; perGroup?: boolean };
+export type RateLimit = { key?: string; max: number; perMs: number; perGroup?: boolean };
+
+/** `ctx.retryAfter`'s options (docs/api.md, "Push-back"). */
+export type RetryAfterOptions = {
+  /**
+   * Every task drawing from the name's rate-limit budget (every name of its
+   * `key`; its group's only under `perGroup`) waits `ms` too. Refused on a
+   * name registered without `rateLimit`.
+   */
+  limit?: boolean;
+};
 
 /**
  * Per-name limits for `worker.task(name, opts, fn)`: `concurrency` and
@@ -951,9 +963,10 @@ export declare class TaskContext {
    * Push-back (docs/api.md, "Push-back"): `return ctx.retryAfter(ms)` ends
    * this run without failing it; the task goes back to its queue to start no
    * sooner than `ms` from now, and the attempt is given back. Not in a batch
-   * handler.
+   * handler. With `{ limit: true }`, nothing drawing from the name's
+   * rate-limit budget starts sooner either (BullMQ's `worker.rateLimit`).
    */
-  retryAfter(ms: number): Promise<never>;
+  retryAfter(ms: number, options?: RetryAfterOptions): Promise<never>;
   /**
    * Submit a child once (wired as `submit` does) and wait for it without
    * holding a slot: the task waits in the queue until the child finishes,

@@ -346,11 +346,14 @@ class TaskContext {
    * End this run without failing it: the task goes back to its queue to
    * start no sooner than `ms` from now, and the attempt is given back
    * (`return ctx.retryAfter(ms)`, e.g. on an upstream's 429 Retry-After).
+   * With `{ limit: true }`, every task drawing from the name's rate-limit
+   * budget waits `ms` too.
    * @param {number} ms
+   * @param {{ limit?: boolean }} [options]
    * @returns {Promise<never>}
    */
-  retryAfter(ms) {
-    return steps.retryAfter(this, ms);
+  retryAfter(ms, options) {
+    return steps.retryAfter(this, ms, options);
   }
 
   /**

@@ -123,17 +123,21 @@ async function sleep(ctx, id, ms) {
 }
 
 /**
- * `ctx.retryAfter(ms)` (docs/api.md, "Push-back"): the task back in its
- * queue, to start no sooner than `ms` from now, its attempt given back; the
- * run ends as a suspended one (a promise that never settles).
+ * `ctx.retryAfter(ms, { limit })` (docs/api.md, "Push-back"): the task back
+ * in its queue, to start no sooner than `ms` from now, its attempt given back
+ * (with `limit`, nothing drawing from its name's rate-limit budget starts
+ * sooner either); the run ends as a suspended one (a promise that never
+ * settles).
  * @param {TaskContext} ctx
  * @param {unknown} ms
+ * @param {{ limit?: boolean } | undefined} opts
  * @returns {Promise<never>}
  */
-async function retryAfter(ctx, ms) {
+async function retryAfter(ctx, ms, opts) {
   if (typeof ms !== "number") throw new Error(`ms must be a number of milliseconds, got ${String(ms)}`);
+  const options = encodeOptions(opts ?? {});
   const half = ctx._native;
-  await native(ctx, () => half.retryAfter(ms));
+  await native(ctx, () => half.retryAfter(ms, options));
   return stopped(ctx);
 }
 

@@ -6,7 +6,7 @@
 use cairnq_core::signals::{new_signal, wait_options};
 use cairnq_core::steps::{view, SleepFor};
 use cairnq_core::store::Target;
-use cairnq_core::worker::{ChildCall, StepStart};
+use cairnq_core::worker::{ChildCall, RetryAfter, StepStart};
 use napi::Result;
 use napi_derive::napi;
 
@@ -87,11 +87,13 @@ impl NativeContext {
         Ok(slept.is_none())
     }
 
-    /// `ctx.retryAfter(ms)`: the task back in its queue, its attempt given
-    /// back; the call ends as a suspended one.
+    /// `ctx.retryAfter(ms, options)`: the task back in its queue, its
+    /// attempt given back (with `limit`, its rate-limit budget's window
+    /// filled too); the call ends as a suspended one.
     #[napi]
-    pub async fn retry_after(&self, ms: f64) -> Result<()> {
-        self.inner.retry_after(ms).await.js().map(|_| ())
+    pub async fn retry_after(&self, ms: f64, options_json: String) -> Result<()> {
+        let options = RetryAfter::read(&options_json).js()?;
+        self.inner.retry_after(ms, options).await.js().map(|_| ())
     }
 
     /// `ctx.sleepUntil(id, date)` with the date as epoch milliseconds.

@@ -125,7 +125,7 @@ forEachDialect("option refusals", (dialect) => {
       [{ rateLimit: { max: null, perMs: 10 } }, /^rateLimit\.max must be a number, got null$/],
       [
         { rateLimit: { max: 1, perMs: 10, burst: 2 } },
-        /^unknown key "burst" in rateLimit \(known: max, perMs, perGroup\)$/,
+        /^unknown key "burst" in rateLimit \(known: key, max, perMs, perGroup\)$/,
       ],
       [{ groupConcurrency: NaN }, /^groupConcurrency must be an integer >= 1, got NaN$/],
       [{ groupConcurrency: "2" }, /^groupConcurrency must be a number, got "2"$/],

@@ -48,8 +48,17 @@ forEachDialect("flow control API", (dialect) => {
       [{ rateLimit: { max: 5, perMs: 1000, perGroup: 1 } }, /^rateLimit\.perGroup must be a boolean, got 1$/],
       [
         { rateLimit: { max: 5, perMs: 1000, per: 1 } },
-        /^unknown key "per" in rateLimit \(known: max, perMs, perGroup\)$/,
+        /^unknown key "per" in rateLimit \(known: key, max, perMs, perGroup\)$/,
       ],
+      [{ rateLimit: { key: "", max: 5, perMs: 1000 } }, /^rateLimit\.key must be a non-empty string, got ""$/],
+      [{ rateLimit: { key: 7, max: 5, perMs: 1000 } }, /^rateLimit\.key must be a string, got 7$/],
+      [{ rateLimit: { key: ["openai"], max: 5, perMs: 1000 } }, /^rateLimit\.key must be a string, got an array$/],
+      [
+        { rateLimit: { key: "k".repeat(513), max: 5, perMs: 1000 } },
+        /^rateLimit\.key must be at most 512 bytes of UTF-8, got 513 bytes$/,
+      ],
+      [{ rateLimit: { key: "openai", max: 0, perMs: 1000 } }, /^rateLimit\.max must be an integer >= 1, got 0$/],
+      [{ rateLimit: { key: "openai", perMs: 1000 } }, /^rateLimit\.max must be a number, got undefined$/],
       [{ rateLimit: 60 }, /^rateLimit must be an object, got 60$/],
       [{ groupConcurrency: 0 }, /^groupConcurrency must be an integer >= 1, got 0$/],
       [{ groupConcurrency: 1.5 }, /^groupConcurrency must be an integer >= 1, got 1\.5$/],
@@ -143,9 +152,111 @@ forEachDialect("flow control API", (dialect) => {
     await first.stopAndDrain();
     await second.stopAndDrain();
     assert.equal(warnings.length, 1);
-    assert.equal(await flowTables(dialect, db), "cairnq_flow_limits,cairnq_flow_starts");
+    assert.equal(await flowTables(dialect, db), FLOW_TABLES);
+  });
+
+  test("two names of one worker sharing a key with different rates are refused, naming the key and both", async (t) => {
+    const { client, db, worker } = await setupWorker(t, dialect);
+    await client.connect();
+    worker.task("chat", { rateLimit: { key: "openai", max: 10, perMs: 1000 } }, NOOP);
+    assert.throws(() => worker.task("embed", { rateLimit: { key: "openai", max: 20, perMs: 1000 } }, NOOP), {
+      message:
+        'task "embed" declares rateLimit key "openai" as { max: 20, perMs: 1000 }, but task "chat" of this worker declares it as { max: 10, perMs: 1000 }: the names sharing a key declare the same max, perMs and perGroup',
+    });
+    assert.throws(
+      () => worker.task("embed", { rateLimit: { key: "openai", max: 10, perMs: 1000, perGroup: true } }, NOOP),
+      { message: /declares rateLimit key "openai" as \{ max: 10, perMs: 1000, perGroup: true \}/ },
+    );
+    worker.task("embed", { rateLimit: { key: "openai", max: 10, perMs: 1000 } }, NOOP);
+    assert.equal(await flowTables(dialect, db), "");
+  });
+
+  test("a key declared otherwise by another worker is replaced, and the replacing worker warns naming both rates", async (t) => {
+    const { db } = await dialect.open(t);
+    const warnings = [];
+    const onWarning = (warning) => {
+      if (warning.code === "CAIRNQ_FLOW_LIMITS_REPLACED") warnings.push(warning);
+    };
+    process.on("warning", onWarning);
+    t.after(() => process.off("warning", onWarning));
+    const first = dialect.makeWorker(t, db);
+    first.worker.task("chat", { rateLimit: { key: "openai", max: 10, perMs: 1000 } }, NOOP);
+    first.start();
+    await waitFor(async () => (await flowTables(dialect, db)) === FLOW_TABLES, { timeoutMs: 20_000 });
+    const second = dialect.makeWorker(t, db);
+    second.worker.task("embed", { rateLimit: { key: "openai", max: 30, perMs: 1000 } }, NOOP);
+    second.start();
+    await waitFor(() => warnings.length === 1, { timeoutMs: 20_000 });
+    assert.match(
+      warnings[0].message,
+      /^rateLimit key "openai": this worker declares \{ max: 30, perMs: 1000 \} \(task "embed"\), replacing \{ max: 10, perMs: 1000 \} declared by worker_\w+ at [\d-]+T[\d:.]+Z; the latest declaration wins for every task name that declares the key$/,
+    );
+    await first.stopAndDrain();
+    await second.stopAndDrain();
+  });
+
+  test("retryAfter(ms, { limit: true }) holds every name of the key until ms from now; refusals name the field", async (t) => {
+    const { client, handle, worker } = await setupWorker(t, dialect, { concurrency: 4 });
+    const shared = { rateLimit: { key: "openai", max: 100, perMs: 1000 } };
+    const starts = [];
+    let pushedAt = null;
+    worker.task("chat", shared, async (ctx) => {
+      const start = { name: "chat", id: ctx.taskId, at: Date.now(), attempt: ctx.attempt };
+      starts.push(start);
+      if (pushedAt === null) {
+        pushedAt = start.at;
+        return ctx.retryAfter(800, { limit: true });
+      }
+    });
+    worker.task("embed", shared, async (ctx) => {
+      starts.push({ name: "embed", id: ctx.taskId, at: Date.now(), attempt: ctx.attempt });
+    });
+    const refusals = [];
+    worker.task("plain", async (ctx) => {
+      for (const options of [{ limit: true }, { limits: true }, { limit: "yes" }, 5]) {
+        await ctx.retryAfter(100, options).catch((err) => refusals.push(err.message));
+      }
+    });
+    const chat = await client.submit("chat", {});
+    handle.start();
+    // Once the push-back has committed (the task queued again, due later),
+    // the other name's tasks arrive.
+    await waitFor(
+      async () => {
+        const row = await client.get(chat.id);
+        return pushedAt !== null && row.status === "queued" && row.run_at_ms >= pushedAt + 800;
+      },
+      { timeoutMs: 20_000 },
+    );
+    const embeds = [];
+    for (let i = 0; i < 3; i += 1) embeds.push(await client.submit("embed", { i }));
+    const plain = await client.submit("plain", {});
+    for (const task of [chat, ...embeds, plain]) {
+      assert.equal((await client.wait(task.id, { timeoutMs: 20_000 })).status, "succeeded", task.id);
+    }
+    // Nothing drawing from the key started before the push-back's end; the
+    // pushed task ran again with its attempt given back.
+    const after = starts.filter((s) => !(s.name === "chat" && s.at === pushedAt));
+    assert.equal(after.length, 4, JSON.stringify(starts));
+    for (const start of after)
+      assert.ok(start.at >= pushedAt + 800, `${start.name} started ${start.at - pushedAt} ms after`);
+    assert.deepEqual(
+      starts.filter((s) => s.name === "chat").map((s) => s.attempt),
+      [1, 1],
+    );
+    assert.deepEqual(refusals, [
+      "ctx.retryAfter's limit: true needs a rateLimit on task \"plain\"'s registration, which declares none",
+      'unknown key "limits" in ctx.retryAfter options (known: limit)',
+      'limit must be a boolean, got "yes"',
+      "ctx.retryAfter options must be an object, got 5",
+    ]);
+    // The refused calls wrote nothing: the task ran once, first attempt.
+    const row = await client.get(plain.id);
+    assert.equal(row.attempt, 1);
   });
 });
+
+const FLOW_TABLES = "cairnq_flow_keys,cairnq_flow_limits,cairnq_flow_starts";
 
 describe("flow control through the application's executor", { skip: PG_SKIP }, () => {
   test("a rate limit and a group concurrency hold on a store over a pg pool", async (t) => {
@@ -177,6 +288,6 @@ describe("flow control through the application's executor", { skip: PG_SKIP }, (
     assert.equal(queued.length, 2);
     assert.ok(queued.every((task) => task.attempt === 0));
     await handle.stopAndDrain();
-    assert.equal(await flowTables(postgres, db), "cairnq_flow_limits,cairnq_flow_starts");
+    assert.equal(await flowTables(postgres, db), FLOW_TABLES);
   });
 });

@@ -1,21 +1,33 @@
 // Flow control held by real worker processes (docs/api.md, "Flow control"):
-// three workers share one rate limit and one group concurrency through the
-// database alone — on every dialect.
+// three workers share one rate limit (of one name, or of two names sharing a
+// key) and one group concurrency through the database alone — on every
+// dialect.
 import assert from "node:assert/strict";
 
 import { forEachDialect, test } from "../support/dialects.mjs";
 import { spawnFixture, waitFor } from "../support/helpers.mjs";
 
-/** Three worker processes serving `name` with `options`, once all report serving. */
+/** Three worker processes serving `name` (a name or a list) with `options`, once all report serving. */
 async function startWorkers(t, dialect, db, name, options, extra = {}) {
+  const names = Array.isArray(name) ? name : [name];
   const workers = [0, 1, 2].map(() =>
-    spawnFixture(t, "flow-worker.mjs", { dialect: dialect.name, db, name, options, ...extra }),
+    spawnFixture(t, "flow-worker.mjs", { dialect: dialect.name, db, names, options, ...extra }),
   );
   for (const worker of workers) await worker.waitForEvent((e) => e.event === "serving", { what: "serving" });
   return workers;
 }
 
 const events = (workers, kind) => workers.flatMap((w) => w.events()).filter((e) => e.event === kind);
+
+/** The most claims (epoch ms) any window of `perMs` holds. */
+function busiestWindow(claims, perMs) {
+  const sorted = [...claims].sort((a, b) => a - b);
+  let busiest = 0;
+  for (let i = 0; i < sorted.length; i += 1) {
+    busiest = Math.max(busiest, sorted.slice(i).filter((at) => at < sorted[i] + perMs).length);
+  }
+  return busiest;
+}
 
 /** Wait until `count` tasks succeeded; a timeout names the workers' output. */
 async function allSucceeded(client, count, workers, timeoutMs) {
@@ -49,15 +61,49 @@ forEachDialect("flow control across three worker processes", (dialect) => {
     // The limit holds the starts the database records (a task's claim); a
     // handler's own clock reading trails its claim by its process's dispatch,
     // which no database can bound, so the windows are counted on the claims.
-    const claims = started.map((e) => e.claimedAt).sort((a, b) => a - b);
-    let busiest = 0;
-    for (let i = 0; i < claims.length; i += 1) {
-      const inside = claims.slice(i).filter((at) => at < claims[i] + 1000).length;
-      busiest = Math.max(busiest, inside);
-    }
+    const claims = started.map((e) => e.claimedAt);
+    const busiest = busiestWindow(claims, 1000);
     t.diagnostic(`busiest second: ${busiest} starts`);
     assert.ok(busiest <= 20, `a second held ${busiest} starts: ${claims.join(",")}`);
     // Every process started some: the limit is shared, not per process.
+    for (const worker of workers)
+      assert.ok(
+        worker.events().some((e) => e.event === "started"),
+        worker.tail(),
+      );
+    for (const worker of workers) worker.kill("SIGTERM");
+  });
+
+  test("rateLimit {key, max: 15, perMs: 1000} on two names: no second holds more than 15 starts of both", async (t) => {
+    const { client, db } = await dialect.open(t);
+    const workers = await startWorkers(
+      t,
+      dialect,
+      db,
+      ["chat", "embed"],
+      { rateLimit: { key: "openai", max: 15, perMs: 1000 } },
+      { concurrency: 5 },
+    );
+    // Each name alone could start 15 a second: only one budget keeps both to 15.
+    for (let i = 0; i < 45; i += 1) {
+      await client.submit("chat", { i });
+      await client.submit("embed", { i });
+    }
+    await allSucceeded(client, 90, workers, 40_000);
+    const started = events(workers, "started");
+    assert.equal(new Set(started.map((e) => e.id)).size, 90);
+    const busiest = busiestWindow(
+      started.map((e) => e.claimedAt),
+      1000,
+    );
+    t.diagnostic(`busiest second: ${busiest} starts of both names`);
+    assert.ok(busiest <= 15, `a second held ${busiest} starts of both names`);
+    for (const name of ["chat", "embed"]) {
+      assert.ok(
+        started.some((e) => e.name === name),
+        name,
+      );
+    }
     for (const worker of workers)
       assert.ok(
         worker.events().some((e) => e.event === "started"),

@@ -70,6 +70,22 @@ function ourEcho(ctx, payload) {
   };
 }
 
+/**
+ * Waits for `tasks` (submitted with `{ ...RICH_PAYLOAD, i }`, i their place)
+ * and asserts the Python worker `pyWorkerId` ran each; answers the rows.
+ */
+async function ranByPython(ours, tasks, pyWorkerId) {
+  const rows = await Promise.all(tasks.map((task) => ours.wait(task.id, { timeoutMs: OUR_CALL_WAIT_MS })));
+  for (const [i, row] of rows.entries()) {
+    const detail = JSON.stringify(row);
+    assert.equal(row.status, "succeeded", detail);
+    assert.equal(row.worker_id, pyWorkerId, detail);
+    assert.equal(row.result.by, "python", detail);
+    assert.deepEqual(row.result.echo, { ...RICH_PAYLOAD, i }, detail);
+  }
+  return rows;
+}
+
 /** Asserts `err` is our TaskFailed carrying exactly `envelope`. */
 function assertTaskFailed(err, envelope) {
   assert.equal(err?.name, "TaskFailed", `expected TaskFailed, got ${err?.stack ?? err}`);
@@ -715,15 +731,9 @@ for (const sdk of SDKS) {
             );
           }
           const pyWorker = spawnPyWorker(t, db, { handlers: ["py.export"] });
-          const pyWorkerId = await pyWorker.ready();
-          const rows = await Promise.all(grouped.map((task) => ours.wait(task.id, { timeoutMs: OUR_CALL_WAIT_MS })));
+          const rows = await ranByPython(ours, grouped, await pyWorker.ready());
           for (const [i, row] of rows.entries()) {
-            const detail = JSON.stringify(row);
-            assert.equal(row.status, "succeeded", detail);
-            assert.equal(row.worker_id, pyWorkerId, detail);
-            assert.equal(row.result.by, "python", detail);
-            assert.deepEqual(row.result.echo, { ...RICH_PAYLOAD, i }, detail);
-            assert.deepEqual(row.metadata, { i, "cairnq.group": "customer:1" }, detail);
+            assert.deepEqual(row.metadata, { i, "cairnq.group": "customer:1" }, JSON.stringify(row));
           }
           // The Python SDK reads the grouped rows and the ledger as ever.
           const read = await py("get", db, grouped[0].id);
@@ -736,6 +746,51 @@ for (const sdk of SDKS) {
             JSON.stringify(migrations),
           );
           await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
+        },
+      );
+
+      scenario(
+        "a database with a shared rate-limit key and a limit push-back: the Python worker opens it and runs the names (ignoring the budget)",
+        async (t) => {
+          const db = await backend.freshDatabase(t);
+          const ours = await openOurs(t, backend, db);
+          // Our worker serves two names of one key; the first task pushes
+          // the whole key back for a minute.
+          const shared = { rateLimit: { key: "upstream", max: 50, perMs: 1000 } };
+          const embedStarts = [];
+          const ourWorker = startOurWorker(t, backend, db, (w) => {
+            w.task("js.chat", shared, (ctx) => ctx.retryAfter(60_000, { limit: true }));
+            w.task("js.embed", shared, (ctx, payload) => {
+              embedStarts.push(ctx.taskId);
+              return ourEcho(ctx, payload);
+            });
+          });
+          const chat = await ours.submit("js.chat", {});
+          await waitFor(async () => (await ours.get(chat.id)).run_at_ms > Date.now() + 30_000, {
+            timeoutMs: OUR_CALL_WAIT_MS,
+            message: "our worker never pushed the key back",
+          });
+          const embeds = [];
+          for (let i = 0; i < 2; i += 1) embeds.push(await ours.submit("js.embed", { ...RICH_PAYLOAD, i }));
+          // Our worker honours the push-back: the other name of the key waits.
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          assert.deepEqual(embedStarts, []);
+          await ourWorker.stopAndDrain();
+          // A Python worker reads no flow table: it runs them at once.
+          const pyWorker = spawnPyWorker(t, db, { handlers: ["js.embed"] });
+          await ranByPython(ours, embeds, await pyWorker.ready());
+          // The pushed task waits, queued, its attempt given back.
+          const { task: pushed } = await py("get", db, chat.id);
+          assert.equal(pushed.status, "queued");
+          assert.equal(pushed.attempt, 0);
+          const { migrations } = await py("ledger", db);
+          for (const name of ["node_flow_0001.sql", "node_flow_0002.sql"]) {
+            assert.ok(
+              migrations.some((m) => m.name === name),
+              `${name}: ${JSON.stringify(migrations)}`,
+            );
+          }
+          await pyWorker.terminate();
         },
       );
     });

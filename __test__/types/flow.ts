@@ -2,7 +2,7 @@
 // compile under `tsc -p __test__/types/tsconfig.json`; it is never run.
 
 import { CairnQ, Worker, defineTask } from "cairnq";
-import type { RateLimit, SubmitOptions, TaskContext } from "cairnq";
+import type { RateLimit, RetryAfterOptions, SubmitOptions, TaskContext } from "cairnq";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 declare function expectType<T extends true>(value: T): void;
@@ -21,6 +21,17 @@ worker.task("export", { groupConcurrency: 1 }, async (ctx: TaskContext) => {
   return { group };
 });
 worker.task("both", { rateLimit: null, groupConcurrency: null }, async () => null);
+
+// One budget shared by two names, and push-back on it.
+const openai: RateLimit = { key: "openai", max: 500, perMs: 60_000 };
+worker.task("chat", { rateLimit: openai }, async (ctx) => {
+  const pushBack: RetryAfterOptions = { limit: true };
+  if (ctx.attempt > 1) return ctx.retryAfter(30_000, pushBack);
+  return ctx.retryAfter(1_000, {});
+});
+worker.task("embed", { rateLimit: { ...openai, perGroup: true } }, async (ctx) =>
+  ctx.retryAfter(5_000, { limit: true }),
+);
 
 async function submits(): Promise<void> {
   await client.submit(exportTask, { customer: 42 }, { group: "customer:42" });

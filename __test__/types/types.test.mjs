@@ -96,6 +96,7 @@ const TYPE_EXPORTS = [
   "WaitOptions",
   "RetentionCutoffs",
   "RetentionRule",
+  "RetryAfterOptions",
   "WatchOptions",
   "WatchSignal",
   "PgExecutor",

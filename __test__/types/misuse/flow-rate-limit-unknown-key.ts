@@ -1,4 +1,4 @@
-// rateLimit has max, perMs and perGroup only (the core refuses other keys too).
+// rateLimit has key, max, perMs and perGroup only (the core refuses other keys too).
 import { Worker } from "cairnq";
 
 const worker = Worker.sqlite("/tmp/misuse.db");

@@ -1717,7 +1717,7 @@ mod flow {
 
     use super::common::flow;
     use super::{planning_connection, TestDb};
-    use cairnq_core::protocol::flow::{LEDGER_NAME, POSTGRES as FLOW};
+    use cairnq_core::protocol::flow::{LEDGER_NAME, POSTGRES as FLOW, SHARED_KEYS_LEDGER_NAME};
     use cairnq_core::store::{HeldTask, Outcome};
     use cairnq_core::{Store, Task};
 
@@ -1750,8 +1750,12 @@ mod flow {
         assert_eq!(
             flow_tables_and_ledger(&db).await,
             (
-                vec!["cairnq_flow_limits".into(), "cairnq_flow_starts".into()],
-                vec![LEDGER_NAME.into()]
+                vec![
+                    "cairnq_flow_keys".into(),
+                    "cairnq_flow_limits".into(),
+                    "cairnq_flow_starts".into()
+                ],
+                vec![LEDGER_NAME.into(), SHARED_KEYS_LEDGER_NAME.into()]
             )
         );
     }
@@ -1866,13 +1870,14 @@ mod flow {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_flow_statements_reach_their_indexes() {
         use cairnq_core::protocol::flow::{
-            POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_LIMITS_AND_LOCKS,
+            POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_LIMITS_AND_LOCKS, POSTGRES_SHARED_KEYS,
         };
         use tokio_postgres::types::ToSql;
 
         let db = test_db!();
         let sql = planning_connection(&db).await;
         sql.batch_execute(FLOW.migration.sql).await.unwrap();
+        sql.batch_execute(POSTGRES_SHARED_KEYS.sql).await.unwrap();
         let (queue, name, now, rows, limit) = (
             "q1".to_string(),
             "name1".to_string(),
@@ -1884,8 +1889,19 @@ mod flow {
         let ids = vec!["a".to_string(), "b".to_string()];
         let (yes, no, since) = (true, false, 0_i64);
         let (worker, lease) = ("w".to_string(), 30_000_i64);
+        let own_budget = 0_i64;
         type Check<'a> = (&'a str, &'a str, Vec<&'a (dyn ToSql + Sync)>, &'a str);
-        let scan: Vec<&(dyn ToSql + Sync)> = vec![&queue, &name, &now, &rows, &yes, &since, &no];
+        let scan: Vec<&(dyn ToSql + Sync)> = vec![
+            &queue,
+            &name,
+            &now,
+            &rows,
+            &yes,
+            &since,
+            &no,
+            &name,
+            &own_budget,
+        ];
         let checks: Vec<Check<'_>> = vec![
             (
                 "draw_scan",
@@ -1902,7 +1918,7 @@ mod flow {
             (
                 "claim_ids",
                 POSTGRES_CLAIM_IDS,
-                vec![&ids, &worker, &lease, &no, &no],
+                vec![&ids, &worker, &lease, &no, &no, &name, &own_budget],
                 "cairnq_tasks_pkey",
             ),
             (

@@ -1224,8 +1224,8 @@ mod flow {
     use super::common::flow;
     use super::{analyzed_database, assert_reaches, store_in};
     use cairnq_core::protocol::flow::{
-        LEDGER_NAME, SQLITE as FLOW, SQLITE_CLAIM_IDS, SQLITE_DRAW_SCAN, SQLITE_GROUP_RUNNING,
-        SQLITE_GROUP_STARTS,
+        LEDGER_NAME, SHARED_KEYS_LEDGER_NAME, SQLITE as FLOW, SQLITE_CLAIM_IDS, SQLITE_DRAW_SCAN,
+        SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS, SQLITE_SHARED_KEYS,
     };
     use rusqlite::Connection;
 
@@ -1258,8 +1258,12 @@ mod flow {
         assert_eq!(
             flow_tables_and_ledger(&dir),
             (
-                vec!["cairnq_flow_limits".into(), "cairnq_flow_starts".into()],
-                vec![LEDGER_NAME.into()]
+                vec![
+                    "cairnq_flow_keys".into(),
+                    "cairnq_flow_limits".into(),
+                    "cairnq_flow_starts".into()
+                ],
+                vec![LEDGER_NAME.into(), SHARED_KEYS_LEDGER_NAME.into()]
             )
         );
     }
@@ -1282,6 +1286,7 @@ mod flow {
         let dir = tempfile::tempdir().unwrap();
         let conn = analyzed_database(dir.path()).await;
         conn.execute_batch(FLOW.migration.sql).unwrap();
+        conn.execute_batch(SQLITE_SHARED_KEYS.sql).unwrap();
         let checks: &[(&str, &str, &str, bool)] = &[
             (
                 "draw_scan",
@@ -1298,7 +1303,7 @@ mod flow {
             (
                 "group_starts",
                 SQLITE_GROUP_STARTS,
-                "cairnq_flow_starts_window_idx",
+                "cairnq_flow_starts_budget_idx",
                 false,
             ),
             (

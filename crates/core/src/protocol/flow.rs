@@ -7,14 +7,31 @@
 /// future protocol migration can take it.
 pub const LEDGER_NAME: &str = "node_flow_0001.sql";
 
+/// The ledger name of the shared keys' additions (`shared_keys_migration`),
+/// applied with the tables.
+pub const SHARED_KEYS_LEDGER_NAME: &str = "node_flow_0002.sql";
+
+/// The shared keys' additions to the flow-control tables, per dialect.
+pub const SQLITE_SHARED_KEYS: super::Migration = super::Migration {
+    name: SHARED_KEYS_LEDGER_NAME,
+    sql: feature_sql!("sqlite", "flow", "shared_keys_migration"),
+};
+pub const POSTGRES_SHARED_KEYS: super::Migration = super::Migration {
+    name: SHARED_KEYS_LEDGER_NAME,
+    sql: feature_sql!("postgres", "flow", "shared_keys_migration"),
+};
+
 feature_statements! {
     /// The statements of a flow draw and of declarations both dialects have, one
     /// `.sql` file each; each dialect's own ones follow.
     FlowStatements in "flow", ledger LEDGER_NAME;
     limits,
     declare,
+    key_limits,
+    declare_key,
     starts_window,
     due_count,
+    push_back,
 }
 
 /// SQLite only: drop the starts no window reaches any more.
@@ -37,6 +54,8 @@ pub const POSTGRES_DRAW_SCAN: &str = feature_sql!("postgres", "flow", "draw_scan
 pub const POSTGRES_CLAIM_IDS: &str = feature_sql!("postgres", "flow", "claim_ids");
 /// Postgres only: the advisory lock of a name-wide rate, never waiting.
 pub const POSTGRES_LOCK_NAME: &str = feature_sql!("postgres", "flow", "lock_name");
+/// Postgres only: the lock of the budget a push-back fills, waited for.
+pub const POSTGRES_PUSH_BACK_LOCK: &str = feature_sql!("postgres", "flow", "push_back_lock");
 /// Postgres only: before each chunk, the name's limits and clock and the
 /// advisory locks of the chunk's groups, never waiting.
 pub const POSTGRES_LIMITS_AND_LOCKS: &str = feature_sql!("postgres", "flow", "limits_and_locks");

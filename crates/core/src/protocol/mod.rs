@@ -360,6 +360,7 @@ mod tests {
         let own = [
             schedules::LEDGER_NAME,
             flow::LEDGER_NAME,
+            flow::SHARED_KEYS_LEDGER_NAME,
             followups::LEDGER_NAME,
         ];
         assert_eq!(serde_json::json!(own), fixture["nodeOwn"]);

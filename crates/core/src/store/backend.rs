@@ -293,6 +293,11 @@ pub trait FlowBackend: Send + Sync {
         worker_id: String,
         declarations: Vec<Declaration>,
     ) -> Result<Vec<Replaced>>;
+    /// `ctx.retryAfter(ms, { limit: true })`, in one transaction: fill the
+    /// window of the budget the held task's name draws from (per its group
+    /// under a per-group rate) so that nothing drawing from it starts before
+    /// `ms` from now, then suspend the task until then.
+    async fn push_back(&self, owned: HeldTask, ms: i64) -> Result<Suspended>;
 }
 
 /// The release of debounce follow-ups (docs/protocol.md, "Debounced

@@ -36,6 +36,9 @@ pub struct TaskContext {
     position: Option<(u64, usize)>,
     /// The context is one of a batch call's (`fn(contexts)`).
     batch: bool,
+    /// Its name's registration declares a rate limit (`ctx.retryAfter`'s
+    /// `limit`).
+    rate_limited: bool,
     /// A step sent the task back to the queue: this run is over (`worker::steps`).
     suspended: AtomicBool,
     /// The steps of this run (docs/api.md, "Durable steps").
@@ -64,6 +67,7 @@ impl TaskContext {
             listener: None,
             position: None,
             batch: false,
+            rate_limited: false,
             suspended: AtomicBool::new(false),
             steps: StepLog::default(),
         }
@@ -82,6 +86,17 @@ impl TaskContext {
         self.position = Some((call_id, index));
         self.batch = batch;
         self
+    }
+
+    /// The context of a name whose registration declares a rate limit.
+    pub(crate) fn rate_limited(mut self, rate_limited: bool) -> TaskContext {
+        self.rate_limited = rate_limited;
+        self
+    }
+
+    /// Whether the name's registration declares a rate limit.
+    pub fn is_rate_limited(&self) -> bool {
+        self.rate_limited
     }
 
     /// `(call id, index)` of a worker's context; `None` for a standalone one.

@@ -98,7 +98,7 @@ impl FlowState {
         }
         // Replacing its own earlier declaration (a registration changed while
         // running) is no disagreement between workers.
-        for replaced in replaced.iter().filter(|r| r.previous.by != worker_id) {
+        for replaced in replaced.iter().filter(|r| r.previous_by() != worker_id) {
             notice(replaced.notice());
         }
         Ok(())

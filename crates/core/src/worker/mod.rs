@@ -29,7 +29,7 @@ pub use self::invoker::Invoker;
 pub use self::registry::Registration;
 pub use self::report::{ErrorHook, ErrorInfo, Phase};
 pub use self::settings::{retry_backoff, WorkerOptions};
-pub use self::steps::{ChildCall, StepStart};
+pub use self::steps::{ChildCall, RetryAfter, StepStart};
 pub use self::timings::{merge as merge_timings, NameTimings, Timings};
 
 use self::call::{Ending, Settlement};
@@ -114,8 +114,7 @@ impl Worker {
     /// registration of `name`. Takes effect on the next poll.
     pub fn register(&self, name: &str, options: Registration) -> Result<()> {
         let handler = registry::validate(name, options, &self.shared.settings.resources)?;
-        self.shared.registry().register(handler);
-        Ok(())
+        self.shared.registry().register(handler)
     }
 
     /// Stops the loop for good and cuts any sleep short; running handlers
@@ -399,6 +398,7 @@ impl WorkerInner {
                 started: None,
             };
             let batch = handler.is_some_and(|h| h.batch.is_some());
+            let rate_limited = handler.is_some_and(|h| h.rate_limited());
             let make = |id| {
                 let contexts = tasks
                     .into_iter()
@@ -406,7 +406,8 @@ impl WorkerInner {
                     .map(|(index, task)| {
                         Arc::new(
                             self.context(task)
-                                .in_call(listener.clone(), id, index, batch),
+                                .in_call(listener.clone(), id, index, batch)
+                                .rate_limited(rate_limited),
                         )
                     })
                     .collect();

@@ -177,13 +177,15 @@ mod tests {
     fn claim_sources(specs: &[Spec<'_>]) -> Arc<ClaimSources> {
         let mut registry = Registry::default();
         for (name, batch, concurrency, resource) in specs {
-            registry.register(Handler {
-                name: name.to_string(),
-                batch: *batch,
-                concurrency: *concurrency,
-                resource: resource.map(Into::into),
-                flow: None,
-            });
+            registry
+                .register(Handler {
+                    name: name.to_string(),
+                    batch: *batch,
+                    concurrency: *concurrency,
+                    resource: resource.map(Into::into),
+                    flow: None,
+                })
+                .unwrap();
         }
         registry.claim_sources()
     }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::input::{integer_at_least_one, Options};
-use crate::store::flow::{self, Declaration, FlowLimits};
+use crate::store::flow::{self, Declaration, FlowLimits, RateLimit};
 
 /// `worker.task(name, {batch, concurrency, resource, rateLimit,
 /// groupConcurrency}, fn)` options; all absent for the plain
@@ -52,6 +52,17 @@ pub(crate) struct Handler {
 }
 
 impl Handler {
+    /// The key and rate of a rate limit with a key.
+    fn shared_rate(&self) -> Option<(&str, RateLimit)> {
+        let flow = self.flow.as_ref()?;
+        Some((flow.rate_key.as_deref()?, flow.rate?))
+    }
+
+    /// Whether the name declares a rate limit (`ctx.retryAfter`'s `limit`).
+    pub fn rate_limited(&self) -> bool {
+        self.flow.as_ref().is_some_and(|f| f.rate.is_some())
+    }
+
     /// Names with a batch size, a concurrency cap, a resource or declared
     /// limits draw alone.
     fn has_own_source(&self) -> bool {
@@ -107,12 +118,35 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// Adds a handler, or replaces the one of the same name in its place.
-    pub fn register(&mut self, handler: Handler) {
+    /// Refused: a rate with a key another name of this worker declares with
+    /// another rate (docs/api.md, "Flow control").
+    pub fn register(&mut self, handler: Handler) -> Result<()> {
+        if let Some((key, rate)) = handler.shared_rate() {
+            let other = self
+                .handlers
+                .iter()
+                .filter(|h| h.name != handler.name)
+                .find_map(|h| {
+                    h.shared_rate()
+                        .filter(|(k, r)| *k == key && *r != rate)
+                        .map(|(_, r)| (h, r))
+                });
+            if let Some((other, other_rate)) = other {
+                return Err(Error::Invalid(format!(
+                    "task \"{}\" declares rateLimit key \"{key}\" as {}, but task \"{}\" of this worker declares it as {}: the names sharing a key declare the same max, perMs and perGroup",
+                    handler.name,
+                    rate.describe(),
+                    other.name,
+                    other_rate.describe(),
+                )));
+            }
+        }
         match self.handlers.iter_mut().find(|h| h.name == handler.name) {
             Some(slot) => *slot = handler,
             None => self.handlers.push(handler),
         }
         self.claim_sources = None;
+        Ok(())
     }
 
     pub fn claim_sources(&mut self) -> Arc<ClaimSources> {
@@ -187,7 +221,7 @@ impl ClaimSources {
             declarations: handlers
                 .iter()
                 .filter_map(|h| {
-                    h.flow.map(|limits| Declaration {
+                    h.flow.clone().map(|limits| Declaration {
                         name: h.name.clone(),
                         limits,
                     })
@@ -262,10 +296,14 @@ mod tests {
     #[test]
     fn own_sources_come_first_in_registration_order_then_the_shared_one() {
         let mut registry = Registry::default();
-        registry.register(handler("plain1", None, None));
-        registry.register(handler("batched", Some(4), None));
-        registry.register(handler("plain2", None, None));
-        registry.register(handler("limited", None, Some("gpu")));
+        registry.register(handler("plain1", None, None)).unwrap();
+        registry
+            .register(handler("batched", Some(4), None))
+            .unwrap();
+        registry.register(handler("plain2", None, None)).unwrap();
+        registry
+            .register(handler("limited", None, Some("gpu")))
+            .unwrap();
         let claim_sources = registry.claim_sources();
         let names: Vec<_> = claim_sources
             .sources
@@ -286,10 +324,10 @@ mod tests {
     #[test]
     fn replacing_keeps_the_position_and_refreshes_the_claim_sources() {
         let mut registry = Registry::default();
-        registry.register(handler("a", None, None));
-        registry.register(handler("b", Some(2), None));
+        registry.register(handler("a", None, None)).unwrap();
+        registry.register(handler("b", Some(2), None)).unwrap();
         let before = registry.claim_sources();
-        registry.register(handler("a", Some(3), None));
+        registry.register(handler("a", Some(3), None)).unwrap();
         let after = registry.claim_sources();
         assert_eq!(before.sources.len(), 2);
         let names: Vec<_> = after.sources.iter().map(|s| s.names.clone()).collect();

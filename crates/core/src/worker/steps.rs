@@ -15,6 +15,25 @@ use crate::store::{
     Wake,
 };
 
+/// `ctx.retryAfter`'s options (docs/api.md, "Push-back").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RetryAfter {
+    /// Every task drawing from the name's rate-limit budget waits too.
+    pub limit: bool,
+}
+
+impl RetryAfter {
+    /// The options object as JS sends it (`input::Options`; unknown keys
+    /// refused).
+    pub fn read(options: &str) -> Result<RetryAfter> {
+        let mut fields =
+            crate::input::Options::parse("ctx.retryAfter options", options, &["limit"])?;
+        Ok(RetryAfter {
+            limit: fields.bool("limit")?.unwrap_or(false),
+        })
+    }
+}
+
 /// How `ctx.step` goes on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StepStart {
@@ -130,21 +149,32 @@ impl TaskContext {
         }
     }
 
-    /// `ctx.retryAfter(ms)` (docs/api.md, "Push-back"): the run ends without
-    /// failing; the task goes back to its queue to start no sooner than `ms`
-    /// from now, its attempt given back, no step recorded. Once the run is
-    /// suspended, by this or a step, it does nothing more (`None`).
-    pub async fn retry_after(&self, ms: f64) -> Result<Option<()>> {
+    /// `ctx.retryAfter(ms, { limit })` (docs/api.md, "Push-back"): the run
+    /// ends without failing; the task goes back to its queue to start no
+    /// sooner than `ms` from now, its attempt given back, no step recorded;
+    /// with `limit`, nothing drawing from its name's rate-limit budget starts
+    /// before then either. Once the run is suspended, by this or a step, it
+    /// does nothing more (`None`).
+    pub async fn retry_after(&self, ms: f64, options: RetryAfter) -> Result<Option<()>> {
         let delay = delay_ms(ms)?;
+        if options.limit && !self.is_rate_limited() {
+            return Err(Error::Invalid(format!(
+                "ctx.retryAfter's limit: true needs a rateLimit on task \"{}\"'s registration, which declares none",
+                self.task().name
+            )));
+        }
         if !self.step_gate()? {
             return Ok(None);
         }
         self.may_suspend("ctx.retryAfter")?;
-        match self
-            .store()
-            .suspend(self.owned(), None, Wake::After(delay))
-            .await
-        {
+        let suspended = if options.limit {
+            self.store().backend().push_back(self.owned(), delay).await
+        } else {
+            self.store()
+                .suspend(self.owned(), None, Wake::After(delay))
+                .await
+        };
+        match suspended {
             Ok(_) => {
                 self.mark_suspended();
                 Ok(None)

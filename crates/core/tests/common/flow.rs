@@ -6,7 +6,7 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairnq_core::store::flow::{Declaration, FlowLimits, RateLimit};
+use cairnq_core::store::flow::{Declaration, FlowLimits, RateLimit, Replaced};
 use cairnq_core::store::{
     ClaimPlan, ClaimRequest, Draw, HeldTask, ListInput, Outcome, SubmitInput, Target,
 };
@@ -78,13 +78,23 @@ pub fn rate(max: i64, per_ms: i64, per_group: bool) -> FlowLimits {
             per_ms,
             per_group,
         }),
+        rate_key: None,
         group_concurrency: None,
+    }
+}
+
+/// `rate` drawing from the budget of `key`.
+pub fn keyed(key: &str, max: i64, per_ms: i64, per_group: bool) -> FlowLimits {
+    FlowLimits {
+        rate_key: Some(key.into()),
+        ..rate(max, per_ms, per_group)
     }
 }
 
 pub fn group_concurrency(n: i64) -> FlowLimits {
     FlowLimits {
         rate: None,
+        rate_key: None,
         group_concurrency: Some(n),
     }
 }
@@ -155,8 +165,11 @@ pub async fn the_latest_declaration_wins(store: Arc<Store>) {
         .is_empty());
     let replaced = declare("worker_b", rate(20, 1_000, false)).await.unwrap();
     assert_eq!(replaced.len(), 1);
-    assert_eq!(replaced[0].previous.by, "worker_a");
-    assert_eq!(replaced[0].previous.limits, rate(10, 1_000, false));
+    assert_eq!(replaced[0].previous_by(), "worker_a");
+    let Replaced::Name { previous, .. } = &replaced[0] else {
+        panic!("{replaced:?}")
+    };
+    assert_eq!(previous.limits, rate(10, 1_000, false));
     let notice = replaced[0].notice();
     assert!(
         notice.starts_with("task \"summarize\": this worker declares rateLimit { max: 20, perMs: 1000 }, replacing rateLimit { max: 10, perMs: 1000 } declared by worker_a at "),
@@ -385,7 +398,15 @@ pub async fn bad_input_is_refused_and_nothing_is_written(store: Arc<Store>) {
         ),
         (
             r#"{"rateLimit":{"max":5,"perMs":10,"burst":2}}"#,
-            "unknown key \"burst\" in rateLimit (known: max, perMs, perGroup)",
+            "unknown key \"burst\" in rateLimit (known: key, max, perMs, perGroup)",
+        ),
+        (
+            r#"{"rateLimit":{"key":"","max":5,"perMs":10}}"#,
+            "rateLimit.key must be a non-empty string, got \"\"",
+        ),
+        (
+            r#"{"rateLimit":{"key":["k"],"max":5,"perMs":10}}"#,
+            "rateLimit.key must be a string, got an array",
         ),
         (
             r#"{"groupConcurrency":1.5}"#,
@@ -422,8 +443,154 @@ pub async fn bad_input_is_refused_and_nothing_is_written(store: Arc<Store>) {
         refused.to_string(),
         "group needs metadata to be an object, got [1]"
     );
+    // Two names of one worker sharing a key declare the same rate.
+    let shared = |max: i64| {
+        Registration::read(&format!(
+            r#"{{"rateLimit":{{"key":"openai","max":{max},"perMs":1000}}}}"#
+        ))
+        .unwrap()
+    };
+    worker.register("chat", shared(10)).unwrap();
+    assert_eq!(
+        worker.register("embed", shared(20)).unwrap_err().to_string(),
+        "task \"embed\" declares rateLimit key \"openai\" as { max: 20, perMs: 1000 }, but task \"chat\" of this worker declares it as { max: 10, perMs: 1000 }: the names sharing a key declare the same max, perMs and perGroup"
+    );
+    worker.register("embed", shared(10)).unwrap();
+    // A name's own registration replaced with another rate is no conflict
+    // while no other name shares the key.
+    worker.register("chat", shared(10)).unwrap();
     assert!(store.list(ListInput::default()).await.unwrap().is_empty());
     // A submit with a group writes no table of ours.
     let grouped = submit(&store, "t", Some("g")).await;
     assert_eq!(group_of(&grouped).as_deref(), Some("g"));
+}
+
+/// Every name declaring a key draws from one budget: what one started the
+/// others cannot; a task name spelled like the key keeps a budget of its own.
+pub async fn names_sharing_a_key_draw_from_one_budget(store: Arc<Store>) {
+    declare(&store, "w", "chat", keyed("openai", 3, 600, false)).await;
+    declare(&store, "w", "embed", keyed("openai", 3, 600, false)).await;
+    declare(&store, "w", "openai", rate(2, 600, false)).await;
+    for name in ["chat", "embed", "openai"] {
+        for _ in 0..4 {
+            submit(&store, name, None).await;
+        }
+    }
+    let (chat, retry) = draw(&store, "chat", 2).await;
+    assert_eq!((chat.len(), retry), (2, None));
+    let (embed, _) = draw(&store, "embed", 10).await;
+    assert_eq!(embed.len(), 1);
+    let (none, retry) = draw(&store, "embed", 10).await;
+    assert!(none.is_empty());
+    let retry = retry.expect("a full shared window says when it opens");
+    assert!((1..=600).contains(&retry), "{retry}");
+    let (none, retry) = draw(&store, "chat", 10).await;
+    assert!(none.is_empty() && retry.is_some());
+    // The name "openai" counts only its own starts.
+    let (own, _) = draw(&store, "openai", 10).await;
+    assert_eq!(own.len(), 2);
+    tokio::time::sleep(Duration::from_millis(retry.unwrap() as u64 + 20)).await;
+    let (later, _) = draw(&store, "embed", 10).await;
+    assert!(!later.is_empty() && later.len() <= 3, "{}", later.len());
+}
+
+/// A key declared with another rate is replaced, the latest winning for
+/// every name of the key, and the replacement names both rates.
+pub async fn a_key_declared_otherwise_is_replaced_and_reported(store: Arc<Store>) {
+    let backend = store.backend();
+    let declare = |worker: &str, name: &str, limits: FlowLimits| {
+        let declaration = Declaration {
+            name: name.into(),
+            limits,
+        };
+        backend.declare_flow(worker.into(), vec![declaration])
+    };
+    assert!(
+        declare("worker_a", "chat", keyed("openai", 2, 1_000, false))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let replaced = declare("worker_b", "embed", keyed("openai", 4, 1_000, false))
+        .await
+        .unwrap();
+    assert_eq!(replaced.len(), 1, "{replaced:?}");
+    assert_eq!(replaced[0].previous_by(), "worker_a");
+    let notice = replaced[0].notice();
+    assert!(
+        notice.starts_with("rateLimit key \"openai\": this worker declares { max: 4, perMs: 1000 } (task \"embed\"), replacing { max: 2, perMs: 1000 } declared by worker_a at "),
+        "{notice}"
+    );
+    // "chat" draws by the key's latest rate: 4.
+    for _ in 0..6 {
+        submit(&store, "chat", None).await;
+    }
+    let (claimed, _) = draw(&store, "chat", 10).await;
+    assert_eq!(claimed.len(), 4);
+}
+
+/// `push_back` fills the budget of the task's name until `ms` from now:
+/// no name drawing from it starts before, the task itself waits as long
+/// with its attempt given back; under a per-group rate only its group waits.
+pub async fn a_push_back_holds_the_whole_budget(store: Arc<Store>) {
+    declare(&store, "w", "chat", keyed("openai", 50, 1_000, false)).await;
+    declare(&store, "w", "embed", keyed("openai", 50, 1_000, false)).await;
+    let pushed = submit(&store, "chat", None).await;
+    for _ in 0..3 {
+        submit(&store, "embed", None).await;
+    }
+    let (claimed, _) = draw(&store, "chat", 1).await;
+    assert_eq!(claimed[0].id, pushed.id);
+    let owned = HeldTask {
+        task_id: pushed.id.clone(),
+        worker_id: "w".into(),
+    };
+    let before = cairnq_core::ids::now_ms();
+    store.backend().push_back(owned, 700).await.unwrap();
+    let row = store
+        .get(Target::Id(pushed.id.clone()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((row.status, row.attempt), (Status::Queued, 0));
+    assert!(row.run_at_ms >= before + 700, "{}", row.run_at_ms - before);
+    let (none, retry) = draw(&store, "embed", 10).await;
+    assert!(none.is_empty());
+    let retry = retry.expect("the filled window says when it opens");
+    assert!((1..=700).contains(&retry), "{retry}");
+    // Draws until the window opens start nothing; after it, all.
+    let mut started = Vec::new();
+    while started.len() < 4 {
+        let (rows, retry) = draw(&store, "embed", 10).await;
+        let (more, _) = draw(&store, "chat", 10).await;
+        started.extend(rows.into_iter().chain(more));
+        tokio::time::sleep(Duration::from_millis(
+            retry.unwrap_or(20).clamp(1, 50) as u64
+        ))
+        .await;
+    }
+    for task in &started {
+        assert!(
+            task.updated_at_ms >= before + 700,
+            "{} started {} ms after the push-back",
+            task.name,
+            task.updated_at_ms - before
+        );
+    }
+
+    // Per group: the pushed task's group waits, the others do not.
+    declare(&store, "w", "fetch", keyed("hosts", 5, 1_000, true)).await;
+    let a = submit(&store, "fetch", Some("a")).await;
+    let (claimed, _) = draw(&store, "fetch", 1).await;
+    assert_eq!(claimed[0].id, a.id);
+    let owned = HeldTask {
+        task_id: a.id.clone(),
+        worker_id: "w".into(),
+    };
+    store.backend().push_back(owned, 5_000).await.unwrap();
+    submit(&store, "fetch", Some("a")).await;
+    let b = submit(&store, "fetch", Some("b")).await;
+    let (claimed, _) = draw(&store, "fetch", 10).await;
+    assert_eq!(groups(&claimed), [Some("b".to_string())]);
+    assert_eq!(claimed[0].id, b.id);
 }

@@ -83,7 +83,10 @@ macro_rules! shared_suite {
                     a_busy_group_is_skipped_until_its_slot_comes_back,
                     groups_take_turns_and_a_backlog_blocks_no_one,
                     a_per_group_rate_holds_each_group,
-                    an_undeclared_name_claims_the_head);
+                    an_undeclared_name_claims_the_head,
+                    names_sharing_a_key_draw_from_one_budget,
+                    a_key_declared_otherwise_is_replaced_and_reported,
+                    a_push_back_holds_the_whole_budget);
             }
         }
     };

@@ -1,7 +1,8 @@
 -- Claim the tasks of the ids a flow draw's chunk picked ($1), those still
 -- queued, skipping rows another claimer holds, at the database clock; when
--- $4, records one start per claimed row at its claim time, under its group
--- when $5, else under ''. $2 worker_id, $3 lease_ms.
+-- $4, records one start per claimed row at its claim time in the budget $6
+-- (a key's when $7 = 1, else a task name's), under its group when $5, else
+-- under ''. $2 worker_id, $3 lease_ms.
 with locked as (
     select id from cairnq_tasks
     where id = any($1::text[]) and status = 'queued'
@@ -19,8 +20,9 @@ with locked as (
     where task.id = locked.id
     returning task.*
 ), recorded as (
-    insert into cairnq_flow_starts (name, grp, started_at_ms)
-    select claimed.name,
+    insert into cairnq_flow_starts (name, shared_key, grp, started_at_ms)
+    select $6::text,
+        $7::bigint,
         case when $5::boolean then coalesce(claimed.metadata->>'cairnq.group', '') else '' end,
         claimed.updated_at_ms
     from claimed

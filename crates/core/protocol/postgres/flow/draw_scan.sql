@@ -2,7 +2,8 @@
 -- one queue in claim order (walking cairnq_tasks_claim_name_idx): id, group
 -- ('' for none), and what counts against that group: its running rows of the
 -- name when $5 (a group concurrency is declared; read through the partial
--- lease index), its starts after $6 when $7 (a per-group rate is declared).
+-- lease index), its starts after $6 in the budget $8 (a key's when $9 = 1,
+-- else a task name's) when $7 (a per-group rate is declared).
 -- The core picks among them (store/flow/pick.rs). Runs in a later statement
 -- than limits_and_locks, so its counts see what the locks' previous holders
 -- committed. $1 queue, $2 name, $3 now.
@@ -26,7 +27,8 @@ with scanned as (
 ), started as (
     select grp, count(*) as n
     from cairnq_flow_starts
-    where name = $2::text
+    where name = $8::text
+      and shared_key = $9::bigint
       and $7::boolean
       and grp in (select grp from scanned)
       and started_at_ms > $6::bigint

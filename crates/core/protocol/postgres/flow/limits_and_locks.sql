@@ -1,9 +1,12 @@
 -- Before each chunk of a flow draw: the name's declared limits (null columns
--- when it has none) and the database clock, and, when it limits groups, the
+-- when it has none; with its key's stored rate, as limits.sql answers them)
+-- and the database clock, and, when it limits groups, the
 -- locks of up to $4 limited groups this transaction does not hold yet ($5),
 -- the first to appear among the first $3 due queued tasks of the name on one
 -- queue in claim order. One row per group locked (grp null: none). A
--- group's key is `cairnq.flow:` and the JSON array [name, group]; seed 1
+-- group's key is `cairnq.flow:` and the JSON array [name, group], or when
+-- the name's rate has a key, `cairnq.flow.key:` and [key, group] (the groups
+-- of the budget every name of the key shares); seed 1
 -- keeps it apart from the keyed submits' locks. Never waits: a group another
 -- claimer holds is left to it for this draw, so two claimers never wait on
 -- each other whatever order they lock in. Group concurrency limits grouped
@@ -12,12 +15,20 @@
 with clock as (
     select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms
 ), limits as (
-    select rate_max, rate_per_ms, rate_per_group, group_concurrency, declared_by, declared_at_ms
-    from cairnq_flow_limits
-    where name = $2::text
+    select limits.rate_max, limits.rate_per_ms, limits.rate_per_group, limits.group_concurrency,
+        limits.declared_by, limits.declared_at_ms, limits.rate_key,
+        keys.rate_max as key_rate_max, keys.rate_per_ms as key_rate_per_ms,
+        keys.rate_per_group as key_rate_per_group, keys.declared_by as key_declared_by,
+        keys.declared_at_ms as key_declared_at_ms
+    from cairnq_flow_limits as limits
+    left join cairnq_flow_keys as keys on keys.key = limits.rate_key
+    where limits.name = $2::text
 ), limited as (
     select group_concurrency is not null as grouped,
-        rate_max is not null and rate_per_group <> 0 as every
+        rate_max is not null
+            and coalesce(key_rate_per_group, rate_per_group) <> 0 as every,
+        case when rate_key is null then 'cairnq.flow:' else 'cairnq.flow.key:' end as prefix,
+        coalesce(rate_key, $2::text) as budget
     from limits
 ), scanned as (
     select coalesce(metadata->>'cairnq.group', '') as grp,
@@ -41,11 +52,13 @@ with clock as (
     order by min(position)
     limit $4::bigint
 ), locked as materialized (
-    select grp from fresh
-    where pg_try_advisory_xact_lock(hashtextextended('cairnq.flow:' || jsonb_build_array($2::text, grp)::text, 1))
+    select grp from fresh, limited
+    where pg_try_advisory_xact_lock(hashtextextended(limited.prefix || jsonb_build_array(limited.budget, grp)::text, 1))
 )
 select limits.rate_max, limits.rate_per_ms, limits.rate_per_group, limits.group_concurrency,
-    limits.declared_by, limits.declared_at_ms, clock.ms, locked.grp
+    limits.declared_by, limits.declared_at_ms, limits.rate_key,
+    limits.key_rate_max, limits.key_rate_per_ms, limits.key_rate_per_group,
+    limits.key_declared_by, limits.key_declared_at_ms, clock.ms, locked.grp
 from clock
 left join limits on true
 left join locked on true

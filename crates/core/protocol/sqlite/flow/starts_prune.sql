@@ -1,3 +1,4 @@
--- Starts of a name that no window reaches any more. :name, :since.
+-- Starts of a budget that no window reaches any more. :name, :shared_key,
+-- :since.
 delete from cairnq_flow_starts
-where name = :name and started_at_ms <= :since
+where name = :name and shared_key = :shared_key and started_at_ms <= :since

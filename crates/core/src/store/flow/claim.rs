@@ -11,7 +11,8 @@ use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
 use crate::store::bad_rows::report;
 
 /// One flow draw in the claim transaction `tx`: the name's limits and,
-/// under a name-wide rate, its lock and window; then per queue the chunks
+/// under a name-wide rate, its budget's lock and window (the name's own, or
+/// its key's); then per queue the chunks
 /// `Chunks` asks for, each scanned, picked (`pick`) and claimed, each after
 /// the draw's first preceded, under group limits, by the locks of its
 /// groups. Hands the plan the rows (and, when the name's window is full,
@@ -33,7 +34,7 @@ pub async fn run<T: FlowTransaction>(
         .await?;
     let limits = match declared {
         None => FlowLimits::default(),
-        Some(Ok(declared)) => declared.limits,
+        Some(Ok(declared)) => declared.enforced(),
         // Limits nobody can read are no licence to run unlimited: the name
         // waits for a worker's next declaration, the other names go on.
         Some(Err(bad)) => {
@@ -42,15 +43,16 @@ pub async fn run<T: FlowTransaction>(
             return Ok(());
         }
     };
+    let budget = limits.budget(name);
     let mut want = draw.limit;
     if let Some(rate) = limits.name_rate() {
-        if !tx.lock_name(name).await? {
-            // Another claimer is starting this name right now.
+        if !tx.lock_budget(&budget).await? {
+            // Another claimer is starting tasks of this budget right now.
             plan.accept(Vec::new());
             return Ok(());
         }
         let since = window_since(&rate, now);
-        match name_allowance(&rate, &tx.window(name, since).await?, now) {
+        match name_allowance(&rate, &tx.window(&budget, since).await?, now) {
             Allowance::Starts(allowed) => want = want.min(allowed),
             Allowance::Full { retry_in_ms } => {
                 plan.rate_limited(retry_in_ms);
@@ -61,7 +63,7 @@ pub async fn run<T: FlowTransaction>(
     }
     let groups = GroupLimits::of(&limits, now);
     if groups.rate_max.is_some() {
-        tx.prune(name, groups.since).await?;
+        tx.prune(&budget, groups.since).await?;
     }
     let mut chunks = Chunks::new(groups, want);
     let mut claimed = Vec::new();
@@ -72,12 +74,12 @@ pub async fn run<T: FlowTransaction>(
             if groups.any() && !std::mem::take(&mut first_chunk) {
                 tx.lock_groups(queue, name, chunk).await?;
             }
-            let (scanned, counts) = tx.scan(queue, name, now, chunk, &groups).await?;
+            let (scanned, counts) = tx.scan(queue, name, &budget, now, chunk, &groups).await?;
             let ids = pick(&scanned, &counts, &groups, chunk.limit);
             let rows = if ids.is_empty() {
                 Vec::new()
             } else {
-                tx.claim(request, name, &ids, now, limits.rate).await?
+                tx.claim(request, &budget, &ids, now, limits.rate).await?
             };
             let count = rows.len() as i64;
             claimed.extend(rows);

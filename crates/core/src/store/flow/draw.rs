@@ -229,6 +229,7 @@ mod tests {
                 per_ms: 1_000,
                 per_group: true,
             }),
+            rate_key: None,
             group_concurrency: Some(2),
         };
         let groups = GroupLimits::of(&limits, 11_000);
@@ -246,6 +247,7 @@ mod tests {
                 per_group: false,
                 ..limits.rate.unwrap()
             }),
+            rate_key: None,
             group_concurrency: None,
         };
         let groups = GroupLimits::of(&name_rate, 11_000);

@@ -4,10 +4,10 @@
 
 use super::{FlowLimits, RateLimit};
 use crate::error::Result;
-use crate::input::{at_least, integer_at_least_one, stored_ms, Options};
+use crate::input::{at_least, integer_at_least_one, name_field, stored_ms, Options};
 
 /// The keys `rateLimit` may have.
-const RATE_LIMIT_KEYS: [&str; 3] = ["max", "perMs", "perGroup"];
+const RATE_LIMIT_KEYS: [&str; 4] = ["key", "max", "perMs", "perGroup"];
 
 /// The options that declare limits.
 pub const KEYS: [&str; 2] = ["rateLimit", "groupConcurrency"];
@@ -15,9 +15,15 @@ pub const KEYS: [&str; 2] = ["rateLimit", "groupConcurrency"];
 /// `rateLimit` and `groupConcurrency` of a registration's options. `None`
 /// when it declares neither.
 pub fn read(fields: &mut Options) -> Result<Option<FlowLimits>> {
-    let rate = match fields.object("rateLimit", &RATE_LIMIT_KEYS)? {
-        None => None,
-        Some(mut rate) => Some(rate_limit(&mut rate)?),
+    let (rate, rate_key) = match fields.object("rateLimit", &RATE_LIMIT_KEYS)? {
+        None => (None, None),
+        Some(mut rate) => {
+            let key = rate.text("key")?;
+            if let Some(key) = &key {
+                name_field("rateLimit.key", key)?;
+            }
+            (Some(rate_limit(&mut rate)?), key)
+        }
     };
     let group_concurrency = match fields.number("groupConcurrency")? {
         None => None,
@@ -28,6 +34,7 @@ pub fn read(fields: &mut Options) -> Result<Option<FlowLimits>> {
     }
     Ok(Some(FlowLimits {
         rate,
+        rate_key,
         group_concurrency,
     }))
 }
@@ -71,9 +78,14 @@ mod tests {
                     per_ms: 1_000,
                     per_group: false
                 }),
+                rate_key: None,
                 group_concurrency: Some(2),
             }
         );
+        let keyed = parse(r#"{"rateLimit":{"key":"openai","max":5,"perMs":60000}}"#)
+            .unwrap()
+            .unwrap();
+        assert_eq!(keyed.rate_key.as_deref(), Some("openai"));
         let per_group = parse(r#"{"rateLimit":{"max":1,"perMs":1,"perGroup":true}}"#)
             .unwrap()
             .unwrap();
@@ -129,7 +141,19 @@ mod tests {
             ),
             (
                 r#"{"rateLimit":{"max":5,"perMs":10,"window":3}}"#,
-                "unknown key \"window\" in rateLimit (known: max, perMs, perGroup)",
+                "unknown key \"window\" in rateLimit (known: key, max, perMs, perGroup)",
+            ),
+            (
+                r#"{"rateLimit":{"key":"","max":5,"perMs":10}}"#,
+                "rateLimit.key must be a non-empty string, got \"\"",
+            ),
+            (
+                r#"{"rateLimit":{"key":7,"max":5,"perMs":10}}"#,
+                "rateLimit.key must be a string, got 7",
+            ),
+            (
+                r#"{"rateLimit":{"key":"openai","max":0,"perMs":10}}"#,
+                "rateLimit.max must be an integer >= 1, got 0",
             ),
             (
                 r#"{"rateLimit":60}"#,

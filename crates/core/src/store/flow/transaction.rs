@@ -7,7 +7,7 @@
 
 use super::draw::{Chunk, GroupLimits, WindowCount};
 use super::pick::{GroupCounts, Scanned};
-use super::{Declaration, Declared, RateLimit};
+use super::{Budget, Declaration, Declared, KeyDeclared, RateLimit};
 use crate::error::Result;
 use crate::store::backend::ClaimRequest;
 use crate::store::bad_rows::BadRow;
@@ -15,6 +15,9 @@ use crate::task::Task;
 
 /// A stored declaration, or the `BadRow` another program's write made of it.
 pub type StoredDeclaration = Option<std::result::Result<Declared, BadRow>>;
+
+/// A key's stored rate, or the `BadRow` another program's write made of it.
+pub type StoredKey = Option<std::result::Result<KeyDeclared, BadRow>>;
 
 // Not `Send`-bound: SQLite's connection is not `Sync`, and the core drives
 // its futures on the writer's thread without a runtime.
@@ -28,6 +31,10 @@ pub trait FlowTransaction {
     async fn declared(&mut self, name: &str) -> Result<StoredDeclaration>;
     /// Store `declaration` as `worker_id`'s, replacing the stored one.
     async fn declare(&mut self, worker_id: &str, declaration: &Declaration) -> Result<()>;
+    /// The stored rate of `key`.
+    async fn declared_key(&mut self, key: &str) -> Result<StoredKey>;
+    /// Store `rate` as `key`'s, `worker_id`'s, replacing the stored one.
+    async fn declare_key(&mut self, worker_id: &str, key: &str, rate: RateLimit) -> Result<()>;
 
     /// A draw's first step: the stored declaration of `name` and the clock
     /// the draw runs by; a dialect that counts a group only under its lock
@@ -38,33 +45,36 @@ pub trait FlowTransaction {
         name: &str,
         first: Chunk,
     ) -> Result<(StoredDeclaration, i64)>;
-    /// Whether this transaction may start tasks of `name` under a name-wide
-    /// rate: `false` while another claimer is starting them.
-    async fn lock_name(&mut self, name: &str) -> Result<bool>;
-    /// The starts of `name` after `since`, per group, older ones dropped.
-    async fn window(&mut self, name: &str, since: i64) -> Result<Vec<WindowCount>>;
-    /// Drop the starts of `name` no window after `since` reaches.
-    async fn prune(&mut self, name: &str, since: i64) -> Result<()>;
+    /// Whether this transaction may start tasks drawing from `budget` under
+    /// a name-wide rate: `false` while another claimer is starting them.
+    async fn lock_budget(&mut self, budget: &Budget) -> Result<bool>;
+    /// The starts of `budget` after `since`, per group, older ones dropped.
+    async fn window(&mut self, budget: &Budget, since: i64) -> Result<Vec<WindowCount>>;
+    /// Drop the starts of `budget` no window after `since` reaches.
+    async fn prune(&mut self, budget: &Budget, since: i64) -> Result<()>;
     /// Before every chunk but the draw's first, under group limits: lock the
     /// groups `chunk` of `queue` may claim, where counting needs the lock.
     async fn lock_groups(&mut self, queue: &str, name: &str, chunk: Chunk) -> Result<()>;
     /// The first `chunk.rows` due rows of `name` on `queue`, in claim order,
     /// that this transaction may claim, and what counts against their groups
-    /// under `groups` (nothing without group limits).
+    /// under `groups` (nothing without group limits): their running rows of
+    /// `name`, their starts in `budget`.
+    #[allow(clippy::too_many_arguments)]
     async fn scan(
         &mut self,
         queue: &str,
         name: &str,
+        budget: &Budget,
         now: i64,
         chunk: Chunk,
         groups: &GroupLimits,
     ) -> Result<(Vec<Scanned>, GroupCounts)>;
-    /// Claim `ids` of `name` for `request`'s worker (rows another claimer
-    /// took meanwhile skipped), recording their starts under `rate`.
+    /// Claim `ids` for `request`'s worker (rows another claimer took
+    /// meanwhile skipped), recording their starts in `budget` under `rate`.
     async fn claim(
         &mut self,
         request: &ClaimRequest,
-        name: &str,
+        budget: &Budget,
         ids: &[String],
         now: i64,
         rate: Option<RateLimit>,

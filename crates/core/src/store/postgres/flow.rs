@@ -10,22 +10,26 @@
 
 use async_trait::async_trait;
 
-use super::conn::{apply, rows, tasks};
+use super::conn::{apply, execute, rows, tasks};
 use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
+use super::steps::suspend;
 use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::Result;
 use crate::protocol::flow::{
     POSTGRES as SQL, POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_LIMITS_AND_LOCKS,
-    POSTGRES_LOCK_NAME,
+    POSTGRES_LOCK_NAME, POSTGRES_PUSH_BACK_LOCK, POSTGRES_SHARED_KEYS,
 };
-use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend};
+use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend, HeldTask};
 use crate::store::flow::claim;
 use crate::store::flow::declare::declare;
 use crate::store::flow::draw::{Chunk, GroupLimits, WindowCount};
 use crate::store::flow::pick::{GroupCounts, Scanned};
-use crate::store::flow::transaction::{FlowTransaction, StoredDeclaration};
-use crate::store::flow::{Declaration, Declared, FlowLimits, RateLimit, Replaced};
+use crate::store::flow::transaction::{FlowTransaction, StoredDeclaration, StoredKey};
+use crate::store::flow::{
+    Budget, Declaration, Declared, FlowLimits, KeyDeclared, RateLimit, Replaced,
+};
+use crate::store::step_rows::{Suspended, Wake};
 use crate::task::Task;
 
 /// A transaction, and the groups whose advisory locks it holds.
@@ -58,18 +62,23 @@ impl<'t, S: Session> PgFlow<'t, S> {
         .await?;
         let row = found.first().expect("limits_and_locks answers a row");
         let declared = declared_of(row)?;
-        let now = row.int(6)?;
+        let now = row.int(12)?;
         for row in &found {
-            self.held.extend(row.opt_text(7)?);
+            self.held.extend(row.opt_text(13)?);
         }
         Ok((declared.map(Ok), now))
     }
 }
 
-/// The limits columns of a `limits` row (the first six).
+/// The limits columns of a `limits` row (the first twelve: the name's, its
+/// key, the key's).
 fn declared_of<R: PgRow>(row: &R) -> Result<Option<Declared>> {
     let Some(by) = row.opt_text(4)? else {
         return Ok(None);
+    };
+    let key = match row.opt_int(7)? {
+        None => None,
+        Some(max) => Some(key_of(row, 7, max)?),
     };
     Ok(Some(Declared {
         limits: FlowLimits::from_columns(
@@ -77,10 +86,26 @@ fn declared_of<R: PgRow>(row: &R) -> Result<Option<Declared>> {
             row.opt_int(1)?,
             row.int(2)?,
             row.opt_int(3)?,
+            row.opt_text(6)?,
         ),
         by,
         at_ms: row.int(5)?,
+        key,
     }))
+}
+
+/// A key's columns from `at` on (`rate_max`, the `max` read, then
+/// `rate_per_ms`, `rate_per_group`, `declared_by`, `declared_at_ms`).
+fn key_of<R: PgRow>(row: &R, at: usize, max: i64) -> Result<KeyDeclared> {
+    Ok(KeyDeclared {
+        rate: RateLimit {
+            max,
+            per_ms: row.int(at + 1)?,
+            per_group: row.int(at + 2)? != 0,
+        },
+        by: row.text(at + 3)?,
+        at_ms: row.int(at + 4)?,
+    })
 }
 
 /// Under the ledger's exclusive lock (as a migration); the declarations
@@ -96,6 +121,17 @@ impl<T: Transport + PushSource> FlowBackend for PostgresBackend<T> {
         let declared = declare(&mut PgFlow::new(&tx), &worker_id, &declarations).await;
         end_tx(tx, declared).await
     }
+
+    async fn push_back(&self, owned: HeldTask, ms: i64) -> Result<Suspended> {
+        let tx = self.begin().await?;
+        let pushed = async {
+            execute(&tx, POSTGRES_PUSH_BACK_LOCK, &params![&owned.task_id]).await?;
+            execute(&tx, SQL.push_back, &params![&owned.task_id, &ms]).await?;
+            suspend(&tx, &owned, None, Wake::After(ms)).await
+        }
+        .await;
+        end_tx(tx, pushed).await
+    }
 }
 
 /// One flow draw inside the claim transaction.
@@ -110,7 +146,8 @@ pub async fn draw<S: Session>(
 
 impl<S: Session> FlowTransaction for PgFlow<'_, S> {
     async fn install(&mut self) -> Result<()> {
-        apply(self.tx, &SQL.migration).await
+        apply(self.tx, &SQL.migration).await?;
+        apply(self.tx, &POSTGRES_SHARED_KEYS).await
     }
 
     async fn declared(&mut self, name: &str) -> Result<StoredDeclaration> {
@@ -133,6 +170,30 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
                 &rate_per_group,
                 &group_concurrency,
                 &worker_id,
+                &declaration.limits.rate_key,
+            ],
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn declared_key(&mut self, key: &str) -> Result<StoredKey> {
+        match rows(self.tx, SQL.key_limits, &params![&key]).await?.first() {
+            Some(row) => Ok(Some(Ok(key_of(row, 0, row.int(0)?)?))),
+            None => Ok(None),
+        }
+    }
+
+    async fn declare_key(&mut self, worker_id: &str, key: &str, rate: RateLimit) -> Result<()> {
+        execute(
+            self.tx,
+            SQL.declare_key,
+            &params![
+                &key,
+                &rate.max,
+                &rate.per_ms,
+                &(rate.per_group as i64),
+                &worker_id
             ],
         )
         .await?;
@@ -149,8 +210,13 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
         self.limits_and_locks(queue, name, first).await
     }
 
-    async fn lock_name(&mut self, name: &str) -> Result<bool> {
-        let locked = rows(self.tx, POSTGRES_LOCK_NAME, &params![&name]).await?;
+    async fn lock_budget(&mut self, budget: &Budget) -> Result<bool> {
+        let locked = rows(
+            self.tx,
+            POSTGRES_LOCK_NAME,
+            &params![&budget.id, &budget.shared_column()],
+        )
+        .await?;
         Ok(locked
             .first()
             .map(|row| row.bool(0))
@@ -158,23 +224,27 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
             .unwrap_or(false))
     }
 
-    async fn window(&mut self, name: &str, since: i64) -> Result<Vec<WindowCount>> {
-        rows(self.tx, SQL.starts_window, &params![&name, &since])
-            .await?
-            .iter()
-            .map(|row| {
-                Ok(WindowCount {
-                    group: row.text(0)?,
-                    count: row.int(1)?,
-                    oldest_ms: row.int(2)?,
-                })
+    async fn window(&mut self, budget: &Budget, since: i64) -> Result<Vec<WindowCount>> {
+        rows(
+            self.tx,
+            SQL.starts_window,
+            &params![&budget.id, &budget.shared_column(), &since],
+        )
+        .await?
+        .iter()
+        .map(|row| {
+            Ok(WindowCount {
+                group: row.text(0)?,
+                count: row.int(1)?,
+                oldest_ms: row.int(2)?,
             })
-            .collect()
+        })
+        .collect()
     }
 
     /// `starts_window` prunes: its answer is left unread.
-    async fn prune(&mut self, name: &str, since: i64) -> Result<()> {
-        self.window(name, since).await.map(drop)
+    async fn prune(&mut self, budget: &Budget, since: i64) -> Result<()> {
+        self.window(budget, since).await.map(drop)
     }
 
     /// The name's limits, read again, go unused: the draw keeps the first.
@@ -188,6 +258,7 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
         &mut self,
         queue: &str,
         name: &str,
+        budget: &Budget,
         now: i64,
         chunk: Chunk,
         groups: &GroupLimits,
@@ -203,6 +274,8 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
                 &groups.concurrency.is_some(),
                 &groups.since,
                 &groups.rate_max.is_some(),
+                &budget.id,
+                &budget.shared_column(),
             ],
         )
         .await?;
@@ -227,7 +300,7 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
     async fn claim(
         &mut self,
         request: &ClaimRequest,
-        _name: &str,
+        budget: &Budget,
         ids: &[String],
         _now: i64,
         rate: Option<RateLimit>,
@@ -241,6 +314,8 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
                 &request.lease_ms,
                 &rate.is_some(),
                 &rate.is_some_and(|r| r.per_group),
+                &budget.id,
+                &budget.shared_column(),
             ],
         )
         .await

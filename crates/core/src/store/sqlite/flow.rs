@@ -14,19 +14,24 @@ use super::conn::apply_in_transaction;
 use super::lifecycle::SqliteBackend;
 use super::query::{query, query_tasks, Cells};
 use super::rows::json_list;
+use super::steps::suspend;
 use crate::error::Result;
 use crate::ids::now_ms;
 use crate::protocol::flow::{
     SQLITE as SQL, SQLITE_CLAIM_IDS, SQLITE_DRAW_SCAN, SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS,
-    SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
+    SQLITE_SHARED_KEYS, SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
 };
-use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend};
+use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend, HeldTask};
 use crate::store::flow::claim;
 use crate::store::flow::declare::declare;
 use crate::store::flow::draw::{Chunk, GroupLimits, WindowCount};
 use crate::store::flow::pick::{GroupCounts, Scanned};
-use crate::store::flow::transaction::{FlowTransaction, StoredDeclaration};
-use crate::store::flow::{Declaration, Declared, FlowLimits, RateLimit, Replaced, LIMITS_TABLE};
+use crate::store::flow::transaction::{FlowTransaction, StoredDeclaration, StoredKey};
+use crate::store::flow::{
+    Budget, Declaration, Declared, FlowLimits, KeyDeclared, RateLimit, Replaced, KEYS_TABLE,
+    LIMITS_TABLE,
+};
+use crate::store::step_rows::{Suspended, Wake};
 use crate::task::Task;
 
 /// The writer's connection, inside its transaction.
@@ -53,6 +58,20 @@ impl FlowBackend for SqliteBackend {
         })
         .await
     }
+
+    async fn push_back(&self, owned: HeldTask, ms: i64) -> Result<Suspended> {
+        self.transaction(move |conn| {
+            let now = now_ms();
+            query(
+                conn,
+                SQL.push_back,
+                &[(":id", &owned.task_id), (":now", &now), (":ms", &ms)],
+                |_| Ok(()),
+            )?;
+            suspend(conn, &owned, None, Wake::At(now.saturating_add(ms)))
+        })
+        .await
+    }
 }
 
 /// One flow draw inside the claim transaction.
@@ -67,26 +86,76 @@ pub fn draw(
 
 impl FlowTransaction for SqliteFlow<'_> {
     async fn install(&mut self) -> Result<()> {
-        apply_in_transaction(self.0, &SQL.migration)
+        apply_in_transaction(self.0, &SQL.migration)?;
+        apply_in_transaction(self.0, &SQLITE_SHARED_KEYS)
     }
 
     async fn declared(&mut self, name: &str) -> Result<StoredDeclaration> {
         let found = query(self.0, SQL.limits, &[(":name", &name)], |row| {
             let row = Cells::new(row, LIMITS_TABLE, name.into());
             Ok((|| {
+                let key = match row.opt_int(7, "rate_max")? {
+                    None => None,
+                    Some(max) => Some(KeyDeclared {
+                        rate: RateLimit {
+                            max,
+                            per_ms: row.int(8, "rate_per_ms")?,
+                            per_group: row.int(9, "rate_per_group")? != 0,
+                        },
+                        by: row.get(10, "declared_by")?,
+                        at_ms: row.int(11, "declared_at_ms")?,
+                    }),
+                };
                 Ok(Declared {
                     limits: FlowLimits::from_columns(
                         row.opt_int(0, "rate_max")?,
                         row.opt_int(1, "rate_per_ms")?,
                         row.int(2, "rate_per_group")?,
                         row.opt_int(3, "group_concurrency")?,
+                        row.get(6, "rate_key")?,
                     ),
                     by: row.get(4, "declared_by")?,
                     at_ms: row.int(5, "declared_at_ms")?,
+                    key,
                 })
             })())
         })?;
         Ok(found.into_iter().next())
+    }
+
+    async fn declared_key(&mut self, key: &str) -> Result<StoredKey> {
+        let found = query(self.0, SQL.key_limits, &[(":key", &key)], |row| {
+            let row = Cells::new(row, KEYS_TABLE, key.into());
+            Ok((|| {
+                Ok(KeyDeclared {
+                    rate: RateLimit {
+                        max: row.int(0, "rate_max")?,
+                        per_ms: row.int(1, "rate_per_ms")?,
+                        per_group: row.int(2, "rate_per_group")? != 0,
+                    },
+                    by: row.get(3, "declared_by")?,
+                    at_ms: row.int(4, "declared_at_ms")?,
+                })
+            })())
+        })?;
+        Ok(found.into_iter().next())
+    }
+
+    async fn declare_key(&mut self, worker_id: &str, key: &str, rate: RateLimit) -> Result<()> {
+        query(
+            self.0,
+            SQL.declare_key,
+            &[
+                (":key", &key),
+                (":rate_max", &rate.max),
+                (":rate_per_ms", &rate.per_ms),
+                (":rate_per_group", &(rate.per_group as i64)),
+                (":declared_by", &worker_id),
+                (":now", &now_ms()),
+            ],
+            |_| Ok(()),
+        )?;
+        Ok(())
     }
 
     async fn declare(&mut self, worker_id: &str, declaration: &Declaration) -> Result<()> {
@@ -101,6 +170,7 @@ impl FlowTransaction for SqliteFlow<'_> {
                 (":rate_per_ms", &rate_per_ms),
                 (":rate_per_group", &rate_per_group),
                 (":group_concurrency", &group_concurrency),
+                (":rate_key", &declaration.limits.rate_key),
                 (":declared_by", &worker_id),
                 (":now", &now_ms()),
             ],
@@ -118,16 +188,20 @@ impl FlowTransaction for SqliteFlow<'_> {
         Ok((self.declared(name).await?, now_ms()))
     }
 
-    async fn lock_name(&mut self, _name: &str) -> Result<bool> {
+    async fn lock_budget(&mut self, _budget: &Budget) -> Result<bool> {
         Ok(true)
     }
 
-    async fn window(&mut self, name: &str, since: i64) -> Result<Vec<WindowCount>> {
-        self.prune(name, since).await?;
+    async fn window(&mut self, budget: &Budget, since: i64) -> Result<Vec<WindowCount>> {
+        self.prune(budget, since).await?;
         query(
             self.0,
             SQL.starts_window,
-            &[(":name", &name), (":since", &since)],
+            &[
+                (":name", &budget.id),
+                (":shared_key", &budget.shared_column()),
+                (":since", &since),
+            ],
             |row| {
                 Ok(WindowCount {
                     group: row.get(0)?,
@@ -138,11 +212,15 @@ impl FlowTransaction for SqliteFlow<'_> {
         )
     }
 
-    async fn prune(&mut self, name: &str, since: i64) -> Result<()> {
+    async fn prune(&mut self, budget: &Budget, since: i64) -> Result<()> {
         query(
             self.0,
             SQLITE_STARTS_PRUNE,
-            &[(":name", &name), (":since", &since)],
+            &[
+                (":name", &budget.id),
+                (":shared_key", &budget.shared_column()),
+                (":since", &since),
+            ],
             |_| Ok(()),
         )?;
         Ok(())
@@ -157,6 +235,7 @@ impl FlowTransaction for SqliteFlow<'_> {
         &mut self,
         queue: &str,
         name: &str,
+        budget: &Budget,
         now: i64,
         chunk: Chunk,
         groups: &GroupLimits,
@@ -202,7 +281,8 @@ impl FlowTransaction for SqliteFlow<'_> {
                 self.0,
                 SQLITE_GROUP_STARTS,
                 &[
-                    (":name", &name),
+                    (":name", &budget.id),
+                    (":shared_key", &budget.shared_column()),
                     (":groups", &seen),
                     (":since", &groups.since),
                 ],
@@ -217,7 +297,7 @@ impl FlowTransaction for SqliteFlow<'_> {
     async fn claim(
         &mut self,
         request: &ClaimRequest,
-        name: &str,
+        budget: &Budget,
         ids: &[String],
         now: i64,
         rate: Option<RateLimit>,
@@ -238,7 +318,8 @@ impl FlowTransaction for SqliteFlow<'_> {
                 self.0,
                 SQLITE_STARTS_RECORD,
                 &[
-                    (":name", &name),
+                    (":name", &budget.id),
+                    (":shared_key", &budget.shared_column()),
                     (":ids", &ids),
                     (":per_group", &rate.per_group),
                 ],

@@ -1,0 +1,4 @@
+-- The stored rate of one rateLimit key, if any: the latest declared. :key.
+select rate_max, rate_per_ms, rate_per_group, declared_by, declared_at_ms
+from cairnq_flow_keys
+where key = :key
