@@ -1000,7 +1000,9 @@ async fn task_done_wake_ends_early_when_the_task_finishes() {
     wait_listening(&backend).await;
     claim(&store, &["default"], "w1", 1).await;
 
-    let mut wake = pin!(store.task_done_wake(&task.id, store.wake_ticket(), LONG_SLEEP));
+    // Taken as a wait takes it, before the probe that decides to sleep.
+    let probed = store.wake_ticket();
+    let mut wake = pin!(store.task_done_wake(&task.id, probed, LONG_SLEEP));
     assert!(poll_once(&mut wake).await.is_pending());
     store
         .finish(owned(&task, "w1"), Outcome::Complete { result: None })
@@ -1009,6 +1011,18 @@ async fn task_done_wake_ends_early_when_the_task_finishes() {
     tokio::time::timeout(PATIENCE, wake)
         .await
         .expect("the completion's notification ends the sleep");
+
+    // A wait whose probe saw the task unfinished and which only now goes to
+    // sleep: the notification already came, so the sleep ends at once
+    // (docs/protocol.md, "Wakes (LISTEN/NOTIFY)"), not at its poll interval.
+    tokio::time::timeout(PATIENCE, store.task_done_wake(&task.id, probed, LONG_SLEEP))
+        .await
+        .expect("a notification after the ticket ends the sleep at once");
+    let mut later = pin!(store.task_done_wake(&task.id, store.wake_ticket(), LONG_SLEEP));
+    assert!(
+        poll_once(&mut later).await.is_pending(),
+        "a ticket taken after the notification sleeps"
+    );
     store.close().await.unwrap();
 }
 
@@ -1661,7 +1675,10 @@ async fn schedules_table_appears_on_first_use_with_its_ledger_row() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(ledger, vec!["node_schedules_0001.sql".to_string()]);
+    assert_eq!(
+        ledger,
+        ["node_schedules_0001.sql", "node_schedules_0002.sql"]
+    );
 }
 
 /// 1000 due schedules another program wrote with a cron nobody can read do
@@ -1673,7 +1690,10 @@ async fn schedules_unfirable_rows_never_starve_a_healthy_one() {
     let store = db.store();
     common::schedules::a_healthy_schedule_among_unfirable_ones(&store).await;
     let insert = format!(
-        "insert into cairnq_schedules select 'bad-' || i, 'report', '{}', 'UTC', 'default',
+        "insert into cairnq_schedules (name, task_name, cron, tz, queue, payload, metadata, priority,
+                     max_attempts, catch_up, paused, next_run_at_ms, last_run_at_ms, created_at_ms,
+                     updated_at_ms)
+                 select 'bad-' || i, 'report', '{}', 'UTC', 'default',
              '{{}}', '{{}}', 0, 3, 'latest', 0, {}, null, 0, 0 from generate_series(1, 1000) as i",
         common::schedules::UNFIRABLE_CRON,
         common::schedules::T0
@@ -1767,6 +1787,48 @@ mod flow {
         flow::bad_input_is_refused_and_nothing_is_written(store.clone()).await;
         store.close().await.unwrap();
         assert_eq!(flow_tables_and_ledger(&db).await, (vec![], vec![]));
+    }
+
+    /// A draw in flight elsewhere holds the head of the queue (its rows and
+    /// its groups' locks, as its transaction does until it commits): another
+    /// draw reads past those rows and claims the groups behind them, rather
+    /// than trying the same groups and coming back empty.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_draw_reads_past_the_rows_another_draw_holds() {
+        let db = test_db!();
+        let store = db.store();
+        flow::declare(&store, "w", "export", flow::group_concurrency(1)).await;
+        let mut tasks = Vec::new();
+        for group in ["g0", "g1", "g2", "g3"] {
+            tasks.push(flow::submit(&store, "export", Some(group)).await);
+        }
+        let other = db.sql().await;
+        other.batch_execute("begin").await.unwrap();
+        let held = other
+            .query(
+                "select id from cairnq_tasks where id = any($1) for update",
+                &[&vec![tasks[0].id.clone(), tasks[1].id.clone()]],
+            )
+            .await
+            .unwrap();
+        assert_eq!(held.len(), 2);
+        for group in ["g0", "g1"] {
+            other
+                .query(
+                    "select pg_advisory_xact_lock(hashtextextended('cairnq.flow:' || jsonb_build_array('export', $1::text)::text, 1))",
+                    &[&group],
+                )
+                .await
+                .unwrap();
+        }
+        let (claimed, _) = flow::draw(&store, "export", 2).await;
+        let mut claimed: Vec<&str> = claimed.iter().map(|t| t.id.as_str()).collect();
+        claimed.sort_unstable();
+        let mut behind = vec![tasks[2].id.as_str(), tasks[3].id.as_str()];
+        behind.sort_unstable();
+        assert_eq!(claimed, behind, "the groups behind the held head");
+        other.batch_execute("rollback").await.unwrap();
+        store.close().await.unwrap();
     }
 
     /// Six claimers on two pools (as two processes) draw `name` until `total`

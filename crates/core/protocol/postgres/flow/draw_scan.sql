@@ -6,7 +6,8 @@
 -- else a task name's) when $7 (a per-group rate is declared).
 -- The core picks among them (store/flow/pick.rs). Runs in a later statement
 -- than limits_and_locks, so its counts see what the locks' previous holders
--- committed. $1 queue, $2 name, $3 now.
+-- committed. Rows another draw has locked are skipped (limits_and_locks).
+-- $1 queue, $2 name, $3 now.
 with scanned as (
     select id, coalesce(metadata->>'cairnq.group', '') as grp, priority, run_at_ms
     from cairnq_tasks
@@ -16,6 +17,7 @@ with scanned as (
       and run_at_ms <= $3::bigint
     order by priority desc, run_at_ms asc, id asc
     limit $4::bigint
+    for update skip locked
 ), running as (
     select coalesce(metadata->>'cairnq.group', '') as grp, count(*) as n
     from cairnq_tasks

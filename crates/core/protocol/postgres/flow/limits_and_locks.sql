@@ -10,7 +10,10 @@
 -- keeps it apart from the keyed submits' locks. Never waits: a group another
 -- claimer holds is left to it for this draw, so two claimers never wait on
 -- each other whatever order they lock in. Group concurrency limits grouped
--- tasks, a per-group rate every task ('' being one more group).
+-- tasks, a per-group rate every task ('' being one more group). The due
+-- rows are locked, skipping those another draw holds: concurrent draws
+-- read past each other's rows to groups of their own, rather than all
+-- trying the same groups at the head of the queue.
 -- $1 queue, $2 name.
 with clock as (
     select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms
@@ -43,6 +46,7 @@ with clock as (
           and exists (select 1 from limited where grouped or every)
         order by priority desc, run_at_ms asc, id asc
         limit $3::bigint
+        for update skip locked
     ) as due
 ), fresh as materialized (
     select grp from scanned, limited

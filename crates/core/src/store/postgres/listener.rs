@@ -3,7 +3,7 @@
 //! an accelerator: every sleep still ends by its timeout, and polling stays the
 //! source of truth.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +19,8 @@ use crate::store::backend::{Push, PushSubscriber};
 
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 const LAST_RETRY: Duration = Duration::from_secs(30);
+/// Done notifications remembered for wakes whose ticket predates them.
+const RECENT_DONE: usize = 256;
 
 /// Where notifications come from.
 #[derive(Clone)]
@@ -75,6 +77,12 @@ struct State {
     watched_queues: HashSet<String>,
     /// Notifications for watched queues that arrived while nobody waited.
     missed_queues: HashSet<String>,
+    /// Done notifications dispatched so far: the wake ticket.
+    done_seen: u64,
+    /// The task ids of the last `RECENT_DONE` of them, newest last, so a
+    /// task-done wake sees one that landed after its ticket and before it
+    /// registered (the probe deciding to sleep ran in between).
+    recent_done: VecDeque<String>,
     subscribers: HashMap<u64, PushSubscriber>,
 }
 
@@ -85,7 +93,11 @@ struct Waiter {
 
 enum Interest {
     Queues(Vec<String>),
-    Task(String),
+    /// A task's done notification, any dispatched after ticket `since`.
+    Task {
+        id: String,
+        since: u64,
+    },
 }
 
 impl PushWakes {
@@ -163,8 +175,19 @@ impl PushWakes {
         }
     }
 
-    pub async fn task_done_wake(&self, task_id: &str, timeout: Duration) {
-        if let Some(registration) = self.shared.register(Interest::Task(task_id.to_string())) {
+    /// A mark of the done notifications dispatched so far.
+    pub fn ticket(&self) -> u64 {
+        self.shared.state().done_seen
+    }
+
+    /// Resolves when `task_id`'s done notification arrives, at once if it
+    /// arrived after ticket `since`; after `timeout` at the latest.
+    pub async fn task_done_wake(&self, task_id: &str, since: u64, timeout: Duration) {
+        let interest = Interest::Task {
+            id: task_id.to_string(),
+            since,
+        };
+        if let Some(registration) = self.shared.register(interest) {
             registration.sleep(timeout).await
         }
     }
@@ -179,14 +202,8 @@ impl ListenerInner {
     /// notification already answers it. Once disabled, sleepers just sleep.
     fn register(&self, interest: Interest) -> Option<Registration<'_>> {
         let mut state = self.state();
-        if let Interest::Queues(queues) = &interest {
-            let mut missed = false;
-            for queue in queues {
-                missed |= state.missed_queues.remove(queue);
-            }
-            if missed {
-                return None;
-            }
+        if state.answers(&interest) {
+            return None;
         }
         let wake = Arc::new(Notify::new());
         let id = (!state.disabled).then(|| {
@@ -217,13 +234,16 @@ impl ListenerInner {
             subscriber(push);
         }
         let mut state = self.state();
+        if let Push::Done(task_id) = push {
+            state.remember_done(task_id);
+        }
         let mut woke = false;
         for waiter in state.waiters.values() {
             let wanted = match (&waiter.interest, push) {
                 (Interest::Queues(queues), Push::Queued(queue)) => {
                     queues.iter().any(|q| q == queue)
                 }
-                (Interest::Task(id), Push::Done(task_id)) => id == task_id,
+                (Interest::Task { id, .. }, Push::Done(task_id)) => id == task_id,
                 _ => false,
             };
             if wanted {
@@ -245,6 +265,42 @@ impl ListenerInner {
         for waiter in self.state().waiters.values() {
             waiter.wake.notify_one();
         }
+    }
+}
+
+impl State {
+    /// Whether a notification that already came answers `interest`: a
+    /// remembered queued one (consumed), or a task's done one after the
+    /// ticket. When more came after the ticket than are remembered, one may
+    /// have been its: answered, and the caller polls once more.
+    fn answers(&mut self, interest: &Interest) -> bool {
+        match interest {
+            Interest::Queues(queues) => {
+                let mut missed = false;
+                for queue in queues {
+                    missed |= self.missed_queues.remove(queue);
+                }
+                missed
+            }
+            Interest::Task { id, since } => {
+                let after = self.done_seen.saturating_sub(*since);
+                after > self.recent_done.len() as u64
+                    || self
+                        .recent_done
+                        .iter()
+                        .rev()
+                        .take(after as usize)
+                        .any(|done| done == id)
+            }
+        }
+    }
+
+    fn remember_done(&mut self, task_id: &str) {
+        self.done_seen += 1;
+        if self.recent_done.len() == RECENT_DONE {
+            self.recent_done.pop_front();
+        }
+        self.recent_done.push_back(task_id.to_string());
     }
 }
 

@@ -253,8 +253,12 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         self.wakes.claim_wake(queues, timeout).await
     }
 
-    async fn task_done_wake(&self, task_id: &str, _since: u64, timeout: Duration) {
-        self.wakes.task_done_wake(task_id, timeout).await
+    fn wake_ticket(&self) -> u64 {
+        self.wakes.ticket()
+    }
+
+    async fn task_done_wake(&self, task_id: &str, since: u64, timeout: Duration) {
+        self.wakes.task_done_wake(task_id, since, timeout).await
     }
 
     fn subscribe_push(&self, subscriber: PushSubscriber) -> Option<u64> {
