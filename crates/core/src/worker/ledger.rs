@@ -16,9 +16,10 @@ use super::plan::Usage;
 use super::report::Reporter;
 use crate::error::Error;
 
-/// Handlers whose recent calls average less than this may have a round of
-/// calls claimed ahead of them (see `WorkerInner::poll_until_stopped`).
-const SHORT_CALL: Duration = Duration::from_millis(5);
+/// Handlers whose recent calls average less than this per task may have a
+/// round of calls claimed ahead of them (see `WorkerInner::poll_until_stopped`).
+/// Per task, so that a batch call of many short tasks counts as short.
+const SHORT_TASK: Duration = Duration::from_millis(5);
 
 /// A returned task waiting for its `complete` (written by the next poll).
 pub(crate) struct PendingCompletion {
@@ -64,8 +65,9 @@ pub(crate) struct Ledger {
     pub(crate) abandoned: HashMap<u64, Arc<Call>>,
     pub(crate) next_call: u64,
     pub(crate) usage: Usage,
-    /// Moving average of how long handlers took, `None` before the first.
-    pub(crate) call_time: Option<Duration>,
+    /// Moving average of how long handlers took per task of their call,
+    /// `None` before the first.
+    pub(crate) task_time: Option<Duration>,
 }
 
 impl Ledger {
@@ -90,6 +92,19 @@ impl Ledger {
             *self.usage.by_resource.entry(resource.clone()).or_default() += 1;
         }
         self.running.insert(id, charge);
+    }
+
+    /// A handler took `took` for a call of `tasks` tasks.
+    fn record_call_time(&mut self, took: Duration, tasks: usize) {
+        let per_task = took / u32::try_from(tasks.max(1)).unwrap_or(u32::MAX);
+        self.task_time = Some(match self.task_time {
+            None => per_task,
+            Some(average) => (average * 7 + per_task) / 8,
+        });
+    }
+
+    fn calls_are_short(&self) -> bool {
+        self.task_time.is_some_and(|t| t < SHORT_TASK)
     }
 }
 
@@ -134,7 +149,7 @@ impl RunState {
 
     /// Whether recent handler calls were short enough to claim ahead of them.
     pub(crate) fn calls_are_short(&self) -> bool {
-        self.ledger().call_time.is_some_and(|t| t < SHORT_CALL)
+        self.ledger().calls_are_short()
     }
 
     /// No call in flight and nothing left to write.
@@ -225,13 +240,10 @@ impl RunState {
             timer.abort();
         }
         let took = charge.started.map(|started| started.elapsed());
-        if let Some(took) = took {
-            ledger.call_time = Some(match ledger.call_time {
-                None => took,
-                Some(average) => (average * 7 + took) / 8,
-            });
-        }
         let call = ledger.calls.get(&call_id).cloned();
+        if let (Some(took), Some(call)) = (took, &call) {
+            ledger.record_call_time(took, call.contexts.len());
+        }
         if let (Ending::TimedOut(_), Some(call)) = (ending, &call) {
             ledger.abandoned.insert(call_id, call.clone());
         }
@@ -288,5 +300,31 @@ impl RunState {
             self.runtime
                 .spawn(async move { store.wake_parents_of(children).await });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_are_short_by_their_time_per_task() {
+        let mut ledger = Ledger::default();
+        assert!(!ledger.calls_are_short(), "nothing measured yet");
+        // A batch call of 256 tasks in 16 ms: 62.5 µs a task.
+        ledger.record_call_time(Duration::from_millis(16), 256);
+        assert!(ledger.calls_are_short());
+    }
+
+    #[test]
+    fn a_single_task_call_over_the_threshold_is_long() {
+        let mut ledger = Ledger::default();
+        ledger.record_call_time(Duration::from_millis(16), 1);
+        assert!(!ledger.calls_are_short());
+        // The average moves by an eighth a call: short calls bring it back.
+        for _ in 0..16 {
+            ledger.record_call_time(Duration::from_millis(1), 1);
+        }
+        assert!(ledger.calls_are_short());
     }
 }

@@ -12,7 +12,8 @@
 //! fewer calls than it asked for left nothing behind.
 //!
 //! While the queue has a backlog, handlers are short (recent calls took
-//! under `SHORT_CALL` on average) and the registrations set no per-name,
+//! under `SHORT_TASK` a task on average, so a batch call of many short tasks
+//! counts as short) and the registrations set no per-name,
 //! resource or byte limits, a poll also claims one round ahead: up to
 //! `slots` calls held until slots free up. The handler thread then starts
 //! them as soon as earlier handlers return (`start_ready`), while the next
