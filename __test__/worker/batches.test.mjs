@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 
 import { TaskError } from "../../index.mjs";
 import { waitFor } from "../support/helpers.mjs";
-import { envelope, rowsOf, waitAllTerminal, waitForStatus } from "../support/worker-helpers.mjs";
+import { envelope, makeGate, rowsOf, waitAllTerminal, waitForStatus } from "../support/worker-helpers.mjs";
 import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
 
 // ---------------------------------------------------------------------------
@@ -123,5 +123,46 @@ forEachDialect("batch delivery", (dialect) => {
     assert.deepEqual(mixed.map((r) => r.status).sort(), ["failed", "succeeded"]);
     assert.equal(mixed.find((r) => r.status === "succeeded").result, "fine");
     assert.equal(mixed.find((r) => r.status === "failed").error.code, "unserializable_result");
+  });
+
+  // A batch call of short tasks counts as short however long the whole call
+  // takes (each call here sleeps 10 ms, over the 5 ms a call the threshold
+  // once applied to; 8 tasks make it about 1.25 ms a task): a round is then
+  // claimed ahead while a call runs, and stop() leaves none of them leased.
+  async function blockFourthCall(t) {
+    const { client, handle, worker } = await setupWorker(t, dialect, { concurrency: 1 });
+    const gate = makeGate();
+    let calls = 0;
+    worker.task("short", { batch: 8 }, async () => {
+      calls += 1;
+      if (calls < 4) await new Promise((r) => setTimeout(r, 10));
+      else if (calls === 4) await gate.promise;
+    });
+    const ids = await submitN(client, "short", 64);
+    handle.start();
+    const running = async () => (await client.list({ status: "running", limit: 100 })).length;
+    // The blocked call's 8 tasks and a round of 8 claimed ahead of it.
+    await waitFor(async () => (await running()) === 16, { timeoutMs: 60_000, message: "a round claimed ahead" });
+    return { client, handle, gate, ids, running };
+  }
+
+  test("a batch registration of short tasks keeps a round claimed ahead", async (t) => {
+    const { client, gate, ids, running } = await blockFourthCall(t);
+    assert.equal(await running(), 16, "never more than the running call and one round ahead");
+    gate.release();
+    const rows = await waitAllTerminal(client, ids);
+    for (const row of rows) assert.equal(row.status, "succeeded");
+  });
+
+  test("stop() with a round claimed ahead leaves no task leased and none lost", async (t) => {
+    const { client, handle, gate, running } = await blockFourthCall(t);
+    const drained = handle.stopAndDrain();
+    gate.release();
+    await drained;
+    assert.equal(await running(), 0, "nothing left leased to a stopped worker");
+    const succeeded = (await client.list({ status: "succeeded", limit: 100 })).length;
+    const queued = (await client.list({ status: "queued", limit: 100 })).length;
+    assert.ok(succeeded >= 3 * 8, `the three short calls succeeded (${succeeded})`);
+    assert.equal(succeeded + queued, 64, "every task succeeded or went back to the queue");
   });
 });
