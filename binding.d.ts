@@ -177,6 +177,8 @@ export declare class NativeStore {
   schedules(): Promise<string>
   pauseSchedule(name: string): Promise<string | null>
   resumeSchedule(name: string): Promise<string | null>
+  /** One task of the schedule now, its pending occurrence left; the task. */
+  triggerSchedule(name: string): Promise<string>
   unschedule(name: string): Promise<string | null>
   sharedTxOpen(): Promise<SharedTxObject>
   /**

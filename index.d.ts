@@ -677,6 +677,8 @@ export declare class CairnQ {
   resumeSchedule(name: string): Promise<Schedule | null>;
   /** Remove `name` (the tasks it fired stay); the schedule removed, or `null`. */
   unschedule(name: string): Promise<Schedule | null>;
+  /** One task of `name` now (`ctx.schedule.triggered`), the pending occurrence left, whatever the overlap; an unknown name is refused. */
+  triggerSchedule(name: string): Promise<Task>;
 
   /** The task's durable steps and what it is sleeping or waiting for (docs/api.md, "Durable steps"). */
   steps(taskId: string): Promise<TaskSteps>;
@@ -694,12 +696,28 @@ export declare class CairnQ {
 /** What happens to occurrences that fell due while no worker ran. */
 export type CatchUp = "none" | "latest" | "all";
 
-/** `client.schedule(name, opts)`. */
-export type ScheduleOptions<P = unknown> = {
+/** `client.schedule(name, opts)`: a `cron` or an `every`, exactly one. */
+export type ScheduleOptions<P = unknown> = ScheduleCommonOptions<P> &
+  (
+    | {
+        /** 5 fields, or 6 with seconds first; `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. */
+        cron: string;
+        every?: never;
+      }
+    | {
+        /** An interval schedule: an occurrence every this many ms (an integer >= 1), from `startAt` or one period after `schedule()`. */
+        every: number;
+        cron?: never;
+      }
+  );
+
+/** What an occurrence does while a task of its schedule is queued or running: fire anyway, or be skipped (and counted). */
+export type ScheduleOverlap = "allow" | "skip";
+
+/** The options every schedule takes, beside its `cron` or `every`. */
+export type ScheduleCommonOptions<P = unknown> = {
   /** The task each occurrence submits: a name or a TaskDef. */
   task: string | TaskDef<P, any>;
-  /** 5 fields, or 6 with seconds first; `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`. */
-  cron: string;
   /** IANA zone the expression is read in; default `"UTC"`. */
   tz?: string;
   /** Every occurrence's payload; default `{}`. */
@@ -716,6 +734,14 @@ export type ScheduleOptions<P = unknown> = {
   catchUp?: CatchUp;
   /** Each task's flow-control group (as `submit`'s), kept in the metadata as `"cairnq.group"`. */
   group?: string | null;
+  /** Default `"allow"`. */
+  overlap?: ScheduleOverlap;
+  /** No occurrence before it (a Date or epoch ms). */
+  startAt?: Date | number;
+  /** No occurrence after it (a Date or epoch ms); must be after `startAt`. */
+  endAt?: Date | number;
+  /** The number of occurrences it fires, then stops (an integer >= 1; triggers and skips do not count). */
+  limit?: number;
 };
 
 /** A stored schedule (`client.schedules()`). */
@@ -723,7 +749,10 @@ export type Schedule = {
   name: string;
   /** The task name each occurrence submits. */
   task: string;
-  cron: string;
+  /** `null` for an interval schedule. */
+  cron: string | null;
+  /** An interval schedule's period (ms), else `null`. */
+  every: number | null;
   tz: string;
   queue: string;
   payload: any;
@@ -738,6 +767,17 @@ export type Schedule = {
   lastRunAtMs: number | null;
   createdAtMs: number;
   updatedAtMs: number;
+  overlap: ScheduleOverlap;
+  startAtMs: number | null;
+  endAtMs: number | null;
+  limit: number | null;
+  /** Occurrences that made a task. */
+  firedCount: number;
+  /** Occurrences `overlap: "skip"` skipped. */
+  skippedCount: number;
+  lastSkippedAtMs: number | null;
+  /** Past its `endAt`, or its `limit` fired: it fires no more. */
+  finished: boolean;
 };
 
 /** Where a fired task names its schedule: `metadata["cairnq.schedule"]`, and `ctx.schedule`. */
@@ -747,6 +787,8 @@ export type ScheduleOrigin = {
   occurrenceAtMs: number;
   /** Set on the earliest task of a `catchUp: "all"` that left older occurrences out. */
   earlierOccurrencesSkipped?: true;
+  /** Set on a task `triggerSchedule` made (its `occurrenceAtMs` is the trigger's time). */
+  triggered?: true;
 };
 
 // ---------------------------------------------------------------------------

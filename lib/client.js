@@ -5,7 +5,7 @@
 const { TaskCanceled, TaskFailed } = require("./errors.js");
 const { RetentionSweeper } = require("./housekeeping.js");
 const { taskName } = require("./models.js");
-const { schedule, schedules, changeSchedule } = require("./schedules.js");
+const { schedule, schedules, changeSchedule, triggerSchedule } = require("./schedules.js");
 const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
 const { taskSteps, sendSignal } = require("./steps.js");
@@ -249,6 +249,16 @@ class CairnQ {
   /** @param {string} name */
   unschedule(name) {
     return changeSchedule(this._store, "unschedule", name);
+  }
+
+  /**
+   * One task of the schedule now, the pending occurrence left where it is
+   * (docs/api.md, "Schedules"); whatever the overlap.
+   * @param {string} name
+   * @returns {Promise<Task>}
+   */
+  triggerSchedule(name) {
+    return triggerSchedule(this._store, name);
   }
 
   /**

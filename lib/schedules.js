@@ -16,6 +16,13 @@ const SCHEDULE_METADATA_KEY = "cairnq.schedule";
  */
 
 /**
+ * A `Date` as its epoch milliseconds (an invalid one as NaN, which the core
+ * refuses naming the field); anything else as given, for the core to check.
+ * @param {unknown} value
+ */
+const epochMs = (value) => (value instanceof Date ? value.getTime() : value);
+
+/**
  * The spec the core reads: a TaskDef becomes its name, payload and metadata
  * JSON texts; anything else goes as given, for the core to check.
  * @param {unknown} name
@@ -24,10 +31,12 @@ const SCHEDULE_METADATA_KEY = "cairnq.schedule";
  */
 function scheduleSpec(name, opts) {
   if (opts === null || typeof opts !== "object") return encodeOptions({ name, task: null, cron: null });
-  const { task, payload, metadata, ...rest } = opts;
+  const { task, payload, metadata, startAt, endAt, ...rest } = opts;
   const taskName = task !== null && typeof task === "object" && "name" in task ? task.name : task;
   return encodeOptions({
     ...rest,
+    startAt: epochMs(startAt),
+    endAt: epochMs(endAt),
     name,
     task: taskName === undefined ? null : taskName,
     payload: payload === undefined ? undefined : dumpJson(payload),
@@ -55,6 +64,17 @@ async function schedules(store) {
 }
 
 /**
+ * One task of the schedule now (`ctx.schedule.triggered`), its pending
+ * occurrence left where it is; an unknown name is refused.
+ * @param {NativeHolder} store
+ * @param {string} name
+ * @returns {Promise<import("../index.js").Task>}
+ */
+async function triggerSchedule(store, name) {
+  return JSON.parse(await store._native.triggerSchedule(name).catch(raise));
+}
+
+/**
  * `pause` / `resume` / `unschedule` of one schedule by name: the schedule, or
  * null when none has that name.
  * @param {NativeHolder} store
@@ -67,4 +87,4 @@ async function changeSchedule(store, change, name) {
   return text == null ? null : JSON.parse(text);
 }
 
-module.exports = { schedule, schedules, changeSchedule, scheduleSpec, SCHEDULE_METADATA_KEY };
+module.exports = { schedule, schedules, changeSchedule, triggerSchedule, scheduleSpec, SCHEDULE_METADATA_KEY };

@@ -82,6 +82,7 @@ pub fn reason(err: &Error) -> String {
         Error::Database { code, .. } | Error::NoCairnqDatabase { code, .. } => {
             reason.code = Some(code)
         }
+        Error::NoSuchSchedule { .. } => reason.code = Some(cairnq_core::error::NO_SCHEDULE_CODE),
         Error::Invalid(_)
         | Error::ProtocolVersionMismatch { .. }
         | Error::Serialization(_)
@@ -238,6 +239,7 @@ mod tests {
                 Error::no_database("no cairnq database at missing.db: the file does not exist (nothing was created)".into()),
                 Error::not_cairnq("notes.db is not a cairnq database: it has no cairnq_meta, cairnq_migrations and cairnq_tasks tables (the file was left untouched)".into()),
             ],
+            NoSuchSchedule { .. } => [Error::NoSuchSchedule { name: "nightly-report".into() }],
             EventLoopBlocked { .. } => [Error::EventLoopBlocked {
                 late_ms: 700,
                 interval_ms: 100,
@@ -257,6 +259,11 @@ mod tests {
             Error::Database { code, .. } | Error::NoCairnqDatabase { code, .. } => {
                 (json!({}), Value::Null, json!(code))
             }
+            Error::NoSuchSchedule { .. } => (
+                json!({}),
+                Value::Null,
+                json!(cairnq_core::error::NO_SCHEDULE_CODE),
+            ),
             Error::LostLease { task_id } => {
                 (json!({ "taskId": task_id }), json!([task_id]), Value::Null)
             }

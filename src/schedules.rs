@@ -9,7 +9,7 @@ use napi::Result;
 use napi_derive::napi;
 
 use crate::errors::IntoJs;
-use crate::store::NativeStore;
+use crate::store::{row, NativeStore};
 
 fn maybe(row: Option<ScheduleRow>) -> Option<String> {
     row.as_ref().map(schedule_to_json)
@@ -52,6 +52,16 @@ impl NativeStore {
             .resume_schedule(&name, now_ms())
             .await
             .map(maybe)
+            .js()
+    }
+
+    /// One task of the schedule now, its pending occurrence left; the task.
+    #[napi]
+    pub async fn trigger_schedule(&self, name: String) -> Result<String> {
+        self.inner
+            .trigger_schedule(&name, now_ms())
+            .await
+            .map(row)
             .js()
     }
 

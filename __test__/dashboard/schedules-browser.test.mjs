@@ -76,6 +76,52 @@ for (const dialect of DIALECTS)
     );
 
     test(
+      "shows overlap, skips, window and limit; Run now makes one task and moves nothing",
+      { timeout: TIMEOUT_MS },
+      async (t) => {
+        const { client, page, url } = await setup(t);
+        const startAt = Date.UTC(2030, 0, 1);
+        await client.schedule("poll", { task: "poll", every: 60_000, overlap: "skip", startAt, limit: 3 });
+        await waitFor(async () => (await page.locator("#schedules tbody tr").count()) === 3, {
+          timeoutMs: 30_000,
+          message: "the interval schedule never showed",
+        });
+        const row = page.locator('tr[data-schedule="poll"]');
+        assert.match(await row.textContent(), /every 60000 ms/);
+        assert.equal(await cell(page, "poll", "overlap"), "skip");
+        assert.equal(await cell(page, "poll", "skipped"), "0");
+        assert.ok((await cell(page, "poll", "start-at")).startsWith("2030-01-01 00:00:00.000 UTC"));
+        assert.equal(await cell(page, "poll", "end-at"), "-");
+        assert.equal(await cell(page, "poll", "fired"), "0/3");
+        assert.equal(await cell(page, "nightly-report", "overlap"), "allow");
+
+        await row.locator("button.schedule-trigger").click(UI);
+        await waitFor(async () => (await client.list({ name: "poll" })).length === 1, {
+          timeoutMs: 30_000,
+          message: "Run now made no task",
+        });
+        const [task] = await client.list({ name: "poll" });
+        assert.equal(task.metadata["cairnq.schedule"].triggered, true);
+        await waitFor(async () => (await page.locator("#flash").textContent()).includes(task.id), {
+          timeoutMs: 30_000,
+          message: "the page never said what it triggered",
+        });
+        const poll = (await client.schedules()).find((s) => s.name === "poll");
+        assert.equal(poll.nextRunAtMs, startAt, "Run now moved the pending occurrence");
+
+        const csrf = await page.evaluate(async () => (await (await fetch("api/config")).json()).csrf);
+        const unknown = await fetch(new URL("api/schedules/trigger", url), {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-csrf-token": csrf },
+          body: JSON.stringify({ name: "nope" }),
+        });
+        assert.equal(unknown.status, 404);
+        assert.deepEqual(await unknown.json(), { error: 'no schedule named "nope"' });
+        assert.equal((await client.list({})).length, 1, "an unknown trigger wrote a task");
+      },
+    );
+
+    test(
       "actions need the page's CSRF token and the same origin; read-only refuses them",
       { timeout: TIMEOUT_MS },
       async (t) => {
@@ -102,7 +148,9 @@ for (const dialect of DIALECTS)
         assert.equal((await done.json()).schedule.paused, true);
 
         const readOnly = await setup(t, ["--read-only"]);
-        assert.equal(await readOnly.page.locator('tr[data-schedule="nightly-report"] button').isDisabled(), true);
+        const buttons = readOnly.page.locator('tr[data-schedule="nightly-report"] button');
+        assert.equal(await buttons.count(), 2);
+        for (const button of await buttons.all()) assert.equal(await button.isDisabled(), true);
         const roCsrf = await readOnly.page.evaluate(async () => (await (await fetch("api/config")).json()).csrf);
         const refused = await fetch(new URL("api/schedules/resume", readOnly.url), {
           method: "POST",
@@ -111,6 +159,13 @@ for (const dialect of DIALECTS)
         });
         assert.equal(refused.status, 403);
         assert.equal((await readOnly.client.schedules())[0].paused, true);
+        const roTrigger = await fetch(new URL("api/schedules/trigger", readOnly.url), {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-csrf-token": roCsrf },
+          body: JSON.stringify({ name: "audit" }),
+        });
+        assert.equal(roTrigger.status, 403);
+        assert.deepEqual(await readOnly.client.list({}), [], "a refused trigger wrote a task");
       },
     );
 

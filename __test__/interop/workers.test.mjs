@@ -604,6 +604,54 @@ for (const sdk of SDKS) {
       );
 
       scenario(
+        "a database with schedule controls (every, overlap skip, window, limit, a trigger): the Python worker runs their tasks",
+        async (t) => {
+          const db = await backend.freshDatabase(t);
+          const ours = await openOurs(t, backend, db);
+          await ours.schedule("py-controlled", {
+            task: "py.tick",
+            every: 300,
+            overlap: "skip",
+            startAt: new Date(Date.now() + 500),
+            endAt: Date.now() + 3_600_000,
+            limit: 3,
+            payload: RICH_PAYLOAD,
+          });
+          const triggered = await ours.triggerSchedule("py-controlled");
+          const ourWorker = startOurWorker(t, backend, db, (w) => w.task("js.unused", () => null));
+          const pyWorker = spawnPyWorker(t, db, { handlers: ["py.tick"] });
+          const pyWorkerId = await pyWorker.ready();
+          await pyWorker.waitForEvent(() => pyWorker.startedTaskIds().length >= 4, {
+            what: "the triggered task and the three the limit allows started",
+            timeoutMs: 90_000,
+          });
+          const ran = pyWorker.startedTaskIds();
+          const rows = await Promise.all(ran.map((id) => ours.wait(id, { timeoutMs: OUR_CALL_WAIT_MS })));
+          for (const row of rows) {
+            const detail = JSON.stringify(row);
+            assert.equal(row.status, "succeeded", detail);
+            assert.equal(row.worker_id, pyWorkerId, detail);
+            assert.deepEqual(row.result.echo, RICH_PAYLOAD, detail);
+            assert.equal(row.metadata["cairnq.schedule"].name, "py-controlled", detail);
+          }
+          assert.ok(ran.includes(triggered.id), "the Python worker ran the triggered task");
+          const [schedule] = await ours.schedules();
+          assert.equal(schedule.firedCount, 3);
+          assert.equal(schedule.finished, true);
+          const listed = await py("list", db, "--name", "py.tick");
+          assert.equal(listed.tasks.length, 4, "the limit's three and the trigger");
+          const { migrations } = await py("ledger", db);
+          for (const name of ["node_schedules_0001.sql", "node_schedules_0002.sql"]) {
+            assert.ok(
+              migrations.some((m) => m.name === name),
+              `${name}: ${JSON.stringify(migrations)}`,
+            );
+          }
+          await Promise.all([pyWorker.terminate(), ourWorker.stopAndDrain()]);
+        },
+      );
+
+      scenario(
         "a database with steps: Python runs such a task from the top, a child it finishes resumes its parent, its purge takes the steps",
         async (t) => {
           const db = await backend.freshDatabase(t);

@@ -2,7 +2,7 @@
 // compile under `tsc -p __test__/types/tsconfig.json`; it is never run.
 
 import { CairnQ, Worker, defineTask } from "cairnq";
-import type { CatchUp, Schedule, ScheduleOptions, ScheduleOrigin } from "cairnq";
+import type { CatchUp, Schedule, ScheduleOptions, ScheduleOrigin, ScheduleOverlap, Task } from "cairnq";
 
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 declare function expectType<T extends true>(value: T): void;
@@ -34,6 +34,33 @@ async function schedules(): Promise<void> {
   const policies: CatchUp[] = ["none", "latest", "all"];
   const options: ScheduleOptions = { task: "ping", cron: "* * * * * *", catchUp: policies[0] };
   void options;
+  // Schedules under control: intervals, overlap, the window, the limit.
+  const overlaps: ScheduleOverlap[] = ["allow", "skip"];
+  const interval: Schedule = await client.schedule("poll", {
+    task: report,
+    every: 30_000,
+    payload: { kind: "poll" },
+    overlap: overlaps[1],
+    startAt: new Date(),
+    endAt: Date.now() + 86_400_000,
+    limit: 10,
+  });
+  const every: number | null = interval.every;
+  const cron: string | null = interval.cron;
+  const counts: [number, number, number | null, boolean] = [
+    interval.firedCount,
+    interval.skippedCount,
+    interval.lastSkippedAtMs,
+    interval.finished,
+  ];
+  const window: [number | null, number | null, number | null, ScheduleOverlap] = [
+    interval.startAtMs,
+    interval.endAtMs,
+    interval.limit,
+    interval.overlap,
+  ];
+  const triggered: Task = await client.triggerSchedule("poll");
+  void [every, cron, counts, window, triggered];
 }
 
 const worker = new Worker(client.store, ["reports"]);
@@ -42,7 +69,8 @@ worker.task(report, async (ctx) => {
   if (origin) {
     const at: number = origin.occurrenceAtMs;
     const name: string = origin.name;
-    void [at, name];
+    const manual: true | undefined = origin.triggered;
+    void [at, name, manual];
   }
 });
 

@@ -107,6 +107,8 @@ const TYPE_EXPORTS = [
   "Schedule",
   "ScheduleOrigin",
   "CatchUp",
+  "ScheduleCommonOptions",
+  "ScheduleOverlap",
   // Flow control (docs/api.md, "Flow control").
   "RateLimit",
   // Bulk submit (docs/api.md, "Bulk submit").

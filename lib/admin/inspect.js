@@ -106,6 +106,7 @@ function classify(err) {
     return new InspectError(message, EXIT.NO_DATABASE);
   }
   if (e.name === "AlreadyExists") return new InspectError(message, EXIT.REFUSED);
+  if (e.code === "CAIRNQ_NO_SCHEDULE") return new InspectError(message, EXIT.NOT_FOUND);
   // A value the store refuses to encode (`submit db job 1e999`: Infinity).
   if (e.name === "SerializationError") return new InspectError(message, EXIT.USAGE);
   // The store's argument checks: plain Errors without a driver code.

@@ -1,6 +1,6 @@
 "use strict";
-// The dashboard's schedule routes (docs/api.md, "Schedules"): the list, and
-// pause/resume. handler.js answers them as JSON and puts the actions behind
+// The dashboard's schedule routes (docs/api.md, "Schedules"): the list,
+// pause/resume, and trigger (run now). handler.js answers them as JSON and puts the actions behind
 // its token, same-origin and CSRF checks like every other action.
 
 const inspect = require("../admin/inspect.js");
@@ -14,7 +14,7 @@ const { HttpError } = require("./responses.js");
 
 // The name travels in the body: as a path segment, `.` and `..` would be
 // resolved away by the browser's URL parser before the request is sent.
-const ACTION = /^api\/schedules\/(pause|resume)$/;
+const ACTION = /^api\/schedules\/(pause|resume|trigger)$/;
 const ACTION_FIELDS = /** @type {Record<string, import("./request-body.js").FieldType[]>} */ ({ name: ["string"] });
 
 /**
@@ -50,6 +50,10 @@ async function changeSchedule(client, route, request) {
   if (!action) return undefined;
   const { name } = await readJsonBody(request, ACTION_FIELDS);
   if (typeof name !== "string") throw new HttpError(400, "name must be given: the schedule's name");
+  if (action[1] === "trigger") {
+    const task = await client.triggerSchedule(name);
+    return { task: { id: task.id, name: task.name, queue: task.queue, status: task.status } };
+  }
   const schedule = action[1] === "pause" ? await client.pauseSchedule(name) : await client.resumeSchedule(name);
   if (schedule === null)
     throw new inspect.InspectError(`no schedule named ${JSON.stringify(name)}`, inspect.EXIT.NOT_FOUND);

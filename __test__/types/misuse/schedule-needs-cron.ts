@@ -1,4 +1,4 @@
-// A schedule needs its cron expression.
+// A schedule needs its cron expression or its interval.
 import { CairnQ } from "cairnq";
 
 const client = CairnQ.sqlite("/tmp/misuse.db");

@@ -64,6 +64,10 @@ pub enum Error {
     /// was created or changed.
     #[error("{message}")]
     NoCairnqDatabase { code: String, message: String },
+    /// `triggerSchedule` of a name no schedule has (JS: a plain `Error` with
+    /// `code` `NO_SCHEDULE_CODE`). Nothing was written.
+    #[error("no schedule named {name:?}")]
+    NoSuchSchedule { name: String },
     /// The thread that runs handlers answered a worker's ping `late_ms` late.
     /// Only reported through `onError`; the native heartbeat kept the leases.
     #[error(
@@ -92,7 +96,8 @@ impl Error {
             Error::Invalid(_)
             | Error::Database { .. }
             | Error::Connection(_)
-            | Error::NoCairnqDatabase { .. } => "Error",
+            | Error::NoCairnqDatabase { .. }
+            | Error::NoSuchSchedule { .. } => "Error",
         }
     }
 
@@ -105,6 +110,9 @@ impl Error {
 pub const NO_DATABASE_CODE: &str = "CAIRNQ_NO_DATABASE";
 /// `Error::NoCairnqDatabase`'s code for a database that is not cairnq's.
 pub const NOT_CAIRNQ_CODE: &str = "CAIRNQ_NOT_CAIRNQ";
+
+/// `Error::NoSuchSchedule`'s code.
+pub const NO_SCHEDULE_CODE: &str = "CAIRNQ_NO_SCHEDULE";
 
 /// `completeIn`'s refusal on a store without a transaction to share.
 pub const NO_SHARED_TX: &str = "this store cannot share a transaction with the caller — completeIn requires a Postgres store (see PgExecutor)";

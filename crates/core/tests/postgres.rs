@@ -1675,7 +1675,10 @@ async fn schedules_table_appears_on_first_use_with_its_ledger_row() {
         .iter()
         .map(|row| row.get(0))
         .collect();
-    assert_eq!(ledger, vec!["node_schedules_0001.sql".to_string()]);
+    assert_eq!(
+        ledger,
+        ["node_schedules_0001.sql", "node_schedules_0002.sql"]
+    );
 }
 
 /// 1000 due schedules another program wrote with a cron nobody can read do
@@ -1687,7 +1690,10 @@ async fn schedules_unfirable_rows_never_starve_a_healthy_one() {
     let store = db.store();
     common::schedules::a_healthy_schedule_among_unfirable_ones(&store).await;
     let insert = format!(
-        "insert into cairnq_schedules select 'bad-' || i, 'report', '{}', 'UTC', 'default',
+        "insert into cairnq_schedules (name, task_name, cron, tz, queue, payload, metadata, priority,
+                     max_attempts, catch_up, paused, next_run_at_ms, last_run_at_ms, created_at_ms,
+                     updated_at_ms)
+                 select 'bad-' || i, 'report', '{}', 'UTC', 'default',
              '{{}}', '{{}}', 0, 3, 'latest', 0, {}, null, 0, 0 from generate_series(1, 1000) as i",
         common::schedules::UNFIRABLE_CRON,
         common::schedules::T0

@@ -406,6 +406,15 @@ fn ledger(conn: &Connection) -> Vec<(String, i64)> {
     rows.map(Result::unwrap).collect()
 }
 
+/// The ledger names of this SDK's own tables.
+fn own_ledger(conn: &Connection) -> Vec<String> {
+    ledger(conn)
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| name.starts_with("node_"))
+        .collect()
+}
+
 fn meta(conn: &Connection) -> Vec<(String, String)> {
     let mut stmt = conn
         .prepare("select key, value from cairnq_meta order by key")
@@ -845,14 +854,48 @@ async fn schedules_table_appears_on_first_use_with_its_ledger_row() {
     common::schedules::the_table_appears_on_first_use(store.clone()).await;
     store.close().await.unwrap();
     let conn = Connection::open(dir.path().join("q.db")).unwrap();
-    let ledger: Vec<String> = conn
-        .prepare("select name from cairnq_migrations where name not like '00%'")
-        .unwrap()
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
+    assert_eq!(
+        own_ledger(&conn),
+        ["node_schedules_0001.sql", "node_schedules_0002.sql"]
+    );
+}
+
+/// A schedules table an earlier version created, without its controls
+/// (`node_schedules_0001.sql` only), gains them on its next use: the rows
+/// kept, read and fired as `overlap: "allow"` with nothing counted yet.
+#[tokio::test]
+async fn an_earlier_schedules_table_gains_its_controls() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    store.connect().await.unwrap();
+    let conn = Connection::open(dir.path().join("q.db")).unwrap();
+    conn.execute_batch(cairnq_core::protocol::schedules::SQLITE.migration.sql)
         .unwrap();
-    assert_eq!(ledger, vec!["node_schedules_0001.sql".to_string()]);
+    conn.execute_batch(&format!(
+        "insert into cairnq_migrations (name, applied_at_ms) values ('node_schedules_0001.sql', 0);
+         insert into cairnq_schedules values ('old', 'report', '* * * * *', 'UTC', 'default',
+             '{{}}', '{{}}', 0, 3, 'latest', 0, {t0}, null, 0, 0);",
+        t0 = common::schedules::T0
+    ))
+    .unwrap();
+    let listed = store.schedules().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].overlap.as_str(), listed[0].fired_count),
+        ("allow", 0)
+    );
+    let fired =
+        cairnq_core::schedule::fire::fire_due(&store, &["default".into()], common::schedules::T0)
+            .await
+            .unwrap();
+    assert_eq!(fired.tasks, 1);
+    let row = store.schedule_named("old").await.unwrap().unwrap();
+    assert_eq!(row.fired_count, 1);
+    store.close().await.unwrap();
+    assert_eq!(
+        own_ledger(&conn),
+        ["node_schedules_0001.sql", "node_schedules_0002.sql"]
+    );
 }
 
 /// Rows of this SDK's own tables written by another program in shapes the
@@ -883,7 +926,10 @@ mod foreign_rows {
             &dir,
             &format!(
                 "with recursive n(i) as (select 1 union all select i + 1 from n where i < 1000)
-                 insert into cairnq_schedules select 'bad-' || i, 'report', '{}', 'UTC',
+                 insert into cairnq_schedules (name, task_name, cron, tz, queue, payload, metadata, priority,
+                     max_attempts, catch_up, paused, next_run_at_ms, last_run_at_ms, created_at_ms,
+                     updated_at_ms)
+                 select 'bad-' || i, 'report', '{}', 'UTC',
                      'default', '{{}}', '{{}}', 0, 3, 'latest', 0, {}, null, 0, 0 from n",
                 common::schedules::UNFIRABLE_CRON,
                 common::schedules::T0
@@ -904,10 +950,16 @@ mod foreign_rows {
         sql(
             &dir,
             &format!(
-                "insert into cairnq_schedules select 'text-time', task_name, cron, tz, queue,
+                "insert into cairnq_schedules (name, task_name, cron, tz, queue, payload, metadata, priority,
+                     max_attempts, catch_up, paused, next_run_at_ms, last_run_at_ms, created_at_ms,
+                     updated_at_ms)
+                 select 'text-time', task_name, cron, tz, queue,
                      payload, metadata, priority, max_attempts, catch_up, paused, 'soon',
                      null, 0, 0 from cairnq_schedules where name = 'healthy';
-                 insert into cairnq_schedules select 'real-time', task_name, cron, tz, queue,
+                 insert into cairnq_schedules (name, task_name, cron, tz, queue, payload, metadata, priority,
+                     max_attempts, catch_up, paused, next_run_at_ms, last_run_at_ms, created_at_ms,
+                     updated_at_ms)
+                 select 'real-time', task_name, cron, tz, queue,
                      payload, metadata, priority, max_attempts, catch_up, paused,
                      next_run_at_ms - 0.5, null, {t0}.5, 0 from cairnq_schedules
                      where name = 'healthy';"

@@ -117,6 +117,21 @@ pub fn integer_at_least_one(name: &str, v: f64) -> Result<i64> {
     }
 }
 
+/// `name` must be a point in time as epoch milliseconds (JS sends a `Date`
+/// as its `getTime()`).
+pub fn epoch_ms(name: &str, v: f64) -> Result<i64> {
+    // 8.64e15: the latest time a JS Date holds.
+    if v.fract() == 0.0 && (0.0..=8.64e15).contains(&v) {
+        Ok(v as i64)
+    } else {
+        Err(invalid(
+            name,
+            "a valid Date or epoch milliseconds (an integer >= 0)",
+            v,
+        ))
+    }
+}
+
 /// `name` must be an integer >= 0.
 pub fn non_negative_integer(name: &str, v: f64) -> Result<i64> {
     if v.fract() == 0.0 && v >= 0.0 {

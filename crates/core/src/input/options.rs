@@ -197,6 +197,11 @@ impl Options {
         matches!(self.fields.get(key), Some(Value::Array(_)))
     }
 
+    /// Whether `key` is given (not absent, not `null`).
+    pub fn holds(&self, key: &str) -> bool {
+        self.fields.get(key).is_some_and(|v| !v.is_null())
+    }
+
     /// Whether `key` holds an object (not a number JSON cannot carry): for
     /// options that take a number or an object of numbers.
     pub fn holds_object(&self, key: &str) -> bool {

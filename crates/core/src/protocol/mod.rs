@@ -359,6 +359,7 @@ mod tests {
         }
         let own = [
             schedules::LEDGER_NAME,
+            schedules::CONTROLS_LEDGER_NAME,
             flow::LEDGER_NAME,
             flow::SHARED_KEYS_LEDGER_NAME,
             followups::LEDGER_NAME,

@@ -65,7 +65,7 @@ async fn tick(
     now: i64,
 ) -> Result<Option<i64>> {
     if !*installed {
-        *installed = store.backend().schedules_installed().await?;
+        *installed = store.schedules_ready().await?;
         if !*installed {
             return Ok(None);
         }

@@ -17,8 +17,9 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 use super::cron::Occurrences;
-use super::spec::{CatchUp, CATCH_UP_CAP, MISFIRE_GRACE_MS};
-use super::{occurrence_key, METADATA_KEY};
+use super::recurrence::Recurrence;
+use super::spec::{CatchUp, Overlap, CATCH_UP_CAP, MISFIRE_GRACE_MS};
+use super::{occurrence_key, schedule_task};
 use crate::error::{Error, Result};
 use crate::store::bad_rows::{report, BadRow};
 use crate::store::{ScheduleRow, SqlArg, Store, SubmitInput, Write, SCHEDULES_TABLE};
@@ -35,6 +36,7 @@ pub struct Firing {
     pub capped: bool,
     /// The pending occurrence after this firing: the first after `now`.
     pub next_run_at_ms: i64,
+    pub overlap: Overlap,
 }
 
 /// The catch-up policy applied to a schedule whose pending occurrence
@@ -47,7 +49,7 @@ pub fn plan(row: &ScheduleRow, now: i64) -> std::result::Result<Firing, BadRow> 
         column,
         why,
     };
-    let occurrences = Occurrences::parse(&row.cron, &row.tz).map_err(|err| {
+    let recurrence = Recurrence::of(&row.cron, &row.tz, row.every_ms).map_err(|err| {
         let zone_ok = Occurrences::parse("* * * * *", &row.tz).is_ok();
         bad(if zone_ok { "cron" } else { "tz" }, err.to_string())
     })?;
@@ -55,13 +57,15 @@ pub fn plan(row: &ScheduleRow, now: i64) -> std::result::Result<Firing, BadRow> 
         return Err(bad("payload", "is not JSON text".into()));
     }
     let pending = row.next_run_at_ms;
+    // Nothing past the end fires, however late the firing.
+    let until = row.end_at_ms.map_or(now, |end| end.min(now));
     let latest = || {
-        occurrences
-            .last_at_or_before(now)
+        recurrence
+            .last_at_or_before(pending, until)
             .filter(|&at| at >= pending)
     };
-    let (fire, capped) = match CatchUp::parse(&row.catch_up).unwrap_or(CatchUp::Latest) {
-        CatchUp::All => occurrences.latest_in(pending, now, CATCH_UP_CAP),
+    let (mut fire, capped) = match CatchUp::parse(&row.catch_up).unwrap_or(CatchUp::Latest) {
+        CatchUp::All => recurrence.latest_in(pending, pending, until, CATCH_UP_CAP),
         CatchUp::Latest => (latest().into_iter().collect(), false),
         CatchUp::None => (
             latest()
@@ -71,12 +75,16 @@ pub fn plan(row: &ScheduleRow, now: i64) -> std::result::Result<Firing, BadRow> 
             false,
         ),
     };
+    if let Some(limit) = row.run_limit {
+        fire.truncate((limit - row.fired_count).max(0) as usize);
+    }
     Ok(Firing {
         occurrences: fire,
         capped,
-        next_run_at_ms: occurrences
-            .next_after(now)
+        next_run_at_ms: recurrence
+            .next_after(pending, now)
             .map_err(|err| bad("cron", err.to_string()))?,
+        overlap: Overlap::parse(&row.overlap).unwrap_or(Overlap::Allow),
     })
 }
 
@@ -88,6 +96,8 @@ pub struct Fired {
     pub tasks: usize,
     /// Schedules whose pending occurrence this call moved on.
     pub advanced: usize,
+    /// Occurrences of `overlap: "skip"` schedules this call skipped.
+    pub skipped: usize,
     /// The earliest pending occurrence left on these queues, if any.
     pub next_due_ms: Option<i64>,
 }
@@ -134,16 +144,40 @@ pub async fn fire_due(store: &Store, queues: &[String], now: i64) -> Result<Fire
     Ok(fired)
 }
 
-/// Each firing's occurrences submitted (one write group), then the pending
-/// occurrences of those whose submits all ended moved on (one statement).
+/// The `overlap: "skip"` firings decided first, each in one statement
+/// (`skip`: a task of its schedule still queued or running skips them all);
+/// then each firing's occurrences submitted (one write group), and the
+/// pending occurrences of those whose submits all ended moved on (one
+/// statement). A crash anywhere leaves a firing's occurrence pending, and
+/// the next worker decides it again: its own task found by its key, never
+/// taken for a running one.
 async fn fire(
     store: &Store,
     firings: Vec<(ScheduleRow, Firing)>,
     now: i64,
     fired: &mut Fired,
 ) -> Result<()> {
+    let mut firing_now = Vec::with_capacity(firings.len());
+    for (row, mut firing) in firings {
+        let mut passed_over = 0;
+        if firing.overlap == Overlap::Skip && !firing.occurrences.is_empty() {
+            // One task at most: the latest; the others it stands for are
+            // skipped, as it would make them.
+            let latest = firing.occurrences.pop().expect("not empty");
+            passed_over = firing.occurrences.len();
+            let skipped = skip(store, &row, &firing, latest, passed_over + 1, now).await?;
+            if skipped {
+                fired.skipped += passed_over + 1;
+                fired.advanced += 1;
+                continue;
+            }
+            firing.occurrences = vec![latest];
+            firing.capped = false;
+        }
+        firing_now.push((row, firing, passed_over));
+    }
     let mut writes = Vec::new();
-    for (row, firing) in &firings {
+    for (row, firing, _) in &firing_now {
         for (index, &at) in firing.occurrences.iter().enumerate() {
             let capped = firing.capped && index == 0;
             writes.push(Ok(Write::OwnSubmit(occurrence_task(row, at, capped))));
@@ -156,21 +190,28 @@ async fn fire(
     }
     .into_iter();
     let mut advances = Vec::new();
-    for (row, firing) in firings {
+    for (row, firing, passed_over) in firing_now {
         let mut written = true;
+        let mut made = 0;
         for answer in answers.by_ref().take(firing.occurrences.len()) {
             match answer {
-                Ok(_) => fired.tasks += 1,
-                Err(Error::AlreadyExists { .. }) => {}
+                Ok(_) => {
+                    fired.tasks += 1;
+                    made += 1;
+                }
+                Err(Error::AlreadyExists { .. }) => made += 1,
                 Err(_) => written = false,
             }
         }
         if written {
+            fired.skipped += passed_over;
             advances.push(json!({
                 "name": row.name,
                 "expected": row.next_run_at_ms,
                 "next": firing.next_run_at_ms,
                 "last": firing.occurrences.last(),
+                "fired": made,
+                "skipped": passed_over,
             }));
         }
     }
@@ -188,6 +229,36 @@ async fn fire(
         fired.advanced += moved.len();
     }
     Ok(())
+}
+
+/// Whether `row`'s firing was skipped (and its pending occurrence moved on,
+/// `count` skips counted): a task of the schedule other than `latest`'s own
+/// is queued or running.
+async fn skip(
+    store: &Store,
+    row: &ScheduleRow,
+    firing: &Firing,
+    latest: i64,
+    count: usize,
+    now: i64,
+) -> Result<bool> {
+    let moved = store
+        .backend()
+        .schedule_write(
+            |s| s.skip,
+            vec![
+                SqlArg::Text(row.name.clone()),
+                SqlArg::Int(row.next_run_at_ms),
+                SqlArg::Int(firing.next_run_at_ms),
+                SqlArg::Int(count as i64),
+                SqlArg::Int(now),
+                SqlArg::Text(row.queue.clone()),
+                SqlArg::Text(row.task_name.clone()),
+                SqlArg::Int(latest),
+            ],
+        )
+        .await?;
+    Ok(!moved.is_empty())
 }
 
 /// The earliest pending occurrence of a running schedule of `queues`; a
@@ -218,28 +289,17 @@ async fn next_due_but(
 /// The keyed submit an occurrence becomes: the schedule's task, payload and
 /// options, its metadata plus `METADATA_KEY`.
 fn occurrence_task(row: &ScheduleRow, at: i64, capped: bool) -> SubmitInput {
-    let mut metadata: serde_json::Map<String, Value> =
-        serde_json::from_str(&row.metadata).unwrap_or_default();
     let mut origin = json!({ "name": row.name, "occurrenceAtMs": at });
     if capped {
         origin["earlierOccurrencesSkipped"] = Value::Bool(true);
     }
-    metadata.insert(METADATA_KEY.into(), origin);
-    SubmitInput {
-        name: row.task_name.clone(),
-        payload: Some(row.payload.clone()),
-        queue: Some(row.queue.clone()),
-        key: Some(occurrence_key(&row.name, at)),
-        max_attempts: Some(row.max_attempts as f64),
-        priority: Some(row.priority as f64),
-        metadata: Some(Value::Object(metadata).to_string()),
-        ..SubmitInput::default()
-    }
+    schedule_task(row, origin, Some(occurrence_key(&row.name, at)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::schedule::finished;
 
     fn row(cron: &str, catch_up: &str, pending: i64) -> ScheduleRow {
         ScheduleRow {
@@ -258,6 +318,14 @@ mod tests {
             last_run_at_ms: None,
             created_at_ms: 0,
             updated_at_ms: 0,
+            overlap: "allow".into(),
+            every_ms: None,
+            start_at_ms: None,
+            end_at_ms: None,
+            run_limit: None,
+            fired_count: 0,
+            skipped_count: 0,
+            last_skipped_at_ms: None,
         }
     }
 
@@ -295,5 +363,55 @@ mod tests {
         assert_eq!(all.occurrences[0], 201_000);
         assert_eq!(*all.occurrences.last().unwrap(), 300_000);
         assert!(all.capped);
+    }
+
+    /// Nothing past the end fires, however late it is found; the schedule
+    /// is finished once its pending occurrence passed the end.
+    #[test]
+    fn the_end_bounds_every_policy() {
+        let now = 5 * MINUTE + 30_000;
+        for policy in ["latest", "all"] {
+            let mut ending = row("* * * * *", policy, MINUTE);
+            ending.end_at_ms = Some(3 * MINUTE);
+            let firing = plan(&ending, now).unwrap();
+            assert_eq!(firing.occurrences.last(), Some(&(3 * MINUTE)), "{policy}");
+            assert!(firing.occurrences.iter().all(|&at| at <= 3 * MINUTE));
+            ending.next_run_at_ms = firing.next_run_at_ms;
+            assert!(finished(&ending), "{policy}");
+        }
+    }
+
+    /// A limit caps what one firing makes by what is left of it.
+    #[test]
+    fn a_limit_caps_the_occurrences_left() {
+        let mut limited = row("* * * * *", "all", MINUTE);
+        limited.run_limit = Some(5);
+        limited.fired_count = 3;
+        let firing = plan(&limited, 5 * MINUTE + 30_000).unwrap();
+        assert_eq!(firing.occurrences, vec![MINUTE, 2 * MINUTE]);
+        assert!(!finished(&limited));
+        limited.fired_count = 5;
+        assert!(finished(&limited));
+        assert!(plan(&limited, 6 * MINUTE).unwrap().occurrences.is_empty());
+    }
+
+    /// An interval schedule fires whole periods after its pending occurrence.
+    #[test]
+    fn an_interval_fires_by_its_period() {
+        let mut every = row("", "all", 10_000);
+        every.every_ms = Some(7_000);
+        let firing = plan(&every, 32_000).unwrap();
+        assert_eq!(firing.occurrences, vec![10_000, 17_000, 24_000, 31_000]);
+        assert_eq!(firing.next_run_at_ms, 38_000);
+        every.catch_up = "latest".into();
+        assert_eq!(plan(&every, 32_000).unwrap().occurrences, vec![31_000]);
+        every.catch_up = "none".into();
+        assert_eq!(plan(&every, 32_000).unwrap().occurrences, vec![31_000]);
+        // Found later than the grace after its latest occurrence: none.
+        every.every_ms = Some(20_000);
+        assert!(plan(&every, 50_000 + MISFIRE_GRACE_MS + 1)
+            .unwrap()
+            .occurrences
+            .is_empty());
     }
 }

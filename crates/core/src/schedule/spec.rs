@@ -4,9 +4,11 @@
 
 use serde_json::Value;
 
-use super::cron::Occurrences;
+use super::recurrence::Recurrence;
 use crate::error::{Error, Result};
-use crate::input::{finite_at_least, name_field, priority, Options};
+use crate::input::{
+    epoch_ms, finite_at_least, integer_at_least_one, name_field, priority, Options,
+};
 use crate::store::flow::group::grouped_metadata;
 use crate::store::{DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE};
 
@@ -52,27 +54,61 @@ impl CatchUp {
     }
 }
 
+/// What an occurrence does while a task of its schedule is queued or
+/// running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    /// It fires all the same (the default).
+    Allow,
+    /// It fires nothing; the schedule counts it as skipped.
+    Skip,
+}
+
+impl Overlap {
+    pub fn parse(text: &str) -> Option<Overlap> {
+        match text {
+            "allow" => Some(Overlap::Allow),
+            "skip" => Some(Overlap::Skip),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Overlap::Allow => "allow",
+            Overlap::Skip => "skip",
+        }
+    }
+}
+
 /// A checked schedule, ready to store.
 #[derive(Clone, Debug)]
 pub struct ScheduleSpec {
     pub name: String,
     pub task: String,
+    /// Empty for an interval schedule.
     pub cron: String,
     pub tz: String,
-    pub occurrences: Occurrences,
+    pub every_ms: Option<i64>,
+    pub recurrence: Recurrence,
     pub queue: String,
     pub payload: String,
     pub metadata: String,
     pub priority: i64,
     pub max_attempts: i64,
     pub catch_up: CatchUp,
+    pub overlap: Overlap,
+    pub start_at_ms: Option<i64>,
+    pub end_at_ms: Option<i64>,
+    pub limit: Option<i64>,
 }
 
 /// The options `schedule()` takes (and `name`, which JS adds).
-const KNOWN_KEYS: [&str; 11] = [
+const KNOWN_KEYS: [&str; 16] = [
     "name",
     "task",
     "cron",
+    "every",
     "tz",
     "payload",
     "queue",
@@ -81,20 +117,37 @@ const KNOWN_KEYS: [&str; 11] = [
     "metadata",
     "catchUp",
     "group",
+    "overlap",
+    "startAt",
+    "endAt",
+    "limit",
 ];
 
 impl ScheduleSpec {
-    /// `input` is a JSON object: `name`, `task` (a name), `cron`, and
-    /// optionally `tz`, `queue`, `priority`, `maxAttempts`, `catchUp`,
-    /// `group`, and `payload`/`metadata` as JSON texts (the caller encoded
-    /// them). Any other key is refused, named.
+    /// `input` is a JSON object: `name`, `task` (a name), `cron` or `every`
+    /// (exactly one), and optionally `tz`, `queue`, `priority`,
+    /// `maxAttempts`, `catchUp`, `group`, `overlap`, `startAt`, `endAt`
+    /// (epoch ms), `limit`, and `payload`/`metadata` as JSON texts (the
+    /// caller encoded them). Any other key is refused, named.
     pub fn parse(input: &str) -> Result<ScheduleSpec> {
         let mut fields = Options::parse("schedule options", input, &KNOWN_KEYS)?;
         let name = fields.required_text("name")?;
         let task = fields.required_text("task")?;
-        let cron = fields.required_text("cron")?;
+        let (cron, every_ms) = match (fields.holds("cron"), fields.holds("every")) {
+            (true, false) => (fields.required_text("cron")?, None),
+            (false, true) => {
+                let every = fields.number("every")?.expect("present");
+                (String::new(), Some(integer_at_least_one("every", every)?))
+            }
+            (both, _) => {
+                return Err(Error::Invalid(format!(
+                    "cron or every must be given, exactly one, got {}",
+                    if both { "both" } else { "neither" }
+                )))
+            }
+        };
         let tz = fields.text("tz")?.unwrap_or_else(|| DEFAULT_TZ.into());
-        let occurrences = Occurrences::parse(&cron, &tz)?;
+        let recurrence = Recurrence::of(&cron, &tz, every_ms)?;
         let queue = fields
             .text("queue")?
             .unwrap_or_else(|| DEFAULT_QUEUE.into());
@@ -117,6 +170,33 @@ impl ScheduleSpec {
                 ))
             })?,
         };
+        let overlap = match fields.text("overlap")? {
+            None => Overlap::Allow,
+            Some(given) => Overlap::parse(&given).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "overlap must be \"allow\" or \"skip\", got {given:?}"
+                ))
+            })?,
+        };
+        let start_at_ms = fields
+            .number("startAt")?
+            .map(|v| epoch_ms("startAt", v))
+            .transpose()?;
+        let end_at_ms = fields
+            .number("endAt")?
+            .map(|v| epoch_ms("endAt", v))
+            .transpose()?;
+        if let (Some(start), Some(end)) = (start_at_ms, end_at_ms) {
+            if end <= start {
+                return Err(Error::Invalid(format!(
+                    "endAt must be after startAt, got endAt {end} and startAt {start}"
+                )));
+            }
+        }
+        let limit = fields
+            .number("limit")?
+            .map(|v| integer_at_least_one("limit", v))
+            .transpose()?;
         let payload = fields.text("payload")?.unwrap_or_else(|| "{}".into());
         let metadata = fields.text("metadata")?.unwrap_or_else(|| "{}".into());
         if !matches!(serde_json::from_str(&metadata), Ok(Value::Object(_))) {
@@ -129,13 +209,18 @@ impl ScheduleSpec {
             task,
             cron,
             tz,
-            occurrences,
+            every_ms,
+            recurrence,
             queue,
             payload,
             metadata,
             priority,
             max_attempts,
             catch_up,
+            overlap,
+            start_at_ms,
+            end_at_ms,
+            limit,
         })
     }
 }

@@ -271,8 +271,12 @@ pub trait SignalBackend: Send + Sync {
 pub trait ScheduleBackend: Send + Sync {
     /// Whether `cairnq_schedules` exists.
     async fn schedules_installed(&self) -> Result<bool>;
-    /// Create `cairnq_schedules` unless the ledger records it, as a migration
-    /// is applied (ledger lock, then the ledger row): on first use only.
+    /// Whether the ledger records the table's controls
+    /// (`node_schedules_0002.sql`).
+    async fn schedule_controls_installed(&self) -> Result<bool>;
+    /// Create `cairnq_schedules` and its controls unless the ledger records
+    /// them, as a migration is applied (ledger lock, then the ledger row): on
+    /// first use only.
     async fn install_schedules(&self) -> Result<()>;
     /// Run the picked schedules statement that only reads; its rows.
     async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;

@@ -89,6 +89,8 @@ pub struct Store {
     /// Told when this process changes a schedule, so its workers' firing
     /// clocks read the schedules again at once (the schedule module).
     schedule_changes: tokio::sync::Notify,
+    /// Whether the schedules table was found with its controls.
+    schedules_ready: AtomicBool,
     /// What this store knows of the steps table (docs/api.md, "Durable steps").
     steps: StepsPresence,
     /// Whether the signals tables have been seen (docs/api.md, "Signals").
@@ -101,6 +103,7 @@ impl Store {
             backend,
             gate: RwLock::new(None),
             schedule_changes: tokio::sync::Notify::new(),
+            schedules_ready: AtomicBool::new(false),
             steps: StepsPresence::default(),
             signals_seen: AtomicBool::new(false),
         })
@@ -152,6 +155,11 @@ impl Store {
     /// Notified whenever this process changes a schedule.
     pub fn schedule_changes(&self) -> &tokio::sync::Notify {
         &self.schedule_changes
+    }
+
+    /// Whether this store found the schedules table with its controls.
+    pub(crate) fn schedules_ready_flag(&self) -> &AtomicBool {
+        &self.schedules_ready
     }
 
     /// Install (or replace) the gate every later submit passes.

@@ -17,6 +17,8 @@ pub type ScheduleRows = Vec<Result<ScheduleRow, BadRow>>;
 #[derive(Clone, Debug, PartialEq)]
 pub enum SqlArg {
     Int(i64),
+    /// An integer or SQL `null`.
+    OptInt(Option<i64>),
     Text(String),
     /// A list of texts: a JSON array on SQLite (read with `json_each`), a
     /// `text[]` on Postgres.
@@ -48,4 +50,15 @@ pub struct ScheduleRow {
     pub last_run_at_ms: Option<i64>,
     pub created_at_ms: i64,
     pub updated_at_ms: i64,
+    /// `"allow"` or `"skip"`.
+    pub overlap: String,
+    /// An interval schedule's period (its `cron` is then empty).
+    pub every_ms: Option<i64>,
+    pub start_at_ms: Option<i64>,
+    pub end_at_ms: Option<i64>,
+    /// The occurrences it fires at most.
+    pub run_limit: Option<i64>,
+    pub fired_count: i64,
+    pub skipped_count: i64,
+    pub last_skipped_at_ms: Option<i64>,
 }

@@ -41,8 +41,13 @@ macro_rules! shared_suite {
                     bad_input_is_refused_and_writes_nothing,
                     catch_up_follows_the_policy,
                     a_group_goes_with_each_task,
-                    dst_changes_fire_each_wall_time_once);
-                shared_suite!(@two #[$test] $db, $store; each_occurrence_fires_once);
+                    dst_changes_fire_each_wall_time_once,
+                    a_trigger_makes_one_task_and_moves_nothing,
+                    the_window_and_the_limit_bound_the_firing,
+                    an_interval_schedule_fires_every_period);
+                shared_suite!(@two #[$test] $db, $store;
+                    each_occurrence_fires_once,
+                    overlap_skip_fires_nothing_while_a_task_is_live);
             }
 
             mod reserved {

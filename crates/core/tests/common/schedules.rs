@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use cairnq_core::schedule::fire::fire_due;
 use cairnq_core::schedule::{occurrence_key, METADATA_KEY};
-use cairnq_core::store::{ListInput, Target};
+use cairnq_core::store::{ListInput, SubmitInput, Target, Write};
 use cairnq_core::{Error, Store, Task};
 use serde_json::{json, Value};
 
@@ -109,7 +109,59 @@ pub async fn bad_input_is_refused_and_writes_nothing(store: Arc<Store>) {
         ),
         (
             json!({"name": "n", "task": "t"}),
-            "cron must be a string, got undefined",
+            "cron or every must be given, exactly one, got neither",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "every": 1000}),
+            "cron or every must be given, exactly one, got both",
+        ),
+        (
+            json!({"name": "n", "task": "t", "every": 0}),
+            "every must be an integer >= 1, got 0",
+        ),
+        (
+            json!({"name": "n", "task": "t", "every": -5}),
+            "every must be an integer >= 1, got -5",
+        ),
+        (
+            json!({"name": "n", "task": "t", "every": 1.5}),
+            "every must be an integer >= 1, got 1.5",
+        ),
+        (
+            json!({"name": "n", "task": "t", "every": "5m"}),
+            "every must be a number, got \"5m\"",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "overlap": "queue"}),
+            "overlap must be \"allow\" or \"skip\", got \"queue\"",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "overlap": false}),
+            "overlap must be a string, got false",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "startAt": T0, "endAt": T0}),
+            "endAt must be after startAt, got endAt 1772409600000 and startAt 1772409600000",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "startAt": T0, "endAt": T0 - 1}),
+            "endAt must be after startAt",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "startAt": {"cairnq.nonFinite": "NaN"}}),
+            "startAt must be a valid Date or epoch milliseconds (an integer >= 0), got NaN",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "endAt": -1}),
+            "endAt must be a valid Date or epoch milliseconds (an integer >= 0), got -1",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "limit": 0}),
+            "limit must be an integer >= 1, got 0",
+        ),
+        (
+            json!({"name": "n", "task": "t", "cron": "* * * * *", "limit": 2.5}),
+            "limit must be an integer >= 1, got 2.5",
         ),
         (
             json!({"name": "n", "task": "t", "cron": "* * * * *", "tz": "Nowhere/City"}),
@@ -158,11 +210,11 @@ pub async fn bad_input_is_refused_and_writes_nothing(store: Arc<Store>) {
         ),
         (
             json!({"name": "n", "task": "t", "cron": "* * * * *", "catchup": "none"}),
-            "unknown key \"catchup\" in schedule options (known: name, task, cron, tz, payload, queue, priority, maxAttempts, metadata, catchUp, group)",
+            "unknown key \"catchup\" in schedule options (known: name, task, cron, every, tz, payload, queue, priority, maxAttempts, metadata, catchUp, group, overlap, startAt, endAt, limit)",
         ),
         (
-            json!({"name": "n", "task": "t", "cron": "* * * * *", "overlap": false}),
-            "unknown key \"overlap\" in schedule options",
+            json!({"name": "n", "task": "t", "every": 1000, "repeat": 3}),
+            "unknown key \"repeat\" in schedule options",
         ),
         (
             json!({"name": "n", "task": "t", "cron": "@midnight"}),
@@ -420,4 +472,210 @@ pub async fn dst_changes_fire_each_wall_time_once(store: Arc<Store>) {
         assert_eq!(occurrences_of(&store, name).await, expected, "{cron}");
         store.unschedule(name).await.unwrap();
     }
+}
+
+/// The occurrence's task as a firing submits it: what a worker that crashed
+/// before moving the pending occurrence on left behind.
+async fn fired_without_advance(store: &Store, schedule: &str, at: i64) {
+    let metadata = json!({ METADATA_KEY: { "name": schedule, "occurrenceAtMs": at } });
+    let task = SubmitInput {
+        name: "report".into(),
+        key: Some(occurrence_key(schedule, at)),
+        metadata: Some(metadata.to_string()),
+        ..SubmitInput::default()
+    };
+    let mut answers = store.write_group(vec![Ok(Write::OwnSubmit(task))]).await;
+    answers.pop().unwrap().unwrap();
+}
+
+async fn cancel_all(store: &Store, schedule: &str) {
+    for (_, task) in tasks_of(store, schedule).await {
+        store.cancel(Target::Id(task.id)).await.unwrap();
+    }
+}
+
+/// `overlap: "skip"`: an occurrence whose schedule has a task queued or
+/// running makes none and is counted, its pending occurrence moved on once;
+/// a trigger's task counts as running; a crash between an occurrence's
+/// submit and its advance is no skip.
+pub async fn overlap_skip_fires_nothing_while_a_task_is_live(store: Arc<Store>, other: Arc<Store>) {
+    let skipping = spec("s", "* * * * *", json!({"overlap": "skip"}));
+    let row = store.schedule_at(&skipping, T0).await.unwrap();
+    assert_eq!((row.overlap.as_str(), row.skipped_count), ("skip", 0));
+    fire_due(&store, &queues(), T0 + MINUTE).await.unwrap();
+    assert_eq!(occurrences_of(&store, "s").await, vec![T0 + MINUTE]);
+    // Its task still queued: the next occurrence, fired by two workers at
+    // once, is skipped once and moved on once.
+    let default = queues();
+    let (a, b) = tokio::join!(
+        fire_due(&store, &default, T0 + 2 * MINUTE),
+        fire_due(&other, &default, T0 + 2 * MINUTE)
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!((a.tasks + b.tasks, a.skipped + b.skipped), (0, 1));
+    let row = store.schedule_named("s").await.unwrap().unwrap();
+    assert_eq!(row.next_run_at_ms, T0 + 3 * MINUTE);
+    assert_eq!((row.fired_count, row.skipped_count), (1, 1));
+    assert_eq!(row.last_skipped_at_ms, Some(T0 + 2 * MINUTE));
+    assert_eq!(row.last_run_at_ms, Some(T0 + MINUTE));
+    // Nothing live: it fires. A trigger's task is live too.
+    cancel_all(&store, "s").await;
+    store
+        .trigger_schedule("s", T0 + 2 * MINUTE + 1)
+        .await
+        .unwrap();
+    let skipped = fire_due(&store, &queues(), T0 + 3 * MINUTE).await.unwrap();
+    assert_eq!((skipped.tasks, skipped.skipped), (0, 1));
+    cancel_all(&store, "s").await;
+    let fired = fire_due(&store, &queues(), T0 + 4 * MINUTE).await.unwrap();
+    assert_eq!((fired.tasks, fired.skipped), (1, 0));
+    cancel_all(&store, "s").await;
+    // A worker submitted the next occurrence's task and died before moving
+    // the schedule on: the next worker takes that task for the firing.
+    fired_without_advance(&store, "s", T0 + 5 * MINUTE).await;
+    let after_crash = fire_due(&store, &queues(), T0 + 5 * MINUTE).await.unwrap();
+    assert_eq!(
+        (after_crash.tasks, after_crash.skipped, after_crash.advanced),
+        (0, 0, 1)
+    );
+    let row = store.schedule_named("s").await.unwrap().unwrap();
+    assert_eq!(row.next_run_at_ms, T0 + 6 * MINUTE);
+    assert_eq!((row.fired_count, row.skipped_count), (3, 2));
+    let occurrences = occurrences_of(&store, "s").await;
+    assert_eq!(
+        occurrences
+            .iter()
+            .filter(|&&at| at == T0 + 5 * MINUTE)
+            .count(),
+        1
+    );
+    // `allow` (the default) fires over a live task.
+    store
+        .schedule_at(&spec("a", "* * * * *", json!({})), T0)
+        .await
+        .unwrap();
+    fire_due(&store, &queues(), T0 + 6 * MINUTE).await.unwrap();
+    fire_due(&store, &queues(), T0 + 7 * MINUTE).await.unwrap();
+    assert_eq!(occurrences_of(&store, "a").await.len(), 2);
+}
+
+/// `triggerSchedule`: one task now, `triggered` in its origin, the pending
+/// occurrence and the counts untouched, paused or not; an unknown name is
+/// refused naming it, and writes nothing (not even the table).
+pub async fn a_trigger_makes_one_task_and_moves_nothing(store: Arc<Store>) {
+    store.connect().await.unwrap();
+    let unknown = |err: Error| match err {
+        Error::NoSuchSchedule { ref name } => {
+            assert_eq!(name, "nope");
+            assert_eq!(err.to_string(), "no schedule named \"nope\"");
+        }
+        other => panic!("{other:?}"),
+    };
+    unknown(store.trigger_schedule("nope", T0).await.unwrap_err());
+    assert!(!store.backend().schedules_installed().await.unwrap());
+    let row = store
+        .schedule_at(&spec("t", "0 * * * *", json!({"limit": 1})), T0)
+        .await
+        .unwrap();
+    store.pause_schedule("t", T0).await.unwrap();
+    let task = store.trigger_schedule("t", T0 + 5_000).await.unwrap();
+    let metadata: Value = serde_json::from_str(&task.metadata).unwrap();
+    assert_eq!(
+        metadata[METADATA_KEY],
+        json!({"name": "t", "occurrenceAtMs": T0 + 5_000, "triggered": true})
+    );
+    assert_eq!(task.name, "report");
+    let after = store.schedule_named("t").await.unwrap().unwrap();
+    assert_eq!(after.next_run_at_ms, row.next_run_at_ms);
+    assert_eq!((after.fired_count, after.last_run_at_ms), (0, None));
+    unknown(store.trigger_schedule("nope", T0).await.unwrap_err());
+    assert_eq!(tasks_of(&store, "t").await.len(), 1);
+}
+
+/// `startAt` holds the first occurrence back; `endAt` and `limit` end the
+/// firing, the schedule then finished (never due again).
+pub async fn the_window_and_the_limit_bound_the_firing(store: Arc<Store>) {
+    let later = spec("later", "* * * * *", json!({"startAt": T0 + 10 * MINUTE}));
+    let row = store.schedule_at(&later, T0).await.unwrap();
+    assert_eq!(
+        (row.next_run_at_ms, row.start_at_ms),
+        (T0 + 10 * MINUTE, Some(T0 + 10 * MINUTE))
+    );
+    let ending = spec(
+        "ending",
+        "* * * * *",
+        json!({"endAt": T0 + 2 * MINUTE + 1, "catchUp": "all"}),
+    );
+    store.schedule_at(&ending, T0).await.unwrap();
+    let limited = spec(
+        "limited",
+        "* * * * *",
+        json!({"limit": 2, "catchUp": "all"}),
+    );
+    store.schedule_at(&limited, T0).await.unwrap();
+    for minute in [1, 5] {
+        fire_due(&store, &queues(), T0 + minute * MINUTE + 30_000)
+            .await
+            .unwrap();
+    }
+    assert!(occurrences_of(&store, "later").await.is_empty());
+    assert_eq!(
+        occurrences_of(&store, "ending").await,
+        vec![T0 + MINUTE, T0 + 2 * MINUTE]
+    );
+    assert_eq!(
+        occurrences_of(&store, "limited").await,
+        vec![T0 + MINUTE, T0 + 2 * MINUTE]
+    );
+    for name in ["ending", "limited"] {
+        let row = store.schedule_named(name).await.unwrap().unwrap();
+        assert_eq!(row.fired_count, 2, "{name}");
+        assert!(cairnq_core::schedule::finished(&row), "{name}");
+    }
+    // Finished schedules are never due again; the started one fires.
+    let fired = fire_due(&store, &queues(), T0 + 10 * MINUTE).await.unwrap();
+    assert_eq!(fired.tasks, 1);
+    assert_eq!(fired.next_due_ms, Some(T0 + 11 * MINUTE));
+    // An upsert keeps the counts: the limit stays reached.
+    let row = store.schedule_at(&limited, T0 + 11 * MINUTE).await.unwrap();
+    assert_eq!((row.fired_count, row.run_limit), (2, Some(2)));
+}
+
+/// `every`: occurrences a period apart from the first (`startAt`, or a
+/// period after `schedule()`), caught up as a cron's are.
+pub async fn an_interval_schedule_fires_every_period(store: Arc<Store>) {
+    let row = store
+        .schedule_at(
+            &json!({"name": "i", "task": "report", "every": 90_000}).to_string(),
+            T0,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (row.cron.as_str(), row.every_ms, row.next_run_at_ms),
+        ("", Some(90_000), T0 + 90_000)
+    );
+    fire_due(&store, &queues(), T0 + 90_000).await.unwrap();
+    fire_due(&store, &queues(), T0 + 180_000).await.unwrap();
+    // Three periods missed: the latest fires, the pending one the next period.
+    fire_due(&store, &queues(), T0 + 450_000).await.unwrap();
+    assert_eq!(
+        occurrences_of(&store, "i").await,
+        vec![T0 + 90_000, T0 + 180_000, T0 + 450_000]
+    );
+    // An upsert with the same period keeps the pending occurrence.
+    let again = json!({"name": "i", "task": "report", "every": 90_000}).to_string();
+    let kept = store.schedule_at(&again, T0 + 500_000).await.unwrap();
+    assert_eq!(kept.next_run_at_ms, T0 + 540_000);
+    let started = json!({"name": "j", "task": "report", "every": 60_000, "startAt": T0 + 1_000});
+    let row = store.schedule_at(&started.to_string(), T0).await.unwrap();
+    assert_eq!(row.next_run_at_ms, T0 + 1_000);
+    // Resumed after a pause: the next period after now, counted from the last.
+    store.pause_schedule("i", T0 + 500_000).await.unwrap();
+    let resumed = store
+        .resume_schedule("i", T0 + 700_000)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(resumed.next_run_at_ms, T0 + 720_000);
 }

@@ -1,6 +1,8 @@
--- The running schedule of these queues due first, but those named in $2
+-- The running, unfinished schedule of these queues due first, but those named in $2
 -- (rows nobody can fire). $1 queues.
 select * from cairnq_schedules
 where paused = 0 and queue = any($1::text[]) and name <> all($2::text[])
+    and (end_at_ms is null or next_run_at_ms <= end_at_ms)
+    and (run_limit is null or fired_count < run_limit)
 order by next_run_at_ms
 limit 1

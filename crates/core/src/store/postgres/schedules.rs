@@ -9,7 +9,7 @@ use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
 use super::transport::{Param, PgRow, Session, Transport};
 use crate::error::{Error, Result};
-use crate::protocol::schedules::POSTGRES as SQL;
+use crate::protocol::schedules::{POSTGRES as SQL, POSTGRES_CONTROLS};
 use crate::store::backend::ScheduleBackend;
 use crate::store::bad_rows::BadRow;
 use crate::store::schedule_rows::{
@@ -27,6 +27,7 @@ async fn rows<S: Session>(
         .iter()
         .map(|arg| match arg {
             SqlArg::Int(v) => Param::Int(*v),
+            SqlArg::OptInt(v) => v.map_or(Param::Null, Param::Int),
             SqlArg::Text(v) => Param::Text(v),
             SqlArg::Texts(v) => Param::Texts(v),
         })
@@ -66,6 +67,14 @@ fn schedule_from_row<R: PgRow>(row: &R) -> std::result::Result<ScheduleRow, BadR
         last_run_at_ms: row.opt_int(12).map_err(at("last_run_at_ms"))?,
         created_at_ms: row.int(13).map_err(at("created_at_ms"))?,
         updated_at_ms: row.int(14).map_err(at("updated_at_ms"))?,
+        overlap: row.text(15).map_err(at("overlap"))?,
+        every_ms: row.opt_int(16).map_err(at("every_ms"))?,
+        start_at_ms: row.opt_int(17).map_err(at("start_at_ms"))?,
+        end_at_ms: row.opt_int(18).map_err(at("end_at_ms"))?,
+        run_limit: row.opt_int(19).map_err(at("run_limit"))?,
+        fired_count: row.int(20).map_err(at("fired_count"))?,
+        skipped_count: row.int(21).map_err(at("skipped_count"))?,
+        last_skipped_at_ms: row.opt_int(22).map_err(at("last_skipped_at_ms"))?,
     })
 }
 
@@ -76,8 +85,13 @@ impl<T: Transport + PushSource> ScheduleBackend for PostgresBackend<T> {
         feature_installed(&self.client().await?, SQL.installed).await
     }
 
+    async fn schedule_controls_installed(&self) -> Result<bool> {
+        feature_installed(&self.client().await?, SQL.controls_installed).await
+    }
+
     async fn install_schedules(&self) -> Result<()> {
-        install_feature(self.begin().await?, &SQL.migration).await
+        install_feature(self.begin().await?, &SQL.migration).await?;
+        install_feature(self.begin().await?, &POSTGRES_CONTROLS).await
     }
 
     async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {

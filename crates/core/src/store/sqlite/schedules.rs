@@ -11,7 +11,7 @@ use super::lifecycle::SqliteBackend;
 use super::query::{key_at, Cells};
 use super::rows::json_list;
 use crate::error::Result;
-use crate::protocol::schedules::SQLITE as SQL;
+use crate::protocol::schedules::{SQLITE as SQL, SQLITE_CONTROLS};
 use crate::store::backend::ScheduleBackend;
 use crate::store::bad_rows::BadRow;
 use crate::store::schedule_rows::{
@@ -23,6 +23,7 @@ use crate::store::schedule_rows::{
 fn rows(conn: &Connection, pick: PickStatement, args: &[SqlArg]) -> Result<ScheduleRows> {
     let values = args.iter().map(|arg| match arg {
         SqlArg::Int(v) => Value::Integer(*v),
+        SqlArg::OptInt(v) => v.map_or(Value::Null, Value::Integer),
         SqlArg::Text(v) => Value::Text(v.clone()),
         SqlArg::Texts(v) => Value::Text(json_list(v)),
     });
@@ -58,6 +59,14 @@ fn schedule_from_row(row: &Cells<'_, '_>) -> std::result::Result<ScheduleRow, Ba
         last_run_at_ms: row.opt_int(12, "last_run_at_ms")?,
         created_at_ms: row.int(13, "created_at_ms")?,
         updated_at_ms: row.int(14, "updated_at_ms")?,
+        overlap: row.get(15, "overlap")?,
+        every_ms: row.opt_int(16, "every_ms")?,
+        start_at_ms: row.opt_int(17, "start_at_ms")?,
+        end_at_ms: row.opt_int(18, "end_at_ms")?,
+        run_limit: row.opt_int(19, "run_limit")?,
+        fired_count: row.int(20, "fired_count")?,
+        skipped_count: row.int(21, "skipped_count")?,
+        last_skipped_at_ms: row.opt_int(22, "last_skipped_at_ms")?,
     })
 }
 
@@ -68,9 +77,17 @@ impl ScheduleBackend for SqliteBackend {
             .await
     }
 
-    async fn install_schedules(&self) -> Result<()> {
-        self.transaction(|conn| apply_in_transaction(conn, &SQL.migration))
+    async fn schedule_controls_installed(&self) -> Result<bool> {
+        self.read(|conn| feature_installed(conn, SQL.controls_installed))
             .await
+    }
+
+    async fn install_schedules(&self) -> Result<()> {
+        self.transaction(|conn| {
+            apply_in_transaction(conn, &SQL.migration)?;
+            apply_in_transaction(conn, &SQLITE_CONTROLS)
+        })
+        .await
     }
 
     async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows> {
