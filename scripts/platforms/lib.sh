@@ -13,6 +13,7 @@ declare -A platform_triple=(
     [linux-arm64-gnu]=aarch64-unknown-linux-gnu
     [win32-x64-msvc]=x86_64-pc-windows-gnu
     [linux-x64-musl]=x86_64-unknown-linux-musl
+    [linux-arm64-musl]=aarch64-unknown-linux-musl
 )
 
 triple_of() {
