@@ -1932,7 +1932,8 @@ mod flow {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_flow_statements_reach_their_indexes() {
         use cairnq_core::protocol::flow::{
-            POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_LIMITS_AND_LOCKS, POSTGRES_SHARED_KEYS,
+            POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_GROUP_COUNTS,
+            POSTGRES_LIMITS_AND_LOCKS, POSTGRES_SHARED_KEYS,
         };
         use tokio_postgres::types::ToSql;
 
@@ -1953,28 +1954,18 @@ mod flow {
         let (worker, lease) = ("w".to_string(), 30_000_i64);
         let own_budget = 0_i64;
         type Check<'a> = (&'a str, &'a str, Vec<&'a (dyn ToSql + Sync)>, &'a str);
-        let scan: Vec<&(dyn ToSql + Sync)> = vec![
-            &queue,
-            &name,
-            &now,
-            &rows,
-            &yes,
-            &since,
-            &no,
-            &name,
-            &own_budget,
-        ];
+        let groups = vec!["g".to_string()];
         let checks: Vec<Check<'_>> = vec![
             (
                 "draw_scan",
                 POSTGRES_DRAW_SCAN,
-                scan.clone(),
+                vec![&queue, &name, &now, &rows],
                 "cairnq_tasks_claim_name_idx",
             ),
             (
-                "draw_scan",
-                POSTGRES_DRAW_SCAN,
-                scan,
+                "group_counts",
+                POSTGRES_GROUP_COUNTS,
+                vec![&groups, &name, &yes, &no, &since, &name, &own_budget],
                 "cairnq_tasks_lease_idx",
             ),
             (

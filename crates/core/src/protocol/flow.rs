@@ -47,15 +47,18 @@ pub const SQLITE_GROUP_RUNNING: &str = feature_sql!("sqlite", "flow", "group_run
 pub const SQLITE_GROUP_STARTS: &str = feature_sql!("sqlite", "flow", "group_starts");
 /// SQLite only: claim the ids a chunk picked.
 pub const SQLITE_CLAIM_IDS: &str = feature_sql!("sqlite", "flow", "claim_ids");
-/// Postgres only: a chunk's due rows, id and group, in claim order, with
-/// their groups' counts.
+/// Postgres only: a chunk's due rows without group limits, id and group, in
+/// claim order.
 pub const POSTGRES_DRAW_SCAN: &str = feature_sql!("postgres", "flow", "draw_scan");
+/// Postgres only: what counts against the groups of a chunk's rows.
+pub const POSTGRES_GROUP_COUNTS: &str = feature_sql!("postgres", "flow", "group_counts");
 /// Postgres only: claim the ids a chunk picked, recording their starts.
 pub const POSTGRES_CLAIM_IDS: &str = feature_sql!("postgres", "flow", "claim_ids");
 /// Postgres only: the advisory lock of a name-wide rate, never waiting.
 pub const POSTGRES_LOCK_NAME: &str = feature_sql!("postgres", "flow", "lock_name");
 /// Postgres only: the lock of the budget a push-back fills, waited for.
 pub const POSTGRES_PUSH_BACK_LOCK: &str = feature_sql!("postgres", "flow", "push_back_lock");
-/// Postgres only: before each chunk, the name's limits and clock and the
-/// advisory locks of the chunk's groups, never waiting.
+/// Postgres only: before each chunk, the name's limits and clock and, under
+/// group limits, the chunk's rows and the advisory locks of their groups,
+/// never waiting.
 pub const POSTGRES_LIMITS_AND_LOCKS: &str = feature_sql!("postgres", "flow", "limits_and_locks");

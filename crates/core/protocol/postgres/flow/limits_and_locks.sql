@@ -1,19 +1,22 @@
 -- Before each chunk of a flow draw: the name's declared limits (null columns
 -- when it has none; with its key's stored rate, as limits.sql answers them)
--- and the database clock, and, when it limits groups, the
--- locks of up to $4 limited groups this transaction does not hold yet ($5),
--- the first to appear among the first $3 due queued tasks of the name on one
--- queue in claim order. One row per group locked (grp null: none). A
--- group's key is `cairnq.flow:` and the JSON array [name, group], or when
--- the name's rate has a key, `cairnq.flow.key:` and [key, group] (the groups
--- of the budget every name of the key shares); seed 1
--- keeps it apart from the keyed submits' locks. Never waits: a group another
--- claimer holds is left to it for this draw, so two claimers never wait on
--- each other whatever order they lock in. Group concurrency limits grouped
--- tasks, a per-group rate every task ('' being one more group). The due
--- rows are locked, skipping those another draw holds: concurrent draws
--- read past each other's rows to groups of their own, rather than all
--- trying the same groups at the head of the queue.
+-- and the database clock, and, when it limits groups, the first $3 due
+-- queued tasks of the name on one queue in claim order (id, group; '' for
+-- none), each with whether this statement locked its group: of up to $4
+-- limited groups this transaction does not hold yet ($5), the first to
+-- appear. One row per task read (id null: none). The chunk's counts
+-- (group_counts) come in a later statement, so they see what the locks'
+-- previous holders committed. A group's key is `cairnq.flow:` and the JSON
+-- array [name, group], or when the name's rate has a key,
+-- `cairnq.flow.key:` and [key, group] (the groups of the budget every name
+-- of the key shares); seed 1 keeps it apart from the keyed submits' locks.
+-- Never waits: a group another claimer holds is left to it for this draw,
+-- so two claimers never wait on each other whatever order they lock in.
+-- Group concurrency limits grouped tasks, a per-group rate every task (''
+-- being one more group). The due rows are locked, skipping those another
+-- draw holds: concurrent draws read past each other's rows to groups of
+-- their own, rather than all trying the same groups at the head of the
+-- queue; a locked row stays queued until this transaction ends.
 -- $1 queue, $2 name.
 with clock as (
     select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms
@@ -34,10 +37,10 @@ with clock as (
         coalesce(rate_key, $2::text) as budget
     from limits
 ), scanned as (
-    select coalesce(metadata->>'cairnq.group', '') as grp,
+    select id, coalesce(metadata->>'cairnq.group', '') as grp,
         row_number() over (order by priority desc, run_at_ms asc, id asc) as position
     from (
-        select metadata, priority, run_at_ms, id
+        select id, metadata, priority, run_at_ms
         from cairnq_tasks
         where status = 'queued'
           and queue = $1::text
@@ -62,7 +65,13 @@ with clock as (
 select limits.rate_max, limits.rate_per_ms, limits.rate_per_group, limits.group_concurrency,
     limits.declared_by, limits.declared_at_ms, limits.rate_key,
     limits.key_rate_max, limits.key_rate_per_ms, limits.key_rate_per_group,
-    limits.key_declared_by, limits.key_declared_at_ms, clock.ms, locked.grp
+    limits.key_declared_by, limits.key_declared_at_ms, clock.ms,
+    read.id, read.grp, read.locked
 from clock
 left join limits on true
-left join locked on true
+left join (
+    select scanned.id, scanned.grp, locked.grp is not null as locked, scanned.position
+    from scanned
+    left join locked on locked.grp = scanned.grp
+) as read on true
+order by read.position

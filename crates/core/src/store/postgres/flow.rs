@@ -17,8 +17,8 @@ use super::steps::suspend;
 use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::Result;
 use crate::protocol::flow::{
-    POSTGRES as SQL, POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_LIMITS_AND_LOCKS,
-    POSTGRES_LOCK_NAME, POSTGRES_PUSH_BACK_LOCK, POSTGRES_SHARED_KEYS,
+    POSTGRES as SQL, POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_GROUP_COUNTS,
+    POSTGRES_LIMITS_AND_LOCKS, POSTGRES_LOCK_NAME, POSTGRES_PUSH_BACK_LOCK, POSTGRES_SHARED_KEYS,
 };
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend, HeldTask};
 use crate::store::flow::claim;
@@ -32,10 +32,12 @@ use crate::store::flow::{
 use crate::store::step_rows::{Suspended, Wake};
 use crate::task::Task;
 
-/// A transaction, and the groups whose advisory locks it holds.
+/// A transaction, the groups whose advisory locks it holds, and the rows
+/// the last `limits_and_locks` read for the next chunk.
 struct PgFlow<'t, S> {
     tx: &'t S,
     held: Vec<String>,
+    read: Vec<Scanned>,
 }
 
 impl<'t, S: Session> PgFlow<'t, S> {
@@ -43,11 +45,13 @@ impl<'t, S: Session> PgFlow<'t, S> {
         PgFlow {
             tx,
             held: Vec::new(),
+            read: Vec::new(),
         }
     }
 
     /// `limits_and_locks` before a chunk of `queue`: the name's limits and
-    /// the database clock; the groups it locked join `held`.
+    /// the database clock; under group limits the chunk's rows, kept for
+    /// `scan`, and the groups it locked join `held`.
     async fn limits_and_locks(
         &mut self,
         queue: &str,
@@ -63,8 +67,16 @@ impl<'t, S: Session> PgFlow<'t, S> {
         let row = found.first().expect("limits_and_locks answers a row");
         let declared = declared_of(row)?;
         let now = row.int(12)?;
+        self.read.clear();
         for row in &found {
-            self.held.extend(row.opt_text(13)?);
+            let Some(id) = row.opt_text(13)? else {
+                continue;
+            };
+            let group = row.text(14)?;
+            if row.bool(15)? {
+                self.held.push(group.clone());
+            }
+            self.read.push(Scanned { id, group });
         }
         Ok((declared.map(Ok), now))
     }
@@ -252,8 +264,10 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
         self.limits_and_locks(queue, name, chunk).await.map(drop)
     }
 
-    /// The rows with their groups' counts in one statement; a limited group
-    /// another claimer holds the lock of is left to it.
+    /// Under group limits, the rows the chunk's `limits_and_locks` read
+    /// whose groups this transaction holds, and their groups' counts in a
+    /// later statement; a limited group another claimer holds the lock of is
+    /// left to it. Without group limits, the rows alone.
     async fn scan(
         &mut self,
         queue: &str,
@@ -263,35 +277,52 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
         chunk: Chunk,
         groups: &GroupLimits,
     ) -> Result<(Vec<Scanned>, GroupCounts)> {
+        let mut counts = GroupCounts::default();
+        if !groups.any() {
+            let found = rows(
+                self.tx,
+                POSTGRES_DRAW_SCAN,
+                &params![&queue, &name, &now, &chunk.rows],
+            )
+            .await?;
+            let scanned = found
+                .iter()
+                .map(|row| {
+                    Ok(Scanned {
+                        id: row.text(0)?,
+                        group: row.text(1)?,
+                    })
+                })
+                .collect::<Result<_>>()?;
+            return Ok((scanned, counts));
+        }
+        let mut scanned = std::mem::take(&mut self.read);
+        scanned.truncate(usize::try_from(chunk.rows).unwrap_or(0));
+        scanned.retain(|row| !groups.limits(&row.group) || self.held.contains(&row.group));
+        if scanned.is_empty() {
+            return Ok((scanned, counts));
+        }
+        let mut counted: Vec<String> = scanned.iter().map(|row| row.group.clone()).collect();
+        counted.sort_unstable();
+        counted.dedup();
         let found = rows(
             self.tx,
-            POSTGRES_DRAW_SCAN,
+            POSTGRES_GROUP_COUNTS,
             &params![
-                &queue,
+                Param::Texts(&counted),
                 &name,
-                &now,
-                &chunk.rows,
                 &groups.concurrency.is_some(),
-                &groups.since,
                 &groups.rate_max.is_some(),
+                &groups.since,
                 &budget.id,
                 &budget.shared_column(),
             ],
         )
         .await?;
-        let mut scanned = Vec::with_capacity(found.len());
-        let mut counts = GroupCounts::default();
         for row in &found {
-            let group = row.text(1)?;
-            if groups.limits(&group) && !self.held.contains(&group) {
-                continue;
-            }
-            counts.running.insert(group.clone(), row.int(2)?);
-            counts.started.insert(group.clone(), row.int(3)?);
-            scanned.push(Scanned {
-                id: row.text(0)?,
-                group,
-            });
+            let group = row.text(0)?;
+            counts.running.insert(group.clone(), row.int(1)?);
+            counts.started.insert(group, row.int(2)?);
         }
         Ok((scanned, counts))
     }
