@@ -97,7 +97,7 @@ forEachDialect("option refusals", (dialect) => {
       ...TEXT_REFUSALS("queue").map(([v, r]) => ["queue", v, r]),
       ...TEXT_REFUSALS("group").map(([v, r]) => ["group", v, r]),
       ...TEXT_REFUSALS("tz").map(([v, r]) => ["tz", v, r]),
-      ["cron", null, /^cron must be a string, got null$/],
+      ["cron", null, /^cron or every must be given, exactly one, got neither$/],
       ["catchup", "all", /^unknown key "catchup" in schedule options \(known: name, task, cron, /],
     ];
     for (const [field, value, refusal] of cases) {

@@ -107,6 +107,24 @@ forEachDialect("submitMany", (dialect) => {
     assert.equal((await allTasks(client)).size, 3);
   });
 
+  test("payloads are stored as JSON.stringify writes each one alone", async (t) => {
+    const { client } = await dialect.open(t);
+    const when = new Date(Date.UTC(2026, 0, 2));
+    const keyed = { toJSON: (key) => `called with "${key}"` };
+    const nested = { at: when, keyed };
+    const payloads = [{ a: null }, when, keyed, "text", 42, true, nested, { s: "null" }, undefined, null, [1, "x"]];
+    const stored = async (items) => {
+      const refs = await client.submitMany(items);
+      return Promise.all(refs.map(async (ref) => (await client.get(ref.id)).payload));
+    };
+    const alone = (payload) => JSON.parse(JSON.stringify(payload ?? {}));
+    // Each alone (a call with no null in its text takes one JSON.stringify), then all in one call.
+    for (const payload of payloads) {
+      assert.deepEqual(await stored([{ task: "p", payload }]), [alone(payload)], `${JSON.stringify(payload)}`);
+    }
+    assert.deepEqual(await stored(payloads.map((payload) => ({ task: "p", payload }))), payloads.map(alone));
+  });
+
   test("10 000 items in one call", async (t) => {
     const { client } = await dialect.open(t);
     const items = Array.from({ length: 10_000 }, (_, i) => ({ task: "bulk", payload: { i } }));

@@ -5,7 +5,9 @@
 use crate::error::{Error, Result};
 use crate::input::{array_of, Options};
 use crate::store::{fail_outcome, lease_ms, HeldTask, Outcome, SubmitInput, Target, Write};
-use serde_json::Value;
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 /// The fields a write may carry: `kind` names the client method, the others
 /// are its arguments.
@@ -29,27 +31,81 @@ const WRITE_KEYS: [&str; 13] = [
 const ITEM_KEYS: [&str; 3] = ["task", "payload", "options"];
 
 /// `submitMany`'s items as `lib/store.js` encodes them (`{task, payload,
-/// options}`, the payload and metadata JSON texts), each read on its own and
-/// its refusals named by its place (`items[3].options.priority`).
+/// options}`: the payload as a JSON value, the metadata as JSON text), each
+/// read on its own and its refusals named by its place
+/// (`items[3].options.priority`). A payload is kept as the text it came in,
+/// never parsed into a `Value`.
 pub fn read_items(text: &str) -> Result<Vec<Result<SubmitInput>>> {
-    let items: Value =
-        serde_json::from_str(text).map_err(|e| Error::Invalid(format!("malformed items: {e}")))?;
-    Ok(array_of("items", items)?
+    let malformed = |e: serde_json::Error| Error::Invalid(format!("malformed items: {e}"));
+    let items = match serde_json::from_str::<Vec<&RawValue>>(text) {
+        Ok(items) => items,
+        Err(e) => {
+            // Not an array: refused as `array_of` words it.
+            array_of("items", serde_json::from_str(text).map_err(malformed)?)?;
+            return Err(malformed(e));
+        }
+    };
+    Ok(items
         .into_iter()
         .enumerate()
         .map(|(index, item)| read_item(index, item))
         .collect())
 }
 
-fn read_item(index: usize, item: Value) -> Result<SubmitInput> {
+fn read_item(index: usize, raw: &RawValue) -> Result<SubmitInput> {
     let at = format!("items[{index}]");
-    let mut item = Options::of_value(&at, item, &ITEM_KEYS)?.named_under(&format!("{at}."));
+    let (payload, fields) = match serde_json::from_str::<ItemFields>(raw.get()) {
+        Ok(ItemFields { payload, rest }) => (payload, Value::Object(rest)),
+        // Not an object: refused by the options reader, in its words.
+        Err(_) => (None, serde_json::from_str(raw.get()).unwrap_or(Value::Null)),
+    };
+    let mut item = Options::of_value(&at, fields, &ITEM_KEYS)?.named_under(&format!("{at}."));
     let name = item.required_text("task")?;
-    let payload = item.text("payload")?;
+    let payload = payload
+        .filter(|raw| raw.get() != "null")
+        .map(|raw| raw.get().to_string());
     let mut options = item
         .object("options", SubmitInput::OPTION_KEYS)?
         .unwrap_or_default();
     SubmitInput::read_options(name, payload, &mut options)
+}
+
+/// An item's fields: the payload as the JSON text it came in, the others as
+/// values for the options reader.
+struct ItemFields<'a> {
+    payload: Option<&'a RawValue>,
+    rest: Map<String, Value>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ItemFields<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = ItemFields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<M: MapAccess<'de>>(
+                self,
+                mut map: M,
+            ) -> std::result::Result<Self::Value, M::Error> {
+                let mut fields = ItemFields {
+                    payload: None,
+                    rest: Map::new(),
+                };
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "payload" {
+                        fields.payload = Some(map.next_value()?);
+                    } else {
+                        let value = map.next_value()?;
+                        fields.rest.insert(key, value);
+                    }
+                }
+                Ok(fields)
+            }
+        }
+        deserializer.deserialize_map(Fields)
+    }
 }
 
 /// One write; a write that does not read is refused alone (an `Invalid`
@@ -179,5 +235,52 @@ mod tests {
         ] {
             assert_eq!(refusal(text), message, "{text}");
         }
+    }
+
+    #[test]
+    fn an_items_payload_is_kept_as_the_text_it_came_in() {
+        let items = read_items(
+            r#"[{"task":"a","payload":{"b":[1,null],"a":"\u00e9"}},{"task":"b","payload":"s"},{"task":"c","payload":null},{"task":"d"}]"#,
+        )
+        .unwrap();
+        let payloads: Vec<Option<String>> = items
+            .into_iter()
+            .map(|item| item.unwrap().payload)
+            .collect();
+        assert_eq!(
+            payloads,
+            [
+                Some(r#"{"b":[1,null],"a":"\u00e9"}"#.to_string()),
+                Some(r#""s""#.to_string()),
+                None,
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn items_that_are_not_objects_are_refused_by_place() {
+        let refusals: Vec<String> = read_items(r#"[null,5,[],{"task":"t","extra":1}]"#)
+            .unwrap()
+            .into_iter()
+            .map(|item| item.unwrap_err().to_string())
+            .collect();
+        assert_eq!(
+            refusals,
+            [
+                "items[0] must be an object, got null",
+                "items[1] must be an object, got 5",
+                "items[2] must be an object, got an array",
+                "unknown key \"extra\" in items[3] (known: task, payload, options)",
+            ]
+        );
+        assert_eq!(
+            read_items(r#""tasks""#).unwrap_err().to_string(),
+            "items must be an array, got \"tasks\""
+        );
+        assert!(read_items("[{")
+            .unwrap_err()
+            .to_string()
+            .starts_with("malformed items"));
     }
 }

@@ -149,7 +149,6 @@ macro_rules! statements {
 
 statements!(
     insert_task,
-    insert_tasks,
     lock_key,
     get_key,
     upsert_key,
@@ -189,6 +188,11 @@ pub const POSTGRES: Statements = load_statements!("postgres");
 /// "Connection setup (Postgres)").
 pub const POSTGRES_INSTALLATIONS: &str =
     include_str!("../../protocol/postgres/statements/installations.sql");
+
+/// Postgres only, `submitMany`'s run of plain inserts as one statement (on
+/// SQLite a prepared insert per row is cheaper).
+pub const POSTGRES_INSERT_TASKS: &str =
+    include_str!("../../protocol/postgres/statements/insert_tasks.sql");
 
 /// Postgres only, in `purge`'s transaction before it: no sorting plans.
 pub const POSTGRES_PURGE_IN_ORDER: &str =

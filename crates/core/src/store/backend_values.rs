@@ -29,7 +29,7 @@ pub enum OpenMode {
 }
 
 /// A task ready to insert: id generated, JSON encoded, defaults applied.
-/// Serialized, a row of `insert_tasks.sql`'s JSON array.
+/// Serialized, a row of Postgres's `insert_tasks.sql` JSON array.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct NewTask {
     pub id: String,
@@ -45,9 +45,10 @@ pub struct NewTask {
     pub correlation_id: Option<String>,
 }
 
-/// One step of a `submitMany` transaction: a run of plain inserts, written
-/// by one statement (`insert_tasks.sql`: its JSON array, and the tasks'
-/// refs), or a keyed insert after everything before it.
+/// One step of a `submitMany` transaction on Postgres: a run of plain
+/// inserts, written by one statement (`insert_tasks.sql`: its JSON array,
+/// and the tasks' refs), or a keyed insert after everything before it.
+/// (SQLite runs its cached single insert per item: no round trips to save.)
 pub enum InsertStep {
     Batch(String, Vec<TaskRef>),
     Keyed(Box<NewTask>, String, Conflict),

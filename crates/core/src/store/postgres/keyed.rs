@@ -6,7 +6,7 @@ use super::followups;
 use super::rows::{cancel_by_id, insert_new, resolve_key};
 use super::transport::{params, Session};
 use crate::error::{Error, Result};
-use crate::protocol::POSTGRES as SQL;
+use crate::protocol::{POSTGRES as SQL, POSTGRES_INSERT_TASKS};
 use crate::store::backend::{
     insert_steps, Conflict, Debounce, DebounceStep, InsertStep, KeyDecision, NewTask, TaskRef,
     WriteOp, HELD_BACK_DELAY_MS,
@@ -21,7 +21,7 @@ pub(super) async fn insert_all<S: Session>(tx: &S, ops: Vec<WriteOp>) -> Result<
     for step in insert_steps(ops) {
         match step {
             InsertStep::Batch(tasks, inserted) => {
-                execute(tx, SQL.insert_tasks, &params![&tasks]).await?;
+                execute(tx, POSTGRES_INSERT_TASKS, &params![&tasks]).await?;
                 refs.extend(inserted);
             }
             InsertStep::Keyed(new, key, conflict) => {

@@ -33,6 +33,40 @@ fn bind(stmt: &mut Statement<'_>, params: &Params<'_>) -> Result<()> {
     Ok(())
 }
 
+/// A statement run once per item of a loop: prepared, and its named
+/// parameters' places looked up, once (a lookup converts the name to a C
+/// string and scans the statement's parameters).
+pub struct Repeated<'c> {
+    stmt: rusqlite::CachedStatement<'c>,
+    places: Vec<Option<usize>>,
+}
+
+impl<'c> Repeated<'c> {
+    /// `sql` with the parameters `names` (those it does not contain are skipped).
+    pub fn new(conn: &'c Connection, sql: &str, names: &[&str]) -> Result<Repeated<'c>> {
+        let stmt = conn.prepare_cached(sql).map_err(sqlite_error)?;
+        let places = names
+            .iter()
+            .map(|name| stmt.parameter_index(name))
+            .collect::<rusqlite::Result<_>>()
+            .map_err(sqlite_error)?;
+        Ok(Repeated { stmt, places })
+    }
+
+    /// Runs the statement once, `values` in the order of `new`'s names.
+    pub fn run(&mut self, values: &[&dyn ToSql]) -> Result<()> {
+        for (place, value) in self.places.iter().zip(values) {
+            if let Some(index) = *place {
+                self.stmt
+                    .raw_bind_parameter(index, value)
+                    .map_err(sqlite_error)?;
+            }
+        }
+        self.stmt.raw_execute().map_err(sqlite_error)?;
+        Ok(())
+    }
+}
+
 /// Run a statement and map every returned row.
 pub fn query<T>(
     conn: &Connection,

@@ -2,20 +2,21 @@
 //! (`run_op`): inserts, keyed submits (docs/protocol.md, "Keyed submit"),
 //! cancel, retry and the lease-guarded settlements.
 
+use rusqlite::types::ToSql;
 use rusqlite::Connection;
 
 use super::followups;
-use super::query::{query, Params};
+use super::query::{query, Repeated};
 use super::rows::{json_list, owned_write, resolve_key, update_one};
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::SQLITE as SQL;
 use crate::store::backend::{
-    insert_steps, Conflict, Debounce, DebounceStep, HeldTask, InsertStep, KeyDecision, NewTask,
-    Outcome, Target, TaskRef, WriteAnswer, WriteOp, HELD_BACK_DELAY_MS,
+    Conflict, Debounce, DebounceStep, HeldTask, KeyDecision, NewTask, Outcome, Target, TaskRef,
+    WriteAnswer, WriteOp, HELD_BACK_DELAY_MS,
 };
 use crate::store::reserved::key_holder;
-use crate::task::Task;
+use crate::task::{Status, Task};
 
 /// Whether `op` runs several statements (and so needs its own savepoint in a group).
 pub(super) fn spans_statements(op: &WriteOp) -> bool {
@@ -58,43 +59,67 @@ pub(super) fn run_op(conn: &Connection, op: &WriteOp) -> WriteAnswer {
     }
 }
 
-/// `submitMany`'s ops in order, inside the caller's transaction
-/// (`insert_steps`); each op's task ref.
+/// `submitMany`'s ops in order, inside the caller's transaction; each op's
+/// task ref. A plain item is one run of `insert_task.sql`, prepared once for
+/// them all: on SQLite that is cheaper than one statement over a JSON array
+/// of the rows (no encoding, no JSON parse per field).
 pub(super) fn insert_all(conn: &Connection, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
-    let mut refs = Vec::with_capacity(ops.len());
-    for step in insert_steps(ops) {
-        match step {
-            InsertStep::Batch(tasks, inserted) => {
-                let params: &Params<'_> = &[(":tasks", &tasks), (":now", &now_ms())];
-                query(conn, SQL.insert_tasks, params, |_| Ok(()))?;
-                refs.extend(inserted);
+    let mut insert = Repeated::new(conn, SQL.insert_task, &INSERT_PARAMS)?;
+    ops.iter()
+        .map(|op| match op {
+            WriteOp::Insert(task) => {
+                insert
+                    .run(&insert_values(task, &now_ms()))
+                    .map(|()| TaskRef {
+                        id: task.id.clone(),
+                        status: Status::Queued,
+                    })
             }
-            InsertStep::Keyed(task, key, conflict) => {
-                refs.push(TaskRef::of(&insert_keyed(conn, &task, &key, conflict)?));
+            WriteOp::InsertKeyed(task, key, conflict) => {
+                insert_keyed(conn, task, key, *conflict).map(|row| TaskRef::of(&row))
             }
-        }
-    }
-    Ok(refs)
+            other => unreachable!("submitMany passes submits only, got {other:?}"),
+        })
+        .collect()
 }
 
 pub(super) fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
     let now = now_ms();
-    let params: &Params<'_> = &[
-        (":id", &task.id),
-        (":name", &task.name),
-        (":queue", &task.queue),
-        (":payload", &task.payload),
-        (":metadata", &task.metadata),
-        (":max_attempts", &task.max_attempts),
-        (":priority", &task.priority),
-        (":delay_ms", &task.delay_ms),
-        (":parent_id", &task.parent_id),
-        (":root_id", &task.root_id),
-        (":correlation_id", &task.correlation_id),
-        (":now", &now),
-    ];
-    query(conn, SQL.insert_task, params, |_| Ok(()))?;
+    Repeated::new(conn, SQL.insert_task, &INSERT_PARAMS)?.run(&insert_values(task, &now))?;
     Ok(task.inserted_row(now))
+}
+
+/// `insert_task.sql`'s parameters, and `insert_values` in the same order.
+const INSERT_PARAMS: [&str; 12] = [
+    ":id",
+    ":name",
+    ":queue",
+    ":payload",
+    ":metadata",
+    ":max_attempts",
+    ":priority",
+    ":delay_ms",
+    ":parent_id",
+    ":root_id",
+    ":correlation_id",
+    ":now",
+];
+
+fn insert_values<'a>(task: &'a NewTask, now: &'a i64) -> [&'a dyn ToSql; 12] {
+    [
+        &task.id,
+        &task.name,
+        &task.queue,
+        &task.payload,
+        &task.metadata,
+        &task.max_attempts,
+        &task.priority,
+        &task.delay_ms,
+        &task.parent_id,
+        &task.root_id,
+        &task.correlation_id,
+        now,
+    ]
 }
 
 pub(super) fn cancel_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
