@@ -35,6 +35,7 @@ export CARGO=/usr/bin/cargo RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 export CARGO_TARGET_DIR="$cache/target-$name"
 env_triple=${triple//-/_}
 cargo_flags=()
+rustc_flags=()
 builder=("$CARGO" build)
 
 case $name in
@@ -80,10 +81,11 @@ win32-x64-msvc)
     export "CARGO_TARGET_${env_triple^^}_LINKER=x86_64-w64-mingw32-gcc"
     export "CC_$env_triple=x86_64-w64-mingw32-gcc" "AR_$env_triple=x86_64-w64-mingw32-ar"
     ;;
-linux-*-musl)
-    # zig compiles the C code and links against its own musl; std is built
-    # from Debian's rust-web-src. cargo-zigbuild runs the cargo first on PATH:
-    # Debian's, through links in the cache.
+linux-*-musl | darwin-*)
+    # zig compiles the C code and links against its own musl, or its stubs
+    # of macOS's libSystem; std is built from Debian's rust-web-src.
+    # cargo-zigbuild runs the cargo first on PATH: Debian's, through links in
+    # the cache.
     apt_install rust-web-src
     cargo_flags=("-Zbuild-std=std,panic_abort")
     export RUSTC_BOOTSTRAP=1
@@ -92,10 +94,20 @@ linux-*-musl)
     for tool in cargo rustc rustdoc; do ln -sfn "/usr/bin/$tool" "$debian_rust/$tool"; done
     PATH="$debian_rust:$(zig_toolchain):$PATH"
     builder=(cargo-zigbuild zigbuild)
+    if [[ $name == darwin-* ]]; then
+        # whoami (under tokio-postgres) links CoreFoundation and
+        # SystemConfiguration, which zig does not have: text stubs of the two
+        # frameworks stand in. Not stripped: rustc strips Mach-O files with
+        # rust-objcopy, which Debian's rustc lacks. Both flags go to the
+        # addon's own compile only (`cargo rustc`), so the dependencies built
+        # before stay fresh.
+        builder=(cargo-zigbuild rustc)
+        rustc_flags=(-- -C strip=none -L "framework=$PWD/scripts/platforms/darwin-frameworks")
+    fi
     ;;
 esac
 
-"${builder[@]}" --release --locked --lib -p cairnq-node --target "$triple" "${cargo_flags[@]}"
+"${builder[@]}" --release --locked --lib -p cairnq-node --target "$triple" "${cargo_flags[@]}" "${rustc_flags[@]}"
 case $triple in
 *-windows-*) built=cairnq_node.dll ;;
 *-apple-*) built=libcairnq_node.dylib ;;

@@ -14,6 +14,8 @@ declare -A platform_triple=(
     [win32-x64-msvc]=x86_64-pc-windows-gnu
     [linux-x64-musl]=x86_64-unknown-linux-musl
     [linux-arm64-musl]=aarch64-unknown-linux-musl
+    [darwin-x64]=x86_64-apple-darwin
+    [darwin-arm64]=aarch64-apple-darwin
 )
 
 triple_of() {

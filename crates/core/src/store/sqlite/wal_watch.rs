@@ -321,11 +321,13 @@ fn inotify_events(dir: &Path, name: OsString) -> Option<OsEvents> {
     Some((Box::pin(events), Box::new(())))
 }
 
-/// Elsewhere: `notify`'s watcher (kqueue, FSEvents, ReadDirectoryChangesW)
+/// Elsewhere: `notify`'s watcher (kqueue on macOS, ReadDirectoryChangesW)
 /// calls back on a thread of its own, which hands events to the pump.
 #[cfg(any(not(target_os = "linux"), test))]
 fn notify_events(dir: &Path, name: OsString) -> Option<OsEvents> {
     use notify::Watcher;
+    #[cfg(target_os = "macos")]
+    let wal = dir.join(&name);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         let seen = match event {
@@ -348,6 +350,11 @@ fn notify_events(dir: &Path, name: OsString) -> Option<OsEvents> {
     watcher
         .watch(dir, notify::RecursiveMode::NonRecursive)
         .ok()?;
+    // kqueue reports a write to a file only to a watch on that file, and
+    // notify adds one by itself only for files created after the directory's
+    // watch: a WAL that exists already is watched too (none yet is no error).
+    #[cfg(target_os = "macos")]
+    let _ = watcher.watch(&wal, notify::RecursiveMode::NonRecursive);
     let events = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|seen| (seen, rx))
     });
