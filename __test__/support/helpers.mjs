@@ -457,7 +457,12 @@ export function manageWorker(t, worker) {
         }),
       ]);
       clearTimeout(timer);
-      if (!drained) throw new Error("the worker did not drain within 20 s of stop()");
+      if (!drained) {
+        // Close anyway: a handler still looping on the store then fails and
+        // ends, instead of keeping the test process alive for good.
+        await worker.close().catch(() => {});
+        throw new Error("the worker did not drain within 20 s of stop()");
+      }
     }
     await worker.close();
   });
