@@ -139,6 +139,12 @@ export async function drainRate(pkg, target, label, { n, concurrency = 16, setup
   try {
     await client.connect();
     await setup(client);
+    // Postgres: the drain starts with the statistics of the table it drains.
+    // A fresh database's table was loaded within seconds, and autovacuum has
+    // analyzed it empty, part-loaded or not at all, so the planner's choices
+    // (and the figures) flip between repetitions; a queue table in service has
+    // the statistics autovacuum keeps. bench/fleet.mjs does the same.
+    if (location.startsWith("postgres")) execFileSync("psql", [location, "-qc", "vacuum analyze cairnq_tasks"]);
     // Let the setup's checkpoints finish, so every variant starts alike.
     await sleep(1000);
     const worker = openWorker(pkg, location, { pollIntervalMs: 50, concurrency });

@@ -1924,7 +1924,7 @@ mod flow {
         }
     }
 
-    /// A chunk's scan and its locks reach the per-name claim index, its scan
+    /// A chunk's scan and its locks reach the per-name claim index, its counts
     /// the partial lease index for the running rows, its claim the primary
     /// key, the due count the claim index; none reads the table. (Whether a
     /// walk sorts is the planner's cost call on a table this small; the
@@ -1932,9 +1932,10 @@ mod flow {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_flow_statements_reach_their_indexes() {
         use cairnq_core::protocol::flow::{
-            POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_GROUP_COUNTS,
+            POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_GROUP_COUNTS, POSTGRES_GROUP_RUNNING,
             POSTGRES_LIMITS_AND_LOCKS, POSTGRES_SHARED_KEYS,
         };
+        use cairnq_core::protocol::with_literal_limit;
         use tokio_postgres::types::ToSql;
 
         let db = test_db!();
@@ -1958,9 +1959,15 @@ mod flow {
         let checks: Vec<Check<'_>> = vec![
             (
                 "draw_scan",
-                POSTGRES_DRAW_SCAN,
-                vec![&queue, &name, &now, &rows],
+                with_literal_limit(POSTGRES_DRAW_SCAN, "$4", rows),
+                vec![&queue, &name, &now],
                 "cairnq_tasks_claim_name_idx",
+            ),
+            (
+                "group_running",
+                POSTGRES_GROUP_RUNNING,
+                vec![&name],
+                "cairnq_tasks_lease_idx",
             ),
             (
                 "group_counts",
@@ -1976,8 +1983,8 @@ mod flow {
             ),
             (
                 "limits_and_locks",
-                POSTGRES_LIMITS_AND_LOCKS,
-                vec![&queue, &name, &rows, &limit, &held],
+                with_literal_limit(POSTGRES_LIMITS_AND_LOCKS, "$5", rows),
+                vec![&queue, &name, &limit, &held],
                 "cairnq_tasks_claim_name_idx",
             ),
             (

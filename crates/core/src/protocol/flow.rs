@@ -50,6 +50,9 @@ pub const SQLITE_CLAIM_IDS: &str = feature_sql!("sqlite", "flow", "claim_ids");
 /// Postgres only: a chunk's due rows without group limits, id and group, in
 /// claim order.
 pub const POSTGRES_DRAW_SCAN: &str = feature_sql!("postgres", "flow", "draw_scan");
+/// Postgres only: under a group concurrency alone, the running rows of the
+/// groups of a chunk's head, sent with `limits_and_locks`.
+pub const POSTGRES_GROUP_RUNNING: &str = feature_sql!("postgres", "flow", "group_running");
 /// Postgres only: what counts against the groups of a chunk's rows.
 pub const POSTGRES_GROUP_COUNTS: &str = feature_sql!("postgres", "flow", "group_counts");
 /// Postgres only: claim the ids a chunk picked, recording their starts.

@@ -225,6 +225,24 @@ pub fn returning_row(statement: &'static str) -> &'static str {
     })
 }
 
+/// `statement` with its row limit, `limit <param>::bigint` where `param` is
+/// its last parameter, baked in as the literal `rows`. A prepared statement
+/// keeps one plan for every execution only when no estimate hangs on a bound
+/// value; the planner guesses a bound limit at a tenth of the table, so each
+/// call would be planned afresh (bench/RESULTS.md, 2026-12-05). Callers keep
+/// `rows` to a few values, so there are few texts.
+pub fn with_literal_limit(statement: &'static str, param: &str, rows: i64) -> &'static str {
+    let args = vec![param.to_string(), rows.to_string()];
+    derived(statement, "literal_limit", args, || {
+        let bound = format!("limit {param}::bigint");
+        assert!(
+            statement.contains(&bound),
+            "the statement limits by {param}"
+        );
+        statement.replace(&bound, &format!("limit {rows}"))
+    })
+}
+
 /// `statement`, which reads whole task rows as `select <star>` (`*` or
 /// `task.*`), reading the `BODY_COLUMNS` as the literals `empty` (payload and
 /// metadata are never null) and `null` instead: a listing that does not show

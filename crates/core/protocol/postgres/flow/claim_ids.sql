@@ -1,13 +1,10 @@
--- Claim the tasks of the ids a flow draw's chunk picked ($1), those still
--- queued, skipping rows another claimer holds, at the database clock; when
--- $4, records one start per claimed row at its claim time in the budget $6
--- (a key's when $7 = 1, else a task name's), under its group when $5, else
--- under ''. $2 worker_id, $3 lease_ms.
-with locked as (
-    select id from cairnq_tasks
-    where id = any($1::text[]) and status = 'queued'
-    for update skip locked
-), clock as (
+-- Claim the tasks of the ids a flow draw's chunk picked ($1), at the database
+-- clock: rows this transaction read queued and locked (limits_and_locks or
+-- draw_scan), so no other claimer can have taken them, and the update finds
+-- them by the primary key alone. When $4, records one start per claimed row at
+-- its claim time in the budget $6 (a key's when $7 = 1, else a task name's),
+-- under its group when $5, else under ''. $2 worker_id, $3 lease_ms.
+with clock as (
     select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms
 ), claimed as (
     update cairnq_tasks as task set
@@ -16,8 +13,8 @@ with locked as (
         lease_until_ms = clock.ms + $3::bigint,
         attempt = task.attempt + 1,
         updated_at_ms = clock.ms
-    from locked, clock
-    where task.id = locked.id
+    from clock
+    where task.id = any($1::text[]) and task.status = 'queued'
     returning task.*
 ), recorded as (
     insert into cairnq_flow_starts (name, shared_key, grp, started_at_ms)

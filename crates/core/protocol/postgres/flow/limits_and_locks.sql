@@ -1,9 +1,9 @@
 -- Before each chunk of a flow draw: the name's declared limits (null columns
 -- when it has none; with its key's stored rate, as limits.sql answers them)
--- and the database clock, and, when it limits groups, the first $3 due
+-- and the database clock, and, when it limits groups, the first $5 due
 -- queued tasks of the name on one queue in claim order (id, group; '' for
--- none), each with whether this statement locked its group: of up to $4
--- limited groups this transaction does not hold yet ($5), the first to
+-- none), each with whether this statement locked its group: of up to $3
+-- limited groups this transaction does not hold yet ($4), the first to
 -- appear. One row per task read (id null: none). The chunk's counts
 -- (group_counts) come in a later statement, so they see what the locks'
 -- previous holders committed. A group's key is `cairnq.flow:` and the JSON
@@ -17,7 +17,8 @@
 -- draw holds: concurrent draws read past each other's rows to groups of
 -- their own, rather than all trying the same groups at the head of the
 -- queue; a locked row stays queued until this transaction ends.
--- $1 queue, $2 name.
+-- $1 queue, $2 name; $5, the rows read, is baked into the text as a literal
+-- (protocol::with_literal_limit), so the prepared plan serves every call.
 with clock as (
     select (extract(epoch from clock_timestamp()) * 1000)::bigint as ms
 ), limits as (
@@ -48,16 +49,16 @@ with clock as (
           and run_at_ms <= (select ms from clock)
           and exists (select 1 from limited where grouped or every)
         order by priority desc, run_at_ms asc, id asc
-        limit $3::bigint
+        limit $5::bigint
         for update skip locked
     ) as due
 ), fresh as materialized (
     select grp from scanned, limited
-    where grp <> all($5::text[])
+    where grp <> all($4::text[])
       and (limited.every or (limited.grouped and grp <> ''))
     group by grp
     order by min(position)
-    limit $4::bigint
+    limit $3::bigint
 ), locked as materialized (
     select grp from fresh, limited
     where pg_try_advisory_xact_lock(hashtextextended(limited.prefix || jsonb_build_array(limited.budget, grp)::text, 1))

@@ -87,7 +87,8 @@ impl GroupLimits {
 }
 
 /// One chunk: read the first `rows` due rows of the queue, claim at most
-/// `limit` of them.
+/// `limit` of them. `rows` is a power of two, so a dialect that bakes it into
+/// its statement's text (`protocol::with_literal_limit`) has few texts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
     pub rows: i64,
@@ -99,10 +100,19 @@ impl Chunk {
     pub fn first(want: i64) -> Chunk {
         let want = want.max(0);
         Chunk {
-            rows: (want * 2).max(MIN_ROWS),
+            rows: at_least_a_power_of_two(want.saturating_mul(2).max(MIN_ROWS)),
             limit: want,
         }
     }
+}
+
+/// The least power of two not below `n` (`n` positive).
+fn at_least_a_power_of_two(n: i64) -> i64 {
+    u64::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_next_power_of_two())
+        .and_then(|n| i64::try_from(n).ok())
+        .unwrap_or(i64::MAX)
 }
 
 /// The chunks of one flow draw, queue by queue. A chunk that claims fewer
@@ -272,34 +282,35 @@ mod tests {
     fn a_short_chunk_reads_further_while_rows_were_passed_over() {
         let mut chunks = Chunks::new(BY_CONCURRENCY, 20);
         chunks.start_queue();
+        // Twice the want, rounded up to a power of two.
         assert_eq!(
             chunks.next(),
             Some(Chunk {
-                rows: 40,
+                rows: 64,
                 limit: 20
             })
         );
-        // 3 claimed out of 40 read: 37 left queued; a count up to 38.
-        assert_eq!(chunks.claimed(3), Some(38));
+        // 3 claimed out of 64 read: 61 left queued; a count up to 62.
+        assert_eq!(chunks.claimed(3), Some(62));
         assert_eq!(chunks.next(), None);
-        chunks.due(38);
+        chunks.due(62);
         assert_eq!(
             chunks.next(),
             Some(Chunk {
-                rows: 160,
+                rows: 256,
                 limit: 17
             })
         );
-        assert_eq!(chunks.claimed(2), Some(159));
+        assert_eq!(chunks.claimed(2), Some(255));
         // Only the rows the chunk read are left: the queue is done.
-        chunks.due(158);
+        chunks.due(254);
         assert_eq!(chunks.next(), None);
         // The next queue starts from the head again, for what is left.
         chunks.start_queue();
         assert_eq!(
             chunks.next(),
             Some(Chunk {
-                rows: 30,
+                rows: 32,
                 limit: 15
             })
         );

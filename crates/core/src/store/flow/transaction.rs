@@ -69,8 +69,9 @@ pub trait FlowTransaction {
         chunk: Chunk,
         groups: &GroupLimits,
     ) -> Result<(Vec<Scanned>, GroupCounts)>;
-    /// Claim `ids` for `request`'s worker (rows another claimer took
-    /// meanwhile skipped), recording their starts in `budget` under `rate`.
+    /// Claim `ids`, rows `scan` answered, for `request`'s worker (any no
+    /// longer queued left out), recording their starts in `budget` under
+    /// `rate`.
     async fn claim(
         &mut self,
         request: &ClaimRequest,

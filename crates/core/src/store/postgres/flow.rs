@@ -8,6 +8,8 @@
 //! are only tried, never waited for, so two claimers cannot deadlock; a key
 //! another claimer holds is left to it for this draw.
 
+use std::collections::HashMap;
+
 use async_trait::async_trait;
 
 use super::conn::{apply, execute, rows, tasks};
@@ -18,8 +20,10 @@ use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::Result;
 use crate::protocol::flow::{
     POSTGRES as SQL, POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_GROUP_COUNTS,
-    POSTGRES_LIMITS_AND_LOCKS, POSTGRES_LOCK_NAME, POSTGRES_PUSH_BACK_LOCK, POSTGRES_SHARED_KEYS,
+    POSTGRES_GROUP_RUNNING, POSTGRES_LIMITS_AND_LOCKS, POSTGRES_LOCK_NAME, POSTGRES_PUSH_BACK_LOCK,
+    POSTGRES_SHARED_KEYS,
 };
+use crate::protocol::with_literal_limit;
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend, HeldTask};
 use crate::store::flow::claim;
 use crate::store::flow::declare::declare;
@@ -32,12 +36,15 @@ use crate::store::flow::{
 use crate::store::step_rows::{Suspended, Wake};
 use crate::task::Task;
 
-/// A transaction, the groups whose advisory locks it holds, and the rows
-/// the last `limits_and_locks` read for the next chunk.
+/// A transaction, the groups whose advisory locks it holds, and what the
+/// last `limits_and_locks` and `group_running` read for the next chunk.
 struct PgFlow<'t, S> {
     tx: &'t S,
     held: Vec<String>,
     read: Vec<Scanned>,
+    /// The running rows of the name per group, as `group_running` counted
+    /// them (a group missing has none).
+    running: HashMap<String, i64>,
 }
 
 impl<'t, S: Session> PgFlow<'t, S> {
@@ -46,24 +53,35 @@ impl<'t, S: Session> PgFlow<'t, S> {
             tx,
             held: Vec::new(),
             read: Vec::new(),
+            running: HashMap::new(),
         }
     }
 
     /// `limits_and_locks` before a chunk of `queue`: the name's limits and
     /// the database clock; under group limits the chunk's rows, kept for
-    /// `scan`, and the groups it locked join `held`.
+    /// `scan`, and the groups it locked join `held`. `group_running` goes in
+    /// the same round trip and runs after it: under a group concurrency the
+    /// running rows per group, counted after the locks.
     async fn limits_and_locks(
         &mut self,
         queue: &str,
         name: &str,
         chunk: Chunk,
     ) -> Result<(StoredDeclaration, i64)> {
-        let found = rows(
-            self.tx,
-            POSTGRES_LIMITS_AND_LOCKS,
-            &params![&queue, &name, &chunk.rows, &chunk.limit, &self.held],
-        )
-        .await?;
+        let (found, running) = self
+            .tx
+            .query_pair(
+                (
+                    with_literal_limit(POSTGRES_LIMITS_AND_LOCKS, "$5", chunk.rows),
+                    &params![&queue, &name, &chunk.limit, &self.held],
+                ),
+                (POSTGRES_GROUP_RUNNING, &params![&name]),
+            )
+            .await?;
+        self.running = running
+            .iter()
+            .map(|row| Ok((row.text(0)?, row.int(1)?)))
+            .collect::<Result<_>>()?;
         let row = found.first().expect("limits_and_locks answers a row");
         let declared = declared_of(row)?;
         let now = row.int(12)?;
@@ -281,8 +299,8 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
         if !groups.any() {
             let found = rows(
                 self.tx,
-                POSTGRES_DRAW_SCAN,
-                &params![&queue, &name, &now, &chunk.rows],
+                with_literal_limit(POSTGRES_DRAW_SCAN, "$4", chunk.rows),
+                &params![&queue, &name, &now],
             )
             .await?;
             let scanned = found
@@ -299,6 +317,11 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
         let mut scanned = std::mem::take(&mut self.read);
         scanned.truncate(usize::try_from(chunk.rows).unwrap_or(0));
         scanned.retain(|row| !groups.limits(&row.group) || self.held.contains(&row.group));
+        if groups.rate_max.is_none() {
+            // A group concurrency alone: `group_running` counted already.
+            counts.running = std::mem::take(&mut self.running);
+            return Ok((scanned, counts));
+        }
         if scanned.is_empty() {
             return Ok((scanned, counts));
         }

@@ -92,11 +92,7 @@ impl Session for Object {
 
     async fn query(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
         let statement = self.prepare_cached(sql).await.map_err(db_error)?;
-        let values: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = params
-            .iter()
-            .map(|p| p as &(dyn tokio_postgres::types::ToSql + Sync))
-            .collect();
-        tokio_postgres::Client::query(self, &statement, &values)
+        tokio_postgres::Client::query(self, &statement, &bound(params))
             .await
             .map_err(db_error)
     }
@@ -104,6 +100,30 @@ impl Session for Object {
     async fn batch(&self, sql: &str) -> Result<()> {
         self.batch_execute(sql).await.map_err(db_error)
     }
+
+    /// Both prepared before either is sent: a prepare still in flight would
+    /// let the second's execution reach the server first. Each execution is
+    /// sent at its future's first poll, in the order joined.
+    async fn query_pair(
+        &self,
+        first: (&str, &[Param<'_>]),
+        second: (&str, &[Param<'_>]),
+    ) -> Result<(Vec<Row>, Vec<Row>)> {
+        let one = self.prepare_cached(first.0).await.map_err(db_error)?;
+        let two = self.prepare_cached(second.0).await.map_err(db_error)?;
+        let (one_values, two_values) = (bound(first.1), bound(second.1));
+        futures_util::future::try_join(
+            tokio_postgres::Client::query(self, &one, &one_values),
+            tokio_postgres::Client::query(self, &two, &two_values),
+        )
+        .await
+        .map_err(db_error)
+    }
+}
+
+/// A statement's values as tokio-postgres binds them.
+fn bound<'a>(params: &'a [Param<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
+    params.iter().map(|p| p as &(dyn ToSql + Sync)).collect()
 }
 
 /// A transaction on one pooled connection, begun and ended by statements so
@@ -148,6 +168,14 @@ impl Session for NativeTx {
 
     async fn batch(&self, sql: &str) -> Result<()> {
         Session::batch(self.client(), sql).await
+    }
+
+    async fn query_pair(
+        &self,
+        first: (&str, &[Param<'_>]),
+        second: (&str, &[Param<'_>]),
+    ) -> Result<(Vec<Row>, Vec<Row>)> {
+        self.client().query_pair(first, second).await
     }
 }
 
@@ -333,4 +361,42 @@ fn row_object(row: &Row) -> Result<Value> {
         object.insert(col.name().to_string(), value.unwrap_or(Value::Null));
     }
     Ok(Value::Object(object))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::postgres::transport::params;
+
+    /// `query_pair` runs its statements in order in the transaction, the
+    /// second seeing what the first did, on a first use (neither prepared on
+    /// the connection yet) and on a second (both prepared).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pair_runs_in_order_in_its_transaction() {
+        let Ok(dsn) = std::env::var("CAIRNQ_TEST_PG_DSN") else {
+            return;
+        };
+        let transport = NativeTransport {
+            dsn: Dsn::parse(&dsn).unwrap(),
+            pool_size: 1,
+            schema: None,
+        };
+        let pool = transport.open().await.unwrap();
+        for round in ["first", "second"] {
+            let tx = transport.begin(&pool).await.unwrap();
+            let (_, seen) = tx
+                .query_pair(
+                    (
+                        "select set_config('cairnq.pair', $1::text, true)",
+                        &params![&round],
+                    ),
+                    ("select current_setting('cairnq.pair', true)", &params![]),
+                )
+                .await
+                .unwrap();
+            assert_eq!(seen[0].opt_text(0).unwrap().as_deref(), Some(round));
+            tx.rollback().await.unwrap();
+        }
+        transport.release(pool);
+    }
 }
