@@ -29,10 +29,15 @@ function busiestWindow(claims, perMs) {
   return busiest;
 }
 
-/** Wait until `count` tasks succeeded; a timeout names the workers' output. */
+/**
+ * Wait until `count` tasks succeeded and the workers' reports of their
+ * handlers' ends (written before each success commits, read from the pipes
+ * after it) have all arrived; a timeout names the workers' output.
+ */
 async function allSucceeded(client, count, workers, timeoutMs) {
   try {
     await waitFor(async () => (await client.stats()).default?.succeeded === count, { timeoutMs, intervalMs: 50 });
+    await waitFor(() => new Set(events(workers, "ended").map((e) => e.id)).size >= count, { timeoutMs });
   } catch (err) {
     throw new Error(`${err.message}; ${workers.map((w) => w.tail()).join("\n")}`, { cause: err });
   }
