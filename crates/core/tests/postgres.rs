@@ -1932,7 +1932,7 @@ mod flow {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_flow_statements_reach_their_indexes() {
         use cairnq_core::protocol::flow::{
-            POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_GROUP_COUNTS, POSTGRES_GROUP_RUNNING,
+            POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_GROUP_RUNNING, POSTGRES_GROUP_STARTS,
             POSTGRES_LIMITS_AND_LOCKS, POSTGRES_SHARED_KEYS,
         };
         use cairnq_core::protocol::with_literal_limit;
@@ -1951,7 +1951,7 @@ mod flow {
         );
         let held = vec!["g".to_string()];
         let ids = vec!["a".to_string(), "b".to_string()];
-        let (yes, no, since) = (true, false, 0_i64);
+        let (no, since) = (false, 0_i64);
         let (worker, lease) = ("w".to_string(), 30_000_i64);
         let own_budget = 0_i64;
         type Check<'a> = (&'a str, &'a str, Vec<&'a (dyn ToSql + Sync)>, &'a str);
@@ -1970,10 +1970,10 @@ mod flow {
                 "cairnq_tasks_lease_idx",
             ),
             (
-                "group_counts",
-                POSTGRES_GROUP_COUNTS,
-                vec![&groups, &name, &yes, &no, &since, &name, &own_budget],
-                "cairnq_tasks_lease_idx",
+                "group_starts",
+                POSTGRES_GROUP_STARTS,
+                vec![&groups, &name, &own_budget, &since],
+                "cairnq_flow_starts_budget_idx",
             ),
             (
                 "claim_ids",

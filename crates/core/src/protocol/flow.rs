@@ -50,11 +50,11 @@ pub const SQLITE_CLAIM_IDS: &str = feature_sql!("sqlite", "flow", "claim_ids");
 /// Postgres only: a chunk's due rows without group limits, id and group, in
 /// claim order.
 pub const POSTGRES_DRAW_SCAN: &str = feature_sql!("postgres", "flow", "draw_scan");
-/// Postgres only: under a group concurrency alone, the running rows of the
-/// groups of a chunk's head, sent with `limits_and_locks`.
+/// Postgres only: under a group concurrency, the running rows of the name
+/// per group, sent with `limits_and_locks`.
 pub const POSTGRES_GROUP_RUNNING: &str = feature_sql!("postgres", "flow", "group_running");
-/// Postgres only: what counts against the groups of a chunk's rows.
-pub const POSTGRES_GROUP_COUNTS: &str = feature_sql!("postgres", "flow", "group_counts");
+/// Postgres only: the starts in the window of a chunk's groups.
+pub const POSTGRES_GROUP_STARTS: &str = feature_sql!("postgres", "flow", "group_starts");
 /// Postgres only: claim the ids a chunk picked, recording their starts.
 pub const POSTGRES_CLAIM_IDS: &str = feature_sql!("postgres", "flow", "claim_ids");
 /// Postgres only: the advisory lock of a name-wide rate, never waiting.

@@ -5,8 +5,8 @@
 -- none), each with whether this statement locked its group: of up to $3
 -- limited groups this transaction does not hold yet ($4), the first to
 -- appear. One row per task read (id null: none). The chunk's counts
--- (group_counts) come in a later statement, so they see what the locks'
--- previous holders committed. A group's key is `cairnq.flow:` and the JSON
+-- (group_running, group_starts) come in later statements, so they see
+-- what the locks' previous holders committed. A group's key is `cairnq.flow:` and the JSON
 -- array [name, group], or when the name's rate has a key,
 -- `cairnq.flow.key:` and [key, group] (the groups of the budget every name
 -- of the key shares); seed 1 keeps it apart from the keyed submits' locks.

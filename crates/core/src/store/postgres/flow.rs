@@ -19,8 +19,8 @@ use super::steps::suspend;
 use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::Result;
 use crate::protocol::flow::{
-    POSTGRES as SQL, POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_GROUP_COUNTS,
-    POSTGRES_GROUP_RUNNING, POSTGRES_LIMITS_AND_LOCKS, POSTGRES_LOCK_NAME, POSTGRES_PUSH_BACK_LOCK,
+    POSTGRES as SQL, POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_GROUP_RUNNING,
+    POSTGRES_GROUP_STARTS, POSTGRES_LIMITS_AND_LOCKS, POSTGRES_LOCK_NAME, POSTGRES_PUSH_BACK_LOCK,
     POSTGRES_SHARED_KEYS,
 };
 use crate::protocol::with_literal_limit;
@@ -283,9 +283,11 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
     }
 
     /// Under group limits, the rows the chunk's `limits_and_locks` read
-    /// whose groups this transaction holds, and their groups' counts in a
-    /// later statement; a limited group another claimer holds the lock of is
-    /// left to it. Without group limits, the rows alone.
+    /// whose groups this transaction holds, with the running rows
+    /// `group_running` counted beside it and, under a per-group rate, their
+    /// groups' starts from a later statement; a limited group another
+    /// claimer holds the lock of is left to it. Without group limits, the
+    /// rows alone.
     async fn scan(
         &mut self,
         queue: &str,
@@ -317,12 +319,9 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
         let mut scanned = std::mem::take(&mut self.read);
         scanned.truncate(usize::try_from(chunk.rows).unwrap_or(0));
         scanned.retain(|row| !groups.limits(&row.group) || self.held.contains(&row.group));
-        if groups.rate_max.is_none() {
-            // A group concurrency alone: `group_running` counted already.
-            counts.running = std::mem::take(&mut self.running);
-            return Ok((scanned, counts));
-        }
-        if scanned.is_empty() {
+        // `group_running` counted the running rows after the locks already.
+        counts.running = std::mem::take(&mut self.running);
+        if groups.rate_max.is_none() || scanned.is_empty() {
             return Ok((scanned, counts));
         }
         let mut counted: Vec<String> = scanned.iter().map(|row| row.group.clone()).collect();
@@ -330,22 +329,17 @@ impl<S: Session> FlowTransaction for PgFlow<'_, S> {
         counted.dedup();
         let found = rows(
             self.tx,
-            POSTGRES_GROUP_COUNTS,
+            POSTGRES_GROUP_STARTS,
             &params![
                 Param::Texts(&counted),
-                &name,
-                &groups.concurrency.is_some(),
-                &groups.rate_max.is_some(),
-                &groups.since,
                 &budget.id,
                 &budget.shared_column(),
+                &groups.since,
             ],
         )
         .await?;
         for row in &found {
-            let group = row.text(0)?;
-            counts.running.insert(group.clone(), row.int(1)?);
-            counts.started.insert(group, row.int(2)?);
+            counts.started.insert(row.text(0)?, row.int(1)?);
         }
         Ok((scanned, counts))
     }
