@@ -198,7 +198,8 @@ pub const POSTGRES_INSERT_TASKS: &str =
 pub const POSTGRES_PURGE_IN_ORDER: &str =
     include_str!("../../protocol/postgres/statements/purge_in_order.sql");
 
-/// Texts derived from a statement (`specialize`, `returning_row`), each built
+/// Texts derived from a statement (`specialize`, `returning_row`,
+/// `without_returning`), each built
 /// once and kept for the process: there are only a few per statement.
 /// `derivation` names the rewrite, `args` its arguments.
 fn derived(
@@ -222,6 +223,17 @@ fn derived(
 pub fn returning_row(statement: &'static str) -> &'static str {
     derived(statement, "returning", Vec::new(), || {
         format!("{statement}\nreturning *")
+    })
+}
+
+/// `statement` without its closing `returning …` clause: the same write,
+/// answering with nothing but the count of rows it changed.
+pub fn without_returning(statement: &'static str) -> &'static str {
+    derived(statement, "without_returning", Vec::new(), || {
+        let clause = statement
+            .rfind("\nreturning ")
+            .expect("the statement ends with a returning clause");
+        statement[..clause].to_string()
     })
 }
 
@@ -477,6 +489,14 @@ mod tests {
         for body in BODY_COLUMNS {
             assert!(!sqlite.contains(&format!("task.{body}")));
         }
+    }
+
+    #[test]
+    fn a_write_can_leave_its_rows_unreturned() {
+        let quiet = without_returning(SQLITE.complete_batch);
+        assert!(SQLITE.complete_batch.starts_with(quiet));
+        assert!(!quiet.contains("returning"));
+        assert!(quiet.trim_end().ends_with("+lease_until_ms > :now"));
     }
 
     #[test]

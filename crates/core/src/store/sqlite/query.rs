@@ -67,6 +67,19 @@ impl<'c> Repeated<'c> {
     }
 }
 
+/// A transaction-control statement (`BEGIN`, `SAVEPOINT` …), prepared once
+/// per connection.
+pub fn transaction_control(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
+/// Run a statement that returns no rows; the number of rows it changed.
+pub fn execute(conn: &Connection, sql: &str, params: &Params<'_>) -> Result<usize> {
+    prepare(conn, sql, params)?
+        .raw_execute()
+        .map_err(sqlite_error)
+}
+
 /// Run a statement and map every returned row.
 pub fn query<T>(
     conn: &Connection,

@@ -5,11 +5,7 @@ use rusqlite::Connection;
 
 use super::jobs::WriteJob;
 use crate::store::sqlite::conn::sqlite_error;
-
-/// A transaction-control statement, prepared once per connection.
-fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached(sql)?.execute([]).map(|_| ())
-}
+use crate::store::sqlite::query::transaction_control as exec;
 
 /// Run one group in one transaction and deliver every outcome after the
 /// commit. Returns the group untouched when another connection holds the lock
