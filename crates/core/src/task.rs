@@ -125,6 +125,21 @@ impl Task {
         self.cancel_requested_at_ms.is_some()
     }
 
+    /// The row as a claim leaves it (docs/protocol.md, "Claim"), for a draw
+    /// that read it before marking it (SQLite's `claim_ids.sql` writes the
+    /// same): running, held by `worker_id` until `now + lease_ms`, one more
+    /// attempt, updated at `now`.
+    pub fn claimed(self, worker_id: &str, now: i64, lease_ms: i64) -> Task {
+        Task {
+            status: Status::Running,
+            worker_id: Some(worker_id.to_string()),
+            lease_until_ms: Some(now + lease_ms),
+            attempt: self.attempt + 1,
+            updated_at_ms: now,
+            ..self
+        }
+    }
+
     /// A row from its JSON object form (as `to_json` writes it, or as a caller
     /// built it by hand); JSON columns are re-encoded as text.
     pub fn from_json(text: &str) -> Result<Task, NotATask> {

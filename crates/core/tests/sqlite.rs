@@ -1276,9 +1276,10 @@ mod flow {
     use super::common::flow;
     use super::{analyzed_database, assert_reaches, store_in};
     use cairnq_core::protocol::flow::{
-        LEDGER_NAME, SHARED_KEYS_LEDGER_NAME, SQLITE as FLOW, SQLITE_CLAIM_IDS, SQLITE_DRAW_SCAN,
+        LEDGER_NAME, SHARED_KEYS_LEDGER_NAME, SQLITE as FLOW, SQLITE_DRAW_SCAN,
         SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS, SQLITE_SHARED_KEYS,
     };
+    use cairnq_core::protocol::SQLITE_CLAIM_IDS;
     use rusqlite::Connection;
 
     /// Names of the tables in the file whose names start with `cairnq_flow`,

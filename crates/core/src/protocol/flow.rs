@@ -45,8 +45,6 @@ pub const SQLITE_DRAW_SCAN: &str = feature_sql!("sqlite", "flow", "draw_scan");
 pub const SQLITE_GROUP_RUNNING: &str = feature_sql!("sqlite", "flow", "group_running");
 /// SQLite only: the starts in the window of a chunk's groups.
 pub const SQLITE_GROUP_STARTS: &str = feature_sql!("sqlite", "flow", "group_starts");
-/// SQLite only: claim the ids a chunk picked.
-pub const SQLITE_CLAIM_IDS: &str = feature_sql!("sqlite", "flow", "claim_ids");
 /// Postgres only: a chunk's due rows without group limits, id and group, in
 /// claim order.
 pub const POSTGRES_DRAW_SCAN: &str = feature_sql!("postgres", "flow", "draw_scan");

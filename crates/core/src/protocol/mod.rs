@@ -194,6 +194,10 @@ pub const POSTGRES_INSTALLATIONS: &str =
 pub const POSTGRES_INSERT_TASKS: &str =
     include_str!("../../protocol/postgres/statements/insert_tasks.sql");
 
+/// SQLite only: mark claimed the rows a claim's draw read (the claim
+/// statements read them; on Postgres each claim statement marks its own).
+pub const SQLITE_CLAIM_IDS: &str = include_str!("../../protocol/sqlite/statements/claim_ids.sql");
+
 /// Postgres only, in `purge`'s transaction before it: no sorting plans.
 pub const POSTGRES_PURGE_IN_ORDER: &str =
     include_str!("../../protocol/postgres/statements/purge_in_order.sql");

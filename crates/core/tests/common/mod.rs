@@ -21,6 +21,7 @@ macro_rules! shared_suite {
             use crate::common as checks;
             shared_suite!(@one #[$test] $db, $store;
                 complete_batch_follows_complete,
+                a_claim_answers_each_task_as_stored,
                 claims_follow_priority_then_due_time,
                 stored_delays_are_bounded,
                 submit_many_is_all_or_nothing,
@@ -196,6 +197,44 @@ pub async fn complete_batch_follows_complete(store: Arc<Store>) {
         worker_id: "w2".into(),
     };
     store.heartbeat(owned, 30_000).await.unwrap();
+}
+
+/// A claim answers each task exactly as it stored it, a recovered one (its
+/// second attempt) included: SQLite builds the answer from the rows its draw
+/// read (`Task::claimed`) rather than reading them back.
+pub async fn a_claim_answers_each_task_as_stored(store: Arc<Store>) {
+    for (name, priority) in [("a", 0.0), ("b", 5.0), ("c", 0.0)] {
+        let input = SubmitInput {
+            name: name.into(),
+            priority: Some(priority),
+            metadata: Some(r#"{"k":"v"}"#.into()),
+            ..SubmitInput::default()
+        };
+        store.submit(input).await.unwrap();
+    }
+    let claim = |lease_ms: i64| ClaimRequest {
+        queues: vec!["default".into()],
+        worker_id: "w1".into(),
+        lease_ms,
+        names: None,
+    };
+    // A lease already over: the next claim recovers the task, then takes it again.
+    let first = store.claim(claim(1), 1).await.unwrap();
+    assert_eq!(first.len(), 1);
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let claimed = store.claim(claim(30_000), 3).await.unwrap();
+    assert_eq!(claimed.len(), 3);
+    for task in &claimed {
+        let stored = store
+            .get(Target::Id(task.id.clone()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(task, &stored);
+        assert_eq!(task.status, Status::Running);
+    }
+    let again = claimed.iter().find(|t| t.id == first[0].id).unwrap();
+    assert_eq!(again.attempt, 2);
 }
 
 /// docs/protocol.md, "Claim": claims take `priority DESC, run_at_ms, id`. A

@@ -4,13 +4,16 @@
 
 use rusqlite::Connection;
 
-use super::query::{query, query_tasks};
+use super::query::{execute, query, query_tasks};
 use super::rows::json_list;
 use super::writes::complete_many;
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
-use crate::protocol::{specialize_for, ClaimShape, SQLITE as SQL};
+use crate::protocol::{
+    specialize_for, without_returning, ClaimShape, SQLITE as SQL, SQLITE_CLAIM_IDS,
+};
 use crate::store::backend::{ClaimPlan, ClaimRequest, Polled};
+use crate::task::Task;
 
 /// The claim probe of `request`, as a read to run on a connection.
 pub(super) fn probe(
@@ -74,13 +77,11 @@ pub(super) fn claim(
                 (":queue", &one_queue),
                 (":names", &names_json),
                 (":name", &one_name),
-                (":worker_id", &request.worker_id),
-                (":lease_ms", &request.lease_ms),
                 (":limit", &draw.limit),
                 (":now", &now),
             ],
         )?;
-        plan.accept(rows);
+        plan.accept(mark_claimed(conn, request, rows, now)?);
     }
     if !plan.keep() {
         // Failing the job is what rolls its transaction back.
@@ -92,4 +93,42 @@ pub(super) fn claim(
         completed,
         plan: Some(plan),
     })
+}
+
+/// Mark claimed the rows a draw read, in the same write transaction, with
+/// `claim_ids.sql` less its `returning` clause: the rows are read already,
+/// and SQLite building them again as results would cost more than the
+/// update's own row count, which checks that every row was still queued.
+/// Answers them as the update leaves them.
+fn mark_claimed(
+    conn: &Connection,
+    request: &ClaimRequest,
+    rows: Vec<Task>,
+    now: i64,
+) -> Result<Vec<Task>> {
+    if rows.is_empty() {
+        return Ok(rows);
+    }
+    let ids = json_list(&rows.iter().map(|task| &task.id).collect::<Vec<_>>());
+    let marked = execute(
+        conn,
+        without_returning(SQLITE_CLAIM_IDS),
+        &[
+            (":ids", &ids),
+            (":worker_id", &request.worker_id),
+            (":now", &now),
+            (":lease_ms", &request.lease_ms),
+        ],
+    )?;
+    if marked != rows.len() {
+        // Failing the job is what rolls its transaction back.
+        return Err(Error::Invalid(format!(
+            "a claim's draw read {} queued rows but marked {marked}; its draws were rolled back",
+            rows.len()
+        )));
+    }
+    Ok(rows
+        .into_iter()
+        .map(|task| task.claimed(&request.worker_id, now, request.lease_ms))
+        .collect())
 }

@@ -18,9 +18,10 @@ use super::steps::suspend;
 use crate::error::Result;
 use crate::ids::now_ms;
 use crate::protocol::flow::{
-    SQLITE as SQL, SQLITE_CLAIM_IDS, SQLITE_DRAW_SCAN, SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS,
-    SQLITE_SHARED_KEYS, SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
+    SQLITE as SQL, SQLITE_DRAW_SCAN, SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS, SQLITE_SHARED_KEYS,
+    SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
 };
+use crate::protocol::SQLITE_CLAIM_IDS;
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend, HeldTask};
 use crate::store::flow::claim;
 use crate::store::flow::declare::declare;

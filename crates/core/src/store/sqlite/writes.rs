@@ -255,9 +255,8 @@ pub(super) fn finish(conn: &Connection, owned: &HeldTask, outcome: &Outcome) -> 
 /// `complete_batch.sql` over `(id, result JSON)` pairs of one worker: the
 /// ids it finished (a missing one's lease was lost). It runs first without
 /// its `returning` clause, in a savepoint: a row changed for every item, the
-/// rule, means every item finished, and SQLite built no result rows (a tenth
-/// of the statement's cost, bench/RESULTS.md, 2026-12-06). Otherwise the
-/// savepoint undoes it and it runs again, returning the ids.
+/// rule, means every item finished, and SQLite built no result rows.
+/// Otherwise the savepoint undoes it and it runs again, returning the ids.
 pub(super) fn complete_many(
     conn: &Connection,
     worker_id: &str,
