@@ -1276,7 +1276,7 @@ mod flow {
     use super::common::flow;
     use super::{analyzed_database, assert_reaches, store_in};
     use cairnq_core::protocol::flow::{
-        LEDGER_NAME, SHARED_KEYS_LEDGER_NAME, SQLITE as FLOW, SQLITE_DRAW_SCAN,
+        sqlite_draw_scan, LEDGER_NAME, SHARED_KEYS_LEDGER_NAME, SQLITE as FLOW,
         SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS, SQLITE_SHARED_KEYS,
     };
     use cairnq_core::protocol::SQLITE_CLAIM_IDS;
@@ -1343,7 +1343,7 @@ mod flow {
         let checks: &[(&str, &str, &str, bool)] = &[
             (
                 "draw_scan",
-                SQLITE_DRAW_SCAN,
+                sqlite_draw_scan(),
                 "cairnq_tasks_claim_name_idx",
                 true,
             ),

@@ -39,8 +39,15 @@ pub const SQLITE_STARTS_PRUNE: &str = feature_sql!("sqlite", "flow", "starts_pru
 /// SQLite only: one start per claimed task (Postgres records them in its
 /// `claim_ids`).
 pub const SQLITE_STARTS_RECORD: &str = feature_sql!("sqlite", "flow", "starts_record");
-/// SQLite only: a chunk's due rows, id and group, in claim order.
-pub const SQLITE_DRAW_SCAN: &str = feature_sql!("sqlite", "flow", "draw_scan");
+/// SQLite only: a chunk's due rows in claim order, id and group (`''` for
+/// none), for the core to pick among (store/flow/pick.rs): the claim draw of
+/// one name from one queue, reading those two columns. Bind `:limit` rows.
+pub fn sqlite_draw_scan() -> &'static str {
+    super::selecting(
+        super::SQLITE.claim_one_queue_one_name,
+        "id, coalesce(cast(json_extract(metadata, '$.\"cairnq.group\"') as text), '')",
+    )
+}
 /// SQLite only: the running rows of a chunk's groups.
 pub const SQLITE_GROUP_RUNNING: &str = feature_sql!("sqlite", "flow", "group_running");
 /// SQLite only: the starts in the window of a chunk's groups.

@@ -203,7 +203,7 @@ pub const POSTGRES_PURGE_IN_ORDER: &str =
     include_str!("../../protocol/postgres/statements/purge_in_order.sql");
 
 /// Texts derived from a statement (`specialize`, `returning_row`,
-/// `without_returning`), each built
+/// `without_returning`, `selecting`), each built
 /// once and kept for the process: there are only a few per statement.
 /// `derivation` names the rewrite, `args` its arguments.
 fn derived(
@@ -238,6 +238,19 @@ pub fn without_returning(statement: &'static str) -> &'static str {
             .rfind("\nreturning ")
             .expect("the statement ends with a returning clause");
         statement[..clause].to_string()
+    })
+}
+
+/// `statement`, a `select * from cairnq_tasks …`, reading `columns` instead
+/// of whole rows: the same rows, in the same order.
+pub fn selecting(statement: &'static str, columns: &'static str) -> &'static str {
+    derived(statement, "selecting", vec![columns.to_string()], || {
+        let star = "select * from cairnq_tasks";
+        assert!(
+            statement.contains(star),
+            "the statement reads whole task rows"
+        );
+        statement.replacen(star, &format!("select {columns}\nfrom cairnq_tasks"), 1)
     })
 }
 

@@ -18,7 +18,7 @@ use super::steps::suspend;
 use crate::error::Result;
 use crate::ids::now_ms;
 use crate::protocol::flow::{
-    SQLITE as SQL, SQLITE_DRAW_SCAN, SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS, SQLITE_SHARED_KEYS,
+    sqlite_draw_scan, SQLITE as SQL, SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS, SQLITE_SHARED_KEYS,
     SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
 };
 use crate::protocol::SQLITE_CLAIM_IDS;
@@ -243,12 +243,12 @@ impl FlowTransaction for SqliteFlow<'_> {
     ) -> Result<(Vec<Scanned>, GroupCounts)> {
         let scanned = query(
             self.0,
-            SQLITE_DRAW_SCAN,
+            sqlite_draw_scan(),
             &[
                 (":queue", &queue),
                 (":name", &name),
                 (":now", &now),
-                (":rows", &chunk.rows),
+                (":limit", &chunk.rows),
             ],
             |row| {
                 Ok(Scanned {
