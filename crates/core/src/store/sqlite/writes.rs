@@ -272,15 +272,16 @@ pub(super) fn complete_many(
     let control = |sql| transaction_control(conn, sql).map_err(sqlite_error);
     control("SAVEPOINT cairnq_complete")?;
     let changed = execute(conn, without_returning(SQL.complete_batch), params);
-    if !matches!(changed, Ok(n) if n == items.len()) {
+    let all_finished = matches!(changed, Ok(n) if n == items.len());
+    if !all_finished {
         control("ROLLBACK TO cairnq_complete")?;
     }
     control("RELEASE cairnq_complete")?;
-    match changed {
-        Ok(n) if n == items.len() => Ok(items.iter().map(|(id, _)| id.clone()).collect()),
-        Ok(_) => query(conn, SQL.complete_batch, params, |row| row.get(0)),
-        Err(err) => Err(err),
+    changed?;
+    if all_finished {
+        return Ok(items.iter().map(|(id, _)| id.clone()).collect());
     }
+    query(conn, SQL.complete_batch, params, |row| row.get(0))
 }
 
 /// `heartbeat_batch.sql`: renews the leases of `ids` that `worker_id` still
