@@ -214,7 +214,7 @@ class TaskStore {
   }
 
   // A point read answered inline on a WAL reader costs a fraction of one sent
-  // through a reader thread (bench/RESULTS.md, 2026-12-04). So it is answered
+  // through a reader thread (bench/history/2026-12-04.md). So it is answered
   // inline whenever SQLite can answer without waiting, and otherwise (not
   // connected yet, busy, Postgres) takes the asynchronous path.
   /**
