@@ -24,6 +24,7 @@ mod signals;
 mod steps;
 mod tls;
 pub mod transport;
+mod write_group;
 
 use std::time::Duration;
 
@@ -41,7 +42,7 @@ use self::rows::{
 use self::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, Outcome, Polled,
-    PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef, WriteOp,
+    PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef, WriteAnswer, WriteOp,
 };
 use crate::error::Result;
 use crate::protocol::{self, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
@@ -67,6 +68,10 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         let client = self.client().await?;
         let stored = conn::read_protocol_version(&client).await?;
         Ok(protocol::stored_version(stored.as_deref()))
+    }
+
+    async fn write_group(&self, ops: Vec<WriteOp>) -> Vec<WriteAnswer> {
+        write_group::write_group(self, ops).await
     }
 
     async fn insert(&self, new: NewTask) -> Result<Task> {
