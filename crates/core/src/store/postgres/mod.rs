@@ -192,10 +192,18 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
                 });
             }
         }
+        // A claim that a server crash undoes leaves its tasks queued for
+        // another run, so only a poll that completes tasks waits for its
+        // commit's flush.
+        let completes = !completions.is_empty();
         let tx = self.begin().await?;
         let drawn = claim::claim_draws(&tx, &request, completions, &mut *plan).await;
         let completed = match drawn {
-            Ok(completed) if plan.keep() => end_tx(tx, Ok(completed)).await?,
+            Ok(completed) if plan.keep() && completes => end_tx(tx, Ok(completed)).await?,
+            Ok(completed) if plan.keep() => {
+                tx.commit_unflushed().await?;
+                completed
+            }
             Ok(completed) => {
                 tx.rollback().await?;
                 completed
