@@ -190,7 +190,12 @@ class TaskStore {
    * @returns {TaskRef | Promise<TaskRef>}
    */
   submitIn(tx, input) {
-    return this._submitIn(tx, false, () => encodeOptions(this._submitArgs(input)), (refs) => refs[0]);
+    return this._submitIn(
+      tx,
+      false,
+      () => encodeOptions(this._submitArgs(input)),
+      (refs) => refs[0],
+    );
   }
 
   /**
@@ -200,7 +205,12 @@ class TaskStore {
    * @returns {TaskRef[] | Promise<TaskRef[]>}
    */
   submitManyIn(tx, items) {
-    return this._submitIn(tx, true, () => encodeSubmitItems(items, {}), (refs) => refs);
+    return this._submitIn(
+      tx,
+      true,
+      () => encodeSubmitItems(items, {}),
+      (refs) => refs,
+    );
   }
 
   /**
@@ -213,8 +223,11 @@ class TaskStore {
    * @param {(refs: TaskRef[]) => R} _answer
    * @returns {R | Promise<R>}
    */
+  // eslint-disable-next-line no-unused-vars -- SQLiteStore and PostgresStore override it
   _submitIn(_tx, _many, _encode, _answer) {
-    throw new UnsupportedBackend("this store cannot write through your transaction (submitIn needs a SQLiteStore or a PostgresStore)");
+    throw new UnsupportedBackend(
+      "this store cannot write through your transaction (submitIn needs a SQLiteStore or a PostgresStore)",
+    );
   }
 
   /**

@@ -41,5 +41,5 @@ pub async fn submit_in_postgres(session: ExecutorFn, many: bool, json: String) -
 /// and built on the calling thread (`submit_in_statements`).
 #[napi]
 pub fn submit_in_sqlite(many: bool, json: String) -> Result<String> {
-    submit_in_statements(ops_of(many, &json)?).js()
+    submit_in_statements(ops_of(many, &json)?, many).js()
 }

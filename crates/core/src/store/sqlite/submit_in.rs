@@ -14,21 +14,28 @@ use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::SQLITE as SQL;
 use crate::store::backend::WriteOp;
+use crate::store::inputs::item_error;
 
 /// The caller's writes as JSON: `{"sql": …, "ids": [task ids], "params":
-/// [[values of one task]…]}`, one run of `sql` per task, in order.
-pub fn submit_in_statements(ops: Vec<WriteOp>) -> Result<String> {
+/// [[values of one task]…]}`, one run of `sql` per task, in order. `items`:
+/// the ops are `submitManyIn`'s, and a refusal names the item.
+pub fn submit_in_statements(ops: Vec<WriteOp>, items: bool) -> Result<String> {
     let (sql, order) = positional_insert();
     let now = now_ms();
     let mut ids = Vec::with_capacity(ops.len());
     let mut params = Vec::with_capacity(ops.len());
-    for op in &ops {
+    for (index, op) in ops.iter().enumerate() {
         let WriteOp::Insert(task) = op else {
             // A keyed submit decides on the key's current task, which needs
             // the core's reads inside the caller's transaction.
-            return Err(Error::Invalid(
+            let refused = Error::Invalid(
                 "key cannot be used in a submit inside your transaction on SQLite (submitIn): submit it with submit()".into(),
-            ));
+            );
+            return Err(if items {
+                item_error(index, refused)
+            } else {
+                refused
+            });
         };
         let values = insert_values(task, &now);
         let row = order
