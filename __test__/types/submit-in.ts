@@ -22,9 +22,14 @@ export async function main(): Promise<void> {
   const many: TaskRef[] = await pg.submitManyIn(session, [{ task: "receipt", options: { conflict: "replace" } }]);
 
   const kysely = new Kysely<Record<string, never>>({} as never);
-  await kysely.transaction().execute((trx) =>
-    pg.submitIn({ query: (text, values) => trx.executeQuery(CompiledQuery.raw(text, values)).then((r) => r.rows) }, "receipt"),
-  );
+  await kysely
+    .transaction()
+    .execute((trx) =>
+      pg.submitIn(
+        { query: (text, values) => trx.executeQuery(CompiledQuery.raw(text, values)).then((r) => r.rows) },
+        "receipt",
+      ),
+    );
 
   const receipt = defineTask<{ order: number }, void>("receipt");
   const typed: Promise<TaskRef> = pg.submitIn(session, receipt, { order: 4 });
