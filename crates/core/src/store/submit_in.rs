@@ -42,3 +42,39 @@ fn caller_submit(input: SubmitInput) -> Result<WriteOp> {
     refuse_reserved_key(input.key.as_deref())?;
     new_task(input)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_come_before_any_statement() {
+        let debounced = submit_in_ops(r#"{"name":"r","key":"k","debounceMs":10}"#).unwrap_err();
+        assert!(
+            debounced
+                .to_string()
+                .starts_with("debounceMs cannot be used"),
+            "{debounced}"
+        );
+        let reserved = submit_in_ops(r#"{"name":"r","key":"cairnq:step:t:a"}"#).unwrap_err();
+        assert!(reserved.to_string().contains("reserved"), "{reserved}");
+        let item = submit_many_in_ops(vec![
+            Ok(SubmitInput {
+                name: "r".into(),
+                ..SubmitInput::default()
+            }),
+            Ok(SubmitInput {
+                name: "r".into(),
+                key: Some("k".into()),
+                debounce_ms: Some(5.0),
+                ..SubmitInput::default()
+            }),
+        ])
+        .unwrap_err();
+        assert!(
+            item.to_string()
+                .starts_with("items[1].options.debounceMs cannot be used"),
+            "{item}"
+        );
+    }
+}

@@ -115,8 +115,8 @@ mod tests {
         // `:now` stamps run_at_ms, created_at_ms and updated_at_ms.
         let now = INSERT_PARAMS.iter().position(|n| *n == ":now").unwrap();
         assert_eq!(order.iter().filter(|&&i| i == now).count(), 3);
-        for index in 0..INSERT_PARAMS.len() {
-            assert!(order.contains(&index), "{} unused", INSERT_PARAMS[index]);
+        for (index, name) in INSERT_PARAMS.iter().enumerate() {
+            assert!(order.contains(&index), "{name} unused");
         }
     }
 }
