@@ -33,7 +33,5 @@ export async function main(): Promise<void> {
 
   const receipt = defineTask<{ order: number }, void>("receipt");
   const typed: Promise<TaskRef> = pg.submitIn(session, receipt, { order: 4 });
-  // @ts-expect-error debounce is refused inside the caller's transaction
-  await pg.submitIn(session, "receipt", {}, { debounceMs: 10 });
   void [ref, refs, inPg, many, typed];
 }
