@@ -22,6 +22,7 @@ mod schedules;
 mod shared_tx;
 mod signals;
 mod steps;
+pub mod submit_in;
 mod tls;
 pub mod transport;
 mod write_group;
