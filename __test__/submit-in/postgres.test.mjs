@@ -119,7 +119,7 @@ describe("submitIn on Postgres, per driver", { skip: PG_SKIP, timeout: SUITE_TIM
     test(`${name}: the task commits with the order, and a worker process runs it`, async (t) => {
       const { cq, dsn, adminDsn, database, orders } = await open(t);
       const driver = await openDriver(t, name, dsn);
-      const worker = spawnFixture(t, "serve-worker.mjs", { dialect: "postgres", db: dsn, pollIntervalMs: 1_000 });
+      const worker = spawnFixture(t, "serve-worker.mjs", { dialect: "postgres", db: dsn, pollIntervalMs: 600_000 });
       await worker.waitForEvent((e) => e.event === "serving");
       await waitForListeners(adminDsn, database, 1);
       const ref = await driver.transaction(async ({ tx, insertOrder }) => {
