@@ -1048,6 +1048,15 @@ async fn the_listener_comes_back_after_losing_its_connection() {
         .expect("losing the connection sends sleepers back to polling");
 
     wait_listening(&backend).await;
+    // What was notified while no LISTEN was in place reached nobody: the
+    // first wake after the new subscription is answered at once, so its
+    // sleeper probes again.
+    tokio::time::timeout(
+        PATIENCE,
+        store.claim_wake(&queues, store.wake_ticket(), LONG_SLEEP),
+    )
+    .await
+    .expect("the new subscription sends a watched queue's sleeper back to its probe");
     let mut wake = pin!(store.claim_wake(&queues, store.wake_ticket(), LONG_SLEEP));
     assert!(poll_once(&mut wake).await.is_pending());
     submit(&store, "job", "rq").await;

@@ -10,8 +10,8 @@ use async_trait::async_trait;
 
 use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
-use super::signal_rows::{NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput};
-use super::step_rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
+use super::signals::rows::{NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput};
+use super::steps::rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::error::{Error, Result, NO_SHARED_TX};
 use crate::task::Task;
 

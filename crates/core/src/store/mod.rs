@@ -13,10 +13,9 @@ pub mod postgres;
 pub mod reserved;
 mod schedule_rows;
 mod session;
-mod signal_rows;
+mod signals;
 pub mod sqlite;
-mod step_presence;
-mod step_rows;
+mod steps;
 pub mod submit_in;
 
 use std::collections::BTreeMap;
@@ -29,9 +28,9 @@ pub use debounce::FollowupRelease;
 pub use inputs::*;
 pub use schedule_rows::*;
 pub use session::ClaimSession;
-pub use signal_rows::*;
-pub use step_presence::StepsPresence;
-pub use step_rows::*;
+pub use signals::rows::*;
+pub use steps::presence::StepsPresence;
+pub use steps::rows::*;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
 use self::inputs::new_task;
@@ -248,7 +247,7 @@ impl Store {
             let rows = answers
                 .iter()
                 .filter_map(|a| a.as_ref().ok().and_then(Option::as_ref));
-            self.wake_parents_of(step_presence::finished_children(rows))
+            self.wake_parents_of(steps::presence::finished_children(rows))
                 .await;
         }
         for (answer, cascade) in answers.iter().zip(cascades) {
@@ -513,7 +512,7 @@ impl Store {
 
     pub async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
         let row = self.backend.finish(owned, outcome).await?;
-        self.wake_parents_of(step_presence::finished_children([&row]))
+        self.wake_parents_of(steps::presence::finished_children([&row]))
             .await;
         Ok(row)
     }

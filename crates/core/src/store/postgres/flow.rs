@@ -15,7 +15,7 @@ use async_trait::async_trait;
 use super::conn::{apply, execute, rows, tasks};
 use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
-use super::steps::suspend;
+use super::steps::PgTx;
 use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::Result;
 use crate::protocol::flow::{
@@ -33,7 +33,8 @@ use crate::store::flow::transaction::{FlowTransaction, StoredDeclaration, Stored
 use crate::store::flow::{
     Budget, Declaration, Declared, FlowLimits, KeyDeclared, RateLimit, Replaced,
 };
-use crate::store::step_rows::{Suspended, Wake};
+use crate::store::steps::rows::{Suspended, Wake};
+use crate::store::steps::transaction::suspend;
 use crate::task::Task;
 
 /// A transaction, the groups whose advisory locks it holds, and what the
@@ -157,7 +158,7 @@ impl<T: Transport + PushSource> FlowBackend for PostgresBackend<T> {
         let pushed = async {
             execute(&tx, POSTGRES_PUSH_BACK_LOCK, &params![&owned.task_id]).await?;
             execute(&tx, SQL.push_back, &params![&owned.task_id, &ms]).await?;
-            suspend(&tx, &owned, None, Wake::After(ms)).await
+            suspend(&mut PgTx(&tx), &owned, None, Wake::After(ms)).await
         }
         .await;
         end_tx(tx, pushed).await

@@ -1,6 +1,7 @@
 //! The signals statements on Postgres (docs/protocol.md, "Signals"), over any
-//! transport: a signal and a wait each run as one transaction that locks the
-//! task's row first (`task_status.sql`), so they take it in turn.
+//! transport: the steps of a signal's and a wait's transaction
+//! (`store/signals/transaction.rs` decides them); `lock_task` locks the
+//! task's row (`task_status.sql`), so the two take it in turn.
 
 use async_trait::async_trait;
 
@@ -8,136 +9,105 @@ use super::conn::{execute, feature_installed, install_feature, rows};
 use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
 use super::rows::resolve_key;
-use super::steps::suspend;
+use super::steps::PgTx;
 use super::transport::{end_tx, params, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::signals::POSTGRES as SQL;
 use crate::store::backend::{HeldTask, SignalBackend, Target};
-use crate::store::signal_rows::{
-    missed, NewSignal, PendingSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput,
-    StoredWait, WaitOutcome, WaitSummary,
+use crate::store::signals::rows::{
+    NewSignal, PendingSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput, StoredWait,
+    WaitOutcome, WaitSummary,
 };
-use crate::store::step_rows::Wake;
+use crate::store::signals::transaction::{self, SignalTransaction};
 use crate::task::Status;
 
-/// The task's status, its row locked until the transaction ends.
-async fn task_status<S: Session>(tx: &S, id: &str) -> Result<Option<Status>> {
-    match rows(tx, SQL.task_status, &params![&id]).await?.first() {
-        Some(row) => Ok(Some(row.text(0)?.parse()?)),
-        None => Ok(None),
-    }
-}
-
-/// `signal()` in the caller's transaction: the task's row locked, then the
-/// signal and the wake of a task waiting for its name.
-async fn send<S: Session>(tx: &S, target: &Target, signal: &NewSignal) -> Result<Sent> {
-    let id = match target {
-        Target::Id(id) => id.clone(),
-        Target::Key(key) => match resolve_key(tx, key).await? {
-            Some(task) => task.id,
-            None => return Ok(Sent::NoTask),
-        },
-    };
-    let sent = Sent::of(task_status(tx, &id).await?);
-    if sent == Sent::Stored {
-        execute(tx, SQL.send, &params![&id, &signal.name, &signal.payload]).await?;
-        rows(tx, SQL.wake, &params![&id, &signal.name]).await?;
-    }
-    Ok(sent)
-}
-
-async fn wait_state<S: Session>(
-    tx: &S,
-    task_id: &str,
-    step_id: &str,
-) -> Result<Option<StoredWait>> {
-    let found = rows(tx, SQL.wait_state, &params![&task_id, &step_id]).await?;
-    let Some(row) = found.first() else {
-        return Ok(None);
-    };
-    Ok(Some(StoredWait {
-        name: row.text(0)?,
-        timeout_at_ms: row.int(1)?,
-        outcome: row.text(2)?.parse()?,
-        payload: row.opt_text(3)?,
-    }))
-}
-
-/// `take.sql`: the consumed signal's id and payload, if there was one.
-async fn take<S: Session>(
-    tx: &S,
-    owned: &HeldTask,
-    name: &str,
-) -> Result<Option<(i64, Option<String>)>> {
-    let taken = rows(
-        tx,
-        SQL.take,
-        &params![&owned.task_id, &owned.worker_id, &name],
-    )
-    .await?;
-    match taken.first() {
-        Some(row) => Ok(Some((row.int(0)?, row.opt_text(1)?))),
-        None => Ok(None),
-    }
-}
-
-/// `settle_wait.sql`: the stored timeout, or `LostLease` (nothing stored).
-async fn settle<S: Session>(
-    tx: &S,
-    owned: &HeldTask,
-    wait: &SignalWaitInput,
-    outcome: WaitOutcome,
-    signal_id: Option<i64>,
-) -> Result<i64> {
-    let outcome = outcome.as_str();
-    let stored = rows(
-        tx,
-        SQL.settle_wait,
-        &params![
-            &owned.task_id,
-            &owned.worker_id,
-            &wait.step_id,
-            &wait.timeout_ms,
-            &wait.name,
-            &outcome,
-            &signal_id,
-        ],
-    )
-    .await?;
-    match stored.first() {
-        Some(row) => row.int(0),
-        None => Err(Error::LostLease {
-            task_id: owned.task_id.clone(),
-        }),
-    }
-}
-
-/// `ctx.waitForSignal` in the caller's transaction (`SignalBackend`).
-async fn wait<S: Session>(tx: &S, owned: &HeldTask, wait: &SignalWaitInput) -> Result<SignalWait> {
-    task_status(tx, &owned.task_id).await?;
-    let stored = wait_state(tx, &owned.task_id, &wait.step_id).await?;
-    if let Some(done) = stored
-        .as_ref()
-        .map(|s| s.replayed(wait))
-        .transpose()?
-        .flatten()
-    {
-        return Ok(done);
-    }
-    if let Some((signal_id, payload)) = take(tx, owned, &wait.name).await? {
-        settle(tx, owned, wait, WaitOutcome::Signaled, Some(signal_id)).await?;
-        return Ok(SignalWait::Received(payload));
-    }
-    match missed(stored.as_ref(), wait) {
-        WaitOutcome::TimedOut => {
-            settle(tx, owned, wait, WaitOutcome::TimedOut, None).await?;
-            Ok(SignalWait::TimedOut)
+impl<S: Session> SignalTransaction for PgTx<'_, S> {
+    async fn lock_task(&mut self, task_id: &str) -> Result<Option<Status>> {
+        match rows(self.0, SQL.task_status, &params![&task_id])
+            .await?
+            .first()
+        {
+            Some(row) => Ok(Some(row.text(0)?.parse()?)),
+            None => Ok(None),
         }
-        outcome => {
-            let timeout_at = settle(tx, owned, wait, outcome, None).await?;
-            suspend(tx, owned, None, Wake::At(timeout_at))
-                .await
-                .map(SignalWait::Suspended)
+    }
+
+    async fn task_of_key(&mut self, key: &str) -> Result<Option<String>> {
+        Ok(resolve_key(self.0, key).await?.map(|task| task.id))
+    }
+
+    async fn insert_signal(&mut self, task_id: &str, signal: &NewSignal) -> Result<()> {
+        execute(
+            self.0,
+            SQL.send,
+            &params![&task_id, &signal.name, &signal.payload],
+        )
+        .await
+    }
+
+    async fn wake_waiting(&mut self, task_id: &str, name: &str) -> Result<()> {
+        rows(self.0, SQL.wake, &params![&task_id, &name])
+            .await
+            .map(|_| ())
+    }
+
+    async fn wait_state(&mut self, task_id: &str, step_id: &str) -> Result<Option<StoredWait>> {
+        let found = rows(self.0, SQL.wait_state, &params![&task_id, &step_id]).await?;
+        let Some(row) = found.first() else {
+            return Ok(None);
+        };
+        Ok(Some(StoredWait {
+            name: row.text(0)?,
+            timeout_at_ms: row.int(1)?,
+            outcome: row.text(2)?.parse()?,
+            payload: row.opt_text(3)?,
+        }))
+    }
+
+    async fn take(
+        &mut self,
+        owned: &HeldTask,
+        name: &str,
+    ) -> Result<Option<(i64, Option<String>)>> {
+        let taken = rows(
+            self.0,
+            SQL.take,
+            &params![&owned.task_id, &owned.worker_id, &name],
+        )
+        .await?;
+        match taken.first() {
+            Some(row) => Ok(Some((row.int(0)?, row.opt_text(1)?))),
+            None => Ok(None),
+        }
+    }
+
+    async fn settle(
+        &mut self,
+        owned: &HeldTask,
+        wait: &SignalWaitInput,
+        outcome: WaitOutcome,
+        signal_id: Option<i64>,
+    ) -> Result<i64> {
+        let outcome = outcome.as_str();
+        let stored = rows(
+            self.0,
+            SQL.settle_wait,
+            &params![
+                &owned.task_id,
+                &owned.worker_id,
+                &wait.step_id,
+                &wait.timeout_ms,
+                &wait.name,
+                &outcome,
+                &signal_id,
+            ],
+        )
+        .await?;
+        match stored.first() {
+            Some(row) => row.int(0),
+            None => Err(Error::LostLease {
+                task_id: owned.task_id.clone(),
+            }),
         }
     }
 }
@@ -181,13 +151,13 @@ impl<T: Transport + PushSource> SignalBackend for PostgresBackend<T> {
 
     async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent> {
         let tx = self.begin().await?;
-        let sent = send(&tx, &target, &signal).await;
+        let sent = transaction::send(&mut PgTx(&tx), &target, &signal).await;
         end_tx(tx, sent).await
     }
 
     async fn wait_for_signal(&self, owned: HeldTask, input: SignalWaitInput) -> Result<SignalWait> {
         let tx = self.begin().await?;
-        let waited = wait(&tx, &owned, &input).await;
+        let waited = transaction::wait(&mut PgTx(&tx), &owned, &input).await;
         end_tx(tx, waited).await
     }
 

@@ -1,6 +1,7 @@
 //! The steps statements on Postgres (docs/protocol.md, "Durable steps"), over
 //! any transport: the backend runs a step as one autocommit statement, a
-//! suspension as one transaction.
+//! suspension, a child wait and a cancel's cascade each as one transaction
+//! (`PgTx`).
 
 use async_trait::async_trait;
 
@@ -12,9 +13,10 @@ use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::steps::POSTGRES as SQL;
 use crate::store::backend::{HeldTask, StepBackend};
-use crate::store::step_rows::{
+use crate::store::steps::rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake,
 };
+use crate::store::steps::transaction::{self, StepTransaction};
 use crate::task::{Status, Task};
 
 fn lost(owned: &HeldTask) -> Error {
@@ -84,73 +86,61 @@ async fn record<S: Session>(session: &S, owned: &HeldTask, step: &NewStep) -> Re
     }
 }
 
-/// `suspend.sql`: how it left the task, or `LostLease` (nothing changed).
-async fn suspend_task<S: Session>(session: &S, owned: &HeldTask, wake: Wake) -> Result<Suspended> {
-    let (wake_at, wake_after) = wake.params();
-    let status = rows(
-        session,
-        SQL.suspend,
-        &params![&owned.task_id, &owned.worker_id, &wake_at, &wake_after],
-    )
-    .await?;
-    match status
-        .first()
-        .map(|row| row.text(0))
-        .transpose()?
-        .as_deref()
-    {
-        None => Err(lost(owned)),
-        Some("canceled") => Ok(Suspended::Canceled),
-        Some(_) => Ok(Suspended::Queued),
-    }
-}
+/// The caller's transaction, answering the steps of a suspension, a child
+/// wait and a cancel's cascade (`store/steps/transaction.rs` decides them),
+/// and of a signal's and a wait's transaction (`signals.rs`). Its statements
+/// read `now()`, the transaction's time, so a sleep's stored wake time is the
+/// time its task is due.
+pub(super) struct PgTx<'t, S>(pub(super) &'t S);
 
-async fn child_state<S: Session>(session: &S, child_id: &str) -> Result<Option<ChildState>> {
-    let found = rows(session, SQL.child_state, &params![&child_id]).await?;
-    let Some(row) = found.first() else {
-        return Ok(None);
-    };
-    Ok(Some(ChildState {
-        status: row.text(0)?.parse::<Status>()?,
-        result: row.opt_text(1)?,
-        error: row.opt_text(2)?,
-    }))
-}
+impl<S: Session> StepTransaction for PgTx<'_, S> {
+    async fn record(&mut self, owned: &HeldTask, step: &NewStep) -> Result<i64> {
+        record(self.0, owned, step).await
+    }
 
-/// `record` (when `step` is given), the child's state (`FOR SHARE`: a
-/// completion of the child under way is waited for and read), and unless it
-/// has finished `suspend.sql` for `recheck_ms`, in the caller's transaction.
-async fn wait_for_child<S: Session>(
-    tx: &S,
-    owned: &HeldTask,
-    step: Option<&NewStep>,
-    child_id: &str,
-    recheck_ms: i64,
-) -> Result<ChildWait> {
-    if let Some(step) = step {
-        record(tx, owned, step).await?;
+    async fn suspend_task(&mut self, owned: &HeldTask, wake: Wake) -> Result<Suspended> {
+        let (wake_at, wake_after) = wake.params();
+        let status = rows(
+            self.0,
+            SQL.suspend,
+            &params![&owned.task_id, &owned.worker_id, &wake_at, &wake_after],
+        )
+        .await?;
+        match status
+            .first()
+            .map(|row| row.text(0))
+            .transpose()?
+            .as_deref()
+        {
+            None => Err(lost(owned)),
+            Some("canceled") => Ok(Suspended::Canceled),
+            Some(_) => Ok(Suspended::Queued),
+        }
     }
-    match child_state(tx, child_id).await? {
-        None => Ok(ChildWait::Gone),
-        Some(child) if child.status.is_terminal() => Ok(ChildWait::Finished(child)),
-        Some(_) => suspend_task(tx, owned, Wake::After(recheck_ms))
-            .await
-            .map(ChildWait::Suspended),
-    }
-}
 
-/// `record` (when `step` is given), then `suspend.sql`, in the caller's
-/// transaction (both read `now()`, the transaction's time).
-pub(super) async fn suspend<S: Session>(
-    tx: &S,
-    owned: &HeldTask,
-    step: Option<&NewStep>,
-    wake: Wake,
-) -> Result<Suspended> {
-    if let Some(step) = step {
-        record(tx, owned, step).await?;
+    async fn child_state(&mut self, child_id: &str) -> Result<Option<ChildState>> {
+        let found = rows(self.0, SQL.child_state, &params![&child_id]).await?;
+        let Some(row) = found.first() else {
+            return Ok(None);
+        };
+        Ok(Some(ChildState {
+            status: row.text(0)?.parse::<Status>()?,
+            result: row.opt_text(1)?,
+            error: row.opt_text(2)?,
+        }))
     }
-    suspend_task(tx, owned, wake).await
+
+    async fn live_children(&mut self, task_id: &str) -> Result<Vec<String>> {
+        rows(self.0, SQL.live_children, &params![&task_id])
+            .await?
+            .iter()
+            .map(|row| row.text(0))
+            .collect()
+    }
+
+    async fn cancel(&mut self, task_id: &str) -> Result<Option<Task>> {
+        cancel_by_id(self.0, task_id).await
+    }
 }
 
 async fn load<S: Session>(session: &S, task_id: &str) -> Result<Vec<StoredStep>> {
@@ -173,17 +163,6 @@ async fn wake_parents<S: Session>(session: &S, child_ids: &[String]) -> Result<(
     rows(session, SQL.wake_parents, &[Param::Texts(child_ids)])
         .await
         .map(|_| ())
-}
-
-/// `live_children.sql`, then the protocol's cancel of each, in the caller's
-/// transaction.
-async fn cancel_children<S: Session>(tx: &S, task_id: &str) -> Result<Vec<Task>> {
-    let ids = rows(tx, SQL.live_children, &params![&task_id]).await?;
-    let mut canceled = Vec::with_capacity(ids.len());
-    for row in ids {
-        canceled.extend(cancel_by_id(tx, &row.text(0)?).await?);
-    }
-    Ok(canceled)
 }
 
 #[async_trait]
@@ -215,7 +194,7 @@ impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
         wake: Wake,
     ) -> Result<Suspended> {
         let tx = self.begin().await?;
-        let suspended = suspend(&tx, &owned, step.as_ref(), wake).await;
+        let suspended = transaction::suspend(&mut PgTx(&tx), &owned, step.as_ref(), wake).await;
         end_tx(tx, suspended).await
     }
 
@@ -227,7 +206,14 @@ impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
         recheck_ms: i64,
     ) -> Result<ChildWait> {
         let tx = self.begin().await?;
-        let waited = wait_for_child(&tx, &owned, step.as_ref(), &child_id, recheck_ms).await;
+        let waited = transaction::wait_for_child(
+            &mut PgTx(&tx),
+            &owned,
+            step.as_ref(),
+            &child_id,
+            recheck_ms,
+        )
+        .await;
         end_tx(tx, waited).await
     }
 
@@ -237,7 +223,7 @@ impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
 
     async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>> {
         let tx = self.begin().await?;
-        let canceled = cancel_children(&tx, &task_id).await;
+        let canceled = transaction::cancel_children(&mut PgTx(&tx), &task_id).await;
         end_tx(tx, canceled).await
     }
 }

@@ -4,17 +4,14 @@
 //! claimers, so what a draw counts stays true until it commits: no locks of
 //! its own.
 
-use std::future::Future;
-
 use async_trait::async_trait;
-use futures_util::FutureExt;
 use rusqlite::Connection;
 
 use super::conn::apply_in_transaction;
 use super::lifecycle::SqliteBackend;
-use super::query::{query, query_tasks, Cells};
+use super::query::{at_once, query, query_tasks, Cells};
 use super::rows::json_list;
-use super::steps::suspend;
+use super::steps::WriterTx;
 use crate::error::Result;
 use crate::ids::now_ms;
 use crate::protocol::flow::{
@@ -32,19 +29,12 @@ use crate::store::flow::{
     Budget, Declaration, Declared, FlowLimits, KeyDeclared, RateLimit, Replaced, KEYS_TABLE,
     LIMITS_TABLE,
 };
-use crate::store::step_rows::{Suspended, Wake};
+use crate::store::steps::rows::{Suspended, Wake};
+use crate::store::steps::transaction::suspend;
 use crate::task::Task;
 
 /// The writer's connection, inside its transaction.
 struct SqliteFlow<'c>(&'c Connection);
-
-/// The statements of a step run on the connection at once: the core's
-/// future of a declaration or a draw is ready at its first poll.
-fn at_once<T>(steps: impl Future<Output = Result<T>>) -> Result<T> {
-    steps
-        .now_or_never()
-        .expect("SQLite's flow statements never wait")
-}
 
 /// Inside the writer's transaction (the write lock held).
 #[async_trait]
@@ -62,14 +52,15 @@ impl FlowBackend for SqliteBackend {
 
     async fn push_back(&self, owned: HeldTask, ms: i64) -> Result<Suspended> {
         self.transaction(move |conn| {
-            let now = now_ms();
+            let mut tx = WriterTx::new(conn);
             query(
                 conn,
                 SQL.push_back,
-                &[(":id", &owned.task_id), (":now", &now), (":ms", &ms)],
+                &[(":id", &owned.task_id), (":now", &tx.now), (":ms", &ms)],
                 |_| Ok(()),
             )?;
-            suspend(conn, &owned, None, Wake::At(now.saturating_add(ms)))
+            let wake = Wake::At(tx.now.saturating_add(ms));
+            at_once(suspend(&mut tx, &owned, None, wake))
         })
         .await
     }

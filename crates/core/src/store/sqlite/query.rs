@@ -244,3 +244,10 @@ fn held(value: rusqlite::types::ValueRef<'_>) -> String {
         ValueRef::Blob(bytes) => format!("a BLOB of {} bytes", bytes.len()),
     }
 }
+
+/// A dialect-neutral transaction decision (a flow draw, a suspension, a
+/// signal) run on the writer's connection: SQLite's statements never wait,
+/// so the core's future of it is ready at its first poll.
+pub(super) fn at_once<T>(steps: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+    futures_util::FutureExt::now_or_never(steps).expect("SQLite's statements never wait")
+}

@@ -1,146 +1,124 @@
-//! The signals statements on SQLite (docs/protocol.md, "Signals"): a signal
-//! and a wait each run as one transaction of the writer, so the write lock
-//! orders them.
+//! The signals statements on SQLite (docs/protocol.md, "Signals"): the steps
+//! of a signal's and a wait's transaction (`store/signals/transaction.rs`
+//! decides them), run on the writer's connection, so the write lock orders
+//! them.
 
 use async_trait::async_trait;
 use rusqlite::Connection;
 
 use super::conn::{apply_in_transaction, feature_installed};
 use super::lifecycle::SqliteBackend;
-use super::query::{query, Int, Params};
+use super::query::{at_once, query, Int, Params};
 use super::rows::resolve_key;
-use super::steps::suspend;
+use super::steps::WriterTx;
 use crate::error::{Error, Result};
-use crate::ids::now_ms;
 use crate::protocol::signals::SQLITE as SQL;
 use crate::store::backend::{HeldTask, SignalBackend, Target};
-use crate::store::signal_rows::{
-    missed, NewSignal, PendingSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput,
-    StoredWait, WaitOutcome, WaitSummary,
+use crate::store::signals::rows::{
+    NewSignal, PendingSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput, StoredWait,
+    WaitOutcome, WaitSummary,
 };
-use crate::store::step_rows::Wake;
+use crate::store::signals::transaction::{self, SignalTransaction};
 use crate::task::Status;
 
-fn task_status(conn: &Connection, id: &str) -> Result<Option<Status>> {
-    let found = query(conn, SQL.task_status, &[(":id", &id)], |row| {
-        row.get::<_, String>(0)
-    })?;
-    Ok(found.first().map(|text| text.parse()).transpose()?)
-}
+impl SignalTransaction for WriterTx<'_> {
+    async fn lock_task(&mut self, task_id: &str) -> Result<Option<Status>> {
+        let found = query(self.conn, SQL.task_status, &[(":id", &task_id)], |row| {
+            row.get::<_, String>(0)
+        })?;
+        Ok(found.first().map(|text| text.parse()).transpose()?)
+    }
 
-/// `signal()` in the caller's transaction: the task's status, then the
-/// signal and the wake of a task waiting for its name.
-fn send(conn: &Connection, target: &Target, signal: &NewSignal) -> Result<Sent> {
-    let id = match target {
-        Target::Id(id) => id.clone(),
-        Target::Key(key) => match resolve_key(conn, key)? {
-            Some(task) => task.id,
-            None => return Ok(Sent::NoTask),
-        },
-    };
-    let sent = Sent::of(task_status(conn, &id)?);
-    if sent == Sent::Stored {
-        let now = now_ms();
+    async fn task_of_key(&mut self, key: &str) -> Result<Option<String>> {
+        Ok(resolve_key(self.conn, key)?.map(|task| task.id))
+    }
+
+    async fn insert_signal(&mut self, task_id: &str, signal: &NewSignal) -> Result<()> {
         let params: &Params<'_> = &[
-            (":task_id", &id),
+            (":task_id", &task_id),
             (":name", &signal.name),
             (":payload", &signal.payload),
-            (":now", &now),
+            (":now", &self.now),
         ];
-        query(conn, SQL.send, params, |_| Ok(()))?;
-        let params: &Params<'_> = &[(":task_id", &id), (":name", &signal.name), (":now", &now)];
-        query(conn, SQL.wake, params, |_| Ok(()))?;
+        query(self.conn, SQL.send, params, |_| Ok(())).map(|_| ())
     }
-    Ok(sent)
-}
 
-fn wait_state(conn: &Connection, task_id: &str, step_id: &str) -> Result<Option<StoredWait>> {
-    let params: &Params<'_> = &[(":task_id", &task_id), (":step_id", &step_id)];
-    let found = query(conn, SQL.wait_state, params, |row| {
-        Ok((
-            row.get::<_, String>(0)?,
-            row.get::<_, Int>(1)?.0,
-            row.get::<_, String>(2)?,
-            row.get::<_, Option<String>>(3)?,
-        ))
-    })?;
-    found
-        .into_iter()
-        .next()
-        .map(|(name, timeout_at_ms, outcome, payload)| {
-            Ok(StoredWait {
-                name,
-                timeout_at_ms,
-                outcome: outcome.parse()?,
-                payload,
+    async fn wake_waiting(&mut self, task_id: &str, name: &str) -> Result<()> {
+        let params: &Params<'_> = &[
+            (":task_id", &task_id),
+            (":name", &name),
+            (":now", &self.now),
+        ];
+        query(self.conn, SQL.wake, params, |_| Ok(())).map(|_| ())
+    }
+
+    async fn wait_state(&mut self, task_id: &str, step_id: &str) -> Result<Option<StoredWait>> {
+        let params: &Params<'_> = &[(":task_id", &task_id), (":step_id", &step_id)];
+        let found = query(self.conn, SQL.wait_state, params, |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, Int>(1)?.0,
+                row.get::<_, String>(2)?,
+                row.get::<_, Option<String>>(3)?,
+            ))
+        })?;
+        found
+            .into_iter()
+            .next()
+            .map(|(name, timeout_at_ms, outcome, payload)| {
+                Ok(StoredWait {
+                    name,
+                    timeout_at_ms,
+                    outcome: outcome.parse()?,
+                    payload,
+                })
             })
-        })
-        .transpose()
-}
-
-/// `take.sql`: the consumed signal's id and payload, if there was one.
-fn take(conn: &Connection, owned: &HeldTask, name: &str) -> Result<Option<(i64, Option<String>)>> {
-    let params: &Params<'_> = &[
-        (":task_id", &owned.task_id),
-        (":worker_id", &owned.worker_id),
-        (":name", &name),
-        (":now", &now_ms()),
-    ];
-    let taken = query(conn, SQL.take, params, |row| Ok((row.get(0)?, row.get(1)?)))?;
-    Ok(taken.into_iter().next())
-}
-
-/// `settle_wait.sql`: the stored timeout, or `LostLease` (nothing stored).
-fn settle(
-    conn: &Connection,
-    owned: &HeldTask,
-    wait: &SignalWaitInput,
-    outcome: WaitOutcome,
-    signal_id: Option<i64>,
-) -> Result<i64> {
-    let outcome = outcome.as_str();
-    let params: &Params<'_> = &[
-        (":task_id", &owned.task_id),
-        (":worker_id", &owned.worker_id),
-        (":step_id", &wait.step_id),
-        (":name", &wait.name),
-        (":timeout_ms", &wait.timeout_ms),
-        (":outcome", &outcome),
-        (":signal_id", &signal_id),
-        (":now", &now_ms()),
-    ];
-    let stored = query(conn, SQL.settle_wait, params, |row| row.get::<_, Int>(0))?;
-    match stored.first() {
-        Some(at) => Ok(at.0),
-        None => Err(Error::LostLease {
-            task_id: owned.task_id.clone(),
-        }),
+            .transpose()
     }
-}
 
-/// `ctx.waitForSignal` in the caller's transaction (`SignalBackend`).
-fn wait(conn: &Connection, owned: &HeldTask, wait: &SignalWaitInput) -> Result<SignalWait> {
-    let stored = wait_state(conn, &owned.task_id, &wait.step_id)?;
-    if let Some(done) = stored
-        .as_ref()
-        .map(|s| s.replayed(wait))
-        .transpose()?
-        .flatten()
-    {
-        return Ok(done);
+    async fn take(
+        &mut self,
+        owned: &HeldTask,
+        name: &str,
+    ) -> Result<Option<(i64, Option<String>)>> {
+        let params: &Params<'_> = &[
+            (":task_id", &owned.task_id),
+            (":worker_id", &owned.worker_id),
+            (":name", &name),
+            (":now", &self.now),
+        ];
+        let taken = query(self.conn, SQL.take, params, |row| {
+            Ok((row.get(0)?, row.get(1)?))
+        })?;
+        Ok(taken.into_iter().next())
     }
-    if let Some((signal_id, payload)) = take(conn, owned, &wait.name)? {
-        settle(conn, owned, wait, WaitOutcome::Signaled, Some(signal_id))?;
-        return Ok(SignalWait::Received(payload));
-    }
-    match missed(stored.as_ref(), wait) {
-        WaitOutcome::TimedOut => {
-            settle(conn, owned, wait, WaitOutcome::TimedOut, None)?;
-            Ok(SignalWait::TimedOut)
-        }
-        outcome => {
-            let timeout_at = settle(conn, owned, wait, outcome, None)?;
-            suspend(conn, owned, None, Wake::At(timeout_at)).map(SignalWait::Suspended)
+
+    async fn settle(
+        &mut self,
+        owned: &HeldTask,
+        wait: &SignalWaitInput,
+        outcome: WaitOutcome,
+        signal_id: Option<i64>,
+    ) -> Result<i64> {
+        let outcome = outcome.as_str();
+        let params: &Params<'_> = &[
+            (":task_id", &owned.task_id),
+            (":worker_id", &owned.worker_id),
+            (":step_id", &wait.step_id),
+            (":name", &wait.name),
+            (":timeout_ms", &wait.timeout_ms),
+            (":outcome", &outcome),
+            (":signal_id", &signal_id),
+            (":now", &self.now),
+        ];
+        let stored = query(self.conn, SQL.settle_wait, params, |row| {
+            row.get::<_, Int>(0)
+        })?;
+        match stored.first() {
+            Some(at) => Ok(at.0),
+            None => Err(Error::LostLease {
+                task_id: owned.task_id.clone(),
+            }),
         }
     }
 }
@@ -177,13 +155,21 @@ impl SignalBackend for SqliteBackend {
     }
 
     async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent> {
-        self.transaction(move |conn| send(conn, &target, &signal))
-            .await
+        self.transaction(move |conn| {
+            at_once(transaction::send(
+                &mut WriterTx::new(conn),
+                &target,
+                &signal,
+            ))
+        })
+        .await
     }
 
     async fn wait_for_signal(&self, owned: HeldTask, input: SignalWaitInput) -> Result<SignalWait> {
-        self.transaction(move |conn| wait(conn, &owned, &input))
-            .await
+        self.transaction(move |conn| {
+            at_once(transaction::wait(&mut WriterTx::new(conn), &owned, &input))
+        })
+        .await
     }
 
     async fn signal_summaries(&self, task_id: String) -> Result<SignalSummaries> {

@@ -1,14 +1,17 @@
 //! The steps statements on SQLite (docs/protocol.md, "Durable steps"); the
 //! backend runs them through the writer's queue, so a step shares its commit
 //! with whatever else this process writes at that moment, and a
-//! suspension's statements commit together.
+//! suspension's statements commit together. `WriterTx` answers the steps of
+//! a suspension, a child wait and a cancel's cascade
+//! (`store/steps/transaction.rs` decides them), and of a signal's and a
+//! wait's transaction (`signals.rs`).
 
 use async_trait::async_trait;
 use rusqlite::{Connection, Row};
 
 use super::conn::{apply_in_transaction, feature_installed};
 use super::lifecycle::SqliteBackend;
-use super::query::{key_at, query, Cells, Params};
+use super::query::{at_once, key_at, query, Cells, Params};
 use super::rows::json_list;
 use super::writes::cancel_by_id;
 use crate::error::{Error, Result};
@@ -16,9 +19,10 @@ use crate::ids::now_ms;
 use crate::protocol::steps::SQLITE as SQL;
 use crate::store::backend::{HeldTask, StepBackend};
 use crate::store::bad_rows::{readable, BadRow};
-use crate::store::step_rows::{
+use crate::store::steps::rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake, STEPS_TABLE,
 };
+use crate::store::steps::transaction::{self, StepTransaction};
 use crate::task::{Status, Task};
 
 fn lost(owned: &HeldTask) -> Error {
@@ -84,8 +88,73 @@ fn summary_from_row(row: &Cells<'_, '_>) -> std::result::Result<StepSummary, Bad
     })
 }
 
-/// `record.sql`: the stored-at time, or `LostLease` (nothing stored).
-fn record(conn: &Connection, owned: &HeldTask, step: &NewStep) -> Result<i64> {
+/// The writer's connection inside its transaction, and the transaction's
+/// clock: every statement of a suspension, a child wait or a signal reads
+/// the same `:now`, so a sleep's stored wake time is the time its task is due.
+pub(super) struct WriterTx<'c> {
+    pub(super) conn: &'c Connection,
+    pub(super) now: i64,
+}
+
+impl<'c> WriterTx<'c> {
+    pub(super) fn new(conn: &'c Connection) -> Self {
+        WriterTx {
+            conn,
+            now: now_ms(),
+        }
+    }
+}
+
+impl StepTransaction for WriterTx<'_> {
+    async fn record(&mut self, owned: &HeldTask, step: &NewStep) -> Result<i64> {
+        record(self.conn, owned, step, self.now)
+    }
+
+    async fn suspend_task(&mut self, owned: &HeldTask, wake: Wake) -> Result<Suspended> {
+        let (wake_at, wake_after) = wake.params();
+        let params: &Params<'_> = &[
+            (":id", &owned.task_id),
+            (":worker_id", &owned.worker_id),
+            (":wake_at_ms", &wake_at),
+            (":wake_after_ms", &wake_after),
+            (":now", &self.now),
+        ];
+        let status = query(self.conn, SQL.suspend, params, |row| {
+            row.get::<_, String>(0)
+        })?;
+        match status.first().map(String::as_str) {
+            None => Err(lost(owned)),
+            Some("canceled") => Ok(Suspended::Canceled),
+            Some(_) => Ok(Suspended::Queued),
+        }
+    }
+
+    async fn child_state(&mut self, child_id: &str) -> Result<Option<ChildState>> {
+        let found = query(
+            self.conn,
+            SQL.child_state,
+            &[(":child_id", &child_id)],
+            |row| Ok(child_at(&Cells::new(row, STEPS_TABLE, child_id.into()), 0)),
+        )?;
+        Ok(found.into_iter().next().transpose()?.flatten())
+    }
+
+    async fn live_children(&mut self, task_id: &str) -> Result<Vec<String>> {
+        query(
+            self.conn,
+            SQL.live_children,
+            &[(":task_id", &task_id)],
+            |row| row.get::<_, String>(0),
+        )
+    }
+
+    async fn cancel(&mut self, task_id: &str) -> Result<Option<Task>> {
+        cancel_by_id(self.conn, task_id)
+    }
+}
+
+/// `record.sql` at `now`: the stored-at time, or `LostLease` (nothing stored).
+fn record(conn: &Connection, owned: &HeldTask, step: &NewStep, now: i64) -> Result<i64> {
     let (wake_at, wake_after) = step.wake.map_or((None, None), Wake::params);
     let kind = step.kind.as_str();
     let params: &Params<'_> = &[
@@ -97,35 +166,10 @@ fn record(conn: &Connection, owned: &HeldTask, step: &NewStep) -> Result<i64> {
         (":wake_at_ms", &wake_at),
         (":wake_after_ms", &wake_after),
         (":child_id", &step.child_id),
-        (":now", &now_ms()),
+        (":now", &now),
     ];
     let stored = query(conn, SQL.record, params, |row| row.get::<_, i64>(0))?;
     stored.into_iter().next().ok_or_else(|| lost(owned))
-}
-
-/// `suspend.sql`: how it left the task, or `LostLease` (nothing changed).
-fn suspend_task(conn: &Connection, owned: &HeldTask, wake: Wake) -> Result<Suspended> {
-    let (wake_at, wake_after) = wake.params();
-    let params: &Params<'_> = &[
-        (":id", &owned.task_id),
-        (":worker_id", &owned.worker_id),
-        (":wake_at_ms", &wake_at),
-        (":wake_after_ms", &wake_after),
-        (":now", &now_ms()),
-    ];
-    let status = query(conn, SQL.suspend, params, |row| row.get::<_, String>(0))?;
-    match status.first().map(String::as_str) {
-        None => Err(lost(owned)),
-        Some("canceled") => Ok(Suspended::Canceled),
-        Some(_) => Ok(Suspended::Queued),
-    }
-}
-
-fn child_state(conn: &Connection, child_id: &str) -> Result<Option<ChildState>> {
-    let found = query(conn, SQL.child_state, &[(":child_id", &child_id)], |row| {
-        Ok(child_at(&Cells::new(row, STEPS_TABLE, child_id.into()), 0))
-    })?;
-    Ok(found.into_iter().next().transpose()?.flatten())
 }
 
 /// The task's steps for a run to replay: a row that cannot be read fails
@@ -145,49 +189,6 @@ fn summaries(conn: &Connection, task_id: &str) -> Result<Vec<StepSummary>> {
     Ok(readable(rows))
 }
 
-/// `record` (when `step` is given), then `suspend.sql`, in the caller's
-/// transaction. One clock reading for both: a sleep's stored wake time is
-/// the time its task is due.
-pub(super) fn suspend(
-    conn: &Connection,
-    owned: &HeldTask,
-    step: Option<NewStep>,
-    wake: Wake,
-) -> Result<Suspended> {
-    let wake = match wake {
-        Wake::After(ms) => Wake::At(now_ms().saturating_add(ms)),
-        at => at,
-    };
-    if let Some(step) = step {
-        let step = NewStep {
-            wake: step.wake.map(|_| wake),
-            ..step
-        };
-        record(conn, owned, &step)?;
-    }
-    suspend_task(conn, owned, wake)
-}
-
-/// `record` (when `step` is given), the child's state, and unless it has
-/// finished `suspend.sql` for `recheck_ms`, in the caller's transaction
-/// (the write lock held: no completion of the child slips in between).
-fn wait_for_child(
-    conn: &Connection,
-    owned: &HeldTask,
-    step: Option<&NewStep>,
-    child_id: &str,
-    recheck_ms: i64,
-) -> Result<ChildWait> {
-    if let Some(step) = step {
-        record(conn, owned, step)?;
-    }
-    match child_state(conn, child_id)? {
-        None => Ok(ChildWait::Gone),
-        Some(child) if child.status.is_terminal() => Ok(ChildWait::Finished(child)),
-        Some(_) => suspend_task(conn, owned, Wake::After(recheck_ms)).map(ChildWait::Suspended),
-    }
-}
-
 fn wake_parents(conn: &Connection, child_ids: &[String]) -> Result<()> {
     let child_ids = json_list(child_ids);
     query(
@@ -197,19 +198,6 @@ fn wake_parents(conn: &Connection, child_ids: &[String]) -> Result<()> {
         |_| Ok(()),
     )
     .map(|_| ())
-}
-
-/// `live_children.sql`, then the protocol's cancel of each, in the caller's
-/// transaction.
-fn cancel_children(conn: &Connection, task_id: &str) -> Result<Vec<Task>> {
-    let ids = query(conn, SQL.live_children, &[(":task_id", &task_id)], |row| {
-        row.get::<_, String>(0)
-    })?;
-    let mut canceled = Vec::with_capacity(ids.len());
-    for id in ids {
-        canceled.extend(cancel_by_id(conn, &id)?);
-    }
-    Ok(canceled)
 }
 
 #[async_trait]
@@ -233,7 +221,8 @@ impl StepBackend for SqliteBackend {
     }
 
     async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
-        self.write(move |conn| record(conn, &owned, &step)).await
+        self.write(move |conn| record(conn, &owned, &step, now_ms()))
+            .await
     }
 
     async fn suspend(
@@ -242,8 +231,15 @@ impl StepBackend for SqliteBackend {
         step: Option<NewStep>,
         wake: Wake,
     ) -> Result<Suspended> {
-        self.transaction(move |conn| suspend(conn, &owned, step, wake))
-            .await
+        self.transaction(move |conn| {
+            at_once(transaction::suspend(
+                &mut WriterTx::new(conn),
+                &owned,
+                step.as_ref(),
+                wake,
+            ))
+        })
+        .await
     }
 
     async fn wait_for_child(
@@ -254,7 +250,13 @@ impl StepBackend for SqliteBackend {
         recheck_ms: i64,
     ) -> Result<ChildWait> {
         self.transaction(move |conn| {
-            wait_for_child(conn, &owned, step.as_ref(), &child_id, recheck_ms)
+            at_once(transaction::wait_for_child(
+                &mut WriterTx::new(conn),
+                &owned,
+                step.as_ref(),
+                &child_id,
+                recheck_ms,
+            ))
         })
         .await
     }
@@ -264,7 +266,12 @@ impl StepBackend for SqliteBackend {
     }
 
     async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>> {
-        self.transaction(move |conn| cancel_children(conn, &task_id))
-            .await
+        self.transaction(move |conn| {
+            at_once(transaction::cancel_children(
+                &mut WriterTx::new(conn),
+                &task_id,
+            ))
+        })
+        .await
     }
 }

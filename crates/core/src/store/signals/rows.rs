@@ -1,12 +1,11 @@
 //! What the signals statements take and answer (docs/protocol.md,
-//! "Signals"), and the decisions a wait makes between them; each dialect's
-//! signals.rs runs them through `backend::SignalBackend`, in one
-//! transaction per wait and per signal.
+//! "Signals"), and the decisions a wait makes between them
+//! (`transaction.rs` makes them in order).
 
 use std::str::FromStr;
 
-use super::step_rows::Suspended;
 use crate::error::{Error, Result};
+use crate::store::steps::rows::Suspended;
 use crate::task::Status;
 
 /// The table, as reports of its rows name it.
