@@ -1,20 +1,23 @@
 //! What a store knows of the queue pauses table, and this process's own
-//! pauses and resumes (docs/api.md, "Queue pauses"), which its workers read
-//! at once instead of at their next refresh.
+//! pauses and resumes (docs/api.md, "Queue pauses"), which every worker of
+//! the process reads at once instead of at its next refresh, whichever store
+//! (a client's, a worker's) wrote them.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::LazyLock;
 
 use tokio::sync::Notify;
+
+/// Bumped by each pause or resume of this process, on any store.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+/// Told of each of them: ends this process's workers' idle sleeps.
+static CHANGES: LazyLock<Notify> = LazyLock::new(Notify::new);
 
 /// Once seen, the table stays (nothing drops it); not seen, it is looked for
 /// again by each read.
 #[derive(Default)]
 pub struct PausePresence {
     installed: AtomicBool,
-    /// Bumped by each pause or resume through this store.
-    generation: AtomicU64,
-    /// Told of each of them: ends this process's workers' idle sleeps.
-    changes: Notify,
 }
 
 impl PausePresence {
@@ -28,16 +31,16 @@ impl PausePresence {
 
     /// A mark of this process's changes so far.
     pub fn generation(&self) -> u64 {
-        self.generation.load(SeqCst)
+        GENERATION.load(SeqCst)
     }
 
     /// This process paused or resumed a queue (committed).
     pub fn changed(&self) {
-        self.generation.fetch_add(1, SeqCst);
-        self.changes.notify_waiters();
+        GENERATION.fetch_add(1, SeqCst);
+        CHANGES.notify_waiters();
     }
 
-    pub fn changes(&self) -> &Notify {
-        &self.changes
+    pub fn changes(&self) -> &'static Notify {
+        &CHANGES
     }
 }

@@ -1,7 +1,7 @@
 //! Queue pauses shared by the dialect test files (docs/api.md, "Queue
 //! pauses"): a real `Worker` on one store, the pauses written through
-//! another (as another process would), so the worker learns of them by its
-//! refresh alone.
+//! another (as a client of the same process would). Other processes' pauses:
+//! `__test__/pauses/processes.test.mjs`.
 
 use std::sync::Arc;
 use std::time::Duration;
