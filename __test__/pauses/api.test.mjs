@@ -20,7 +20,10 @@ forEachDialect("queue pauses", (dialect) => {
       const shown = bad === "" ? '""' : String(bad);
       assert.equal(err.message, `queue must be a non-empty string, got ${shown}`);
     }
-    assert.equal((await rejectionOf(client.resumeQueue(/** @type {any} */ ({})))).message, "queue must be a non-empty string, got [object Object]");
+    assert.equal(
+      (await rejectionOf(client.resumeQueue(/** @type {any} */ ({})))).message,
+      "queue must be a non-empty string, got [object Object]",
+    );
     assert.deepEqual(await client.queues(), [], "nothing written");
     assert.equal(await client.resumeQueue("mail"), false, "a queue never paused");
 

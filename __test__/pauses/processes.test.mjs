@@ -25,7 +25,10 @@ forEachDialect("queue pause across processes", (dialect) => {
     const started = () => workers.flatMap((worker) => worker.events().filter((e) => e.event === "started"));
 
     const held = await client.submit("hold", {});
-    await waitFor(() => started().some((e) => e.task === held.id), { timeoutMs: 20_000, message: "hold never started" });
+    await waitFor(() => started().some((e) => e.task === held.id), {
+      timeoutMs: 20_000,
+      message: "hold never started",
+    });
     assert.equal(await client.pauseQueue("default"), true);
     assert.equal(await client.pauseQueue("default"), false, "a second pause changes nothing");
     await sleep(PAST_A_REFRESH_MS);
