@@ -2,8 +2,8 @@
 // pauses"), this package only, standalone:
 //   node bench/pauses.mjs [--processes=3] [--rounds=10] [--poll=1000] [--pg=postgres://…]
 //
-// `--processes` worker processes (bench/pause-worker.mjs, concurrency 8,
-// poll `--poll` ms) run no-op tasks that this process submits one after
+// `--processes` worker processes (bench/fleet-worker.mjs --starts,
+// concurrency 8, poll `--poll` ms) run no-op tasks that this process submits one after
 // another the whole time. Each round pauses the queue, waits 1.5 s, then
 // resumes it and waits for the next start. Timed, with Date.now() of this
 // machine: pause, from pauseQueue() resolving (its commit is before) to the
@@ -12,17 +12,7 @@
 // p50 and max of each over the rounds.
 import { fork } from "node:child_process";
 import path from "node:path";
-import {
-  BENCH_DIR,
-  argNumber,
-  benchTarget,
-  entryPath,
-  loadPackage,
-  median,
-  openClient,
-  sleep,
-  until,
-} from "./lib.mjs";
+import { BENCH_DIR, argNumber, benchTarget, entryPath, loadPackage, median, openClient, sleep, until } from "./lib.mjs";
 
 const pkg = await loadPackage();
 const target = benchTarget();
@@ -37,8 +27,8 @@ const starts = [];
 const children = [];
 for (let i = 0; i < processes; i++) {
   const child = fork(
-    path.join(BENCH_DIR, "pause-worker.mjs"),
-    [`--location=${location}`, `--entry=${entryPath()}`, `--poll=${poll}`],
+    path.join(BENCH_DIR, "fleet-worker.mjs"),
+    [`--location=${location}`, `--entry=${entryPath()}`, `--poll=${poll}`, "--concurrency=8", "--starts"],
     { stdio: ["ignore", "inherit", "inherit", "ipc"] },
   );
   child.on("message", (m) => m.starts && starts.push(...m.starts));
@@ -83,4 +73,6 @@ try {
 const max = (values) => Math.max(...values);
 console.log(`${target.name}, ${processes} worker processes, poll ${poll} ms, ${rounds} rounds`);
 console.log(`pause  (last start after pauseQueue):  p50 ${median(pauseMs)} ms, max ${max(pauseMs)} ms  [${pauseMs}]`);
-console.log(`resume (first start after resumeQueue): p50 ${median(resumeMs)} ms, max ${max(resumeMs)} ms  [${resumeMs}]`);
+console.log(
+  `resume (first start after resumeQueue): p50 ${median(resumeMs)} ms, max ${max(resumeMs)} ms  [${resumeMs}]`,
+);

@@ -4,23 +4,8 @@
 // pause table, a bad queue name is a usage error.
 import assert from "node:assert/strict";
 
-import { runPython } from "../support/helpers.mjs";
-import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
-import { psql } from "../support/pg-helpers.mjs";
+import { forEachDialect, tableExists, test } from "../support/dialects.mjs";
 import { assertFailure, cli, cliJson, cliOk } from "../support/cli-helpers.mjs";
-
-/** Whether the queue pauses table exists. */
-async function hasPausesTable(dialect, db) {
-  if (dialect === sqlite) {
-    const code = [
-      "import sqlite3, sys",
-      "c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)",
-      "print(c.execute(\"select count(*) from sqlite_master where name = 'cairnq_queue_pauses'\").fetchone()[0])",
-    ].join("\n");
-    return (await runPython(code, [db])).trim() === "1";
-  }
-  return (await psql(db, "select to_regclass('cairnq_queue_pauses') is not null")).trim() === "t";
-}
 
 forEachDialect("cli queue pauses", (dialect) => {
   test("pause, queues and resume; --json as the API answers", async (t) => {
@@ -31,9 +16,9 @@ forEachDialect("cli queue pauses", (dialect) => {
       before.map((q) => [q.queue, q.paused, q.counts.queued]),
       [["mail", false, 1]],
     );
-    assert.equal(await hasPausesTable(dialect, db), false, "listing created the table");
+    assert.equal(await tableExists(dialect, db, "cairnq_queue_pauses"), false, "listing created the table");
     assert.equal((await cli(["resume", db, "mail"])).stdout.trim(), "mail was not paused");
-    assert.equal(await hasPausesTable(dialect, db), false, "a resume created the table");
+    assert.equal(await tableExists(dialect, db, "cairnq_queue_pauses"), false, "a resume created the table");
 
     assert.equal((await cliOk(["pause", db, "mail"])).trim(), "paused mail");
     assert.deepEqual(await cliJson(["pause", db, "mail"]), { queue: "mail", changed: false });

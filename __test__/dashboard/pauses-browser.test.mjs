@@ -8,7 +8,7 @@ import { describe, test } from "node:test";
 import { defer, waitFor } from "../support/helpers.mjs";
 import { DIALECTS } from "../support/dialects.mjs";
 import { spawnCli, uiUrl } from "../support/cli-helpers.mjs";
-import { SKIP, useChromium } from "../support/chromium.mjs";
+import { SKIP, pageOf, useChromium } from "../support/chromium.mjs";
 
 const TIMEOUT_MS = 120_000;
 const UI = { timeout: 30_000 };
@@ -25,11 +25,7 @@ for (const dialect of DIALECTS)
       await client.pauseQueue("reports");
       const ui = spawnCli(t, ["ui", db, "--port", "0", ...extra]);
       const url = await uiUrl(ui);
-      const context = await chromium().newContext({ viewport: { width: 1280, height: 860 } });
-      defer(t, () => context.close());
-      const page = await context.newPage();
-      const errors = [];
-      page.on("pageerror", (e) => errors.push(e.message));
+      const { page, errors } = await pageOf(t, chromium());
       defer(t, () => assert.deepEqual(errors, [], "script errors on the page"));
       await page.goto(`${url}#/`);
       await waitFor(async () => (await page.locator("#queues tbody tr[data-queue]").count()) === 2, {

@@ -19,7 +19,7 @@ const { STATUSES } = require("../models.js");
  */
 function queuesTable(c, queues, now) {
   const t = fmt.table(c, ["QUEUE", "STATE", "PAUSED", ...STATUSES.map((s) => s.toUpperCase())], {
-    align: ["left", "left", "left", ...STATUSES.map(() => "right")],
+    align: ["left", "left", "left", ...STATUSES.map(() => /** @type {"right"} */ ("right"))],
   });
   for (const q of queues) {
     t.push([
@@ -41,10 +41,10 @@ function definePauseCommands({ command, open, print, printJson, colors }) {
     print(queuesTable(colors, queues, Date.now()));
   });
 
-  for (const [verb, method, done, already] of [
+  for (const [verb, method, done, already] of /** @type {const} */ ([
     ["pause", "pauseQueue", "paused", "was paused already"],
     ["resume", "resumeQueue", "resumed", "was not paused"],
-  ]) {
+  ])) {
     const description =
       verb === "pause"
         ? "stop every worker claiming from a queue (running tasks finish; submits are accepted)"
