@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 
 import { forEachDialect, setupWorker, test } from "../support/dialects.mjs";
-import { rejectionOf, settlesWithin } from "../support/helpers.mjs";
+import { rejectionOf, settlesWithin, waitFor } from "../support/helpers.mjs";
 import { waitForStatus } from "../support/worker-helpers.mjs";
 
 /** Past a worker's next refresh of the pauses (250 ms), with room for a slow machine. */
@@ -63,5 +63,27 @@ forEachDialect("queue pauses", (dialect) => {
 
     assert.equal(await client.resumeQueue("default"), true);
     assert.equal(await waiting, 2);
+  });
+
+  test("a schedule fires into a paused queue: its tasks wait until the resume", async (t) => {
+    const { client, handle, worker } = await setupWorker(t, dialect);
+    worker.task("tick", async () => "ticked");
+    assert.equal(await client.pauseQueue("default"), true);
+    await client.schedule("ticker", { task: "tick", every: 100 });
+    handle.start();
+    const fired = await waitFor(
+      async () => {
+        const ticks = await client.list({ name: "tick" });
+        return ticks.length >= 2 ? ticks : null;
+      },
+      { timeoutMs: 20_000, message: "the schedule never fired twice" },
+    );
+    assert.deepEqual(
+      fired.map((task) => [task.status, task.attempt]),
+      fired.map(() => ["queued", 0]),
+    );
+    await client.unschedule("ticker");
+    assert.equal(await client.resumeQueue("default"), true);
+    await waitForStatus(client, fired[0].id, "succeeded");
   });
 });
