@@ -260,7 +260,7 @@ impl WorkerInner {
                 may_claim_ahead: self.may_claim_ahead(&claim_sources),
                 calls_are_short: run.calls_are_short(),
                 completions_waiting: !pending.is_empty(),
-                every_queue_paused: queues.is_empty(),
+                every_queue_paused: queues.is_empty() && !self.queues.is_empty(),
             };
             match state.next(&reading) {
                 Next::SettleOrWait => {
@@ -341,7 +341,7 @@ impl WorkerInner {
 
     /// The idle sleep: the poll interval, cut short by a claim wake on the
     /// `open` queues, a call ending (its completion is then written at
-    /// once), a pause or resume through this store, or `stop()`.
+    /// once), a pause or resume in this process, or `stop()`.
     async fn idle(
         &self,
         changed: tokio::sync::futures::Notified<'_>,
