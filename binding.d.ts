@@ -171,6 +171,12 @@ export declare class NativeStore {
   listenClosed(): void
   /** Whether push wakeups are live. */
   listening(): boolean
+  /** Whether this call paused `queue` (false: it was paused already). */
+  pauseQueue(queue: string): Promise<boolean>
+  /** Whether `queue` was paused. */
+  resumeQueue(queue: string): Promise<boolean>
+  /** Every queue with a task or a pause, by name, as a JSON array. */
+  queues(): Promise<string>
   /** Insert or update the schedule `specJson` describes; the stored schedule. */
   schedule(specJson: string): Promise<string>
   /** Every schedule, by name, as a JSON array. */

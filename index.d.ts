@@ -691,6 +691,12 @@ export declare class CairnQ {
   purgeCount(input?: PurgeInput): Promise<number>;
   /** Every queue's counts; with `queue`, only that queue (present even with no rows). */
   stats(queue?: string | null): Promise<Record<string, Record<TaskStatus, number>>>;
+  /** Every queue with a task or a pause, by name: its counts and whether it is paused. */
+  queues(): Promise<QueueSummary[]>;
+  /** Stop every worker of every process claiming from `queue` (any name); `true` when this call paused it. */
+  pauseQueue(queue: string): Promise<boolean>;
+  /** Let workers claim from `queue` again; `true` when it was paused. */
+  resumeQueue(queue: string): Promise<boolean>;
   /** The task's id and status only (a cheap probe), or `null`. */
   getStatus(taskId: string): Promise<TaskRef | null>;
   /** The id and status of the task `key` points at now, or `null`. */
@@ -790,6 +796,16 @@ export type ScheduleCommonOptions<P = unknown> = {
 };
 
 /** A stored schedule (`client.schedules()`). */
+/** A queue of `client.queues()` (docs/api.md, "Queue pauses"). */
+export type QueueSummary = {
+  queue: string;
+  counts: Record<TaskStatus, number>;
+  /** No worker of this SDK claims from it (Python workers do not know of pauses). */
+  paused: boolean;
+  /** When it was paused (epoch ms), or `null`. */
+  pausedAtMs: number | null;
+};
+
 export type Schedule = {
   name: string;
   /** The task name each occurrence submits. */

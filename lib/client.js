@@ -6,6 +6,7 @@ const { TaskCanceled, TaskFailed } = require("./errors.js");
 const { RetentionSweeper } = require("./housekeeping.js");
 const { taskName } = require("./models.js");
 const { schedule, schedules, changeSchedule, triggerSchedule } = require("./schedules.js");
+const { changeQueue, queues } = require("./pauses.js");
 const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
 const { taskSteps, sendSignal } = require("./steps.js");
@@ -28,6 +29,7 @@ const { taskSteps, sendSignal } = require("./steps.js");
  * @typedef {import("../index.js").WatchOptions} WatchOptions
  * @typedef {import("../index.js").WatchSignal} WatchSignal
  * @typedef {import("../index.js").Schedule} Schedule
+ * @typedef {import("../index.js").QueueSummary} QueueSummary
  * @typedef {import("../index.js").ScheduleOptions} ScheduleOptions
  * @typedef {{ resetAttempt?: boolean }} RetryOptions
  */
@@ -196,6 +198,34 @@ class CairnQ {
   /** @param {string | null} [queue] */
   stats(queue) {
     return this._store.stats(queue);
+  }
+
+  /**
+   * Every queue with a task or a pause, by name: its counts and whether it
+   * is paused (docs/api.md, "Queue pauses").
+   * @returns {Promise<QueueSummary[]>}
+   */
+  queues() {
+    return queues(this._store);
+  }
+
+  /**
+   * Stop every worker of every process claiming from `queue` (within about
+   * a second); true when this call paused it, false when it was paused.
+   * @param {string} queue
+   * @returns {Promise<boolean>}
+   */
+  pauseQueue(queue) {
+    return changeQueue(this._store, "pauseQueue", queue);
+  }
+
+  /**
+   * Let workers claim from `queue` again; true when it was paused.
+   * @param {string} queue
+   * @returns {Promise<boolean>}
+   */
+  resumeQueue(queue) {
+    return changeQueue(this._store, "resumeQueue", queue);
   }
 
   /**

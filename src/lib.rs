@@ -15,6 +15,7 @@ mod writes;
 mod claim_session;
 mod executor;
 mod foreign;
+mod pauses;
 mod schedules;
 mod shared_tx;
 mod statuses;

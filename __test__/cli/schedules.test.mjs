@@ -3,23 +3,8 @@
 // database without schedules (none listed, nothing created).
 import assert from "node:assert/strict";
 
-import { runPython } from "../support/helpers.mjs";
-import { forEachDialect, sqlite, test } from "../support/dialects.mjs";
-import { psql } from "../support/pg-helpers.mjs";
+import { forEachDialect, tableExists, test } from "../support/dialects.mjs";
 import { assertFailure, cli, cliJson, cliOk } from "../support/cli-helpers.mjs";
-
-/** Whether the schedules table exists. */
-async function hasSchedulesTable(dialect, db) {
-  if (dialect === sqlite) {
-    const code = [
-      "import sqlite3, sys",
-      "c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)",
-      "print(c.execute(\"select count(*) from sqlite_master where name = 'cairnq_schedules'\").fetchone()[0])",
-    ].join("\n");
-    return (await runPython(code, [db])).trim() === "1";
-  }
-  return (await psql(db, "select to_regclass('cairnq_schedules') is not null")).trim() === "t";
-}
 
 forEachDialect("cli schedules", (dialect) => {
   test("lists schedules with next and last run; --json as the API answers", async (t) => {
@@ -27,7 +12,7 @@ forEachDialect("cli schedules", (dialect) => {
     await client.submit("warmup", {});
     assert.equal((await cliOk(["schedules", db])).trim(), "no schedules");
     assert.deepEqual(await cliJson(["schedules", db]), []);
-    assert.equal(await hasSchedulesTable(dialect, db), false, "listing created the table");
+    assert.equal(await tableExists(dialect, db, "cairnq_schedules"), false, "listing created the table");
 
     await client.schedule("nightly-report", {
       task: "report",

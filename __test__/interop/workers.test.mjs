@@ -761,6 +761,33 @@ for (const sdk of SDKS) {
       );
 
       scenario(
+        "a database with the queue pauses table: the Python worker opens it and runs the paused queue's tasks",
+        async (t) => {
+          const db = await backend.freshDatabase(t);
+          const ours = await openOurs(t, backend, db);
+          // The first pause creates the table; a Python worker does not know
+          // of pauses (docs/api.md, "Queue pauses"), so it claims as ever.
+          assert.equal(await ours.pauseQueue("default"), true);
+          const tasks = [];
+          for (let i = 0; i < 3; i += 1) tasks.push(await ours.submit("py.export", { ...RICH_PAYLOAD, i }));
+          const pyWorker = spawnPyWorker(t, db, { handlers: ["py.export"] });
+          await ranByPython(ours, tasks, await pyWorker.ready());
+          const read = await py("get", db, tasks[0].id);
+          assert.equal(read.task.status, "succeeded");
+          const { migrations } = await py("ledger", db);
+          assert.ok(
+            migrations.some((m) => m.name === "node_pauses_0001.sql"),
+            JSON.stringify(migrations),
+          );
+          assert.deepEqual(
+            (await ours.queues()).map((q) => [q.queue, q.paused, q.counts.succeeded]),
+            [["default", true, 3]],
+          );
+          await pyWorker.terminate();
+        },
+      );
+
+      scenario(
         "a database with flow tables: the Python worker opens it and runs grouped tasks (without the limits)",
         async (t) => {
           const db = await backend.freshDatabase(t);

@@ -23,8 +23,8 @@
 import { describe, test as nodeTest } from "node:test";
 
 import { CairnQ, PostgresStore, SQLiteStore, Worker } from "../../index.mjs";
-import { defer, makeDbPath, openClient } from "./helpers.mjs";
-import { PG_SKIP, createDatabase, makePgWorker, openPgClient } from "./pg-helpers.mjs";
+import { defer, makeDbPath, openClient, runPython } from "./helpers.mjs";
+import { PG_SKIP, createDatabase, makePgWorker, openPgClient, psql } from "./pg-helpers.mjs";
 import { makeWorker } from "./worker-helpers.mjs";
 
 /** The per-test bound of the shared suites: a hang fails that test, not the whole run. */
@@ -94,6 +94,19 @@ export const postgres = {
 };
 
 export const DIALECTS = [sqlite, postgres];
+
+/** Whether `table` exists in `db`, read by another program (Python's sqlite3 read-only, or psql). */
+export async function tableExists(dialect, db, table) {
+  if (dialect === sqlite) {
+    const code = [
+      "import sqlite3, sys",
+      "c = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True)",
+      "print(c.execute('select count(*) from sqlite_master where name = ?', (sys.argv[2],)).fetchone()[0])",
+    ].join("\n");
+    return (await runPython(code, [db, table])).trim() === "1";
+  }
+  return (await psql(db, `select to_regclass('${table}') is not null`)).trim() === "t";
+}
 
 /** A store on `db` the test owns (closed when it ends), for `new Worker(store, …)` or `new CairnQ(store)`. */
 export function makeStore(t, dialect, db, opts) {

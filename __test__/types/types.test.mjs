@@ -129,6 +129,8 @@ const TYPE_EXPORTS = [
   // Signals (docs/api.md, "Signals").
   "WaitForSignalOptions",
   "PendingSignal",
+  // Queue pauses (docs/api.md, "Queue pauses").
+  "QueueSummary",
   "StoreTracingOptions",
 ].sort();
 

@@ -11,6 +11,7 @@ const inspect = require("../admin/inspect.js");
 const { parseDuration } = require("../admin/duration.js");
 const fmt = require("./format.js");
 const { defineSchedulesCommand } = require("./schedules.js");
+const { definePauseCommands } = require("./pauses.js");
 const { stepSections } = require("./steps.js");
 
 const { EXIT, InspectError } = inspect;
@@ -389,6 +390,7 @@ async function main(argv, io = {}) {
     });
 
   defineSchedulesCommand({ command, open, print, printJson, colors: c });
+  definePauseCommands({ command, open, print, printJson, colors: c });
 
   command("top <db>", "a live view: counts, throughput, oldest queued, running tasks (Ctrl-C to quit)")
     .option("--queue <queue>", "only this queue")

@@ -25,6 +25,7 @@ const { readJsonBody } = require("./request-body.js");
 const { SECURITY_HEADERS, HttpError, json, text, redirect } = require("./responses.js");
 const { decodeSegment } = require("./route-params.js");
 const schedules = require("./schedules.js");
+const pauses = require("./pauses.js");
 
 /**
  * @typedef {import("../client.js").CairnQ} CairnQ
@@ -103,17 +104,17 @@ function createDashboard(options) {
     if (overview && Date.now() - overview.at < refreshMs / 2) return overview.body;
     if (!sampling) {
       sampling = (async () => {
-        const counts = await inspect.stats(client);
+        const queues = await client.queues();
         const at = Date.now();
-        throughput.add(counts, at);
-        const queues = Object.entries(counts);
+        throughput.add(Object.fromEntries(queues.map((q) => [q.queue, q.counts])), at);
         const body = {
           at,
           refreshMs,
-          queues: queues.slice(0, MAX_OVERVIEW_QUEUES).map(([queue, row]) => ({
-            queue: inspect.truncateText(queue),
-            counts: row,
-            perSecond: throughput.series(queue),
+          queues: queues.slice(0, MAX_OVERVIEW_QUEUES).map((q) => ({
+            queue: inspect.truncateText(q.queue),
+            counts: q.counts,
+            paused: q.paused,
+            perSecond: throughput.series(q.queue),
           })),
           queueCount: queues.length,
           perSecond: throughput.series(),
@@ -227,6 +228,11 @@ function createDashboard(options) {
         }
         const changed = await schedules.changeSchedule(client, route, request);
         if (changed !== undefined) return json(changed);
+        const paused = await pauses.changeQueue(client, route, request);
+        if (paused !== undefined) {
+          overview = null;
+          return json(paused);
+        }
         return text(404, "not found");
       }
       return text(405, "method not allowed");

@@ -7,6 +7,7 @@ pub mod error;
 pub mod ids;
 pub mod input;
 pub mod metrics;
+pub mod pauses;
 pub mod protocol;
 pub mod retention;
 pub mod schedule;

@@ -191,6 +191,7 @@
           config.statuses.map((s) => h("th", { class: "num" }, s)),
           h("th", { class: "num" }, "done/s"),
           h("th", {}, "throughput"),
+          h("th", {}, "state"),
         ),
       ),
       body,
@@ -222,14 +223,38 @@
           ),
           h("td", { class: "num" }, (q.perSecond.at(-1) || 0).toFixed(1)),
           h("td", {}, sparkline(q.perSecond)),
+          h("td", { class: "queue-state" }, q.paused ? "paused " : "active ", pauseButton(q)),
         ),
       );
-      if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks yet.")));
+      if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No tasks yet.")));
       body.replaceChildren(...rows);
       more.hidden = data.queueCount <= data.queues.length;
       more.textContent = `The first ${data.queues.length} of ${data.queueCount} queues by name; the task list filters by any queue.`;
       totalSpark.replaceChildren(sparkline(data.perSecond), ` ${(data.perSecond.at(-1) || 0).toFixed(1)}/s`);
     });
+  }
+
+  /** Pause or resume the queue: no worker of any process claims from a paused one. */
+  function pauseButton(q) {
+    const action = q.paused ? "resume" : "pause";
+    return h(
+      "button",
+      {
+        class: `queue-${action}${q.paused ? " primary" : " danger"}`,
+        disabled: config.readOnly,
+        title: config.readOnly ? "read-only dashboard" : null,
+        onclick: async () => {
+          try {
+            await api(`api/queues/${action}`, { body: { queue: q.queue } });
+            flash(`${q.queue} is ${q.paused ? "active" : "paused"} now.`);
+            route();
+          } catch (err) {
+            flash(err.message, true);
+          }
+        },
+      },
+      q.paused ? "Resume" : "Pause",
+    );
   }
 
   function purgeCard() {

@@ -1,6 +1,6 @@
 //! Prometheus metrics (docs/api.md, "Metrics"): what `/metrics` on the
 //! dashboard and `cairnq metrics` print, read from the database (counts per
-//! queue and status, the oldest due task's age) and from the workers of this
+//! queue and status, the oldest due task's age, the paused queues) and from the workers of this
 //! process that were handed over (queue waits and run times per task name).
 
 pub mod histogram;
@@ -68,9 +68,14 @@ impl Exporter {
     }
 
     pub async fn snapshot(&self) -> Result<Snapshot> {
-        let stats = self.store.stats(None).await?;
+        let mut stats = self.store.stats(None).await?;
         let oldest_due_ms = self.store.oldest_due().await?;
         let finished = self.finished.lock().expect("finished").observe(&stats);
+        let mut paused = std::collections::BTreeSet::new();
+        for pause in self.store.paused_queues().await? {
+            stats.entry(pause.queue.clone()).or_insert([0; 5]);
+            paused.insert(pause.queue);
+        }
         let mut timings = Timings::new();
         for worker in self.workers.lock().expect("workers").iter() {
             merge_timings(&mut timings, &worker.timings());
@@ -79,6 +84,7 @@ impl Exporter {
             stats,
             oldest_due_ms,
             finished,
+            paused,
             timings,
         })
     }

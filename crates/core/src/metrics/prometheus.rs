@@ -59,6 +59,21 @@ pub fn render(snapshot: &Snapshot) -> String {
     }
     family(
         &mut out,
+        "cairnq_queue_paused",
+        "gauge",
+        "1 while the queue is paused (pauseQueue), else 0: no worker of this SDK claims from it.",
+    );
+    for (queue, _) in &queues {
+        let paused = u8::from(snapshot.paused.contains(*queue));
+        sample(
+            &mut out,
+            "cairnq_queue_paused",
+            &[("queue", queue.as_str())],
+            paused,
+        );
+    }
+    family(
+        &mut out,
         "cairnq_tasks_finished_total",
         "counter",
         "Tasks seen reaching a terminal status since this exporter started, per queue and status.",
@@ -169,6 +184,8 @@ mod tests {
         snapshot
             .finished
             .insert("we\"ird\\q\n".to_string(), [4, 0, 1]);
+        snapshot.stats.insert("held".to_string(), [0; 5]);
+        snapshot.paused.insert("held".to_string());
         let mut timings = NameTimings::default();
         timings.queue_wait.observe(0.02);
         timings.run_time.observe(2.0);
@@ -182,6 +199,8 @@ mod tests {
         assert!(text.contains(&format!(
             "cairnq_tasks_finished_total{{{q},status=\"succeeded\"}} 4\n"
         )));
+        assert!(text.contains(&format!("cairnq_queue_paused{{{q}}} 0\n")));
+        assert!(text.contains("cairnq_queue_paused{queue=\"held\"} 1\n"));
         assert!(text.contains("# TYPE cairnq_task_queue_wait_seconds histogram\n"));
         assert!(
             text.contains("cairnq_task_queue_wait_seconds_bucket{name=\"send\",le=\"0.01\"} 0\n")

@@ -1,6 +1,6 @@
 //! One reading of everything the metrics show.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::store::Stats;
 use crate::task::Status;
@@ -17,5 +17,8 @@ pub struct Snapshot {
     pub oldest_due_ms: BTreeMap<String, i64>,
     /// Queue → tasks seen reaching each of `FINISHED` since the exporter began.
     pub finished: BTreeMap<String, [u64; 3]>,
+    /// The paused queues (each also in `stats`, with zero counts when it
+    /// has no task).
+    pub paused: BTreeSet<String>,
     pub timings: Timings,
 }

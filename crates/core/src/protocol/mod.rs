@@ -55,6 +55,7 @@ macro_rules! feature_statements {
 
 pub mod flow;
 pub mod followups;
+pub mod pauses;
 pub mod schedules;
 pub mod signals;
 pub mod steps;

@@ -27,6 +27,7 @@ pub trait Backend:
     + ScheduleBackend
     + FlowBackend
     + FollowupBackend
+    + PauseBackend
     + Send
     + Sync
     + 'static
@@ -313,4 +314,22 @@ pub trait FollowupBackend: Send + Sync {
     /// Make the held-back follow-ups whose task has ended due, in one
     /// transaction; how many. The table must exist.
     async fn release_followups(&self) -> Result<u64>;
+}
+
+/// The queue pauses statements of one dialect (docs/protocol.md, "Queue
+/// pauses"): each one statement, autocommit.
+#[async_trait]
+pub trait PauseBackend: Send + Sync {
+    /// Whether `cairnq_queue_pauses` exists (a catalog read).
+    async fn pauses_installed(&self) -> Result<bool>;
+    /// Create `cairnq_queue_pauses` unless the ledger records it, as a
+    /// migration is applied: on the first pause only.
+    async fn install_pauses(&self) -> Result<()>;
+    /// Pause `queue` at `now_ms`; whether this call paused it (false: it was
+    /// paused already, its row untouched). The table must exist.
+    async fn pause_queue(&self, queue: String, now_ms: i64) -> Result<bool>;
+    /// Resume `queue`; whether it was paused. The table must exist.
+    async fn resume_queue(&self, queue: String) -> Result<bool>;
+    /// Every paused queue, by name. The table must exist.
+    async fn paused_queues(&self) -> Result<Vec<PausedQueue>>;
 }

@@ -299,6 +299,13 @@ pub struct WaitPoll {
     pub row: Option<Task>,
 }
 
+/// A paused queue (docs/api.md, "Queue pauses"): its name and when it was paused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PausedQueue {
+    pub queue: String,
+    pub paused_at_ms: i64,
+}
+
 /// One push notification (docs/protocol.md, "Wakes (LISTEN/NOTIFY)").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Push<'a> {

@@ -9,6 +9,7 @@ pub mod bad_rows;
 mod debounce;
 pub mod flow;
 mod inputs;
+mod pause_presence;
 pub mod postgres;
 pub mod reserved;
 mod schedule_rows;
@@ -26,6 +27,7 @@ use std::time::Duration;
 pub use backend::*;
 pub use debounce::FollowupRelease;
 pub use inputs::*;
+pub use pause_presence::PausePresence;
 pub use schedule_rows::*;
 pub use session::ClaimSession;
 pub use signals::rows::*;
@@ -95,6 +97,8 @@ pub struct Store {
     steps: StepsPresence,
     /// Whether the signals tables have been seen (docs/api.md, "Signals").
     signals_seen: AtomicBool,
+    /// What this store knows of the queue pauses (docs/api.md, "Queue pauses").
+    pauses: PausePresence,
 }
 
 impl Store {
@@ -106,6 +110,7 @@ impl Store {
             schedules_ready: AtomicBool::new(false),
             steps: StepsPresence::default(),
             signals_seen: AtomicBool::new(false),
+            pauses: PausePresence::default(),
         })
     }
 
@@ -535,6 +540,10 @@ impl Store {
     pub(crate) fn mark_signals_seen(&self) {
         self.signals_seen
             .store(true, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn pause_presence(&self) -> &PausePresence {
+        &self.pauses
     }
 
     /// What this store knows of the steps table.

@@ -10,6 +10,7 @@ mod flow;
 mod heartbeat;
 mod invoker;
 mod ledger;
+mod pauses;
 mod plan;
 mod poll;
 mod registry;
@@ -36,6 +37,7 @@ use self::call::{Ending, Settlement};
 use self::flow::FlowState;
 use self::heartbeat::Beat;
 use self::ledger::{Charge, PendingCompletion, RunState};
+use self::pauses::PauseView;
 use self::plan::{Limits, PollPlan};
 use self::poll::{Claimed, Next, PollState, Reading};
 use self::registry::{ClaimSources, Registry};
@@ -64,6 +66,8 @@ pub(crate) struct WorkerInner {
     timings: Mutex<Timings>,
     /// Declared limits and full rate windows (docs/api.md, "Flow control").
     flow: FlowState,
+    /// The paused queues, as last read (docs/api.md, "Queue pauses").
+    pauses: PauseView,
 }
 
 /// A worker: registrations plus the loop that claims and runs their tasks.
@@ -93,6 +97,7 @@ impl Worker {
                 run: Mutex::new(Weak::new()),
                 timings: Mutex::new(Timings::new()),
                 flow: FlowState::default(),
+                pauses: PauseView::default(),
             }),
         })
     }
@@ -234,6 +239,14 @@ impl WorkerInner {
                 sleep_unless_stopped(&mut stop, CLAIM_ERROR_PAUSE).await;
                 continue;
             }
+            let queues = match self.pauses.open_queues(&self.store, &self.queues).await {
+                Ok(queues) => queues,
+                Err(err) => {
+                    self.reporter.claim(err);
+                    sleep_unless_stopped(&mut stop, CLAIM_ERROR_PAUSE).await;
+                    continue;
+                }
+            };
             let pending = run.take_completions();
             let reading = Reading {
                 slots,
@@ -247,6 +260,7 @@ impl WorkerInner {
                 may_claim_ahead: self.may_claim_ahead(&claim_sources),
                 calls_are_short: run.calls_are_short(),
                 completions_waiting: !pending.is_empty(),
+                every_queue_paused: queues.is_empty() && !self.queues.is_empty(),
             };
             match state.next(&reading) {
                 Next::SettleOrWait => {
@@ -259,7 +273,7 @@ impl WorkerInner {
                 }
                 Next::SettleThenIdle => {
                     self.write_completions(run, pending).await;
-                    self.idle(changed, ticket, &mut stop).await;
+                    self.idle(changed, ticket, &queues, &mut stop).await;
                 }
                 Next::Settle => {
                     self.write_completions(run, pending).await;
@@ -281,7 +295,7 @@ impl WorkerInner {
                         },
                     );
                     let request = ClaimRequest {
-                        queues: self.queues.clone(),
+                        queues: queues.clone(),
                         worker_id: self.id.clone(),
                         lease_ms: self.settings.lease_ms,
                         // A name whose rate window is full makes no probe open a transaction.
@@ -306,7 +320,7 @@ impl WorkerInner {
                                 }
                                 _ => {
                                     state.claimed(Claimed::Nothing);
-                                    self.idle(changed, ticket, &mut stop).await;
+                                    self.idle(changed, ticket, &queues, &mut stop).await;
                                 }
                             }
                         }
@@ -325,18 +339,22 @@ impl WorkerInner {
                 .all(|s| s.concurrency.is_none() && s.resource.is_none())
     }
 
-    /// The idle sleep: the poll interval, cut short by a claim wake, a call
-    /// ending (its completion is then written at once) or `stop()`.
+    /// The idle sleep: the poll interval, cut short by a claim wake on the
+    /// `open` queues, a call ending (its completion is then written at
+    /// once), a pause or resume in this process, or `stop()`.
     async fn idle(
         &self,
         changed: tokio::sync::futures::Notified<'_>,
         ticket: u64,
+        open: &[String],
         stop: &mut watch::Receiver<bool>,
     ) {
         let every = self.flow.gate.sleep_bound(self.settings.poll_every);
+        let every = self.pauses.sleep_bound(&self.queues, every);
         tokio::select! {
-            _ = self.store.claim_wake(&self.queues, ticket, every) => {}
+            _ = self.store.claim_wake(open, ticket, every) => {}
             _ = sleep_unless_stopped(stop, every) => {}
+            _ = self.store.pause_presence().changes().notified() => {}
             _ = changed => {}
         }
     }
@@ -531,100 +549,4 @@ pub(crate) async fn until_true(flag: &mut watch::Receiver<bool>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn payload_bytes_follow_compact_json() {
-        assert_eq!(
-            payload_bytes(r#"{"a": "\u00e9"}"#),
-            r#"{"a":"é"}"#.len() as u64
-        );
-        assert_eq!(payload_bytes("[1, 2]"), 5);
-    }
-    use crate::store::SubmitInput;
-
-    #[test]
-    fn registrations_check_resources_against_the_options() {
-        let store = Store::sqlite(":memory:", None);
-        let worker = Worker::new(
-            store,
-            vec!["default".into()],
-            WorkerOptions {
-                resources: vec![("gpu".into(), 1.0)],
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert!(worker.id().starts_with("worker_"));
-        let on_gpu = Registration {
-            resource: Some("gpu".into()),
-            ..Default::default()
-        };
-        assert!(worker.register("a", on_gpu).is_ok());
-        let on_tpu = Registration {
-            resource: Some("tpu".into()),
-            ..Default::default()
-        };
-        assert_eq!(
-            worker.register("b", on_tpu).unwrap_err().to_string(),
-            "task \"b\" declares resource \"tpu\", which is not in WorkerOptions.resources; declared: gpu"
-        );
-    }
-
-    struct NeverCalled;
-
-    #[async_trait::async_trait]
-    impl Invoker for NeverCalled {
-        fn start(&self, _calls: &[Arc<Call>]) -> std::result::Result<(), crate::Error> {
-            unreachable!("a task without a registration reaches no handler")
-        }
-    }
-
-    #[tokio::test]
-    async fn a_claimed_task_without_a_registration_fails_for_good() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("q.db").to_string_lossy().into_owned();
-        let store = Store::sqlite(&path, None);
-        let worker =
-            Worker::new(store.clone(), vec!["default".into()], Default::default()).unwrap();
-        store
-            .submit(SubmitInput {
-                name: "ghost".into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        let request = ClaimRequest {
-            queues: vec!["default".into()],
-            worker_id: worker.id().into(),
-            lease_ms: 30_000,
-            names: None,
-        };
-        let claimed = store.claim(request, 1).await.unwrap();
-        let id = claimed[0].id.clone();
-
-        let run = Arc::new(RunState::new(Arc::new(NeverCalled), 1));
-        let claim_sources = worker.shared.registry().claim_sources();
-        worker.shared.dispatch(&run, &claim_sources, vec![claimed]);
-        // The slot is free at once; the failure is written in the background.
-        assert_eq!(run.load(), (0, 0, 0));
-        while !run.finished() {
-            tokio::time::timeout(Duration::from_secs(10), run.changed.notified())
-                .await
-                .expect("the failure is written");
-        }
-        let failed = store
-            .get(crate::store::Target::Id(id))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(failed.status, crate::task::Status::Failed);
-        assert_eq!(
-            failed.error.as_deref(),
-            Some(
-                r#"{"type":"NoHandler","code":"no_handler","message":"no handler registered for ghost","retryable":false,"details":{}}"#
-            )
-        );
-    }
-}
+mod tests;

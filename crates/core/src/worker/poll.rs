@@ -58,6 +58,8 @@ pub(super) struct Reading {
     pub calls_are_short: bool,
     /// Completions are queued, not yet written.
     pub completions_waiting: bool,
+    /// Every queue of the worker is paused (docs/api.md, "Queue pauses").
+    pub every_queue_paused: bool,
 }
 
 /// The loop's next step.
@@ -67,7 +69,8 @@ pub(super) enum Next {
     /// claimed ahead: write the queued completions, or else wait until a
     /// call ends.
     SettleOrWait,
-    /// Nothing is registered: write the queued completions, then sleep.
+    /// Nothing is registered, or every queue is paused: write the queued
+    /// completions, then sleep.
     SettleThenIdle,
     /// No backlog and completions are queued: they commit on their own,
     /// before any claim.
@@ -109,7 +112,7 @@ impl PollState {
         if reading.in_flight > 0 && (free == 0 || reading.over_budget) && ahead == 0 {
             return Next::SettleOrWait;
         }
-        if reading.sources == 0 {
+        if reading.sources == 0 || reading.every_queue_paused {
             return Next::SettleThenIdle;
         }
         if !self.backlog && reading.completions_waiting {
@@ -156,6 +159,7 @@ mod tests {
             may_claim_ahead: true,
             calls_are_short: true,
             completions_waiting: false,
+            every_queue_paused: false,
         }
     }
 
@@ -188,6 +192,23 @@ mod tests {
             ..idle()
         };
         assert_eq!(state.next(&limited), claim(0, 4, true));
+    }
+
+    #[test]
+    fn with_every_queue_paused_nothing_is_claimed_until_a_resume() {
+        let mut state = PollState::default();
+        state.claimed(Claimed::Calls { filled: true });
+        let paused = Reading {
+            every_queue_paused: true,
+            completions_waiting: true,
+            ..idle()
+        };
+        assert_eq!(state.next(&paused), Next::SettleThenIdle);
+        let resumed = Reading {
+            every_queue_paused: false,
+            ..paused
+        };
+        assert_eq!(state.next(&resumed), claim(0, 4 + 4, false));
     }
 
     #[test]

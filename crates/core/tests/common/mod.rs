@@ -83,6 +83,14 @@ macro_rules! shared_suite {
                     bad_signal_input_writes_nothing);
             }
 
+            mod pauses {
+                use crate::common::pauses as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    pauses_are_idempotent_and_checked);
+                shared_suite!(@two #[$threaded] $db, $store;
+                    a_paused_queue_is_not_claimed_until_resumed);
+            }
+
             mod flow {
                 use crate::common::flow as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -315,6 +323,7 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
 }
 pub mod debounce;
 pub mod flow;
+pub mod pauses;
 pub mod reserved;
 pub mod schedules;
 pub mod signals;

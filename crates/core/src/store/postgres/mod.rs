@@ -16,6 +16,7 @@ mod keyed;
 mod lifecycle;
 mod listener;
 mod native;
+mod pauses;
 mod reads;
 mod rows;
 mod schedules;

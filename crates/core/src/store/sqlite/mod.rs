@@ -13,6 +13,7 @@ mod flow;
 mod followups;
 mod lifecycle;
 mod open;
+mod pauses;
 mod query;
 mod reads;
 mod rows;

@@ -1,0 +1,5 @@
+-- Pause $1 unless it is paused already: the row, when this pause wrote it.
+insert into cairnq_queue_pauses (queue, paused_at_ms)
+values ($1::text, $2::bigint)
+on conflict (queue) do nothing
+returning paused_at_ms
