@@ -7,6 +7,7 @@ mod backend_values;
 pub mod backpressure;
 pub mod bad_rows;
 mod debounce;
+mod event_rows;
 pub mod flow;
 mod inputs;
 pub mod postgres;
@@ -25,6 +26,7 @@ use std::time::Duration;
 
 pub use backend::*;
 pub use debounce::FollowupRelease;
+pub use event_rows::*;
 pub use inputs::*;
 pub use schedule_rows::*;
 pub use session::ClaimSession;
@@ -95,6 +97,8 @@ pub struct Store {
     steps: StepsPresence,
     /// Whether the signals tables have been seen (docs/api.md, "Signals").
     signals_seen: AtomicBool,
+    /// This store's event subscriptions, for the metrics.
+    event_counters: crate::events::EventCounters,
 }
 
 impl Store {
@@ -106,6 +110,7 @@ impl Store {
             schedules_ready: AtomicBool::new(false),
             steps: StepsPresence::default(),
             signals_seen: AtomicBool::new(false),
+            event_counters: Default::default(),
         })
     }
 
@@ -150,6 +155,11 @@ impl Store {
 
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
+    }
+
+    /// What this store's event subscriptions delivered, and how many are open.
+    pub fn event_counters(&self) -> &crate::events::EventCounters {
+        &self.event_counters
     }
 
     /// Notified whenever this process changes a schedule.
