@@ -197,44 +197,69 @@ pub fn read_page(after: Position, raw: RawPage, limit: i64) -> PageRead {
 pub struct Subscription {
     store: Arc<Store>,
     filter: EventFilter,
+    after: Option<Position>,
     poll: Duration,
-    position: tokio::sync::Mutex<Position>,
+    /// `None` until `start` took it.
+    position: tokio::sync::Mutex<Option<Position>>,
     swept_at: std::sync::Mutex<Option<Instant>>,
     closed: AtomicBool,
     close_wake: Notify,
 }
 
 impl Subscription {
-    /// Create the events tables on first use and take the start position:
-    /// `after`, else the newest event now.
-    pub async fn open(store: Arc<Store>, options: EventsOptions) -> Result<Subscription> {
-        let backend = store.backend();
-        backend.install_events().await?;
-        let after = match options.after {
-            Some(after) => after,
-            None => {
-                let raw = backend
-                    .events_page(Position::START, EventFilter::default(), 0)
-                    .await?;
-                raw.head.unwrap_or(Position::START)
-            }
-        };
+    /// A subscription of `options`, counted open; `start` (or the first
+    /// page) takes its position.
+    pub fn new(store: Arc<Store>, options: EventsOptions) -> Subscription {
         store.event_counters().listeners.fetch_add(1, SeqCst);
-        Ok(Subscription {
+        Subscription {
             poll: duration_ms(options.poll_ms.unwrap_or(DEFAULT_POLL_MS)),
             store,
             filter: options.filter,
-            position: tokio::sync::Mutex::new(after),
+            after: options.after,
+            position: tokio::sync::Mutex::new(None),
             swept_at: std::sync::Mutex::new(None),
             closed: AtomicBool::new(false),
             close_wake: Notify::new(),
-        })
+        }
+    }
+
+    /// `new`, then `start`.
+    pub async fn open(store: Arc<Store>, options: EventsOptions) -> Result<Subscription> {
+        let subscription = Subscription::new(store, options);
+        subscription.start().await?;
+        Ok(subscription)
+    }
+
+    /// Create the events tables on first use and take the start position:
+    /// `after`, else the newest event now.
+    pub async fn start(&self) -> Result<()> {
+        let mut position = self.position.lock().await;
+        if position.is_none() {
+            *position = Some(self.start_position().await?);
+        }
+        Ok(())
+    }
+
+    async fn start_position(&self) -> Result<Position> {
+        let backend = self.store.backend();
+        backend.install_events().await?;
+        if let Some(after) = self.after {
+            return Ok(after);
+        }
+        let raw = backend
+            .events_page(Position::START, EventFilter::default(), 0)
+            .await?;
+        Ok(raw.head.unwrap_or(Position::START))
     }
 
     /// The next events as a JSON array (never empty), waiting for them;
     /// `None` once closed.
     pub async fn next_page(&self) -> Result<Option<String>> {
-        let mut position = self.position.lock().await;
+        let mut held = self.position.lock().await;
+        let mut position = match *held {
+            Some(position) => position,
+            None => self.start_position().await?,
+        };
         let backend = self.store.backend();
         loop {
             if self.closed.load(SeqCst) {
@@ -243,11 +268,12 @@ impl Subscription {
             self.sweep_when_due().await?;
             let ticket = backend.events_ticket();
             let raw = backend
-                .events_page(*position, self.filter.clone(), PAGE_SIZE)
+                .events_page(position, self.filter.clone(), PAGE_SIZE)
                 .await?;
-            let read = read_page(*position, raw, PAGE_SIZE);
-            let before = *position;
-            *position = read.next;
+            let read = read_page(position, raw, PAGE_SIZE);
+            let before = position;
+            position = read.next;
+            *held = Some(position);
             if read.gap.is_some() || !read.rows.is_empty() {
                 return Ok(Some(self.deliver(before, read)));
             }
