@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 
 import { forEachDialect, test } from "../support/dialects.mjs";
-import { CairnQError } from "../../index.mjs";
+import { CairnQError, createMetrics } from "../../index.mjs";
 import { spawnFixture, waitFor } from "../support/helpers.mjs";
 import { waitAllTerminal } from "../support/worker-helpers.mjs";
 
@@ -134,6 +134,23 @@ forEachDialect("events across processes", (dialect) => {
     subscription.close();
     await closed;
     assert.equal(subscription.closed, true);
+  });
+
+  test("the metrics count open subscriptions and the events they delivered", async (t) => {
+    const { client } = await dialect.open(t);
+    const metrics = createMetrics({ client });
+    const read = async (name) => Number(new RegExp(`^${name} (\\d+)$`, "m").exec(await metrics.render())[1]);
+    assert.equal(await read("cairnq_event_listeners"), 0);
+    const subscription = client.events();
+    await subscription.ready();
+    assert.equal(await read("cairnq_event_listeners"), 1);
+    const task = await client.submit("x", {});
+    await client.cancel(task.id);
+    assert.equal((await subscription.next()).value.kind, "queued");
+    assert.equal((await subscription.next()).value.kind, "canceled");
+    assert.equal(await read("cairnq_events_delivered_total"), 2);
+    subscription.close();
+    assert.equal(await read("cairnq_event_listeners"), 0);
   });
 
   test("bad options are refused naming the field; an unknown queue is fine", async (t) => {

@@ -18,4 +18,8 @@ pub struct Snapshot {
     /// Queue → tasks seen reaching each of `FINISHED` since the exporter began.
     pub finished: BTreeMap<String, [u64; 3]>,
     pub timings: Timings,
+    /// Events this process's subscriptions on the store handed out so far.
+    pub events_delivered: u64,
+    /// Subscriptions open on the store now.
+    pub event_listeners: u64,
 }
