@@ -188,7 +188,9 @@ async function guard(variant) {
   return figures;
 }
 
-console.log(`node bench/events.mjs ${process.argv.slice(2).join(" ")} (${target.name}, n=${n}, calls=${calls}, reps=${reps})`);
+console.log(
+  `node bench/events.mjs ${process.argv.slice(2).join(" ")} (${target.name}, n=${n}, calls=${calls}, reps=${reps})`,
+);
 try {
   const deliveries = [];
   for (let rep = 0; rep < reps; rep++) {

@@ -5,7 +5,7 @@
 //! and a slow one holds one page at a time. Retention is swept by the
 //! subscriptions themselves.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,25 +70,6 @@ impl EventsOptions {
             after: after.transpose()?,
             poll_ms,
         })
-    }
-}
-
-/// What the metrics show of a store's subscriptions.
-#[derive(Debug, Default)]
-pub struct EventCounters {
-    delivered: AtomicU64,
-    listeners: AtomicU64,
-}
-
-impl EventCounters {
-    /// Events handed to subscribers so far, gaps not counted.
-    pub fn delivered(&self) -> u64 {
-        self.delivered.load(SeqCst)
-    }
-
-    /// Subscriptions open now.
-    pub fn listeners(&self) -> u64 {
-        self.listeners.load(SeqCst)
     }
 }
 
@@ -210,7 +191,7 @@ impl Subscription {
     /// A subscription of `options`, counted open; `start` (or the first
     /// page) takes its position.
     pub fn new(store: Arc<Store>, options: EventsOptions) -> Subscription {
-        store.event_counters().listeners.fetch_add(1, SeqCst);
+        store.event_counters().opened();
         Subscription {
             poll: duration_ms(options.poll_ms.unwrap_or(DEFAULT_POLL_MS)),
             store,
@@ -297,8 +278,7 @@ impl Subscription {
         items.extend(read.rows.iter().map(|row| json(&view(row))));
         self.store
             .event_counters()
-            .delivered
-            .fetch_add(read.rows.len() as u64, SeqCst);
+            .add_delivered(read.rows.len() as u64);
         format!("[{}]", items.join(","))
     }
 
@@ -323,7 +303,7 @@ impl Subscription {
     /// End the subscription: a waiting `next_page` answers `None` now.
     pub fn close(&self) {
         if !self.closed.swap(true, SeqCst) {
-            self.store.event_counters().listeners.fetch_sub(1, SeqCst);
+            self.store.event_counters().closed();
         }
         self.close_wake.notify_waiters();
     }

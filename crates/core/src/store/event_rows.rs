@@ -2,6 +2,8 @@
 //! run by each dialect's `events.rs` (its `EventBackend`), and the one
 //! decision a retention sweep makes inside its transaction.
 
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+
 use crate::error::{Error, Result};
 
 /// Where an event sits in the log: `(major, minor)` in order. SQLite's
@@ -87,6 +89,37 @@ pub struct RawPage {
     pub rows: Vec<EventRow>,
     pub head: Option<Position>,
     pub horizon: Option<Position>,
+}
+
+/// What the metrics show of a store's event subscriptions.
+#[derive(Debug, Default)]
+pub struct EventCounters {
+    delivered: AtomicU64,
+    listeners: AtomicU64,
+}
+
+impl EventCounters {
+    /// Events handed to subscribers so far, gaps not counted.
+    pub fn delivered(&self) -> u64 {
+        self.delivered.load(SeqCst)
+    }
+
+    /// Subscriptions open now.
+    pub fn listeners(&self) -> u64 {
+        self.listeners.load(SeqCst)
+    }
+
+    pub fn add_delivered(&self, count: u64) {
+        self.delivered.fetch_add(count, SeqCst);
+    }
+
+    pub fn opened(&self) {
+        self.listeners.fetch_add(1, SeqCst);
+    }
+
+    pub fn closed(&self) {
+        self.listeners.fetch_sub(1, SeqCst);
+    }
 }
 
 /// Where a sweep cuts: before the first event young enough to keep (every

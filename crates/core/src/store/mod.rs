@@ -98,7 +98,7 @@ pub struct Store {
     /// Whether the signals tables have been seen (docs/api.md, "Signals").
     signals_seen: AtomicBool,
     /// This store's event subscriptions, for the metrics.
-    event_counters: crate::events::EventCounters,
+    event_counters: EventCounters,
 }
 
 impl Store {
@@ -158,7 +158,7 @@ impl Store {
     }
 
     /// What this store's event subscriptions delivered, and how many are open.
-    pub fn event_counters(&self) -> &crate::events::EventCounters {
+    pub fn event_counters(&self) -> &EventCounters {
         &self.event_counters
     }
 
