@@ -66,6 +66,8 @@ const VALUE_EXPORTS = [
   "createPoolExecutor",
   // Observability (docs/api.md, "Metrics").
   "createMetrics",
+  // Events (docs/api.md, "Events").
+  "EventSubscription",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions",
@@ -125,6 +127,11 @@ const TYPE_EXPORTS = [
   // Signals (docs/api.md, "Signals").
   "WaitForSignalOptions",
   "PendingSignal",
+  // Events (docs/api.md, "Events").
+  "EventsOptions",
+  "TaskEvent",
+  "TaskEventKind",
+  "EventGap",
   "StoreTracingOptions",
 ].sort();
 
