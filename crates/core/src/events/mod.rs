@@ -223,7 +223,10 @@ impl Subscription {
 
     async fn start_position(&self) -> Result<Position> {
         let backend = self.store.backend();
-        backend.install_events().await?;
+        // A read first: on a database with the tables, no write transaction.
+        if !backend.events_installed().await? {
+            backend.install_events().await?;
+        }
         if let Some(after) = self.after {
             return Ok(after);
         }
