@@ -2,6 +2,7 @@
 // --json, filters, --after to read from a position, --count to stop, and
 // SIGTERM's 143. On both dialects.
 import assert from "node:assert/strict";
+import fs from "node:fs";
 
 import { forEachDialect, test } from "../support/dialects.mjs";
 import { cli, spawnCli } from "../support/cli-helpers.mjs";
@@ -58,6 +59,16 @@ forEachDialect("cairnq events", (dialect) => {
     proc.kill("SIGTERM");
     assert.deepEqual(await proc.waitExit(), { code: 143, signal: null });
   });
+
+  if (dialect.name === "sqlite") {
+    test("a missing file is exit 3 and nothing is created", async (t) => {
+      const { db } = await dialect.open(t);
+      const missing = `${db}.missing`;
+      const out = await cli(["events", missing, "--count", "1"]);
+      assert.equal(out.code, 3, out.stderr);
+      assert.equal(fs.existsSync(missing), false);
+    });
+  }
 
   test("a bad value is a usage error", async (t) => {
     const { db } = await withHistory(t);
