@@ -355,6 +355,19 @@ export interface StepBegin {
   json?: string
 }
 
+/**
+ * Postgres: the submits through `session` (`lib/submit-in.js` answers its
+ * requests on the caller's transaction, as `lib/executor.js` does); their
+ * task refs as a JSON array.
+ */
+export declare function submitInPostgres(session: ExecutorFn, many: boolean, json: string): Promise<string>
+
+/**
+ * SQLite: the statement and values the caller's connection runs, checked
+ * and built on the calling thread (`submit_in_statements`).
+ */
+export declare function submitInSqlite(many: boolean, json: string): string
+
 /** `{id, status}` as `getStatus` returns it. */
 export interface TaskRefObject {
   id: string

@@ -866,4 +866,6 @@ module.exports.dsnFields = nativeBinding.dsnFields
 module.exports.onBadRow = nativeBinding.onBadRow
 module.exports.OutcomeKind = nativeBinding.OutcomeKind
 module.exports.quoteSchema = nativeBinding.quoteSchema
+module.exports.submitInPostgres = nativeBinding.submitInPostgres
+module.exports.submitInSqlite = nativeBinding.submitInSqlite
 module.exports.taskStatuses = nativeBinding.taskStatuses

@@ -542,6 +542,33 @@ export interface PgExecutor extends PgSession {
   close?(): Promise<void>;
 }
 
+// ---------------------------------------------------------------------------
+// Submits inside the application's own transaction (docs/api.md, "The task
+// and your rows in one transaction")
+// ---------------------------------------------------------------------------
+
+/**
+ * The application's Postgres transaction `submitIn` writes through: a `pg`
+ * Client or PoolClient inside BEGIN, a PgSession (a PgExecutor's `tx`, or
+ * an ORM's transaction wrapped as one), or a postgres.js transaction (the
+ * `sql` that `sql.begin` hands its callback).
+ */
+export type PgTransaction =
+  | { query(text: string, values?: any[]): PromiseLike<unknown> }
+  | { unsafe(text: string, values?: any[]): PromiseLike<unknown> };
+
+/**
+ * The application's own SQLite connection to the store's file, inside its
+ * open transaction: a better-sqlite3 `Database`, a `node:sqlite`
+ * `DatabaseSync` or a `bun:sqlite` `Database`.
+ */
+export interface SqliteConnection {
+  prepare(sql: string): { run(...params: any[]): unknown };
+}
+
+/** `submit`'s options inside the caller's transaction: no debounce (refused). */
+export type SubmitInOptions = Omit<SubmitOptions, "debounceMs" | "maxDelayMs">;
+
 /**
  * A `PgExecutor` over a node-postgres pool (the `pg` package must be
  * installed). With `schema`, the schema is created if absent and every
@@ -577,6 +604,11 @@ export declare abstract class TaskStore {
   submit(input: SubmitInput): Promise<Task>;
   /** `CairnQ.submitMany`; `wired`: options every item takes unless it gives its own. */
   submitMany(items: readonly SubmitItem[], wired?: Partial<SubmitInput>): Promise<TaskRef[]>;
+  /** `CairnQ.submitIn`: at once on SQLite, a promise on Postgres. */
+  submitIn(tx: SqliteConnection, input: Omit<SubmitInput, "debounceMs" | "maxDelayMs">): TaskRef;
+  submitIn(tx: PgTransaction, input: Omit<SubmitInput, "debounceMs" | "maxDelayMs">): Promise<TaskRef>;
+  submitManyIn(tx: SqliteConnection, items: readonly SubmitItem[]): TaskRef[];
+  submitManyIn(tx: PgTransaction, items: readonly SubmitItem[]): Promise<TaskRef[]>;
   get(taskId: string): Promise<Task | null>;
   getByKey(key: string): Promise<Task | null>;
   list(input: ListInput & { bodies: false }): Promise<TaskSummary[]>;
@@ -699,6 +731,19 @@ export declare class CairnQ {
    * before it. The task refs, in item order.
    */
   submitMany(items: readonly SubmitItem[]): Promise<TaskRef[]>;
+  /**
+   * `submit` written by your own connection inside your open transaction, so
+   * the task commits or rolls back with your rows (docs/api.md, "The task and
+   * your rows in one transaction"). SQLite (your connection to the store's
+   * file): the task ref at once, no keys. Postgres: a promise of it.
+   */
+  submitIn<P>(tx: SqliteConnection, task: TaskDef<P, any>, payload?: FromDef<P>, opts?: SubmitInOptions): TaskRef;
+  submitIn(tx: SqliteConnection, task: string, payload?: unknown, opts?: SubmitInOptions): TaskRef;
+  submitIn<P>(tx: PgTransaction, task: TaskDef<P, any>, payload?: FromDef<P>, opts?: SubmitInOptions): Promise<TaskRef>;
+  submitIn(tx: PgTransaction, task: string, payload?: unknown, opts?: SubmitInOptions): Promise<TaskRef>;
+  /** `submitMany` written by your own connection inside your transaction. */
+  submitManyIn(tx: SqliteConnection, items: readonly SubmitItem[]): TaskRef[];
+  submitManyIn(tx: PgTransaction, items: readonly SubmitItem[]): Promise<TaskRef[]>;
 
   queueDepth(queue: string, maxDepth: number): Promise<number>;
   get(taskId: string): Promise<Task | null>;

@@ -73,8 +73,7 @@ export function pgDsn() {
  * a database-name prefix) lets a parent choose it, so it can clean up after a
  * child it had to kill; `cleanup()` removes everything under it.
  */
-export function benchTarget(scratch = argValue("scratch", null)) {
-  const dsn = pgDsn();
+export function benchTarget(scratch = argValue("scratch", null), dsn = pgDsn()) {
   let serial = 0;
   if (!dsn) {
     const root = scratch ?? fs.mkdtempSync(path.join(os.tmpdir(), "cairnq-bench-"));

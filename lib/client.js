@@ -107,6 +107,28 @@ class CairnQ {
   }
 
   /**
+   * `submit` written by your own connection inside your transaction
+   * (docs/api.md, "The task and your rows in one transaction"): a promise on
+   * Postgres, the task ref at once on SQLite.
+   * @param {unknown} tx
+   * @param {string | TaskDef} task
+   * @param {unknown} [payload]
+   * @param {SubmitOptions} [opts]
+   */
+  submitIn(tx, task, payload, opts = {}) {
+    return this._store.submitIn(tx, { ...opts, name: taskName(task), payload });
+  }
+
+  /**
+   * `submitMany` written by your own connection inside your transaction.
+   * @param {unknown} tx
+   * @param {import("../index.js").SubmitItem[]} items
+   */
+  submitManyIn(tx, items) {
+    return this._store.submitManyIn(tx, items);
+  }
+
+  /**
    * @param {string} queue
    * @param {number} maxDepth
    */

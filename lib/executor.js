@@ -316,4 +316,4 @@ async function createPoolExecutor(dsn, opts = {}) {
     close: () => pool.end(),
   };
 }
-module.exports = { ExecutorBridge, isExecutor, bigints, createPoolExecutor };
+module.exports = { ExecutorBridge, isExecutor, bigints, createPoolExecutor, ok, refusal, rowsOf };

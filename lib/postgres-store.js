@@ -7,6 +7,7 @@ const { nativeSync, raise } = require("./native-call.js");
 const { ExecutorBridge, isExecutor } = require("./executor.js");
 const { TaskStore } = require("./store.js");
 const { encodeOptions } = require("./json.js");
+const { submitInPgTransaction } = require("./submit-in.js");
 
 class PostgresStore extends TaskStore {
   /**
@@ -53,6 +54,22 @@ class PostgresStore extends TaskStore {
   _sessionOf(shared) {
     if (this._bridge && shared.session != null) return this._bridge.session(shared.session);
     return super._sessionOf(shared);
+  }
+
+  /**
+   * @internal `submitIn` on Postgres: once the store has migrated the
+   * database, the submits through `tx` (lib/submit-in.js).
+   * @template R
+   * @param {unknown} tx
+   * @param {boolean} many
+   * @param {() => string} encode
+   * @param {(refs: import("../index.js").TaskRef[]) => R} answer
+   * @returns {Promise<R>}
+   */
+  async _submitIn(tx, many, encode, answer) {
+    const json = encode();
+    await this.connect();
+    return answer(await submitInPgTransaction(tx, many, json));
   }
 
   /**

@@ -5,6 +5,7 @@ const { NativeStore } = require("./native.js");
 const { nativeSync } = require("./native-call.js");
 const { TaskStore } = require("./store.js");
 const { encodeOptions } = require("./json.js");
+const { submitInSqliteTransaction } = require("./submit-in.js");
 
 class SQLiteStore extends TaskStore {
   /**
@@ -22,6 +23,20 @@ class SQLiteStore extends TaskStore {
   constructor(path, opts = {}) {
     super(nativeSync(() => NativeStore.sqlite(path, encodeOptions(opts))));
     this.path = path;
+  }
+
+  /**
+   * @internal `submitIn` on SQLite: the core's statement run by `db`, the
+   * application's own connection to the database file, at once.
+   * @template R
+   * @param {unknown} db
+   * @param {boolean} many
+   * @param {() => string} encode
+   * @param {(refs: import("../index.js").TaskRef[]) => R} answer
+   * @returns {R}
+   */
+  _submitIn(db, many, encode, answer) {
+    return answer(submitInSqliteTransaction(db, many, encode()));
   }
 }
 

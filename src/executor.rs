@@ -24,8 +24,10 @@ use napi::Result;
 pub type ExecutorFn =
     ThreadsafeFunction<String, Promise<String>, String, napi::Status, false, true>;
 
-struct JsExecutor {
-    call: ExecutorFn,
+/// A JS function as the core's `Executor`: the application's `PgExecutor`
+/// (`lib/executor.js`) or a session it holds (`lib/submit-in.js`).
+pub struct JsExecutor {
+    pub call: ExecutorFn,
 }
 
 /// One request to a JS function and its answer; a rejection's message is

@@ -19,6 +19,7 @@ mod foreign;
 mod schedules;
 mod shared_tx;
 mod statuses;
+mod submit_in;
 mod watch;
 mod worker;
 // After `worker` and `store`: it adds methods to their structs.
@@ -34,6 +35,7 @@ pub use metrics::NativeMetrics;
 pub use retention::NativeRetention;
 pub use statuses::task_statuses;
 pub use store::NativeStore;
+pub use submit_in::{submit_in_postgres, submit_in_sqlite};
 pub use watch::{NativeWatch, DEFAULT_WATCH_POLL_MS};
 pub use worker::{NativeContext, NativeWorker};
 

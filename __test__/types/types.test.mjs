@@ -115,6 +115,10 @@ const TYPE_EXPORTS = [
   "RateLimit",
   // Bulk submit (docs/api.md, "Bulk submit").
   "SubmitItem",
+  // Submits in the caller's transaction (docs/api.md, "The task and your rows in one transaction").
+  "PgTransaction",
+  "SqliteConnection",
+  "SubmitInOptions",
   "MetricsOptions",
   "Metrics",
   // Durable steps (docs/api.md, "Durable steps").

@@ -223,7 +223,7 @@ fn derived(
         .or_insert_with(|| Box::leak(build().into_boxed_str()))
 }
 
-/// A single-row update `statement` that answers with the row it changed
+/// A write `statement` that answers with the rows it changed or inserted
 /// (`returning *`).
 pub fn returning_row(statement: &'static str) -> &'static str {
     derived(statement, "returning", Vec::new(), || {

@@ -18,6 +18,7 @@ mod signal_rows;
 pub mod sqlite;
 mod step_presence;
 mod step_rows;
+pub mod submit_in;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;

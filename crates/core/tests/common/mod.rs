@@ -25,6 +25,7 @@ macro_rules! shared_suite {
                 claims_follow_priority_then_due_time,
                 stored_delays_are_bounded,
                 submit_many_is_all_or_nothing,
+                a_write_group_answers_each_write_as_stored,
                 purge_count_counts_what_purge_deletes,
                 summaries_leave_the_bodies_unread);
 
@@ -130,7 +131,9 @@ macro_rules! shared_suite {
     };
 }
 
-use cairnq_core::store::{ClaimRequest, HeldTask, ListInput, PurgeInput, SubmitInput, Target};
+use cairnq_core::store::{
+    ClaimRequest, HeldTask, ListInput, PurgeInput, SubmitInput, Target, Write,
+};
 use cairnq_core::wire::read_items;
 use cairnq_core::{Status, Store};
 
@@ -356,6 +359,54 @@ pub async fn stored_delays_are_bounded(store: Arc<Store>) {
         .unwrap()
         .unwrap();
     assert_eq!(read.run_at_ms, far.run_at_ms);
+}
+
+/// One tick's writes (`write_group`): plain submits, which Postgres inserts
+/// with one statement, among a keyed submit, a cancel and a refused submit;
+/// each answers on its own, in order, with the row as stored.
+pub async fn a_write_group_answers_each_write_as_stored(store: Arc<Store>) {
+    let submit = |name: &str, priority: f64, key: Option<&str>| {
+        Ok(Write::Submit(SubmitInput {
+            name: name.into(),
+            payload: Some(format!(r#"{{"name":"{name}"}}"#)),
+            priority: Some(priority),
+            key: key.map(str::to_string),
+            run_at_delay_ms: Some(if name == "later" { 60_000.0 } else { 0.0 }),
+            ..SubmitInput::default()
+        }))
+    };
+    let refused = Ok(Write::Submit(SubmitInput {
+        name: "refused".into(),
+        max_attempts: Some(0.0),
+        ..SubmitInput::default()
+    }));
+    let writes = vec![
+        submit("a", 0.0, None),
+        submit("later", 5.0, None),
+        Ok(Write::Cancel(Target::Id("no-such-task".into()), false)),
+        refused,
+        submit("keyed", 0.0, Some("group-key")),
+        submit("b", 1.0, None),
+        submit("c", 2.0, None),
+    ];
+    let answers = store.write_group(writes).await;
+    assert_eq!(answers.len(), 7);
+    assert!(matches!(answers[2], Ok(None)), "{:?}", answers[2]);
+    assert_eq!(
+        answers[3].as_ref().unwrap_err().to_string(),
+        "maxAttempts must be >= 1, got 0"
+    );
+    for (place, name) in [(0, "a"), (1, "later"), (4, "keyed"), (5, "b"), (6, "c")] {
+        let answered = answers[place].as_ref().unwrap().as_ref().unwrap();
+        assert_eq!(answered.name, name);
+        assert!(answered.payload.contains(name), "{}", answered.payload);
+        let stored = store.get(Target::Id(answered.id.clone())).await.unwrap();
+        assert_eq!(Some(answered), stored.as_ref(), "{name} answered as stored");
+    }
+    let later = answers[1].as_ref().unwrap().as_ref().unwrap();
+    assert_eq!(later.priority, 5);
+    assert!(later.run_at_ms >= later.created_at_ms + 60_000);
+    assert_eq!(store.stats(None).await.unwrap()["default"][0], 5);
 }
 
 /// `submit_many`: refs in item order, keyed items seeing the ones before

@@ -108,6 +108,12 @@ pub struct ExecutorSession {
 }
 
 impl ExecutorSession {
+    /// Statements on a session the caller holds (`submitIn`): its requests
+    /// name no transaction of the store's.
+    pub(super) fn caller(executor: Arc<dyn Executor>) -> ExecutorSession {
+        ExecutorSession { executor, tx: None }
+    }
+
     async fn query_rows(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<JsonRow>> {
         let params: Value = serde_json::from_str(&params_json(params)).expect("values are JSON");
         let answer = run(

@@ -285,6 +285,19 @@ impl ListenerInner {
         }
     }
 
+    /// LISTEN is in place. What was notified before it reached nobody, so
+    /// every sleeper checks once more now, and so does the next claim wake of
+    /// each watched queue (its probe may have run before the subscription).
+    fn subscribed(&self) {
+        self.listening.store(true, Ordering::SeqCst);
+        let mut state = self.state();
+        let watched: Vec<String> = state.watched_queues.iter().cloned().collect();
+        state.missed_queues.extend(watched);
+        for waiter in state.waiters.values() {
+            waiter.wake.notify_one();
+        }
+    }
+
     /// The connection is gone: nothing will be delivered, so nobody should
     /// count on a wake; every sleeper goes back to polling now.
     fn lost(&self) {
@@ -405,7 +418,7 @@ async fn listen_once(shared: &ListenerInner, dsn: &Dsn) -> Ended {
             },
         }
     }
-    shared.listening.store(true, Ordering::SeqCst);
+    shared.subscribed();
     while deliver_next(shared, &mut connection).await {}
     Ended::Lost { subscribed: true }
 }
@@ -416,7 +429,7 @@ async fn listen_once(shared: &ListenerInner, dsn: &Dsn) -> Ended {
 async fn listen_through(shared: &ListenerInner, executor: &dyn Executor) -> Ended {
     match request(executor, serde_json::json!({"op": "listen"})).await {
         Ok(serde_json::Value::Bool(true)) => {
-            shared.listening.store(true, Ordering::SeqCst);
+            shared.subscribed();
             shared.closed.notified().await;
             Ended::Lost { subscribed: true }
         }
@@ -438,5 +451,36 @@ where
         }
         Some(Ok(_)) => true,
         Some(Err(_)) | None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A subscription that comes up wakes a sleeper that went to sleep
+    /// before it, and answers the next claim wake of a watched queue whose
+    /// probe ran before it: their notifications may have gone to nobody.
+    #[tokio::test]
+    async fn a_new_subscription_sends_every_sleeper_back_to_its_probe() {
+        let inner = ListenerInner::default();
+        inner.state().watched_queues.insert("default".into());
+        let sleeper = inner
+            .register(Interest::Queues(vec!["other".into()]))
+            .expect("nothing answers it yet");
+        inner.subscribed();
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            sleeper.sleep(Duration::from_secs(3600)),
+        )
+        .await
+        .expect("the sleeper was woken");
+        assert!(
+            inner
+                .register(Interest::Queues(vec!["default".into()]))
+                .is_none(),
+            "the watched queue's next wake is answered at once"
+        );
+        assert!(inner.listening.load(Ordering::SeqCst));
     }
 }

@@ -23,8 +23,10 @@ mod schedules;
 mod shared_tx;
 mod signals;
 mod steps;
+pub mod submit_in;
 mod tls;
 pub mod transport;
+mod write_group;
 
 use std::time::Duration;
 
@@ -42,7 +44,7 @@ use self::rows::{
 use self::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, Outcome, Polled,
-    PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef, WriteOp,
+    PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef, WriteAnswer, WriteOp,
 };
 use crate::error::Result;
 use crate::protocol::{self, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
@@ -68,6 +70,10 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         let client = self.client().await?;
         let stored = conn::read_protocol_version(&client).await?;
         Ok(protocol::stored_version(stored.as_deref()))
+    }
+
+    async fn write_group(&self, ops: Vec<WriteOp>) -> Vec<WriteAnswer> {
+        write_group::write_group(self, ops).await
     }
 
     async fn insert(&self, new: NewTask) -> Result<Task> {
@@ -188,10 +194,18 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
                 });
             }
         }
+        // A claim that a server crash undoes leaves its tasks queued for
+        // another run, so only a poll that completes tasks waits for its
+        // commit's flush.
+        let completes = !completions.is_empty();
         let tx = self.begin().await?;
         let drawn = claim::claim_draws(&tx, &request, completions, &mut *plan).await;
         let completed = match drawn {
-            Ok(completed) if plan.keep() => end_tx(tx, Ok(completed)).await?,
+            Ok(completed) if plan.keep() && completes => end_tx(tx, Ok(completed)).await?,
+            Ok(completed) if plan.keep() => {
+                tx.commit_unflushed().await?;
+                completed
+            }
             Ok(completed) => {
                 tx.rollback().await?;
                 completed

@@ -9,7 +9,7 @@ use tokio_postgres::Row;
 
 use super::conn::{db_error, quoted_schema};
 use super::dsn::Dsn;
-use super::transport::{Param, PgRow, Session, Transaction, Transport};
+use super::transport::{Param, PgRow, Session, Transaction, Transport, UNFLUSHED};
 use crate::error::{Error, Result};
 
 pub struct NativeTransport {
@@ -202,6 +202,11 @@ impl Transaction for NativeTx {
 
     async fn commit(self) -> Result<()> {
         self.end("commit").await
+    }
+
+    /// The setting and the commit in one round trip.
+    async fn commit_unflushed(self) -> Result<()> {
+        self.end(&format!("{UNFLUSHED}; commit")).await
     }
 
     async fn rollback(self) -> Result<()> {
@@ -397,6 +402,45 @@ mod tests {
             assert_eq!(seen[0].opt_text(0).unwrap().as_deref(), Some(round));
             tx.rollback().await.unwrap();
         }
+        transport.release(pool);
+    }
+
+    /// `commit_unflushed` commits (the row is there) and turns the flush
+    /// wait off inside its transaction only: the pooled connection's own
+    /// setting is as it was for the next transaction.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_unflushed_commit_changes_its_transaction_only() {
+        let Ok(dsn) = std::env::var("CAIRNQ_TEST_PG_DSN") else {
+            return;
+        };
+        let transport = NativeTransport {
+            dsn: Dsn::parse(&dsn).unwrap(),
+            pool_size: 1,
+            schema: None,
+        };
+        let pool = transport.open().await.unwrap();
+        let setting = "select current_setting('synchronous_commit')";
+        // The session's own setting (the test server's default is off).
+        let conn = transport.conn(&pool).await.unwrap();
+        conn.batch("set synchronous_commit to on").await.unwrap();
+        drop(conn);
+        let table = format!("cairnq_unflushed_{}", std::process::id());
+        let tx = transport.begin(&pool).await.unwrap();
+        tx.batch(&format!(
+            "create table {table} (n int); insert into {table} values (1)"
+        ))
+        .await
+        .unwrap();
+        tx.commit_unflushed().await.unwrap();
+        let conn = transport.conn(&pool).await.unwrap();
+        assert_eq!(
+            conn.query(setting, &[]).await.unwrap()[0].text(0).unwrap(),
+            "on"
+        );
+        let count = format!("select count(*) from {table}");
+        assert_eq!(conn.query(&count, &[]).await.unwrap()[0].int(0).unwrap(), 1);
+        conn.batch(&format!("drop table {table}")).await.unwrap();
+        drop(conn);
         transport.release(pool);
     }
 }

@@ -180,8 +180,19 @@ pub trait Transaction: Session + Sized {
     /// array of row objects.
     async fn query_objects(&self, sql: &str, values: &str) -> Result<String>;
     async fn commit(self) -> Result<()>;
+    /// Commit without waiting for the server to flush the commit to its WAL
+    /// (`synchronous_commit` off for this transaction only): for writes that
+    /// lose no task if a server crash undoes them, such as a claim (the task
+    /// is queued again). Any later flushed commit flushes this one first.
+    async fn commit_unflushed(self) -> Result<()> {
+        self.batch(UNFLUSHED).await?;
+        self.commit().await
+    }
     async fn rollback(self) -> Result<()>;
 }
+
+/// What makes a transaction's commit skip the wait for its WAL flush.
+pub const UNFLUSHED: &str = "set local synchronous_commit to off";
 
 /// How a Postgres backend reaches its server.
 #[async_trait]

@@ -20,6 +20,7 @@ mod rows;
 mod schedules;
 mod signals;
 mod steps;
+pub mod submit_in;
 mod wal_watch;
 mod wal_writes;
 mod writes;

@@ -91,7 +91,7 @@ pub(super) fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
 }
 
 /// `insert_task.sql`'s parameters, and `insert_values` in the same order.
-const INSERT_PARAMS: [&str; 12] = [
+pub(super) const INSERT_PARAMS: [&str; 12] = [
     ":id",
     ":name",
     ":queue",
@@ -106,7 +106,7 @@ const INSERT_PARAMS: [&str; 12] = [
     ":now",
 ];
 
-fn insert_values<'a>(task: &'a NewTask, now: &'a i64) -> [&'a dyn ToSql; 12] {
+pub(super) fn insert_values<'a>(task: &'a NewTask, now: &'a i64) -> [&'a dyn ToSql; 12] {
     [
         &task.id,
         &task.name,
