@@ -65,6 +65,15 @@ export declare class NativeContext {
   callChild(id: string, optionsJson: string): Promise<ChildAnswer>
 }
 
+export declare class NativeEvents {
+  /** Create the tables on first use and take the start position. */
+  start(): Promise<void>
+  /** The next events as a JSON array, once there are any; null once closed. */
+  next(): Promise<string | null>
+  /** End the subscription: a pending `next` answers null. */
+  close(): void
+}
+
 export declare class NativeGate {
   constructor(store: NativeStore, optionsJson: string)
   /**
@@ -163,6 +172,8 @@ export declare class NativeStore {
   /** `[[id, cancelRequested], …]` for the tasks still owned. */
   heartbeatBatch(taskIds: Array<string>, workerId: string, leaseMs?: number | undefined | null): Promise<Array<[string, boolean]>>
   openClaimSession(optionsJson: string): NativeClaimSession
+  /** A subscription of `options` (JSON): refused here when they are bad. */
+  events(optionsJson: string): NativeEvents
   /** A Postgres store running every statement through `call` (`lib/executor.js`). */
   static executor(call: ExecutorFn, optionsJson: string): NativeStore
   /** A notification the executor's `listen` delivered. */

@@ -854,6 +854,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.NativeClaimSession = nativeBinding.NativeClaimSession
 module.exports.NativeContext = nativeBinding.NativeContext
+module.exports.NativeEvents = nativeBinding.NativeEvents
 module.exports.NativeGate = nativeBinding.NativeGate
 module.exports.NativeMetrics = nativeBinding.NativeMetrics
 module.exports.NativeRetention = nativeBinding.NativeRetention

@@ -252,6 +252,74 @@ export type WatchSignal = { reason: "queued" | "done" | "poll"; queue?: string; 
 /** `watch`'s default poll period (2000 ms). */
 export declare const DEFAULT_WATCH_POLL_MS: number;
 
+/** `client.events` options (docs/api.md, "Events"): each filter matches exactly; without `after`, from the newest event on. */
+export type EventsOptions = {
+  queue?: string;
+  name?: string;
+  taskId?: string;
+  /** Resume after this event's `position` (`"0"`: from the oldest event kept). */
+  after?: string;
+  /** The longest sleep between reads when no wake arrives; default 1000, at least 1. */
+  pollMs?: number;
+};
+
+/** What happened to a task: every transition, in the order it happened for that task. */
+export type TaskEventKind =
+  | "queued"
+  | "started"
+  | "progress"
+  | "retrying"
+  | "succeeded"
+  | "failed"
+  | "canceled"
+  | "cancel_requested"
+  | "lease_lost"
+  | "suspended"
+  | "resumed";
+
+/** One event; `position` is what `after` takes to resume after it. */
+export type TaskEvent = {
+  position: string;
+  kind: TaskEventKind;
+  taskId: string;
+  queue: string;
+  name: string;
+  attempt: number;
+  /** When the change was made (epoch ms). */
+  at: number;
+  workerId?: string;
+  /** queued, retrying, suspended, lease_lost, resumed: when the task is due. */
+  runAt?: number;
+  /** progress: the values the update stored. */
+  progress?: number;
+  message?: string;
+  /** succeeded: the result, unless larger than 8 KiB (`resultTruncated`). */
+  result?: unknown;
+  resultBytes?: number;
+  resultTruncated?: boolean;
+  /** retrying, failed: the error envelope. */
+  error?: { type?: string; message?: string; [key: string]: unknown };
+};
+
+/** Retention swept events after `after` up to `position` before this subscription read them. */
+export type EventGap = { kind: "gap"; position: string; after: string };
+
+/** A subscription: an async iterator, and an emitter of "event", "error" and "close". Keeps the process alive until `close()`. */
+export declare class EventSubscription implements AsyncIterableIterator<TaskEvent | EventGap> {
+  readonly closed: boolean;
+  /** Resolves once the subscription holds its position: every later change is among its events. */
+  ready(): Promise<void>;
+  next(): Promise<IteratorResult<TaskEvent | EventGap, undefined>>;
+  return(): Promise<IteratorResult<TaskEvent | EventGap, undefined>>;
+  [Symbol.asyncIterator](): EventSubscription;
+  close(): void;
+  on(event: "event", listener: (event: TaskEvent | EventGap) => void): this;
+  on(event: "error", listener: (err: Error) => void): this;
+  on(event: "close", listener: () => void): this;
+  off(event: "event" | "error" | "close", listener: (...args: any[]) => void): this;
+  once(event: "close", listener: () => void): this;
+}
+
 /** A single limit for every queue, or per-queue limits (unlisted queues are ungated). */
 export type QueueDepthLimit = number | Record<string, number>;
 
@@ -701,6 +769,8 @@ export declare class CairnQ {
   getStatus(taskId: string): Promise<TaskRef | null>;
   /** The id and status of the task `key` points at now, or `null`. */
   getStatusByKey(key: string): Promise<TaskRef | null>;
+  /** What happens to tasks, from any process (docs/api.md, "Events"). */
+  events(opts?: EventsOptions): EventSubscription;
   /** Signals meaning "read again now"; returns the unsubscribe function. */
   watch(opts: WatchOptions, onSignal: (signal: WatchSignal) => void): () => void;
 

@@ -11,6 +11,7 @@ const { PostgresStore } = require("./lib/postgres-store.js");
 const models = require("./lib/models.js");
 const errors = require("./lib/errors.js");
 const { createPoolExecutor } = require("./lib/executor.js");
+const { EventSubscription } = require("./lib/events.js");
 
 // The dashboard loads on first use: importing the package stays as cheap as before.
 /** @param {import("./index.js").DashboardOptions} options */
@@ -33,6 +34,7 @@ module.exports = {
   Worker,
   TaskContext,
   TaskStore,
+  EventSubscription,
   SQLiteStore,
   PostgresStore,
   STATUSES: models.STATUSES,

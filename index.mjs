@@ -8,6 +8,7 @@ export const {
   Worker,
   TaskContext,
   TaskStore,
+  EventSubscription,
   SQLiteStore,
   PostgresStore,
   STATUSES,

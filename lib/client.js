@@ -10,6 +10,7 @@ const { changeQueue, queues } = require("./pauses.js");
 const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
 const { taskSteps, sendSignal } = require("./steps.js");
+const { subscribe } = require("./events.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
@@ -28,6 +29,7 @@ const { taskSteps, sendSignal } = require("./steps.js");
  * @typedef {import("../index.js").TaskRef} TaskRef
  * @typedef {import("../index.js").WatchOptions} WatchOptions
  * @typedef {import("../index.js").WatchSignal} WatchSignal
+ * @typedef {import("../index.js").EventsOptions} EventsOptions
  * @typedef {import("../index.js").Schedule} Schedule
  * @typedef {import("../index.js").QueueSummary} QueueSummary
  * @typedef {import("../index.js").ScheduleOptions} ScheduleOptions
@@ -242,6 +244,17 @@ class CairnQ {
    */
   getStatusByKey(key) {
     return this._store.getStatusByKey(key);
+  }
+
+  /**
+   * What happens to tasks, from any process (docs/api.md, "Events"): an
+   * async iterator of events (and an emitter of "event"), resumable from an
+   * event's `position`, that keeps the process alive until `close()`.
+   * @param {EventsOptions} [opts]
+   * @returns {import("./events.js").EventSubscription}
+   */
+  events(opts) {
+    return subscribe(/** @type {any} */ (this._store), opts);
   }
 
   /**

@@ -8,7 +8,7 @@ const { ListenUnavailable } = require("./errors.js");
 const { quoteSchema } = require("./native.js");
 const { nativeSync } = require("./native-call.js");
 
-const CHANNELS = ["cairnq_queued", "cairnq_done"];
+const CHANNELS = ["cairnq_queued", "cairnq_done", "cairnq_events"];
 
 /**
  * JSON cannot carry a bigint: it crosses as its decimal text, which the row

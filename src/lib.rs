@@ -13,6 +13,7 @@ mod store;
 mod writes;
 // After `store`: their `#[napi] impl NativeStore` needs the struct seen first.
 mod claim_session;
+mod events;
 mod executor;
 mod foreign;
 mod pauses;
@@ -29,6 +30,7 @@ mod metrics;
 
 pub use backpressure::NativeGate;
 pub use bad_rows::on_bad_row;
+pub use events::NativeEvents;
 pub use executor::{dsn_fields, quote_schema};
 pub use metrics::NativeMetrics;
 pub use retention::NativeRetention;

@@ -66,6 +66,8 @@ const VALUE_EXPORTS = [
   "createPoolExecutor",
   // Observability (docs/api.md, "Metrics").
   "createMetrics",
+  // Events (docs/api.md, "Events").
+  "EventSubscription",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions",
@@ -131,6 +133,11 @@ const TYPE_EXPORTS = [
   "PendingSignal",
   // Queue pauses (docs/api.md, "Queue pauses").
   "QueueSummary",
+  // Events (docs/api.md, "Events").
+  "EventsOptions",
+  "TaskEvent",
+  "TaskEventKind",
+  "EventGap",
   "StoreTracingOptions",
 ].sort();
 

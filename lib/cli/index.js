@@ -36,7 +36,7 @@ Exit codes:
   6   wait: the task was canceled
   7   the task's state does not allow the action, or a keyed submit was rejected
   10  any other failure
-  130 top: stopped by Ctrl-C (SIGINT); 143 by SIGTERM
+  130 top, events: stopped by Ctrl-C (SIGINT); 143 by SIGTERM
 
 <db> is a SQLite file path or a postgres:// DSN. Only submit creates a
 database (not in a SQLite file holding another application's tables, unless
@@ -407,6 +407,18 @@ async function main(argv, io = {}) {
       });
       // Stopped by a signal, on a terminal or piped alike: the shell's 128 + n.
       state.code = EXIT.SIGNALED + (signal === "SIGTERM" ? 15 : 2);
+    });
+
+  command("events <db>", "print task events as they happen (Ctrl-C to quit)")
+    .option("--queue <queue>", "only this queue")
+    .option("--name <name>", "only this task name")
+    .option("--task <id>", "only this task")
+    .option("--after <position>", "resume after this event position (0: from the oldest kept)")
+    .option("--count <n>", "stop after n events", positiveInt)
+    .action(async (db, opts) => {
+      const { runEvents } = require("./events.js");
+      const signal = await runEvents(open(db), { ...opts, json: opts.json === true, out, colors: c });
+      if (signal !== null) state.code = EXIT.SIGNALED + (signal === "SIGTERM" ? 15 : 2);
     });
 
   require("./metrics.js").defineMetrics(program, open, out);

@@ -80,12 +80,15 @@ impl Exporter {
         for worker in self.workers.lock().expect("workers").iter() {
             merge_timings(&mut timings, &worker.timings());
         }
+        let events = self.store.event_counters();
         Ok(Snapshot {
             stats,
             oldest_due_ms,
             finished,
             paused,
             timings,
+            events_delivered: events.delivered(),
+            event_listeners: events.listeners(),
         })
     }
 

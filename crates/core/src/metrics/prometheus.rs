@@ -103,6 +103,24 @@ pub fn render(snapshot: &Snapshot) -> String {
     }
     family(
         &mut out,
+        "cairnq_events_delivered_total",
+        "counter",
+        "Task events this process's subscriptions on the store delivered (client.events).",
+    );
+    let _ = writeln!(
+        out,
+        "cairnq_events_delivered_total {}",
+        snapshot.events_delivered
+    );
+    family(
+        &mut out,
+        "cairnq_event_listeners",
+        "gauge",
+        "Event subscriptions open on the store in this process.",
+    );
+    let _ = writeln!(out, "cairnq_event_listeners {}", snapshot.event_listeners);
+    family(
+        &mut out,
         "cairnq_queues_not_shown",
         "gauge",
         "Queues these metrics leave out: past the first 1000 by name, or named longer than 512 bytes.",
@@ -190,7 +208,14 @@ mod tests {
         timings.queue_wait.observe(0.02);
         timings.run_time.observe(2.0);
         snapshot.timings.insert("send".to_string(), timings);
+        snapshot.events_delivered = 12;
+        snapshot.event_listeners = 2;
         let text = render(&snapshot);
+        assert!(text.contains(
+            "# TYPE cairnq_events_delivered_total counter\ncairnq_events_delivered_total 12\n"
+        ));
+        assert!(text.contains("# TYPE cairnq_event_listeners gauge\n"));
+        assert!(text.contains("cairnq_event_listeners 2\n"));
         let q = r#"queue="we\"ird\\q\n""#;
         assert!(text.contains("# TYPE cairnq_tasks gauge\n"));
         assert!(text.contains(&format!("cairnq_tasks{{{q},status=\"queued\"}} 3\n")));

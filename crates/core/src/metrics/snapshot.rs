@@ -21,4 +21,8 @@ pub struct Snapshot {
     /// has no task).
     pub paused: BTreeSet<String>,
     pub timings: Timings,
+    /// Events this process's subscriptions on the store handed out so far.
+    pub events_delivered: u64,
+    /// Subscriptions open on the store now.
+    pub event_listeners: u64,
 }

@@ -318,6 +318,9 @@ pub enum Push<'a> {
 /// The channels the protocol's triggers notify on: a queue name, a task id.
 pub const QUEUED_CHANNEL: &str = "cairnq_queued";
 pub const DONE_CHANNEL: &str = "cairnq_done";
+/// The channel the events triggers notify on, once per transaction
+/// (docs/protocol.md, "Events"); not the protocol's.
+pub const EVENTS_CHANNEL: &str = "cairnq_events";
 
 impl<'a> Push<'a> {
     /// What a notification on `channel` says; `None` for another channel.

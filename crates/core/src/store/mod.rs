@@ -7,6 +7,7 @@ mod backend_values;
 pub mod backpressure;
 pub mod bad_rows;
 mod debounce;
+mod event_rows;
 pub mod flow;
 mod inputs;
 mod pause_presence;
@@ -26,6 +27,7 @@ use std::time::Duration;
 
 pub use backend::*;
 pub use debounce::FollowupRelease;
+pub use event_rows::*;
 pub use inputs::*;
 pub use pause_presence::PausePresence;
 pub use schedule_rows::*;
@@ -99,6 +101,8 @@ pub struct Store {
     signals_seen: AtomicBool,
     /// What this store knows of the queue pauses (docs/api.md, "Queue pauses").
     pauses: PausePresence,
+    /// This store's event subscriptions, for the metrics.
+    event_counters: EventCounters,
 }
 
 impl Store {
@@ -111,6 +115,7 @@ impl Store {
             steps: StepsPresence::default(),
             signals_seen: AtomicBool::new(false),
             pauses: PausePresence::default(),
+            event_counters: Default::default(),
         })
     }
 
@@ -155,6 +160,11 @@ impl Store {
 
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
+    }
+
+    /// What this store's event subscriptions delivered, and how many are open.
+    pub fn event_counters(&self) -> &EventCounters {
+        &self.event_counters
     }
 
     /// Notified whenever this process changes a schedule.

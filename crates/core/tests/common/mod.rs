@@ -91,6 +91,15 @@ macro_rules! shared_suite {
                     a_paused_queue_is_not_claimed_until_resumed);
             }
 
+            mod events {
+                use crate::common::events as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    every_transition_is_an_event_in_order,
+                    a_subscription_filters_and_resumes_after_its_position,
+                    a_sweep_past_a_position_is_a_gap,
+                    bad_options_create_nothing);
+            }
+
             mod flow {
                 use crate::common::flow as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -322,6 +331,7 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
     }
 }
 pub mod debounce;
+pub mod events;
 pub mod flow;
 pub mod pauses;
 pub mod reserved;

@@ -4,7 +4,7 @@
 //! source of truth.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,7 +15,7 @@ use tokio_postgres::{AsyncMessage, Connection};
 use super::dsn::Dsn;
 use super::executor::{request, Executor, ExecutorTransport, Refused};
 use super::native::NativeTransport;
-use crate::store::backend::{Push, PushSubscriber};
+use crate::store::backend::{Push, PushSubscriber, EVENTS_CHANNEL};
 
 const FIRST_RETRY: Duration = Duration::from_secs(1);
 const LAST_RETRY: Duration = Duration::from_secs(30);
@@ -63,6 +63,10 @@ struct ListenerInner {
     listening: AtomicBool,
     /// An executor's subscription ended.
     closed: Notify,
+    /// Events notifications dispatched so far (`events_ticket`), and the
+    /// wake of the subscriptions sleeping on them.
+    events_seen: AtomicU64,
+    events_wake: Notify,
 }
 
 #[derive(Default)]
@@ -175,6 +179,24 @@ impl PushWakes {
         }
     }
 
+    /// A mark of the events notifications dispatched so far.
+    pub fn events_ticket(&self) -> u64 {
+        self.shared.events_seen.load(Ordering::SeqCst)
+    }
+
+    /// Resolves when an events notification arrived after ticket `since`
+    /// (at once if one did already); after `timeout` at the latest, and
+    /// after `timeout` too while nothing listens (the reader polls).
+    pub async fn events_changed(&self, since: u64, timeout: Duration) {
+        let notified = self.shared.events_wake.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if self.events_ticket() != since {
+            return;
+        }
+        let _ = tokio::time::timeout(timeout, notified).await;
+    }
+
     /// A mark of the done notifications dispatched so far.
     pub fn ticket(&self) -> u64 {
         self.shared.state().done_seen
@@ -226,6 +248,11 @@ impl ListenerInner {
     }
 
     fn dispatch(&self, channel: &str, payload: &str) {
+        if channel == EVENTS_CHANNEL {
+            self.events_seen.fetch_add(1, Ordering::SeqCst);
+            self.events_wake.notify_waiters();
+            return;
+        }
         let Some(push) = Push::of_notification(channel, payload) else {
             return;
         };
@@ -376,7 +403,8 @@ async fn listen_once(shared: &ListenerInner, dsn: &Dsn) -> Ended {
         return Ended::Lost { subscribed: false };
     };
     // The connection must be driven while LISTEN runs: both happen here.
-    let subscribe = client.batch_execute("listen cairnq_queued; listen cairnq_done");
+    let subscribe =
+        client.batch_execute("listen cairnq_queued; listen cairnq_done; listen cairnq_events");
     tokio::pin!(subscribe);
     loop {
         tokio::select! {

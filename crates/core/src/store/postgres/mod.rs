@@ -9,6 +9,7 @@
 mod claim;
 mod conn;
 mod dsn;
+mod events;
 pub mod executor;
 mod flow;
 mod followups;

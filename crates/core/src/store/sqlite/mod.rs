@@ -9,6 +9,7 @@
 mod claim;
 mod conn;
 mod engine;
+mod events;
 mod flow;
 mod followups;
 mod lifecycle;

@@ -1,0 +1,2 @@
+-- Retention: every event before the cut.
+delete from cairnq_events where seq < :cut_minor
