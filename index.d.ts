@@ -110,6 +110,13 @@ export type SubmitInput = {
    * and per-group rate limits count tasks by it.
    */
   group?: string | null;
+  /**
+   * Time limit of each run of the task (docs/api.md, "Time limits and
+   * aborts"), over its registration's `timeoutMs` and the worker's
+   * `maxRunMs`: a number > 0, at most 1e15, kept in
+   * `metadata["cairnq.timeoutMs"]` (a Python worker ignores it).
+   */
+  timeoutMs?: number;
 };
 
 /** Submit options: {@link SubmitInput} without `name` and `payload`. */
@@ -325,6 +332,17 @@ type RetryOptions = { resetAttempt?: boolean };
  */
 export type CancelOptions = { children?: boolean };
 type RunOptions = { concurrency?: number };
+/** `worker.stop(opts)` (docs/api.md, "Time limits and aborts"). */
+export type StopOptions = {
+  /**
+   * A number >= 0: the calls still running that long after the stop are
+   * aborted (`ctx.signal.reason` a `WorkerShutdown`) and their tasks handed
+   * back to their queues at once, their attempts given back.
+   */
+  timeoutMs?: number;
+};
+/** `worker.serve(opts)`: with `shutdownTimeoutMs`, every stop without its own `timeoutMs` gets it. */
+type ServeOptions = RunOptions & { shutdownTimeoutMs?: number };
 
 // ---------------------------------------------------------------------------
 // Errors (docs/api.md, "Errors")
@@ -370,9 +388,27 @@ export declare class TaskFailed extends CairnQError {
   details: any;
 }
 
-/** `call` observed a `canceled` task. */
+/** `call` observed a `canceled` task; also `ctx.signal.reason` once a cancel is seen. */
 export declare class TaskCanceled extends CairnQError {
   constructor(taskId: string);
+  /** `"task_canceled"`. */
+  code: string;
+  taskId: string;
+}
+
+/** `ctx.signal.reason` once the call's time limit passed: the attempt failed with `handler_timeout`. */
+export declare class HandlerTimeout extends CairnQError {
+  constructor(taskId: string);
+  /** `"handler_timeout"`. */
+  code: string;
+  taskId: string;
+}
+
+/** `ctx.signal.reason` once `stop({ timeoutMs })`'s deadline passed: the task was handed back. */
+export declare class WorkerShutdown extends CairnQError {
+  constructor(taskId: string);
+  /** `"worker_shutdown"`. */
+  code: string;
   taskId: string;
 }
 
@@ -829,7 +865,7 @@ export type WorkerOptions = TaskContextOptions &
     pollIntervalMs?: number;
     /** Cap on rows per draw; unset = no cap. */
     claimBatch?: number;
-    /** Wall-clock limit per call; unset = none. */
+    /** Wall-clock limit per call, under a registration's or a submit's `timeoutMs`; unset = none. */
     maxRunMs?: number;
     /** Budget of resident payload bytes; unset = none. */
     maxInFlightBytes?: number;
@@ -869,6 +905,8 @@ type TaskOptions = {
   resource?: string;
   rateLimit?: RateLimit | null;
   groupConcurrency?: number | null;
+  /** Time limit per call (> 0), over the worker's `maxRunMs` (docs/api.md, "Time limits and aborts"). */
+  timeoutMs?: number | null;
 };
 /** Batch delivery for `worker.task(name, opts, fn)`: `fn` receives an array of contexts. */
 type BatchTaskOptions = TaskOptions & { batch: number };
@@ -905,10 +943,10 @@ export declare class Worker {
 
   /** Poll until `stop()`, then wait for every call in flight. */
   run(opts?: RunOptions): Promise<void>;
-  /** Stop polling (irreversible); in-flight handlers finish. */
-  stop(): void;
+  /** Stop polling (irreversible); in-flight handlers finish, or are aborted at `timeoutMs`. */
+  stop(opts?: StopOptions): void;
   /** `run` until SIGINT/SIGTERM; closes the store if the worker owns it. */
-  serve(opts?: RunOptions): Promise<void>;
+  serve(opts?: ServeOptions): Promise<void>;
   /** Runs the worker while `fn` runs; then stops, drains and closes an owned store. */
   background<T>(fn: () => Promise<T>, opts?: RunOptions): Promise<T>;
   /** Closes the store, owned or not. Call after `run` settled. */
@@ -942,7 +980,12 @@ export declare class TaskContext {
   get settled(): boolean;
   /** True once the lease is known lost. */
   get lostLease(): boolean;
-  /** Aborted (reason: a `LostLease`) when the lease is lost; never by cancellation. */
+  /**
+   * Aborted, with the first of these reasons: a `LostLease` when the lease is
+   * lost, a `HandlerTimeout` when the time limit passes, a `TaskCanceled`
+   * when a cancel is seen (within about a second of the request), a
+   * `WorkerShutdown` when `stop({ timeoutMs })`'s deadline passes.
+   */
   get signal(): AbortSignal;
 
   /** Internal: used by the worker. */

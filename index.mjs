@@ -26,6 +26,8 @@ export const {
   TaskTimeout,
   TaskFailed,
   TaskCanceled,
+  HandlerTimeout,
+  WorkerShutdown,
   TaskError,
   LostLease,
   EventLoopBlocked,

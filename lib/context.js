@@ -1,11 +1,11 @@
 "use strict";
 // TaskContext (docs/api.md, "TaskContext"): what a handler holds for one task.
 // Lease state, cancellation and settlement live in Rust, shared with the
-// worker, so the heartbeat and the maxRunMs timer see exactly what the handler
+// worker, so the heartbeat and the time limits see exactly what the handler
 // did.
 
 const { NativeContext } = require("./native.js");
-const { LostLease, asEnvelope, fromNative } = require("./errors.js");
+const { LostLease, abortError, asEnvelope, fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
 const { taskName } = require("./models.js");
@@ -47,6 +47,7 @@ function endedHalf(store, taskId) {
     settled: true,
     lostLease: false,
     cancelSeen: false,
+    abortReason: null,
     markSettled() {},
     markLeaseLost() {},
     observeCancel() {},
@@ -162,7 +163,11 @@ class TaskContext {
     return this._syncAbort();
   }
 
-  /** Aborted (reason: LostLease) when the lease is lost. */
+  /**
+   * Aborted when the lease is lost (reason: LostLease), the time limit passes
+   * (HandlerTimeout), a cancel is seen (TaskCanceled) or a shutdown deadline
+   * passes (WorkerShutdown).
+   */
   get signal() {
     this._abort ??= new AbortController();
     this._syncAbort();
@@ -193,11 +198,14 @@ class TaskContext {
     this._native.observeCancel(requested === true);
   }
 
-  /** @internal Abort `signal` once the native side knows the lease is lost. */
+  /** @internal Abort `signal` once the native side has aborted; whether the lease is lost. */
   _syncAbort() {
-    const lost = this._native.lostLease;
-    if (lost && this._abort && !this._abort.signal.aborted) this._abort.abort(new LostLease(this._task.id));
-    return lost;
+    const native = this._native;
+    if (this._abort && !this._abort.signal.aborted) {
+      const reason = native.abortReason;
+      if (reason != null) this._abort.abort(abortError(reason, this._task.id));
+    }
+    return native.lostLease;
   }
 
   /**

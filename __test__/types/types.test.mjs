@@ -66,6 +66,9 @@ const VALUE_EXPORTS = [
   "createPoolExecutor",
   // Observability (docs/api.md, "Metrics").
   "createMetrics",
+  // Time limits and aborts (docs/api.md).
+  "HandlerTimeout",
+  "WorkerShutdown",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions",
@@ -97,6 +100,7 @@ const TYPE_EXPORTS = [
   "RetentionCutoffs",
   "RetentionRule",
   "RetryAfterOptions",
+  "StopOptions",
   "WatchOptions",
   "WatchSignal",
   "PgExecutor",

@@ -14,6 +14,7 @@ pub mod signals;
 pub mod steps;
 pub mod store;
 pub mod task;
+pub mod timeouts;
 pub mod wait;
 pub mod watch;
 pub mod wire;

@@ -13,6 +13,7 @@ use crate::store::backend::{
 use crate::store::debounce::{debounce_of, DebounceInput};
 use crate::store::flow::group::grouped_metadata;
 use crate::task::Status;
+use crate::timeouts::timed_metadata;
 
 pub const DEFAULT_QUEUE: &str = "default";
 pub const DEFAULT_LEASE_MS: i64 = 30_000;
@@ -142,6 +143,8 @@ pub struct SubmitInput {
     pub max_delay_ms: Option<f64>,
     /// docs/api.md, "Flow control": kept in the metadata.
     pub group: Option<String>,
+    /// docs/api.md, "Time limits and aborts": kept in the metadata.
+    pub timeout_ms: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -251,7 +254,7 @@ impl PurgeInput {
 impl SubmitInput {
     /// The options `submit` takes, as `lib/store.js` sends them (`payload`
     /// and `metadata` JSON texts).
-    pub const KEYS: [&'static str; 15] = [
+    pub const KEYS: [&'static str; 16] = [
         "name",
         "payload",
         "queue",
@@ -267,6 +270,7 @@ impl SubmitInput {
         "debounceMs",
         "maxDelayMs",
         "group",
+        "timeoutMs",
     ];
 
     /// `KEYS` without the task's name and payload: a `submitMany` item's
@@ -304,6 +308,7 @@ impl SubmitInput {
             debounce_ms: o.number("debounceMs")?,
             max_delay_ms: o.number("maxDelayMs")?,
             group: o.text("group")?,
+            timeout_ms: o.number("timeoutMs")?,
         })
     }
 }
@@ -350,7 +355,10 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
     if let Some(v) = input.run_at_delay_ms {
         at_least("runAtDelayMs", v, 0.0)?;
     }
-    let metadata = grouped_metadata(input.metadata, input.group)?;
+    let metadata = timed_metadata(
+        grouped_metadata(input.metadata, input.group)?,
+        input.timeout_ms,
+    )?;
     let delay_ms = match debounce {
         Some(window) => window.window_ms,
         None => stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?,

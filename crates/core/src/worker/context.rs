@@ -2,20 +2,21 @@
 //! flags the worker and the bindings share, the write gate, and early settlement.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
 use crate::steps::StepLog;
-use crate::store::{HeldTask, Outcome, Store, Target};
+use crate::store::{HeldTask, Outcome, Store, Target, Wake};
 use crate::task::Task;
+use crate::timeouts::AbortReason;
 
-/// Hears that a worker's context has lost its lease (the run's invoker).
+/// Hears that a worker's context has aborted (the run's invoker).
 pub(crate) type LeaseListener = Weak<dyn Fn(&TaskContext) + Send + Sync>;
 
 /// One claimed task as its handler sees it. Shared between the worker (which
-/// beats, settles leftovers and enforces `maxRunMs`) and the JS object the
+/// beats, settles leftovers and enforces time limits) and the JS object the
 /// bindings hand to the handler.
 pub struct TaskContext {
     task: Task,
@@ -24,12 +25,15 @@ pub struct TaskContext {
     backoff: Backoff,
     store: Arc<Store>,
     settled: AtomicBool,
+    /// The write gate is closed (the lease is lost, or the call abandoned).
     lease_lost: AtomicBool,
     cancel_seen: AtomicBool,
+    /// The first `AbortReason` (its `code`), 0 before any.
+    abort: AtomicU8,
     /// Settlement writes under way. While one runs, the heartbeat does not
     /// read the task's absence as a lost lease: that write may be the cause.
     settling: AtomicUsize,
-    /// Told once when the lease is lost, so the bindings can abort `signal`.
+    /// Told once, at the first abort, so the bindings can abort `signal`.
     /// Weak: a context kept by user code must not keep the handler runtime alive.
     listener: Option<LeaseListener>,
     /// `(call id, index in the call)` for a worker's context.
@@ -63,6 +67,7 @@ impl TaskContext {
             settled: AtomicBool::new(false),
             lease_lost: AtomicBool::new(false),
             cancel_seen: AtomicBool::new(false),
+            abort: AtomicU8::new(0),
             settling: AtomicUsize::new(0),
             listener: None,
             position: None,
@@ -132,9 +137,26 @@ impl TaskContext {
         self.settled.store(true, SeqCst);
     }
 
-    /// Sticky; the listener hears about the first call only.
     pub fn mark_lease_lost(&self) {
-        if self.lease_lost.swap(true, SeqCst) {
+        self.abort(AbortReason::LostLease);
+    }
+
+    /// Why `signal` aborted, once it has.
+    pub fn abort_reason(&self) -> Option<AbortReason> {
+        AbortReason::from_code(self.abort.load(SeqCst))
+    }
+
+    /// Aborts for `reason`, closing the write gate unless it is a cancel.
+    /// Sticky: the first reason stays, and the listener hears of it alone.
+    pub fn abort(&self, reason: AbortReason) {
+        if reason.closes_gate() {
+            self.lease_lost.store(true, SeqCst);
+        }
+        if self
+            .abort
+            .compare_exchange(0, reason.code(), SeqCst, SeqCst)
+            .is_err()
+        {
             return;
         }
         if let Some(listener) = self.listener.as_ref().and_then(Weak::upgrade) {
@@ -142,10 +164,12 @@ impl TaskContext {
         }
     }
 
-    /// Remembers a cancel request seen by any read or write of the row.
+    /// Remembers a cancel request seen by any read or write of the row, and
+    /// aborts for it.
     pub fn observe_cancel(&self, requested: bool) {
         if requested {
             self.cancel_seen.store(true, SeqCst);
+            self.abort(AbortReason::Canceled);
         }
     }
 
@@ -217,11 +241,12 @@ impl TaskContext {
         if self.cancel_seen() {
             return Ok(true);
         }
-        let Some(row) = self.store.get(Target::Id(self.task.id.clone())).await? else {
-            return Ok(true);
-        };
-        self.observe_cancel(row.cancel_requested());
-        Ok(row.cancel_requested() || row.status == crate::task::Status::Canceled)
+        let row = self.store.get(Target::Id(self.task.id.clone())).await?;
+        let canceled = row.is_none_or(|row| {
+            row.cancel_requested() || row.status == crate::task::Status::Canceled
+        });
+        self.observe_cancel(canceled);
+        Ok(canceled)
     }
 
     /// `ctx.succeed(result)`: a gated `complete` (a pending cancel wins).
@@ -307,12 +332,30 @@ impl TaskContext {
     }
 
     /// The worker's `fail` of a leftover: not gated (it must work after a
-    /// `maxRunMs` abandonment); a lost lease is swallowed without a flag.
+    /// time limit's abandonment); a lost lease is swallowed without a flag.
     pub(crate) async fn fail_leftover(&self, envelope_json: String, retryable: bool) -> Result<()> {
         let _settling = Settling::start(self);
         let outcome = self.fail_outcome(envelope_json, retryable);
-        match self.store.finish(self.owned(), outcome).await {
-            Ok(_) => {
+        let written = self.store.finish(self.owned(), outcome).await.map(drop);
+        self.settled_unless_lost(written)
+    }
+
+    /// The worker's hand-back of a leftover at a shutdown deadline: back to
+    /// its queue, due now, its attempt given back (a requested cancel wins);
+    /// not gated, a lost lease swallowed, as `fail_leftover`.
+    pub(crate) async fn hand_back(&self) -> Result<()> {
+        let _settling = Settling::start(self);
+        let written = self
+            .store
+            .suspend(self.owned(), None, Wake::After(0))
+            .await
+            .map(drop);
+        self.settled_unless_lost(written)
+    }
+
+    fn settled_unless_lost(&self, written: Result<()>) -> Result<()> {
+        match written {
+            Ok(()) => {
                 self.mark_settled();
                 Ok(())
             }

@@ -1,10 +1,11 @@
 //! The worker runtime (docs/api.md, "Worker options" through "TaskContext"):
-//! the claim loop, the heartbeat, the `maxRunMs` ceiling, retry backoff and
-//! every settlement write run here, on the async runtime, never waiting on the
+//! the claim loop, the heartbeat, the cancel watch, time limits, the shutdown
+//! deadline, retry backoff and every settlement write run here, on the async runtime, never waiting on the
 //! thread that runs handlers. Handlers are reached through an [`Invoker`] the
 //! bindings provide.
 
 mod call;
+mod cancel_watch;
 mod context;
 mod flow;
 mod heartbeat;
@@ -15,6 +16,7 @@ mod poll;
 mod registry;
 mod report;
 mod settings;
+mod shutdown;
 mod steps;
 mod timings;
 
@@ -22,6 +24,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 pub use self::call::{calls_to_json, Call, CallOutcome, TaskResult};
 pub use self::context::TaskContext;
@@ -41,6 +44,7 @@ use self::poll::{Claimed, Next, PollState, Reading};
 use self::registry::{ClaimSources, Registry};
 use self::report::Reporter;
 use self::settings::Settings;
+use self::shutdown::{sleep_until, Shutdown};
 use crate::error::Result;
 use crate::ids::new_worker_id;
 use crate::schedule::clock::fire_until_stopped;
@@ -58,6 +62,9 @@ pub(crate) struct WorkerInner {
     reporter: Reporter,
     registry: Mutex<Registry>,
     stopped: watch::Sender<bool>,
+    /// `stop({ timeoutMs })`'s deadline: then the calls still in flight are
+    /// abandoned and their tasks handed back.
+    shutdown: Shutdown,
     /// The run in progress, for `settle` and `context`.
     run: Mutex<Weak<RunState>>,
     /// Queue waits and run times per task name, for the metrics.
@@ -90,6 +97,7 @@ impl Worker {
                 reporter: Reporter(options.on_error),
                 registry: Mutex::new(Registry::default()),
                 stopped: watch::channel(false).0,
+                shutdown: Shutdown::new(),
                 run: Mutex::new(Weak::new()),
                 timings: Mutex::new(Timings::new()),
                 flow: FlowState::default(),
@@ -121,6 +129,24 @@ impl Worker {
     /// are not interrupted.
     pub fn stop(&self) {
         self.shared.stopped.send_replace(true);
+    }
+
+    /// `stop(options)` (`{timeoutMs}` as JS sends it): `stop()`, and with a
+    /// timeout (its own, else `serve`'s `shutdownTimeoutMs`) that long from
+    /// now the calls still in flight are abandoned (their signals abort for
+    /// shutdown) and their tasks handed back to their queues, due at once,
+    /// their attempts given back. The earliest deadline given wins. Refused
+    /// (nothing stopped): a timeout that is not a number >= 0.
+    pub fn stop_with(&self, options: &str) -> Result<()> {
+        self.shared.shutdown.on_stop(options)?;
+        self.stop();
+        Ok(())
+    }
+
+    /// `serve({ shutdownTimeoutMs })` (the options as JS sends them): every
+    /// later `stop` without a `timeoutMs` of its own gets this one.
+    pub fn set_shutdown_timeout(&self, options: &str) -> Result<()> {
+        self.shared.shutdown.on_serve(options)
     }
 
     /// The handler of call `call_id` has ended. Frees its slot at once; the
@@ -174,6 +200,12 @@ impl Worker {
             every: shared.settings.heartbeat_every,
             reporter: shared.reporter.clone(),
         };
+        let cancels = tokio::spawn(cancel_watch::watch_until(
+            shared.store.clone(),
+            run.clone(),
+            shared.reporter.clone(),
+            beats_until.clone(),
+        ));
         let beats = tokio::spawn(heartbeat::beat_until(beat, run.clone(), beats_until));
         let clock = tokio::spawn(fire_until_stopped(
             shared.store.clone(),
@@ -182,17 +214,28 @@ impl Worker {
         ));
         shared.poll_until_stopped(&run, slots).await;
         let _ = clock.await;
+        let mut shutdown_at = shared.shutdown.deadline();
         loop {
             let changed = run.changed.notified();
-            shared.start_held(&run);
+            let deadline = *shutdown_at.borrow_and_update();
+            if deadline.is_some_and(|at| at <= Instant::now()) {
+                shared.shut_down(&run);
+            } else {
+                shared.start_held(&run);
+            }
             shared.flush_completions(&run).await;
             if run.finished() {
                 break;
             }
-            changed.await;
+            tokio::select! {
+                _ = changed => {}
+                _ = shutdown_at.changed() => {}
+                _ = sleep_until(deadline) => {}
+            }
         }
         beats_done.send_replace(true);
         let _ = beats.await;
+        let _ = cancels.await;
         Ok(())
     }
 }
@@ -381,7 +424,7 @@ impl WorkerInner {
         claim_sources: &ClaimSources,
         calls: Vec<Vec<Task>>,
     ) {
-        let listener = Arc::downgrade(&run.lease_lost);
+        let listener = Arc::downgrade(&run.aborted);
         for tasks in calls {
             let bytes = if self.settings.max_in_flight_bytes.is_some() {
                 tasks.iter().map(|t| payload_bytes(&t.payload)).sum()
@@ -399,6 +442,9 @@ impl WorkerInner {
             };
             let batch = handler.is_some_and(|h| h.batch.is_some());
             let rate_limited = handler.is_some_and(|h| h.rate_limited());
+            let time_limit = handler
+                .and_then(|h| h.timeout.as_ref())
+                .or(self.settings.max_run.as_ref());
             let make = |id| {
                 let contexts = tasks
                     .into_iter()
@@ -411,7 +457,7 @@ impl WorkerInner {
                         )
                     })
                     .collect();
-                Call::new(id, name, batch, contexts)
+                Call::new(id, name, batch, contexts, time_limit)
             };
             if handler.is_none() {
                 let call = run.admit(charge, make);
@@ -437,30 +483,40 @@ impl WorkerInner {
         }
     }
 
-    /// Charges the held calls that fit in the free slots and arms their
-    /// `maxRunMs` timers; the caller starts them.
+    /// Charges the held calls that fit in the free slots and arms the
+    /// timers of their time limits; the caller starts them.
     fn admit_held(self: &Arc<Self>, run: &Arc<RunState>) -> Vec<Arc<Call>> {
-        let calls = run.admit_held();
+        let calls = run.admit_held(false);
         if !calls.is_empty() {
             let mut timings = self.timings();
             for call in &calls {
                 timings::started(&mut timings, call);
             }
         }
-        if let Some(max_run) = &self.settings.max_run {
-            for call in &calls {
-                let (shared, weak_run, max_run, id) =
-                    (self.clone(), Arc::downgrade(run), max_run.clone(), call.id);
-                let timer = run.runtime.spawn(async move {
-                    tokio::time::sleep(max_run.limit).await;
-                    if let Some(run) = weak_run.upgrade() {
-                        shared.end_call(&run, id, Ending::TimedOut(max_run));
-                    }
-                });
-                run.set_timer(call.id, timer.abort_handle());
-            }
+        for call in &calls {
+            let Some(limit) = call.time_limit.clone() else {
+                continue;
+            };
+            let (shared, weak_run, id) = (self.clone(), Arc::downgrade(run), call.id);
+            let timer = run.runtime.spawn(async move {
+                tokio::time::sleep(limit.limit).await;
+                if let Some(run) = weak_run.upgrade() {
+                    shared.end_call(&run, id, Ending::TimedOut(limit));
+                }
+            });
+            run.set_timer(call.id, timer.abort_handle());
         }
         calls
+    }
+
+    /// The shutdown deadline passed: every call in flight is abandoned and
+    /// every call still held (never started) is charged and ended with it;
+    /// their tasks go back to their queues.
+    fn shut_down(&self, run: &Arc<RunState>) {
+        run.admit_held(true);
+        for call_id in run.running_ids() {
+            self.end_call(run, call_id, Ending::Shutdown);
+        }
     }
 
     /// A call's handler has ended (or was abandoned): refund its charges,
@@ -490,13 +546,18 @@ impl WorkerInner {
                             result,
                         });
                 }
-                Settlement::Fail {
-                    envelope,
-                    retryable,
-                } => {
+                // A failure or a hand-back, written in the background.
+                leftover => {
                     let (run, call, reporter) = (run.clone(), call.clone(), self.reporter.clone());
                     run.runtime.clone().spawn(async move {
-                        if let Err(err) = context.fail_leftover(envelope, retryable).await {
+                        let written = match leftover {
+                            Settlement::Fail {
+                                envelope,
+                                retryable,
+                            } => context.fail_leftover(envelope, retryable).await,
+                            _ => context.hand_back().await,
+                        };
+                        if let Err(err) = written {
                             reporter.execute(err, context.task_id());
                         }
                         run.write_done(&call);
@@ -531,100 +592,4 @@ pub(crate) async fn until_true(flag: &mut watch::Receiver<bool>) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn payload_bytes_follow_compact_json() {
-        assert_eq!(
-            payload_bytes(r#"{"a": "\u00e9"}"#),
-            r#"{"a":"é"}"#.len() as u64
-        );
-        assert_eq!(payload_bytes("[1, 2]"), 5);
-    }
-    use crate::store::SubmitInput;
-
-    #[test]
-    fn registrations_check_resources_against_the_options() {
-        let store = Store::sqlite(":memory:", None);
-        let worker = Worker::new(
-            store,
-            vec!["default".into()],
-            WorkerOptions {
-                resources: vec![("gpu".into(), 1.0)],
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        assert!(worker.id().starts_with("worker_"));
-        let on_gpu = Registration {
-            resource: Some("gpu".into()),
-            ..Default::default()
-        };
-        assert!(worker.register("a", on_gpu).is_ok());
-        let on_tpu = Registration {
-            resource: Some("tpu".into()),
-            ..Default::default()
-        };
-        assert_eq!(
-            worker.register("b", on_tpu).unwrap_err().to_string(),
-            "task \"b\" declares resource \"tpu\", which is not in WorkerOptions.resources; declared: gpu"
-        );
-    }
-
-    struct NeverCalled;
-
-    #[async_trait::async_trait]
-    impl Invoker for NeverCalled {
-        fn start(&self, _calls: &[Arc<Call>]) -> std::result::Result<(), crate::Error> {
-            unreachable!("a task without a registration reaches no handler")
-        }
-    }
-
-    #[tokio::test]
-    async fn a_claimed_task_without_a_registration_fails_for_good() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("q.db").to_string_lossy().into_owned();
-        let store = Store::sqlite(&path, None);
-        let worker =
-            Worker::new(store.clone(), vec!["default".into()], Default::default()).unwrap();
-        store
-            .submit(SubmitInput {
-                name: "ghost".into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
-        let request = ClaimRequest {
-            queues: vec!["default".into()],
-            worker_id: worker.id().into(),
-            lease_ms: 30_000,
-            names: None,
-        };
-        let claimed = store.claim(request, 1).await.unwrap();
-        let id = claimed[0].id.clone();
-
-        let run = Arc::new(RunState::new(Arc::new(NeverCalled), 1));
-        let claim_sources = worker.shared.registry().claim_sources();
-        worker.shared.dispatch(&run, &claim_sources, vec![claimed]);
-        // The slot is free at once; the failure is written in the background.
-        assert_eq!(run.load(), (0, 0, 0));
-        while !run.finished() {
-            tokio::time::timeout(Duration::from_secs(10), run.changed.notified())
-                .await
-                .expect("the failure is written");
-        }
-        let failed = store
-            .get(crate::store::Target::Id(id))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(failed.status, crate::task::Status::Failed);
-        assert_eq!(
-            failed.error.as_deref(),
-            Some(
-                r#"{"type":"NoHandler","code":"no_handler","message":"no handler registered for ghost","retryable":false,"details":{}}"#
-            )
-        );
-    }
-}
+mod tests;

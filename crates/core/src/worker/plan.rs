@@ -184,6 +184,7 @@ mod tests {
                     concurrency: *concurrency,
                     resource: resource.map(Into::into),
                     flow: None,
+                    timeout: None,
                 })
                 .unwrap();
         }

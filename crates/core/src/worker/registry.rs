@@ -7,9 +7,10 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::input::{integer_at_least_one, Options};
 use crate::store::flow::{self, Declaration, FlowLimits, RateLimit};
+use crate::timeouts::{registration_timeout, TimeLimit};
 
 /// `worker.task(name, {batch, concurrency, resource, rateLimit,
-/// groupConcurrency}, fn)` options; all absent for the plain
+/// groupConcurrency, timeoutMs}, fn)` options; all absent for the plain
 /// `(ctx, payload)` form.
 #[derive(Clone, Debug, Default)]
 pub struct Registration {
@@ -18,6 +19,8 @@ pub struct Registration {
     pub resource: Option<String>,
     /// `rateLimit` and `groupConcurrency`, checked when read.
     pub flow: Option<FlowLimits>,
+    /// The name's time limit per call (docs/api.md, "Time limits and aborts").
+    pub timeout_ms: Option<f64>,
 }
 
 impl Registration {
@@ -29,6 +32,7 @@ impl Registration {
             "resource",
             flow::spec::KEYS[0],
             flow::spec::KEYS[1],
+            "timeoutMs",
         ];
         let mut fields = Options::parse("task options", options, &keys)?;
         Ok(Registration {
@@ -36,6 +40,7 @@ impl Registration {
             concurrency: fields.number("concurrency")?,
             resource: fields.text("resource")?,
             flow: flow::spec::read(&mut fields)?,
+            timeout_ms: fields.number("timeoutMs")?,
         })
     }
 }
@@ -49,6 +54,8 @@ pub(crate) struct Handler {
     pub resource: Option<String>,
     /// The limits this worker declares for the name.
     pub flow: Option<FlowLimits>,
+    /// Its calls' time limit, over the worker's `maxRunMs`.
+    pub timeout: Option<TimeLimit>,
 }
 
 impl Handler {
@@ -86,6 +93,7 @@ pub(crate) fn validate(
 ) -> Result<Handler> {
     let batch = positive_integer("batch", options.batch)?;
     let concurrency = positive_integer("concurrency", options.concurrency)?;
+    let timeout = registration_timeout(options.timeout_ms)?;
     if let Some(resource) = &options.resource {
         if !resources.contains_key(resource) {
             let mut declared: Vec<&str> = resources.keys().map(String::as_str).collect();
@@ -106,6 +114,7 @@ pub(crate) fn validate(
         concurrency,
         resource: options.resource,
         flow: options.flow,
+        timeout,
     })
 }
 
@@ -290,6 +299,7 @@ mod tests {
             concurrency: None,
             resource: resource.map(Into::into),
             flow: None,
+            timeout: None,
         }
     }
 

@@ -82,6 +82,13 @@ macro_rules! shared_suite {
                     bad_signal_input_writes_nothing);
             }
 
+            mod timeouts {
+                use crate::common::timeouts as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    a_submitted_timeout_is_kept_in_the_metadata,
+                    the_cancel_watch_reads_requested_cancels);
+            }
+
             mod flow {
                 use crate::common::flow as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -316,6 +323,7 @@ pub mod reserved;
 pub mod schedules;
 pub mod signals;
 pub mod steps;
+pub mod timeouts;
 
 /// A delay a stored time cannot hold is refused naming `runAtDelayMs`, and
 /// writes nothing; the largest one allowed is stored exactly.
