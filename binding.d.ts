@@ -45,7 +45,7 @@ export declare class NativeContext {
   heartbeat(): Promise<string>
   canceled(): Promise<boolean>
   succeed(result?: string | undefined | null): Promise<string | null>
-  fail(envelope: string, retryable: boolean): Promise<string | null>
+  fail(envelope: string, retryable: boolean, optionsJson: string): Promise<string | null>
   /** True once a step sent the task back to the queue. */
   get suspended(): boolean
   beginStep(id: string): Promise<StepBegin>

@@ -117,6 +117,8 @@ export type SubmitInput = {
    * `metadata["cairnq.timeoutMs"]` (a Python worker ignores it).
    */
   timeoutMs?: number;
+  /** Retry policy (docs/api.md, "Retry policy"); its `attempts` is `maxAttempts`. */
+  retry?: RetryPolicy | null;
 };
 
 /** Submit options: {@link SubmitInput} without `name` and `payload`. */
@@ -295,6 +297,30 @@ export type TaskContextOptions = {
 
 /** A `ctx.fail` reason. */
 export type FailReason = string | Error | TaskError | Record<string, unknown>;
+
+/** `ctx.fail`'s options (docs/api.md, "Retry policy"). */
+export type FailOptions = {
+  /** Default true. */
+  retryable?: boolean;
+  /** When retried: start no sooner than this (a number >= 0), instead of the backoff's delay. */
+  delayMs?: number;
+};
+
+/**
+ * A retry policy (docs/api.md, "Retry policy"), per registration or per
+ * submit. `attempts` (an integer >= 1): a submit's is the task's
+ * `max_attempts` (not with `maxAttempts`); a registration's caps it.
+ * `backoff` `"exponential"` (equal jitter, as `retryBackoffMs`) or
+ * `"fixed"` (`baseMs` every time); `baseMs`/`maxMs` default to the
+ * worker's backoff (a registration's) or 1000 / 30 000 (a submit's, kept
+ * in `metadata["cairnq.retry"]`; a Python worker ignores it).
+ */
+export type RetryPolicy = {
+  attempts?: number;
+  backoff?: "exponential" | "fixed";
+  baseMs?: number;
+  maxMs?: number;
+};
 
 /** A handler for single delivery: `(ctx, payload)`. May be synchronous. */
 export type Handler = (ctx: TaskContext, payload: any) => unknown | Promise<unknown>;
@@ -907,6 +933,8 @@ type TaskOptions = {
   groupConcurrency?: number | null;
   /** Time limit per call (> 0), over the worker's `maxRunMs` (docs/api.md, "Time limits and aborts"). */
   timeoutMs?: number | null;
+  /** Retry policy of the name's tasks, over the worker's backoff (docs/api.md, "Retry policy"). */
+  retry?: RetryPolicy | null;
 };
 /** Batch delivery for `worker.task(name, opts, fn)`: `fn` receives an array of contexts. */
 type BatchTaskOptions = TaskOptions & { batch: number };
@@ -968,6 +996,10 @@ export declare class TaskContext {
   get queue(): string;
   /** The attempt at claim time (1 on the first run). */
   get attempt(): number;
+  /** The attempts the task gets: its `max_attempts`, under its registration's `retry.attempts`. */
+  get maxAttempts(): number;
+  /** Whether a failure now is the last attempt's (no retry follows). */
+  get isLastAttempt(): boolean;
   get metadata(): any;
   /** The schedule and occurrence this task was fired for, or `null`. */
   get schedule(): ScheduleOrigin | null;
@@ -1008,7 +1040,7 @@ export declare class TaskContext {
    */
   succeedIn<T>(write: (session: PgSession) => Promise<T>): Promise<Task | null>;
   /** Finish as failed now (retryable by default, with backoff); `null` if already settled. */
-  fail(reason?: FailReason, opts?: { retryable?: boolean }): Promise<Task | null>;
+  fail(reason?: FailReason, opts?: FailOptions): Promise<Task | null>;
 
   /** Submit a child task: parent, root and correlation are wired; explicit options win. */
   submit<P>(task: TaskDef<P, any>, payload?: FromDef<P>, opts?: SubmitOptions): Promise<Task>;

@@ -395,9 +395,14 @@ impl NativeContext {
     }
 
     #[napi]
-    pub async fn fail(&self, envelope: String, retryable: bool) -> Result<Option<String>> {
+    pub async fn fail(
+        &self,
+        envelope: String,
+        retryable: bool,
+        options_json: String,
+    ) -> Result<Option<String>> {
         self.inner
-            .fail(envelope, retryable)
+            .fail(envelope, retryable, &options_json)
             .await
             .map(|t| t.map(|t| t.to_json()))
             .js()

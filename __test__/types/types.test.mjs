@@ -101,6 +101,8 @@ const TYPE_EXPORTS = [
   "RetentionRule",
   "RetryAfterOptions",
   "StopOptions",
+  "RetryPolicy",
+  "FailOptions",
   "WatchOptions",
   "WatchSignal",
   "PgExecutor",

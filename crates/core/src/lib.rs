@@ -9,6 +9,7 @@ pub mod input;
 pub mod metrics;
 pub mod protocol;
 pub mod retention;
+pub mod retry;
 pub mod schedule;
 pub mod signals;
 pub mod steps;

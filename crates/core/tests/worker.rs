@@ -624,7 +624,7 @@ async fn leftovers_of_a_batch_are_settled_by_how_the_handler_ended() {
             let outcome = match call.name.as_str() {
                 "mix" => {
                     c[0].succeed(Some("\"early\"".into())).await.unwrap();
-                    c[1].fail(CUSTOM_FAILURE.into(), false).await.unwrap();
+                    c[1].fail(CUSTOM_FAILURE.into(), false, "{}").await.unwrap();
                     assert!(c[0].succeed(None).await.unwrap().is_none(), "settle once");
                     CallOutcome::Returned(vec![
                         value("\"late\""),
@@ -713,7 +713,10 @@ async fn retries_wait_in_the_upper_half_of_the_backoff_window() {
                 retryable: true,
             },
             "via_context" => {
-                call.contexts[0].fail(THROWN.into(), true).await.unwrap();
+                call.contexts[0]
+                    .fail(THROWN.into(), true, "{}")
+                    .await
+                    .unwrap();
                 returns(Some("\"not written\""))
             }
             _ => CallOutcome::Threw {

@@ -31,7 +31,8 @@ pub struct Call {
 
 /// Calls as the bindings hand them to JS in one text:
 /// `[{"id", "name", "batch", "tasks": [what each handler reads of its task]}, …]`
-/// (`Task::write_handler_json`, with the queue wait as the calls start).
+/// (`Task::write_handler_json`, with the queue wait as the calls start and
+/// the attempts the task gets under its registration).
 pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
     let now = now_ms();
     let rows: usize = calls.iter().map(|call| call.contexts.len()).sum();
@@ -43,7 +44,9 @@ pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
         out.bool_field("batch", call.batch);
         out.key("tasks");
         out.array(&call.contexts, |out, context| {
-            context.task().write_handler_json(out, now)
+            context
+                .task()
+                .write_handler_json(out, now, context.max_attempts())
         });
         out.close();
     });

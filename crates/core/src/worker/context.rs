@@ -7,6 +7,8 @@ use std::sync::{Arc, Weak};
 
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
+use crate::input::{at_least, stored_ms, Options};
+use crate::retry::submitted_backoff;
 use crate::steps::StepLog;
 use crate::store::{HeldTask, Outcome, Store, Target, Wake};
 use crate::task::Task;
@@ -23,6 +25,8 @@ pub struct TaskContext {
     worker_id: String,
     lease_ms: i64,
     backoff: Backoff,
+    /// Its registration's `retry.attempts`, under the task's `max_attempts`.
+    attempts_cap: Option<i64>,
     store: Arc<Store>,
     settled: AtomicBool,
     /// The write gate is closed (the lease is lost, or the call abandoned).
@@ -50,7 +54,8 @@ pub struct TaskContext {
 }
 
 impl TaskContext {
-    /// A context outside any worker (`new TaskContext(store, task, …)` in JS).
+    /// A context outside any worker (`new TaskContext(store, task, …)` in JS);
+    /// a backoff the task was submitted with wins over `backoff`.
     pub fn new(
         store: Arc<Store>,
         task: Task,
@@ -59,10 +64,11 @@ impl TaskContext {
         backoff: Backoff,
     ) -> TaskContext {
         TaskContext {
+            backoff: submitted_backoff(&task).unwrap_or(backoff),
             task,
             worker_id,
             lease_ms,
-            backoff,
+            attempts_cap: None,
             store,
             settled: AtomicBool::new(false),
             lease_lost: AtomicBool::new(false),
@@ -91,6 +97,19 @@ impl TaskContext {
         self.position = Some((call_id, index));
         self.batch = batch;
         self
+    }
+
+    /// The context of a name whose registration caps its attempts.
+    pub(crate) fn capped_at(mut self, attempts: Option<i64>) -> TaskContext {
+        self.attempts_cap = attempts;
+        self
+    }
+
+    /// How many attempts the task gets here: its `max_attempts`, under its
+    /// registration's `retry.attempts`.
+    pub fn max_attempts(&self) -> i64 {
+        let stored = self.task.max_attempts;
+        self.attempts_cap.map_or(stored, |cap| cap.min(stored))
     }
 
     /// The context of a name whose registration declares a rate limit.
@@ -283,24 +302,38 @@ impl TaskContext {
         self.gated(true, write).await.map(Some)
     }
 
-    /// `ctx.fail(reason, {retryable})` with the reason already normalized to an
-    /// envelope (docs/api.md, "Errors"). The retry delay follows the worker's
-    /// backoff.
-    pub async fn fail(&self, envelope_json: String, retryable: bool) -> Result<Option<Task>> {
+    /// `ctx.fail(reason, {retryable, delayMs})` with the reason already
+    /// normalized to an envelope (docs/api.md, "Errors") and `{delayMs}` as
+    /// JS sends it. The retry delay is `delayMs` when given (a stored
+    /// duration >= 0), else the backoff's.
+    pub async fn fail(
+        &self,
+        envelope_json: String,
+        retryable: bool,
+        options: &str,
+    ) -> Result<Option<Task>> {
+        let mut fields = Options::parse("ctx.fail options", options, &["retryable", "delayMs"])?;
+        let delay_ms = fields.number("delayMs")?.map(fail_delay_ms).transpose()?;
         if self.settled() {
             return Ok(None);
         }
-        let write = self
-            .store
-            .finish(self.owned(), self.fail_outcome(envelope_json, retryable));
+        let outcome = self.fail_outcome(envelope_json, retryable, delay_ms);
+        let write = self.store.finish(self.owned(), outcome);
         self.gated(true, write).await.map(Some)
     }
 
-    fn fail_outcome(&self, error: String, retryable: bool) -> Outcome {
+    /// A failure's write (docs/api.md, "Retry policy"): retryable only while
+    /// attempts are left under the registration's cap (the task's
+    /// `max_attempts` is the statement's to check), after `delay_ms` or the
+    /// backoff's delay.
+    fn fail_outcome(&self, error: String, retryable: bool, delay_ms: Option<i64>) -> Outcome {
+        let retryable = retryable && self.task.attempt < self.max_attempts();
         Outcome::Fail {
             error,
             retryable,
-            delay_ms: self.backoff.fail_delay_ms(self.task.attempt, retryable),
+            delay_ms: delay_ms
+                .filter(|_| retryable)
+                .unwrap_or_else(|| self.backoff.fail_delay_ms(self.task.attempt, retryable)),
         }
     }
 
@@ -335,7 +368,7 @@ impl TaskContext {
     /// time limit's abandonment); a lost lease is swallowed without a flag.
     pub(crate) async fn fail_leftover(&self, envelope_json: String, retryable: bool) -> Result<()> {
         let _settling = Settling::start(self);
-        let outcome = self.fail_outcome(envelope_json, retryable);
+        let outcome = self.fail_outcome(envelope_json, retryable, None);
         let written = self.store.finish(self.owned(), outcome).await.map(drop);
         self.settled_unless_lost(written)
     }
@@ -363,6 +396,12 @@ impl TaskContext {
             Err(err) => Err(err),
         }
     }
+}
+
+/// `ctx.fail`'s `delayMs`: a stored duration, not negative.
+fn fail_delay_ms(v: f64) -> Result<i64> {
+    at_least("delayMs", v, 0.0)?;
+    stored_ms("delayMs", v)
 }
 
 /// Counts one settlement write for as long as it is alive.

@@ -41,7 +41,7 @@ use self::heartbeat::Beat;
 use self::ledger::{Charge, PendingCompletion, RunState};
 use self::plan::{Limits, PollPlan};
 use self::poll::{Claimed, Next, PollState, Reading};
-use self::registry::{ClaimSources, Registry};
+use self::registry::{ClaimSources, Handler, Registry};
 use self::report::Reporter;
 use self::settings::Settings;
 use self::shutdown::{sleep_until, Shutdown};
@@ -121,7 +121,8 @@ impl Worker {
     /// `worker.task(name, options, fn)`: adds or replaces (in place) the
     /// registration of `name`. Takes effect on the next poll.
     pub fn register(&self, name: &str, options: Registration) -> Result<()> {
-        let handler = registry::validate(name, options, &self.shared.settings.resources)?;
+        let settings = &self.shared.settings;
+        let handler = registry::validate(name, options, &settings.resources, settings.backoff)?;
         self.shared.registry().register(handler)
     }
 
@@ -131,12 +132,9 @@ impl Worker {
         self.shared.stopped.send_replace(true);
     }
 
-    /// `stop(options)` (`{timeoutMs}` as JS sends it): `stop()`, and with a
-    /// timeout (its own, else `serve`'s `shutdownTimeoutMs`) that long from
-    /// now the calls still in flight are abandoned (their signals abort for
-    /// shutdown) and their tasks handed back to their queues, due at once,
-    /// their attempts given back. The earliest deadline given wins. Refused
-    /// (nothing stopped): a timeout that is not a number >= 0.
+    /// `stop(options)` (`{timeoutMs}` as JS sends it): `stop()`, and at the
+    /// deadline (`shutdown.rs`) the calls still in flight are abandoned and
+    /// their tasks handed back. Refused, nothing stopped: a bad timeout.
     pub fn stop_with(&self, options: &str) -> Result<()> {
         self.shared.shutdown.on_stop(options)?;
         self.stop();
@@ -404,14 +402,19 @@ impl WorkerInner {
         true
     }
 
-    fn context(&self, task: Task) -> TaskContext {
+    /// A context of `task` under `handler`'s retry policy (over the worker's).
+    fn context(&self, task: Task, handler: Option<&Handler>) -> TaskContext {
+        let retry = handler.map(|h| &h.retry);
         TaskContext::new(
             self.store.clone(),
             task,
             self.id.clone(),
             self.settings.lease_ms,
-            self.settings.backoff,
+            retry
+                .and_then(|r| r.backoff)
+                .unwrap_or(self.settings.backoff),
         )
+        .capped_at(retry.and_then(|r| r.attempts))
     }
 
     /// Takes the claimed calls (docs/api.md, "Dispatch and settlement"): a call
@@ -451,7 +454,7 @@ impl WorkerInner {
                     .enumerate()
                     .map(|(index, task)| {
                         Arc::new(
-                            self.context(task)
+                            self.context(task, handler)
                                 .in_call(listener.clone(), id, index, batch)
                                 .rate_limited(rate_limited),
                         )

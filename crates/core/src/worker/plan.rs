@@ -185,6 +185,7 @@ mod tests {
                     resource: resource.map(Into::into),
                     flow: None,
                     timeout: None,
+                    retry: Default::default(),
                 })
                 .unwrap();
         }

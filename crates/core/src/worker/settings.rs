@@ -132,6 +132,7 @@ pub fn retry_backoff(base_ms: Option<f64>, max_ms: Option<f64>) -> Result<Backof
         v.map_or(Ok(default), |v| stored_ms(name, v).map(|_| v))
     };
     Ok(Backoff {
+        kind: defaults.kind,
         base_ms: check("retryBackoffMs", base_ms, defaults.base_ms)?,
         max_ms: check("retryBackoffMaxMs", max_ms, defaults.max_ms)?,
     })

@@ -82,6 +82,12 @@ macro_rules! shared_suite {
                     bad_signal_input_writes_nothing);
             }
 
+            mod retry {
+                use crate::common::retry as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    a_submitted_policy_is_stored_and_followed);
+            }
+
             mod timeouts {
                 use crate::common::timeouts as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -320,6 +326,7 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
 pub mod debounce;
 pub mod flow;
 pub mod reserved;
+pub mod retry;
 pub mod schedules;
 pub mod signals;
 pub mod steps;
