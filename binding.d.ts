@@ -29,6 +29,11 @@ export declare class NativeContext {
   get lostLease(): boolean
   get cancelSeen(): boolean
   /**
+   * Why `signal` aborted (`lostLease`, `timeout`, `canceled`,
+   * `shutdown`), or `null` while it has not.
+   */
+  get abortReason(): string | null
+  /**
    * `ctx.succeedIn`: settle in the shared transaction `shared`; the row
    * as JSON, or `undefined` when already settled.
    */
@@ -40,7 +45,7 @@ export declare class NativeContext {
   heartbeat(): Promise<string>
   canceled(): Promise<boolean>
   succeed(result?: string | undefined | null): Promise<string | null>
-  fail(envelope: string, retryable: boolean): Promise<string | null>
+  fail(envelope: string, retryable: boolean, optionsJson: string): Promise<string | null>
   /** True once a step sent the task back to the queue. */
   get suspended(): boolean
   beginStep(id: string): Promise<StepBegin>
@@ -230,7 +235,7 @@ export declare class NativeWatch {
 }
 
 export declare class NativeWorker {
-  constructor(store: NativeStore, queues: Array<string>, optionsJson: string, dispatch: JsFn<string, undefined>, ping: JsFn<undefined, undefined>, leaseLost: JsFn<ContextArg, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null, notice?: JsFn<string, undefined> | undefined | null)
+  constructor(store: NativeStore, queues: Array<string>, optionsJson: string, dispatch: JsFn<string, undefined>, ping: JsFn<undefined, undefined>, aborted: JsFn<ContextArg, undefined>, onError?: JsFn<ErrorArg, undefined> | undefined | null, notice?: JsFn<string, undefined> | undefined | null)
   get id(): string
   register(name: string, optionsJson: string): void
   /**
@@ -250,7 +255,10 @@ export declare class NativeWorker {
    * settlement is written.
    */
   context(call: number, index: number): NativeContext | null
-  stop(): void
+  /** `stop({ timeoutMs })`, the options as `encodeOptions` gives them. */
+  stop(optionsJson: string): void
+  /** `serve({ shutdownTimeoutMs })`, the options as `encodeOptions` gives them. */
+  setShutdownTimeout(optionsJson: string): void
   /**
    * Polls until `stop()`, then drains the calls in flight. A worker runs
    * once; its JS functions are weak, so a finished worker holds nothing.
@@ -270,7 +278,7 @@ export interface ChildAnswer {
   json?: string
 }
 
-/** Which context lost its lease: task `index` of call `call`. */
+/** Which context aborted: task `index` of call `call`. */
 export interface ContextArg {
   call: number
   index: number

@@ -110,6 +110,15 @@ export type SubmitInput = {
    * and per-group rate limits count tasks by it.
    */
   group?: string | null;
+  /**
+   * Time limit of each run of the task (docs/api.md, "Time limits and
+   * aborts"), over its registration's `timeoutMs` and the worker's
+   * `maxRunMs`: a number > 0, at most 1e15, kept in
+   * `metadata["cairnq.timeoutMs"]` (a Python worker ignores it).
+   */
+  timeoutMs?: number;
+  /** Retry policy (docs/api.md, "Retry policy"); its `attempts` is `maxAttempts`. */
+  retry?: RetryPolicy | null;
 };
 
 /** Submit options: {@link SubmitInput} without `name` and `payload`. */
@@ -357,6 +366,30 @@ export type TaskContextOptions = {
 /** A `ctx.fail` reason. */
 export type FailReason = string | Error | TaskError | Record<string, unknown>;
 
+/** `ctx.fail`'s options (docs/api.md, "Retry policy"). */
+export type FailOptions = {
+  /** Default true. */
+  retryable?: boolean;
+  /** When retried: start no sooner than this (a number >= 0), instead of the backoff's delay. */
+  delayMs?: number;
+};
+
+/**
+ * A retry policy (docs/api.md, "Retry policy"), per registration or per
+ * submit. `attempts` (an integer >= 1): a submit's is the task's
+ * `max_attempts` (not with `maxAttempts`); a registration's caps it.
+ * `backoff` `"exponential"` (equal jitter, as `retryBackoffMs`) or
+ * `"fixed"` (`baseMs` every time); `baseMs`/`maxMs` default to the
+ * worker's backoff (a registration's) or 1000 / 30 000 (a submit's, kept
+ * in `metadata["cairnq.retry"]`; a Python worker ignores it).
+ */
+export type RetryPolicy = {
+  attempts?: number;
+  backoff?: "exponential" | "fixed";
+  baseMs?: number;
+  maxMs?: number;
+};
+
 /** A handler for single delivery: `(ctx, payload)`. May be synchronous. */
 export type Handler = (ctx: TaskContext, payload: any) => unknown | Promise<unknown>;
 
@@ -393,6 +426,17 @@ type RetryOptions = { resetAttempt?: boolean };
  */
 export type CancelOptions = { children?: boolean };
 type RunOptions = { concurrency?: number };
+/** `worker.stop(opts)` (docs/api.md, "Time limits and aborts"). */
+export type StopOptions = {
+  /**
+   * A number >= 0: the calls still running that long after the stop are
+   * aborted (`ctx.signal.reason` a `WorkerShutdown`) and their tasks handed
+   * back to their queues at once, their attempts given back.
+   */
+  timeoutMs?: number;
+};
+/** `worker.serve(opts)`: with `shutdownTimeoutMs`, every stop without its own `timeoutMs` gets it. */
+type ServeOptions = RunOptions & { shutdownTimeoutMs?: number };
 
 // ---------------------------------------------------------------------------
 // Errors (docs/api.md, "Errors")
@@ -438,9 +482,27 @@ export declare class TaskFailed extends CairnQError {
   details: any;
 }
 
-/** `call` observed a `canceled` task. */
+/** `call` observed a `canceled` task; also `ctx.signal.reason` once a cancel is seen. */
 export declare class TaskCanceled extends CairnQError {
   constructor(taskId: string);
+  /** `"task_canceled"`. */
+  code: string;
+  taskId: string;
+}
+
+/** `ctx.signal.reason` once the call's time limit passed: the attempt failed with `handler_timeout`. */
+export declare class HandlerTimeout extends CairnQError {
+  constructor(taskId: string);
+  /** `"handler_timeout"`. */
+  code: string;
+  taskId: string;
+}
+
+/** `ctx.signal.reason` once `stop({ timeoutMs })`'s deadline passed: the task was handed back. */
+export declare class WorkerShutdown extends CairnQError {
+  constructor(taskId: string);
+  /** `"worker_shutdown"`. */
+  code: string;
   taskId: string;
 }
 
@@ -960,7 +1022,7 @@ export type WorkerOptions = TaskContextOptions &
     pollIntervalMs?: number;
     /** Cap on rows per draw; unset = no cap. */
     claimBatch?: number;
-    /** Wall-clock limit per call; unset = none. */
+    /** Wall-clock limit per call, under a registration's or a submit's `timeoutMs`; unset = none. */
     maxRunMs?: number;
     /** Budget of resident payload bytes; unset = none. */
     maxInFlightBytes?: number;
@@ -1000,6 +1062,10 @@ type TaskOptions = {
   resource?: string;
   rateLimit?: RateLimit | null;
   groupConcurrency?: number | null;
+  /** Time limit per call (> 0), over the worker's `maxRunMs` (docs/api.md, "Time limits and aborts"). */
+  timeoutMs?: number | null;
+  /** Retry policy of the name's tasks, over the worker's backoff (docs/api.md, "Retry policy"). */
+  retry?: RetryPolicy | null;
 };
 /** Batch delivery for `worker.task(name, opts, fn)`: `fn` receives an array of contexts. */
 type BatchTaskOptions = TaskOptions & { batch: number };
@@ -1036,10 +1102,10 @@ export declare class Worker {
 
   /** Poll until `stop()`, then wait for every call in flight. */
   run(opts?: RunOptions): Promise<void>;
-  /** Stop polling (irreversible); in-flight handlers finish. */
-  stop(): void;
+  /** Stop polling (irreversible); in-flight handlers finish, or are aborted at `timeoutMs`. */
+  stop(opts?: StopOptions): void;
   /** `run` until SIGINT/SIGTERM; closes the store if the worker owns it. */
-  serve(opts?: RunOptions): Promise<void>;
+  serve(opts?: ServeOptions): Promise<void>;
   /** Runs the worker while `fn` runs; then stops, drains and closes an owned store. */
   background<T>(fn: () => Promise<T>, opts?: RunOptions): Promise<T>;
   /** Closes the store, owned or not. Call after `run` settled. */
@@ -1061,6 +1127,10 @@ export declare class TaskContext {
   get queue(): string;
   /** The attempt at claim time (1 on the first run). */
   get attempt(): number;
+  /** The attempts the task gets: its `max_attempts`, under its registration's `retry.attempts`. */
+  get maxAttempts(): number;
+  /** Whether a failure now is the last attempt's (no retry follows). */
+  get isLastAttempt(): boolean;
   get metadata(): any;
   /** The schedule and occurrence this task was fired for, or `null`. */
   get schedule(): ScheduleOrigin | null;
@@ -1073,7 +1143,12 @@ export declare class TaskContext {
   get settled(): boolean;
   /** True once the lease is known lost. */
   get lostLease(): boolean;
-  /** Aborted (reason: a `LostLease`) when the lease is lost; never by cancellation. */
+  /**
+   * Aborted, with the first of these reasons: a `LostLease` when the lease is
+   * lost, a `HandlerTimeout` when the time limit passes, a `TaskCanceled`
+   * when a cancel is seen (within about a second of the request), a
+   * `WorkerShutdown` when `stop({ timeoutMs })`'s deadline passes.
+   */
   get signal(): AbortSignal;
 
   /** Internal: used by the worker. */
@@ -1096,7 +1171,7 @@ export declare class TaskContext {
    */
   succeedIn<T>(write: (session: PgSession) => Promise<T>): Promise<Task | null>;
   /** Finish as failed now (retryable by default, with backoff); `null` if already settled. */
-  fail(reason?: FailReason, opts?: { retryable?: boolean }): Promise<Task | null>;
+  fail(reason?: FailReason, opts?: FailOptions): Promise<Task | null>;
 
   /** Submit a child task: parent, root and correlation are wired; explicit options win. */
   submit<P>(task: TaskDef<P, any>, payload?: FromDef<P>, opts?: SubmitOptions): Promise<Task>;

@@ -53,6 +53,8 @@ module.exports = {
   TaskTimeout: errors.TaskTimeout,
   TaskFailed: errors.TaskFailed,
   TaskCanceled: errors.TaskCanceled,
+  HandlerTimeout: errors.HandlerTimeout,
+  WorkerShutdown: errors.WorkerShutdown,
   TaskError: errors.TaskError,
   LostLease: errors.LostLease,
   EventLoopBlocked: errors.EventLoopBlocked,

@@ -27,6 +27,8 @@ export const {
   TaskTimeout,
   TaskFailed,
   TaskCanceled,
+  HandlerTimeout,
+  WorkerShutdown,
   TaskError,
   LostLease,
   EventLoopBlocked,

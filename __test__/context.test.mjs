@@ -11,6 +11,7 @@ import {
   LostLease,
   SerializationError,
   TaskContext,
+  TaskCanceled,
   TaskError,
   TaskTimeout,
   defineTask,
@@ -95,7 +96,9 @@ describe("writes", () => {
     await client.cancel(task.id);
     assert.equal(await ctx.canceled(), true);
     assert.equal(ctx.cancelSeen, true);
-    assert.equal(ctx.signal.aborted, false, "cancellation never aborts the signal");
+    assert.equal(ctx.signal.aborted, true, "a cancel seen aborts the signal");
+    assert.ok(ctx.signal.reason instanceof TaskCanceled);
+    assert.equal(ctx.lostLease, false, "a cancel leaves the writes open");
   });
 
   test("a write that returns a cancel-requested row makes canceled() free", async (t) => {

@@ -1,13 +1,13 @@
 "use strict";
 // TaskContext (docs/api.md, "TaskContext"): what a handler holds for one task.
 // Lease state, cancellation and settlement live in Rust, shared with the
-// worker, so the heartbeat and the maxRunMs timer see exactly what the handler
+// worker, so the heartbeat and the time limits see exactly what the handler
 // did.
 
 const { NativeContext } = require("./native.js");
-const { LostLease, asEnvelope, fromNative } = require("./errors.js");
+const { LostLease, abortError, asEnvelope, fromNative } = require("./errors.js");
 const { nativeSync, raise } = require("./native-call.js");
-const { dumpOptionalJson, encodeEnvelope, parseRow } = require("./json.js");
+const { dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = require("./json.js");
 const { taskName } = require("./models.js");
 const { callThrough } = require("./client.js");
 const { SCHEDULE_METADATA_KEY } = require("./schedules.js");
@@ -18,7 +18,7 @@ const GROUP_METADATA_KEY = "cairnq.group";
 
 /**
  * @typedef {import("../index.js").Task} Task
- * @typedef {Pick<Task, "id" | "name" | "queue" | "payload" | "metadata" | "attempt" | "root_id" | "correlation_id"> & { queue_wait_ms?: number }} TaskFields
+ * @typedef {Pick<Task, "id" | "name" | "queue" | "payload" | "metadata" | "attempt" | "max_attempts" | "root_id" | "correlation_id"> & { queue_wait_ms?: number }} TaskFields
  *   what a context reads of its task: a worker hands over only these, and how long each had been due as its call started
  * @typedef {import("../index.js").TaskDef} TaskDef
  * @typedef {import("../index.js").SubmitOptions} SubmitOptions
@@ -47,6 +47,7 @@ function endedHalf(store, taskId) {
     settled: true,
     lostLease: false,
     cancelSeen: false,
+    abortReason: null,
     markSettled() {},
     markLeaseLost() {},
     observeCancel() {},
@@ -129,6 +130,14 @@ class TaskContext {
   get attempt() {
     return this._task.attempt;
   }
+  /** The attempts the task gets: its `max_attempts`, under its registration's `retry.attempts`. */
+  get maxAttempts() {
+    return this._task.max_attempts;
+  }
+  /** Whether a failure now is the task's last (no retry follows). */
+  get isLastAttempt() {
+    return this._task.attempt >= this._task.max_attempts;
+  }
   get metadata() {
     return this._task.metadata;
   }
@@ -162,7 +171,11 @@ class TaskContext {
     return this._syncAbort();
   }
 
-  /** Aborted (reason: LostLease) when the lease is lost. */
+  /**
+   * Aborted when the lease is lost (reason: LostLease), the time limit passes
+   * (HandlerTimeout), a cancel is seen (TaskCanceled) or a shutdown deadline
+   * passes (WorkerShutdown).
+   */
   get signal() {
     this._abort ??= new AbortController();
     this._syncAbort();
@@ -193,11 +206,14 @@ class TaskContext {
     this._native.observeCancel(requested === true);
   }
 
-  /** @internal Abort `signal` once the native side knows the lease is lost. */
+  /** @internal Abort `signal` once the native side has aborted; whether the lease is lost. */
   _syncAbort() {
-    const lost = this._native.lostLease;
-    if (lost && this._abort && !this._abort.signal.aborted) this._abort.abort(new LostLease(this._task.id));
-    return lost;
+    const native = this._native;
+    if (this._abort && !this._abort.signal.aborted) {
+      const reason = native.abortReason;
+      if (reason != null) this._abort.abort(abortError(reason, this._task.id));
+    }
+    return native.lostLease;
   }
 
   /**
@@ -250,15 +266,16 @@ class TaskContext {
   }
 
   /**
-   * Finish as failed now, with the worker's backoff when retryable; null if already settled.
+   * Finish as failed now: when retryable, retried after `delayMs` or the
+   * task's backoff; null if already settled.
    * @param {FailReason} [reason]
-   * @param {{ retryable?: boolean }} [opts]
+   * @param {import("../index.js").FailOptions} [opts]
    * @returns {Promise<Task | null>}
    */
   async fail(reason = "task failed", opts = {}) {
-    if (this.settled) return null;
+    const options = encodeOptions(opts);
     const [envelope, retryable] = asEnvelope(reason, opts.retryable ?? true);
-    return this._gated(this._native.fail(encodeEnvelope(envelope, retryable), retryable));
+    return this._gated(this._native.fail(encodeEnvelope(envelope, retryable), retryable, options));
   }
 
   /**

@@ -113,7 +113,49 @@ class TaskCanceled extends CairnQError {
   constructor(taskId) {
     super(`task ${taskId} was canceled`);
     this.name = "TaskCanceled";
+    this.code = "task_canceled";
     this.taskId = taskId;
+  }
+}
+
+/** `ctx.signal.reason` once the call's time limit passed (docs/api.md, "Time limits and aborts"). */
+class HandlerTimeout extends CairnQError {
+  /** @param {string} taskId */
+  constructor(taskId) {
+    super(`task ${taskId} exceeded its time limit; the attempt was abandoned`);
+    this.name = "HandlerTimeout";
+    this.code = "handler_timeout";
+    this.taskId = taskId;
+  }
+}
+
+/** `ctx.signal.reason` once `stop({ timeoutMs })`'s deadline passed (docs/api.md, "Time limits and aborts"). */
+class WorkerShutdown extends CairnQError {
+  /** @param {string} taskId */
+  constructor(taskId) {
+    super(`the worker stopped before task ${taskId} finished; the task was handed back to its queue`);
+    this.name = "WorkerShutdown";
+    this.code = "worker_shutdown";
+    this.taskId = taskId;
+  }
+}
+
+/**
+ * The error `ctx.signal` aborts with, for the native half's `abortReason`.
+ * @param {string} reason `lostLease`, `timeout`, `canceled` or `shutdown`
+ * @param {string} taskId
+ * @returns {CairnQError}
+ */
+function abortError(reason, taskId) {
+  switch (reason) {
+    case "timeout":
+      return new HandlerTimeout(taskId);
+    case "canceled":
+      return new TaskCanceled(taskId);
+    case "shutdown":
+      return new WorkerShutdown(taskId);
+    default:
+      return new LostLease(taskId);
   }
 }
 
@@ -324,6 +366,9 @@ module.exports = {
   TaskTimeout,
   TaskFailed,
   TaskCanceled,
+  HandlerTimeout,
+  WorkerShutdown,
+  abortError,
   TaskError,
   LostLease,
   EventLoopBlocked,

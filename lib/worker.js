@@ -1,7 +1,8 @@
 "use strict";
 // Worker (docs/api.md, "Registrations" to "TaskContext"): registrations and
 // lifecycle in JS, everything that must keep running while a handler blocks the
-// event loop — claims, lease heartbeats, maxRunMs, retries, settlement — in Rust.
+// event loop — claims, lease heartbeats, time limits, cancel and shutdown
+// aborts, retries, settlement — in Rust.
 
 const { NativeWorker } = require("./native.js");
 const { LostLease, TaskError, errorEnvelope, exceptionEnvelope, fromNative } = require("./errors.js");
@@ -29,10 +30,12 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  * @typedef {import("../binding.js").ContextArg} ContextArg
  * @typedef {import("./store.js").TaskStore} TaskStore
  * @typedef {{ concurrency?: number }} RunOptions
+ * @typedef {RunOptions & { shutdownTimeoutMs?: number }} ServeOptions
+ * @typedef {import("../index.js").StopOptions} StopOptions
  * @typedef {(...args: any[]) => unknown} HandlerFn a handler: `(ctx, payload)`, or `(contexts)` for a batch
  * @typedef {{ fn: HandlerFn, batch: boolean }} Registration
  * @typedef {import("../index.js").RateLimit} RateLimit
- * @typedef {{ batch?: number, concurrency?: number, resource?: string, rateLimit?: RateLimit | null, groupConcurrency?: number | null, [option: string]: unknown }} TaskOptions
+ * @typedef {{ batch?: number, concurrency?: number, resource?: string, rateLimit?: RateLimit | null, groupConcurrency?: number | null, timeoutMs?: number | null, [option: string]: unknown }} TaskOptions
  * @typedef {import("./context.js").TaskFields} TaskFields
  * @typedef {{ id: number, name: string, batch: boolean, tasks: TaskFields[], traced?: Traced, metered?: Metered }} Call
  *   one handler call, as Rust dispatches it: of each task, what its context reads (`traced`: its consumer span,
@@ -113,8 +116,8 @@ class Worker {
       : undefined;
     /** @param {string} calls */
     const dispatch = (calls) => this._dispatch(calls);
-    /** @param {ContextArg} lost */
-    const abortLostLease = ({ call, index }) => this._running.get(call)?.[index]?._syncAbort();
+    /** @param {ContextArg} aborted */
+    const abortContext = ({ call, index }) => this._running.get(call)?.[index]?._syncAbort();
     this._native = nativeSync(
       () =>
         new NativeWorker(
@@ -123,7 +126,7 @@ class Worker {
           encodeOptions(opts),
           dispatch,
           answerPing,
-          abortLostLease,
+          abortContext,
           report,
           warnFlowLimitsReplaced,
         ),
@@ -204,23 +207,30 @@ class Worker {
     return this._native.run(opts.concurrency).catch(raise);
   }
 
-  /** Stop polling now; handlers in flight finish. Irreversible. */
-  stop() {
-    this._native.stop();
+  /**
+   * Stop polling now; handlers in flight finish, or with `timeoutMs` are
+   * aborted at that deadline and their tasks handed back. Irreversible.
+   * @param {StopOptions} [opts]
+   */
+  stop(opts = {}) {
+    nativeSync(() => this._native.stop(encodeOptions(opts)));
   }
 
   /**
    * run() until SIGINT/SIGTERM; closes the store if the worker created it.
-   * @param {RunOptions} [opts]
+   * With `shutdownTimeoutMs`, every stop without its own `timeoutMs` has that deadline.
+   * @param {ServeOptions} [opts]
    */
   async serve(opts = {}) {
+    const { shutdownTimeoutMs, ...runOpts } = opts;
+    nativeSync(() => this._native.setShutdownTimeout(encodeOptions({ shutdownTimeoutMs })));
     const onSignal = () => {
       for (const signal of SIGNALS) process.removeListener(signal, onSignal);
       this.stop();
     };
     for (const signal of SIGNALS) process.on(signal, onSignal);
     try {
-      await this.run(opts);
+      await this.run(runOpts);
     } finally {
       for (const signal of SIGNALS) process.removeListener(signal, onSignal);
       if (this._ownsStore) await this._store.close();

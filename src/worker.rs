@@ -1,6 +1,6 @@
 //! `NativeWorker` and `NativeContext`: the Rust worker with JS handlers.
 //!
-//! The claim loop, heartbeat, `maxRunMs` timer and settlement writes run on
+//! The claim loop, heartbeat, cancel watch, time limits and settlement writes run on
 //! Rust threads; JS is only entered to run a handler (`dispatch`), to answer
 //! the blocked-loop ping, to abort a context's signal and to report errors.
 //! Every one of those calls is non-blocking from Rust's side, and the
@@ -63,7 +63,7 @@ pub struct ErrorArg {
     pub task_id: Option<String>,
 }
 
-/// Which context lost its lease: task `index` of call `call`.
+/// Which context aborted: task `index` of call `call`.
 #[napi(object)]
 pub struct ContextArg {
     pub call: f64,
@@ -77,7 +77,7 @@ struct JsInvoker {
     /// `[{"id", "name", "batch", "tasks": [rows]}, …]`.
     dispatch: JsFn<String, ()>,
     ping: JsFn<(), ()>,
-    lease_lost: JsFn<ContextArg, ()>,
+    aborted: JsFn<ContextArg, ()>,
     notice: Option<JsFn<String, ()>>,
 }
 
@@ -126,13 +126,13 @@ impl Invoker for JsInvoker {
         let _ = self.ping.call_async(()).await;
     }
 
-    fn lease_lost(&self, context: &TaskContext) {
+    fn aborted(&self, context: &TaskContext) {
         if let Some((call, index)) = context.position() {
             let arg = ContextArg {
                 call: call as f64,
                 index: index as u32,
             };
-            self.lease_lost
+            self.aborted
                 .call(arg, ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
@@ -175,7 +175,7 @@ impl NativeWorker {
         options_json: String,
         dispatch: JsFn<String, ()>,
         ping: JsFn<(), ()>,
-        lease_lost: JsFn<ContextArg, ()>,
+        aborted: JsFn<ContextArg, ()>,
         on_error: Option<JsFn<ErrorArg, ()>>,
         notice: Option<JsFn<String, ()>>,
     ) -> Result<Self> {
@@ -198,7 +198,7 @@ impl NativeWorker {
         let invoker = Arc::new(JsInvoker {
             dispatch,
             ping,
-            lease_lost,
+            aborted,
             notice,
         });
         Ok(NativeWorker {
@@ -259,9 +259,16 @@ impl NativeWorker {
             .map(|inner| NativeContext { inner })
     }
 
+    /// `stop({ timeoutMs })`, the options as `encodeOptions` gives them.
     #[napi]
-    pub fn stop(&self) {
-        self.worker.stop();
+    pub fn stop(&self, options_json: String) -> Result<()> {
+        self.worker.stop_with(&options_json).js()
+    }
+
+    /// `serve({ shutdownTimeoutMs })`, the options as `encodeOptions` gives them.
+    #[napi]
+    pub fn set_shutdown_timeout(&self, options_json: String) -> Result<()> {
+        self.worker.set_shutdown_timeout(&options_json).js()
     }
 
     /// Polls until `stop()`, then drains the calls in flight. A worker runs
@@ -320,6 +327,13 @@ impl NativeContext {
     #[napi(getter)]
     pub fn cancel_seen(&self) -> bool {
         self.inner.cancel_seen()
+    }
+
+    /// Why `signal` aborted (`lostLease`, `timeout`, `canceled`,
+    /// `shutdown`), or `null` while it has not.
+    #[napi(getter)]
+    pub fn abort_reason(&self) -> Option<&'static str> {
+        self.inner.abort_reason().map(|reason| reason.as_str())
     }
 
     /// `ctx.succeedIn`: settle in the shared transaction `shared`; the row
@@ -381,9 +395,14 @@ impl NativeContext {
     }
 
     #[napi]
-    pub async fn fail(&self, envelope: String, retryable: bool) -> Result<Option<String>> {
+    pub async fn fail(
+        &self,
+        envelope: String,
+        retryable: bool,
+        options_json: String,
+    ) -> Result<Option<String>> {
         self.inner
-            .fail(envelope, retryable)
+            .fail(envelope, retryable, &options_json)
             .await
             .map(|t| t.map(|t| t.to_json()))
             .js()

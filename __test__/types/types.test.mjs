@@ -68,6 +68,9 @@ const VALUE_EXPORTS = [
   "createMetrics",
   // Events (docs/api.md, "Events").
   "EventSubscription",
+  // Time limits and aborts (docs/api.md).
+  "HandlerTimeout",
+  "WorkerShutdown",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions",
@@ -99,6 +102,9 @@ const TYPE_EXPORTS = [
   "RetentionCutoffs",
   "RetentionRule",
   "RetryAfterOptions",
+  "StopOptions",
+  "RetryPolicy",
+  "FailOptions",
   "WatchOptions",
   "WatchSignal",
   "PgExecutor",

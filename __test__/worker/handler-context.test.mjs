@@ -39,7 +39,8 @@ forEachDialect("TaskContext in a handler", (dialect) => {
         lostLease: ctx.lostLease,
         aborted: ctx.signal.aborted,
         hasParentId: "parentId" in ctx,
-        hasMaxAttempts: "maxAttempts" in ctx,
+        maxAttempts: ctx.maxAttempts,
+        isLastAttempt: ctx.isLastAttempt,
       };
       s.p1 = await ctx.progress(0.25, "quarter");
       s.p2 = await ctx.progress(null, "message only");
@@ -90,7 +91,7 @@ forEachDialect("TaskContext in a handler", (dialect) => {
     assert.equal(s.lostLease, false);
     assert.equal(s.aborted, false);
     assert.equal(s.hasParentId, false);
-    assert.equal(s.hasMaxAttempts, false);
+    assert.deepEqual([s.maxAttempts, s.isLastAttempt], [4, false], "its max_attempts, attempt 1");
 
     assert.deepEqual([s.p1.progress, s.p1.message], [0.25, "quarter"]);
     assert.deepEqual([s.p2.progress, s.p2.message], [0.25, "message only"], "null progress leaves it unchanged");

@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 
-import { LostLease } from "../../index.mjs";
+import { HandlerTimeout, LostLease } from "../../index.mjs";
 import { rejectionOf, waitFor } from "../support/helpers.mjs";
 import {
   CALL,
@@ -61,7 +61,7 @@ forEachDialect("maxRunMs", (dialect) => {
     await aborted.promise;
     assert.equal(ctx.lostLease, true);
     assert.equal(ctx.signal.aborted, true);
-    assert.ok(ctx.signal.reason instanceof LostLease);
+    assert.ok(ctx.signal.reason instanceof HandlerTimeout);
     assert.equal(ctx.signal.reason.taskId, hang.id);
     assert.equal(ctx.settled, true, "the worker's fail settled it");
     await assertLostLease(ctx.progress(0.5), hang.id);
@@ -148,7 +148,7 @@ forEachDialect("maxRunMs", (dialect) => {
     const observed = await done.promise;
     assert.equal(observed.lostLease, true);
     assert.equal(observed.aborted, true);
-    assert.ok(observed.reason instanceof LostLease);
+    assert.ok(observed.reason instanceof HandlerTimeout);
     assert.ok(observed.progressError instanceof LostLease);
     const row = await waitFor(async () => {
       const r = await client.get(task.id);
@@ -187,8 +187,8 @@ forEachDialect("maxRunMs", (dialect) => {
     });
     await waitFor(() => aborted.length === 2, { message: `signals aborted: ${JSON.stringify(aborted)}` });
     assert.deepEqual(aborted, [
-      { attempt: 1, reason: "LostLease" },
-      { attempt: 2, reason: "LostLease" },
+      { attempt: 1, reason: "HandlerTimeout" },
+      { attempt: 2, reason: "HandlerTimeout" },
     ]);
   });
 });

@@ -1,5 +1,5 @@
 //! Retry backoff (docs/api.md, "Retry backoff"): exponential windows with equal
-//! jitter.
+//! jitter, or a fixed delay.
 //!
 //! The window doubles per attempt up to a ceiling and the delay lands in its
 //! upper half, so a fleet whose tasks failed together does not retry in
@@ -8,9 +8,38 @@
 pub const DEFAULT_RETRY_BACKOFF_MS: i64 = 1_000;
 pub const DEFAULT_RETRY_BACKOFF_MAX_MS: i64 = 30_000;
 
+/// How the delay grows with the attempts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BackoffKind {
+    /// Doubling windows up to `max_ms`, equal jitter.
+    #[default]
+    Exponential,
+    /// `base_ms` before every retry, no jitter.
+    Fixed,
+}
+
+impl BackoffKind {
+    /// The kind named as the API spells it (`"exponential"`, `"fixed"`).
+    pub fn parse(name: &str) -> Option<BackoffKind> {
+        match name {
+            "exponential" => Some(BackoffKind::Exponential),
+            "fixed" => Some(BackoffKind::Fixed),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackoffKind::Exponential => "exponential",
+            BackoffKind::Fixed => "fixed",
+        }
+    }
+}
+
 /// The backoff settings a worker and its task contexts share.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Backoff {
+    pub kind: BackoffKind,
     pub base_ms: f64,
     pub max_ms: f64,
 }
@@ -18,6 +47,7 @@ pub struct Backoff {
 impl Default for Backoff {
     fn default() -> Self {
         Backoff {
+            kind: BackoffKind::Exponential,
             base_ms: DEFAULT_RETRY_BACKOFF_MS as f64,
             max_ms: DEFAULT_RETRY_BACKOFF_MAX_MS as f64,
         }
@@ -30,6 +60,9 @@ impl Backoff {
     pub fn retry_delay_ms(&self, attempt: i64, unit: f64) -> i64 {
         if self.base_ms <= 0.0 {
             return 0;
+        }
+        if self.kind == BackoffKind::Fixed {
+            return self.base_ms as i64;
         }
         let exponent = (attempt - 1).clamp(0, 1023) as i32;
         let window = self.max_ms.min(self.base_ms * 2f64.powi(exponent));
@@ -66,10 +99,16 @@ mod tests {
     fn zero_base_disables_and_permanent_failures_never_wait() {
         let off = Backoff {
             base_ms: 0.0,
-            max_ms: 30_000.0,
+            ..Backoff::default()
         };
         assert_eq!(off.retry_delay_ms(5, 0.9), 0);
         assert_eq!(Backoff::default().fail_delay_ms(4, false), 0);
+        let fixed = Backoff {
+            kind: BackoffKind::Fixed,
+            base_ms: 5_000.0,
+            max_ms: 1_000.0,
+        };
+        assert_eq!(fixed.retry_delay_ms(7, 0.3), 5_000, "no growth, no jitter");
         for _ in 0..100 {
             let d = Backoff::default().fail_delay_ms(2, true);
             assert!((1000..2000).contains(&d), "{d}");

@@ -200,7 +200,7 @@ impl Task {
     }
 
     /// What a handler's context reads, and the queue wait at `now`.
-    pub(crate) fn write_handler_json(&self, out: &mut JsonWriter, now: i64) {
+    pub(crate) fn write_handler_json(&self, out: &mut JsonWriter, now: i64, max_attempts: i64) {
         out.open();
         out.string_field("id", Some(&self.id));
         out.string_field("name", Some(&self.name));
@@ -208,6 +208,7 @@ impl Task {
         out.raw_field("payload", Some(&self.payload));
         out.raw_field("metadata", Some(&self.metadata));
         out.int_field("attempt", Some(self.attempt));
+        out.int_field("max_attempts", Some(max_attempts));
         out.string_field("root_id", self.root_id.as_deref());
         out.string_field("correlation_id", self.correlation_id.as_deref());
         out.int_field("queue_wait_ms", Some(self.queue_wait_ms(now)));

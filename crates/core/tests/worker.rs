@@ -143,7 +143,8 @@ fn returns(json: Option<&str>) -> CallOutcome {
 /// and how many calls each delivery (one `start`, one poll's dispatch) carried.
 struct Closure<F> {
     handler: F,
-    lost: Mutex<Vec<String>>,
+    /// Each abort heard: the task and the reason.
+    lost: Mutex<Vec<(String, &'static str)>>,
     deliveries: Mutex<Vec<usize>>,
     worker: OnceLock<Worker>,
 }
@@ -177,11 +178,12 @@ where
         Ok(())
     }
 
-    fn lease_lost(&self, context: &TaskContext) {
+    fn aborted(&self, context: &TaskContext) {
+        let reason = context.abort_reason().expect("aborted").as_str();
         self.lost
             .lock()
             .unwrap()
-            .push(context.task_id().to_string());
+            .push((context.task_id().to_string(), reason));
     }
 }
 
@@ -415,7 +417,10 @@ async fn a_lease_loss_is_flagged_only_for_the_task_the_heartbeat_misses() {
     assert!(!by_id[&stolen.id].settled());
     assert!(!by_id[&kept.id].lease_lost());
     assert!(by_id[&kept.id].settled());
-    assert_eq!(*invoker.lost.lock().unwrap(), [stolen.id.as_str()]);
+    assert_eq!(
+        *invoker.lost.lock().unwrap(),
+        [(stolen.id.clone(), "lostLease")]
+    );
     let stolen_row = row(&db.store, &stolen.id).await;
     assert_eq!(stolen_row.status, Status::Running);
     assert_eq!(stolen_row.worker_id.as_deref(), Some("thief"));
@@ -515,13 +520,67 @@ async fn max_run_ms_fails_a_handler_that_never_returns_and_frees_its_slot() {
     );
     let context = hung_contexts.lock().unwrap()[0].clone();
     assert!(context.lease_lost() && context.settled());
-    assert_eq!(*invoker.lost.lock().unwrap(), [hung.id.as_str()]);
+    assert_eq!(
+        *invoker.lost.lock().unwrap(),
+        [(hung.id.clone(), "timeout")]
+    );
     // Writes through an abandoned context are refused without touching the store.
     assert!(matches!(
         context.progress(Some(0.5), None).await,
         Err(Error::LostLease { .. })
     ));
     assert!(errors.lock().unwrap().is_empty());
+}
+
+/// `stop_with`'s deadline: the running call is abandoned (its context aborted
+/// for shutdown, its writes refused) and its task handed back at once, due
+/// now, its attempt given back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stop_deadline_hands_back_a_hung_call() {
+    let db = db();
+    let w = worker(
+        &db.store,
+        WorkerOptions {
+            lease_ms: Some(600_000.0),
+            ..Default::default()
+        },
+    );
+    w.register("hang", plain()).unwrap();
+    let task = submit(&db.store, "hang", "{}").await;
+    let hung = Arc::new(Mutex::new(Vec::new()));
+    let seen = hung.clone();
+    let invoker = closure(move |call: Arc<Call>| {
+        seen.lock().unwrap().extend(call.contexts.iter().cloned());
+        async move {
+            std::future::pending::<()>().await;
+            returns(None)
+        }
+    });
+    let running = start(&w, invoker.clone(), Some(1.0));
+    eventually("the task to be claimed", || {
+        status_is(&db.store, &task.id, Status::Running)
+    })
+    .await;
+    assert!(w.stop_with(r#"{"timeoutMs":-1}"#).is_err());
+    w.stop_with(r#"{"timeoutMs":100}"#).unwrap();
+    tokio::time::timeout(PATIENCE, running)
+        .await
+        .expect("run settles at the deadline")
+        .expect("run does not panic");
+
+    let context = hung.lock().unwrap()[0].clone();
+    assert!(context.lease_lost() && context.settled());
+    assert_eq!(
+        *invoker.lost.lock().unwrap(),
+        [(task.id.clone(), "shutdown")]
+    );
+    let back = row(&db.store, &task.id).await;
+    assert_eq!(back.status, Status::Queued);
+    assert_eq!(
+        (back.attempt, back.worker_id, back.lease_until_ms),
+        (0, None, None)
+    );
+    assert!(back.run_at_ms <= cairnq_core::ids::now_ms());
 }
 
 // ---------------------------------------------------------------------------
@@ -565,7 +624,7 @@ async fn leftovers_of_a_batch_are_settled_by_how_the_handler_ended() {
             let outcome = match call.name.as_str() {
                 "mix" => {
                     c[0].succeed(Some("\"early\"".into())).await.unwrap();
-                    c[1].fail(CUSTOM_FAILURE.into(), false).await.unwrap();
+                    c[1].fail(CUSTOM_FAILURE.into(), false, "{}").await.unwrap();
                     assert!(c[0].succeed(None).await.unwrap().is_none(), "settle once");
                     CallOutcome::Returned(vec![
                         value("\"late\""),
@@ -654,7 +713,10 @@ async fn retries_wait_in_the_upper_half_of_the_backoff_window() {
                 retryable: true,
             },
             "via_context" => {
-                call.contexts[0].fail(THROWN.into(), true).await.unwrap();
+                call.contexts[0]
+                    .fail(THROWN.into(), true, "{}")
+                    .await
+                    .unwrap();
                 returns(Some("\"not written\""))
             }
             _ => CallOutcome::Threw {

@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use crate::error::{js_number, Error, Result};
 
+mod metadata;
 mod options;
 mod refusal;
+pub use metadata::metadata_with;
 pub use options::{array_of, Options, NON_FINITE_TAG};
 use refusal::invalid;
 
@@ -156,6 +158,15 @@ pub fn finite_at_least(name: &str, v: f64, min: f64) -> Result<f64> {
         at_least(name, v, min)
     } else {
         Err(invalid(name, &format!(">= {}", js_number(min)), v))
+    }
+}
+
+/// `name` must be a number > 0 (NaN is not; Infinity passes).
+pub fn positive(name: &str, v: f64) -> Result<f64> {
+    if v > 0.0 {
+        Ok(v)
+    } else {
+        Err(invalid(name, "> 0", v))
     }
 }
 

@@ -176,6 +176,7 @@ statements!(
     claim_one_queue_one_name,
     heartbeat,
     heartbeat_batch,
+    cancel_requested,
     progress,
     succeed,
     complete,

@@ -136,6 +136,8 @@ pub trait Backend:
         worker_id: String,
         lease_ms: i64,
     ) -> Result<Vec<(String, bool)>>;
+    /// Which of `ids` a cancel was requested for (or ended canceled).
+    async fn cancel_requested(&self, ids: Vec<String>) -> Result<Vec<String>>;
     async fn progress(
         &self,
         owned: HeldTask,

@@ -7,12 +7,14 @@ use crate::input::{
     at_least, finite_at_least, name_field, priority, saturating_i64, stored_ms_or, Options,
     FOREVER_MS,
 };
+use crate::retry::{self, RetrySpec};
 use crate::store::backend::{
     ClaimRequest, Conflict, NewTask, OpenMode, Outcome, PurgeFilter, WriteOp,
 };
 use crate::store::debounce::{debounce_of, DebounceInput};
 use crate::store::flow::group::grouped_metadata;
 use crate::task::Status;
+use crate::timeouts::timed_metadata;
 
 pub const DEFAULT_QUEUE: &str = "default";
 pub const DEFAULT_LEASE_MS: i64 = 30_000;
@@ -142,6 +144,10 @@ pub struct SubmitInput {
     pub max_delay_ms: Option<f64>,
     /// docs/api.md, "Flow control": kept in the metadata.
     pub group: Option<String>,
+    /// docs/api.md, "Time limits and aborts": kept in the metadata.
+    pub timeout_ms: Option<f64>,
+    /// docs/api.md, "Retry policy": `max_attempts` and the metadata.
+    pub retry: Option<RetrySpec>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -251,7 +257,7 @@ impl PurgeInput {
 impl SubmitInput {
     /// The options `submit` takes, as `lib/store.js` sends them (`payload`
     /// and `metadata` JSON texts).
-    pub const KEYS: [&'static str; 15] = [
+    pub const KEYS: [&'static str; 17] = [
         "name",
         "payload",
         "queue",
@@ -267,6 +273,8 @@ impl SubmitInput {
         "debounceMs",
         "maxDelayMs",
         "group",
+        "timeoutMs",
+        "retry",
     ];
 
     /// `KEYS` without the task's name and payload: a `submitMany` item's
@@ -304,6 +312,8 @@ impl SubmitInput {
             debounce_ms: o.number("debounceMs")?,
             max_delay_ms: o.number("maxDelayMs")?,
             group: o.text("group")?,
+            timeout_ms: o.number("timeoutMs")?,
+            retry: RetrySpec::read(o)?,
         })
     }
 }
@@ -350,7 +360,12 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
     if let Some(v) = input.run_at_delay_ms {
         at_least("runAtDelayMs", v, 0.0)?;
     }
-    let metadata = grouped_metadata(input.metadata, input.group)?;
+    let metadata = timed_metadata(
+        grouped_metadata(input.metadata, input.group)?,
+        input.timeout_ms,
+    )?;
+    let (max_attempts, metadata) =
+        retry::submitted(input.retry.as_ref(), input.max_attempts, metadata)?;
     let delay_ms = match debounce {
         Some(window) => window.window_ms,
         None => stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?,
@@ -362,9 +377,7 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
         queue: input.queue.unwrap_or_else(|| DEFAULT_QUEUE.to_string()),
         payload: input.payload.unwrap_or_else(|| "{}".to_string()),
         metadata: metadata.unwrap_or_else(|| "{}".to_string()),
-        max_attempts: input
-            .max_attempts
-            .map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
+        max_attempts: max_attempts.map_or(DEFAULT_MAX_ATTEMPTS, |v| v as i64),
         priority: input.priority.map_or(Ok(0), priority)?,
         delay_ms,
         parent_id: input.parent_id,

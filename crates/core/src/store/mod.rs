@@ -516,6 +516,14 @@ impl Store {
         self.backend.heartbeat_batch(ids, worker_id, lease_ms).await
     }
 
+    /// Which of `ids` a cancel was requested for (or ended canceled).
+    pub async fn cancel_requested(&self, ids: Vec<String>) -> Result<Vec<String>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.backend.cancel_requested(ids).await
+    }
+
     pub async fn progress(
         &self,
         owned: HeldTask,

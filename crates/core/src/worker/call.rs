@@ -3,13 +3,13 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::context::TaskContext;
 use super::report::Reporter;
 use crate::error::Error;
 use crate::ids::now_ms;
 use crate::task::JsonWriter;
+use crate::timeouts::{AbortReason, TimeLimit};
 
 /// About what one task's handler JSON takes with a small payload: a buffer's first guess.
 const HANDLER_JSON_BYTES: usize = 256;
@@ -23,13 +23,16 @@ pub struct Call {
     /// than `fn(context, payload)`.
     pub batch: bool,
     pub contexts: Vec<Arc<TaskContext>>,
+    /// How long the handler may run (docs/api.md, "Time limits and aborts").
+    pub(crate) time_limit: Option<TimeLimit>,
     /// Settlement writes of the ended call not answered yet.
     writes: AtomicUsize,
 }
 
 /// Calls as the bindings hand them to JS in one text:
 /// `[{"id", "name", "batch", "tasks": [what each handler reads of its task]}, …]`
-/// (`Task::write_handler_json`, with the queue wait as the calls start).
+/// (`Task::write_handler_json`, with the queue wait as the calls start and
+/// the attempts the task gets under its registration).
 pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
     let now = now_ms();
     let rows: usize = calls.iter().map(|call| call.contexts.len()).sum();
@@ -41,7 +44,9 @@ pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
         out.bool_field("batch", call.batch);
         out.key("tasks");
         out.array(&call.contexts, |out, context| {
-            context.task().write_handler_json(out, now)
+            context
+                .task()
+                .write_handler_json(out, now, context.max_attempts())
         });
         out.close();
     });
@@ -49,12 +54,20 @@ pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
 }
 
 impl Call {
-    pub(crate) fn new(id: u64, name: String, batch: bool, contexts: Vec<Arc<TaskContext>>) -> Call {
+    pub(crate) fn new(
+        id: u64,
+        name: String,
+        batch: bool,
+        contexts: Vec<Arc<TaskContext>>,
+        configured: Option<&TimeLimit>,
+    ) -> Call {
+        let time_limit = TimeLimit::of_call(contexts.iter().map(|c| c.task()), configured);
         Call {
             id,
             name,
             batch,
             contexts,
+            time_limit,
             writes: AtomicUsize::new(0),
         }
     }
@@ -113,8 +126,11 @@ pub enum TaskResult {
 /// Why a call ended.
 pub(crate) enum Ending {
     Handler(CallOutcome),
-    /// `maxRunMs` passed first: the handler is abandoned.
-    TimedOut(MaxRun),
+    /// The call's time limit passed first: the handler is abandoned.
+    TimedOut(TimeLimit),
+    /// `stop({ timeoutMs })`'s deadline passed first: the handler is
+    /// abandoned, its tasks handed back to their queue.
+    Shutdown,
     /// No registration for the name (docs/api.md, "Dispatch and settlement"):
     /// failed for good.
     NoHandler,
@@ -123,14 +139,12 @@ pub(crate) enum Ending {
 /// What the worker writes for one leftover task.
 pub(crate) enum Settlement {
     Complete(Option<String>),
-    Fail { envelope: String, retryable: bool },
-}
-
-/// The `maxRunMs` ceiling and the number as the user wrote it (for messages).
-#[derive(Clone, Debug)]
-pub(crate) struct MaxRun {
-    pub limit: Duration,
-    pub shown: String,
+    Fail {
+        envelope: String,
+        retryable: bool,
+    },
+    /// Back to its queue, due now, its attempt given back.
+    HandBack,
 }
 
 fn envelope(kind: &str, code: &str, message: &str, retryable: bool) -> String {
@@ -187,15 +201,12 @@ pub(crate) fn settlements(
             reporter.execute(err, call.first_task_id());
             return Vec::new();
         }
-        Ending::TimedOut(max_run) => {
+        Ending::TimedOut(limit) => {
             // The handler is abandoned: its own writes are refused from now on.
             for context in &call.contexts {
-                context.mark_lease_lost();
+                context.abort(AbortReason::TimedOut);
             }
-            let message = format!(
-                "handler for {} exceeded maxRunMs={}ms; the attempt was abandoned",
-                call.name, max_run.shown
-            );
+            let message = limit.exceeded(&call.name);
             let timeout = envelope("HandlerTimeout", "handler_timeout", &message, true);
             call.contexts
                 .iter()
@@ -204,6 +215,12 @@ pub(crate) fn settlements(
                     retryable: true,
                 })
                 .collect()
+        }
+        Ending::Shutdown => {
+            for context in &call.contexts {
+                context.abort(AbortReason::Shutdown);
+            }
+            call.contexts.iter().map(|_| Settlement::HandBack).collect()
         }
         Ending::NoHandler => {
             let message = format!("no handler registered for {}", call.name);
@@ -252,8 +269,9 @@ mod tests {
                 "a\"b".into(),
                 true,
                 vec![context("t1"), context("t2")],
+                None,
             )),
-            Arc::new(Call::new(8, "c".into(), false, vec![context("t3")])),
+            Arc::new(Call::new(8, "c".into(), false, vec![context("t3")], None)),
         ];
         let value: serde_json::Value = serde_json::from_str(&calls_to_json(&calls)).unwrap();
         let summary: Vec<_> = value

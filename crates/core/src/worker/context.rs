@@ -2,34 +2,42 @@
 //! flags the worker and the bindings share, the write gate, and early settlement.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 
 use crate::backoff::Backoff;
 use crate::error::{Error, Result};
+use crate::input::{at_least, stored_ms, Options};
+use crate::retry::submitted_backoff;
 use crate::steps::StepLog;
-use crate::store::{HeldTask, Outcome, Store, Target};
+use crate::store::{HeldTask, Outcome, Store, Target, Wake};
 use crate::task::Task;
+use crate::timeouts::AbortReason;
 
-/// Hears that a worker's context has lost its lease (the run's invoker).
+/// Hears that a worker's context has aborted (the run's invoker).
 pub(crate) type LeaseListener = Weak<dyn Fn(&TaskContext) + Send + Sync>;
 
 /// One claimed task as its handler sees it. Shared between the worker (which
-/// beats, settles leftovers and enforces `maxRunMs`) and the JS object the
+/// beats, settles leftovers and enforces time limits) and the JS object the
 /// bindings hand to the handler.
 pub struct TaskContext {
     task: Task,
     worker_id: String,
     lease_ms: i64,
     backoff: Backoff,
+    /// Its registration's `retry.attempts`, under the task's `max_attempts`.
+    attempts_cap: Option<i64>,
     store: Arc<Store>,
     settled: AtomicBool,
+    /// The write gate is closed (the lease is lost, or the call abandoned).
     lease_lost: AtomicBool,
     cancel_seen: AtomicBool,
+    /// The first `AbortReason` (its `code`), 0 before any.
+    abort: AtomicU8,
     /// Settlement writes under way. While one runs, the heartbeat does not
     /// read the task's absence as a lost lease: that write may be the cause.
     settling: AtomicUsize,
-    /// Told once when the lease is lost, so the bindings can abort `signal`.
+    /// Told once, at the first abort, so the bindings can abort `signal`.
     /// Weak: a context kept by user code must not keep the handler runtime alive.
     listener: Option<LeaseListener>,
     /// `(call id, index in the call)` for a worker's context.
@@ -46,7 +54,8 @@ pub struct TaskContext {
 }
 
 impl TaskContext {
-    /// A context outside any worker (`new TaskContext(store, task, …)` in JS).
+    /// A context outside any worker (`new TaskContext(store, task, …)` in JS);
+    /// a backoff the task was submitted with wins over `backoff`.
     pub fn new(
         store: Arc<Store>,
         task: Task,
@@ -55,14 +64,16 @@ impl TaskContext {
         backoff: Backoff,
     ) -> TaskContext {
         TaskContext {
+            backoff: submitted_backoff(&task).unwrap_or(backoff),
             task,
             worker_id,
             lease_ms,
-            backoff,
+            attempts_cap: None,
             store,
             settled: AtomicBool::new(false),
             lease_lost: AtomicBool::new(false),
             cancel_seen: AtomicBool::new(false),
+            abort: AtomicU8::new(0),
             settling: AtomicUsize::new(0),
             listener: None,
             position: None,
@@ -86,6 +97,19 @@ impl TaskContext {
         self.position = Some((call_id, index));
         self.batch = batch;
         self
+    }
+
+    /// The context of a name whose registration caps its attempts.
+    pub(crate) fn capped_at(mut self, attempts: Option<i64>) -> TaskContext {
+        self.attempts_cap = attempts;
+        self
+    }
+
+    /// How many attempts the task gets here: its `max_attempts`, under its
+    /// registration's `retry.attempts`.
+    pub fn max_attempts(&self) -> i64 {
+        let stored = self.task.max_attempts;
+        self.attempts_cap.map_or(stored, |cap| cap.min(stored))
     }
 
     /// The context of a name whose registration declares a rate limit.
@@ -132,9 +156,26 @@ impl TaskContext {
         self.settled.store(true, SeqCst);
     }
 
-    /// Sticky; the listener hears about the first call only.
     pub fn mark_lease_lost(&self) {
-        if self.lease_lost.swap(true, SeqCst) {
+        self.abort(AbortReason::LostLease);
+    }
+
+    /// Why `signal` aborted, once it has.
+    pub fn abort_reason(&self) -> Option<AbortReason> {
+        AbortReason::from_code(self.abort.load(SeqCst))
+    }
+
+    /// Aborts for `reason`, closing the write gate unless it is a cancel.
+    /// Sticky: the first reason stays, and the listener hears of it alone.
+    pub fn abort(&self, reason: AbortReason) {
+        if reason.closes_gate() {
+            self.lease_lost.store(true, SeqCst);
+        }
+        if self
+            .abort
+            .compare_exchange(0, reason.code(), SeqCst, SeqCst)
+            .is_err()
+        {
             return;
         }
         if let Some(listener) = self.listener.as_ref().and_then(Weak::upgrade) {
@@ -142,10 +183,12 @@ impl TaskContext {
         }
     }
 
-    /// Remembers a cancel request seen by any read or write of the row.
+    /// Remembers a cancel request seen by any read or write of the row, and
+    /// aborts for it.
     pub fn observe_cancel(&self, requested: bool) {
         if requested {
             self.cancel_seen.store(true, SeqCst);
+            self.abort(AbortReason::Canceled);
         }
     }
 
@@ -217,11 +260,12 @@ impl TaskContext {
         if self.cancel_seen() {
             return Ok(true);
         }
-        let Some(row) = self.store.get(Target::Id(self.task.id.clone())).await? else {
-            return Ok(true);
-        };
-        self.observe_cancel(row.cancel_requested());
-        Ok(row.cancel_requested() || row.status == crate::task::Status::Canceled)
+        let row = self.store.get(Target::Id(self.task.id.clone())).await?;
+        let canceled = row.is_none_or(|row| {
+            row.cancel_requested() || row.status == crate::task::Status::Canceled
+        });
+        self.observe_cancel(canceled);
+        Ok(canceled)
     }
 
     /// `ctx.succeed(result)`: a gated `complete` (a pending cancel wins).
@@ -258,24 +302,38 @@ impl TaskContext {
         self.gated(true, write).await.map(Some)
     }
 
-    /// `ctx.fail(reason, {retryable})` with the reason already normalized to an
-    /// envelope (docs/api.md, "Errors"). The retry delay follows the worker's
-    /// backoff.
-    pub async fn fail(&self, envelope_json: String, retryable: bool) -> Result<Option<Task>> {
+    /// `ctx.fail(reason, {retryable, delayMs})` with the reason already
+    /// normalized to an envelope (docs/api.md, "Errors") and `{delayMs}` as
+    /// JS sends it. The retry delay is `delayMs` when given (a stored
+    /// duration >= 0), else the backoff's.
+    pub async fn fail(
+        &self,
+        envelope_json: String,
+        retryable: bool,
+        options: &str,
+    ) -> Result<Option<Task>> {
+        let mut fields = Options::parse("ctx.fail options", options, &["retryable", "delayMs"])?;
+        let delay_ms = fields.number("delayMs")?.map(fail_delay_ms).transpose()?;
         if self.settled() {
             return Ok(None);
         }
-        let write = self
-            .store
-            .finish(self.owned(), self.fail_outcome(envelope_json, retryable));
+        let outcome = self.fail_outcome(envelope_json, retryable, delay_ms);
+        let write = self.store.finish(self.owned(), outcome);
         self.gated(true, write).await.map(Some)
     }
 
-    fn fail_outcome(&self, error: String, retryable: bool) -> Outcome {
+    /// A failure's write (docs/api.md, "Retry policy"): retryable only while
+    /// attempts are left under the registration's cap (the task's
+    /// `max_attempts` is the statement's to check), after `delay_ms` or the
+    /// backoff's delay.
+    fn fail_outcome(&self, error: String, retryable: bool, delay_ms: Option<i64>) -> Outcome {
+        let retryable = retryable && self.task.attempt < self.max_attempts();
         Outcome::Fail {
             error,
             retryable,
-            delay_ms: self.backoff.fail_delay_ms(self.task.attempt, retryable),
+            delay_ms: delay_ms
+                .filter(|_| retryable)
+                .unwrap_or_else(|| self.backoff.fail_delay_ms(self.task.attempt, retryable)),
         }
     }
 
@@ -307,12 +365,30 @@ impl TaskContext {
     }
 
     /// The worker's `fail` of a leftover: not gated (it must work after a
-    /// `maxRunMs` abandonment); a lost lease is swallowed without a flag.
+    /// time limit's abandonment); a lost lease is swallowed without a flag.
     pub(crate) async fn fail_leftover(&self, envelope_json: String, retryable: bool) -> Result<()> {
         let _settling = Settling::start(self);
-        let outcome = self.fail_outcome(envelope_json, retryable);
-        match self.store.finish(self.owned(), outcome).await {
-            Ok(_) => {
+        let outcome = self.fail_outcome(envelope_json, retryable, None);
+        let written = self.store.finish(self.owned(), outcome).await.map(drop);
+        self.settled_unless_lost(written)
+    }
+
+    /// The worker's hand-back of a leftover at a shutdown deadline: back to
+    /// its queue, due now, its attempt given back (a requested cancel wins);
+    /// not gated, a lost lease swallowed, as `fail_leftover`.
+    pub(crate) async fn hand_back(&self) -> Result<()> {
+        let _settling = Settling::start(self);
+        let written = self
+            .store
+            .suspend(self.owned(), None, Wake::After(0))
+            .await
+            .map(drop);
+        self.settled_unless_lost(written)
+    }
+
+    fn settled_unless_lost(&self, written: Result<()>) -> Result<()> {
+        match written {
+            Ok(()) => {
                 self.mark_settled();
                 Ok(())
             }
@@ -320,6 +396,12 @@ impl TaskContext {
             Err(err) => Err(err),
         }
     }
+}
+
+/// `ctx.fail`'s `delayMs`: a stored duration, not negative.
+fn fail_delay_ms(v: f64) -> Result<i64> {
+    at_least("delayMs", v, 0.0)?;
+    stored_ms("delayMs", v)
 }
 
 /// Counts one settlement write for as long as it is alive.

@@ -15,7 +15,7 @@ use crate::error::Error;
 pub trait Invoker: Send + Sync + 'static {
     /// Start the handlers of `calls`, one delivery for all of them. Each
     /// call's end comes back through `Worker::settle(call.id, …)`; a late
-    /// answer (after `maxRunMs`) is ignored there. An error means none of
+    /// answer (after a time limit or a shutdown) is ignored there. An error means none of
     /// them could be started.
     fn start(&self, calls: &[Arc<Call>]) -> Result<(), Error>;
 
@@ -24,9 +24,9 @@ pub trait Invoker: Send + Sync + 'static {
     /// interval is reported as `EventLoopBlocked`. The default answers at once.
     async fn ping(&self) {}
 
-    /// A context of a running call has just lost its lease (once per context):
-    /// abort the handler's `signal`. Must not block.
-    fn lease_lost(&self, _context: &TaskContext) {}
+    /// A context of a running call has just aborted (once per context; its
+    /// `abort_reason` says why): abort the handler's `signal`. Must not block.
+    fn aborted(&self, _context: &TaskContext) {}
 
     /// Something the worker logs once (a declaration of flow limits that
     /// replaced another worker's, docs/api.md, "Flow control"). Must not block.

@@ -39,7 +39,7 @@ impl PendingCompletion {
 pub(crate) struct RunState {
     pub(crate) invoker: Arc<dyn Invoker>,
     /// Tells the invoker of a lost lease; contexts hold it weakly.
-    pub(crate) lease_lost: Arc<dyn Fn(&TaskContext) + Send + Sync>,
+    pub(crate) aborted: Arc<dyn Fn(&TaskContext) + Send + Sync>,
     pub(crate) ledger: Mutex<Ledger>,
     pub(crate) completions: Mutex<Vec<PendingCompletion>>,
     /// Wakes the poll loop: a call ended or a settlement was written.
@@ -60,7 +60,7 @@ pub(crate) struct Ledger {
     pub(crate) running: HashMap<u64, Charge>,
     /// Claimed calls waiting for a slot, in claim order, with their charges.
     pub(crate) held: VecDeque<(Arc<Call>, Charge)>,
-    /// Calls abandoned at `maxRunMs` whose handler has not answered yet: its
+    /// Calls abandoned (time limit, shutdown) whose handler has not answered yet: its
     /// contexts must still tell it that the lease is lost.
     pub(crate) abandoned: HashMap<u64, Arc<Call>>,
     pub(crate) next_call: u64,
@@ -113,7 +113,7 @@ pub(crate) struct Charge {
     pub(crate) bytes: u64,
     pub(crate) name: Option<String>,
     pub(crate) resource: Option<String>,
-    /// The `maxRunMs` timer, stopped when the handler ends first.
+    /// The time limit's timer, stopped when the handler ends first.
     pub(crate) timer: Option<AbortHandle>,
     /// When the handler started (set when the call is charged).
     pub(crate) started: Option<Instant>,
@@ -123,7 +123,7 @@ impl RunState {
     pub(crate) fn new(invoker: Arc<dyn Invoker>, slots: i64) -> RunState {
         let told = invoker.clone();
         RunState {
-            lease_lost: Arc::new(move |context: &TaskContext| told.lease_lost(context)),
+            aborted: Arc::new(move |context: &TaskContext| told.aborted(context)),
             invoker,
             ledger: Mutex::new(Ledger::default()),
             completions: Mutex::new(Vec::new()),
@@ -190,11 +190,12 @@ impl RunState {
         ledger.held.push_back((call, charge));
     }
 
-    /// Charges held calls, oldest first, while slots are free.
-    pub(crate) fn admit_held(&self) -> Vec<Arc<Call>> {
+    /// Charges held calls, oldest first, while slots are free (`all`: every
+    /// one, as a shutdown ends them unstarted).
+    pub(crate) fn admit_held(&self, all: bool) -> Vec<Arc<Call>> {
         let mut ledger = self.ledger();
         let mut started = Vec::new();
-        while ledger.in_flight < self.slots {
+        while all || ledger.in_flight < self.slots {
             let Some((call, charge)) = ledger.held.pop_front() else {
                 break;
             };
@@ -202,6 +203,11 @@ impl RunState {
             started.push(call);
         }
         started
+    }
+
+    /// The ids of the calls running now.
+    pub(crate) fn running_ids(&self) -> Vec<u64> {
+        self.ledger().running.keys().copied().collect()
     }
 
     pub(crate) fn set_timer(&self, call_id: u64, timer: AbortHandle) {
@@ -244,7 +250,7 @@ impl RunState {
         if let (Some(took), Some(call)) = (took, &call) {
             ledger.record_call_time(took, call.contexts.len());
         }
-        if let (Ending::TimedOut(_), Some(call)) = (ending, &call) {
+        if let (Ending::TimedOut(_) | Ending::Shutdown, Some(call)) = (ending, &call) {
             ledger.abandoned.insert(call_id, call.clone());
         }
         call.map(|call| (call, took))

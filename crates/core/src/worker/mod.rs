@@ -1,10 +1,11 @@
 //! The worker runtime (docs/api.md, "Worker options" through "TaskContext"):
-//! the claim loop, the heartbeat, the `maxRunMs` ceiling, retry backoff and
-//! every settlement write run here, on the async runtime, never waiting on the
+//! the claim loop, the heartbeat, the cancel watch, time limits, the shutdown
+//! deadline, retry backoff and every settlement write run here, on the async runtime, never waiting on the
 //! thread that runs handlers. Handlers are reached through an [`Invoker`] the
 //! bindings provide.
 
 mod call;
+mod cancel_watch;
 mod context;
 mod flow;
 mod heartbeat;
@@ -16,6 +17,7 @@ mod poll;
 mod registry;
 mod report;
 mod settings;
+mod shutdown;
 mod steps;
 mod timings;
 
@@ -23,6 +25,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 pub use self::call::{calls_to_json, Call, CallOutcome, TaskResult};
 pub use self::context::TaskContext;
@@ -40,9 +43,10 @@ use self::ledger::{Charge, PendingCompletion, RunState};
 use self::pauses::PauseView;
 use self::plan::{Limits, PollPlan};
 use self::poll::{Claimed, Next, PollState, Reading};
-use self::registry::{ClaimSources, Registry};
+use self::registry::{ClaimSources, Handler, Registry};
 use self::report::Reporter;
 use self::settings::Settings;
+use self::shutdown::{sleep_until, Shutdown};
 use crate::error::Result;
 use crate::ids::new_worker_id;
 use crate::schedule::clock::fire_until_stopped;
@@ -60,6 +64,9 @@ pub(crate) struct WorkerInner {
     reporter: Reporter,
     registry: Mutex<Registry>,
     stopped: watch::Sender<bool>,
+    /// `stop({ timeoutMs })`'s deadline: then the calls still in flight are
+    /// abandoned and their tasks handed back.
+    shutdown: Shutdown,
     /// The run in progress, for `settle` and `context`.
     run: Mutex<Weak<RunState>>,
     /// Queue waits and run times per task name, for the metrics.
@@ -94,6 +101,7 @@ impl Worker {
                 reporter: Reporter(options.on_error),
                 registry: Mutex::new(Registry::default()),
                 stopped: watch::channel(false).0,
+                shutdown: Shutdown::new(),
                 run: Mutex::new(Weak::new()),
                 timings: Mutex::new(Timings::new()),
                 flow: FlowState::default(),
@@ -118,7 +126,8 @@ impl Worker {
     /// `worker.task(name, options, fn)`: adds or replaces (in place) the
     /// registration of `name`. Takes effect on the next poll.
     pub fn register(&self, name: &str, options: Registration) -> Result<()> {
-        let handler = registry::validate(name, options, &self.shared.settings.resources)?;
+        let settings = &self.shared.settings;
+        let handler = registry::validate(name, options, &settings.resources, settings.backoff)?;
         self.shared.registry().register(handler)
     }
 
@@ -126,6 +135,21 @@ impl Worker {
     /// are not interrupted.
     pub fn stop(&self) {
         self.shared.stopped.send_replace(true);
+    }
+
+    /// `stop(options)` (`{timeoutMs}` as JS sends it): `stop()`, and at the
+    /// deadline (`shutdown.rs`) the calls still in flight are abandoned and
+    /// their tasks handed back. Refused, nothing stopped: a bad timeout.
+    pub fn stop_with(&self, options: &str) -> Result<()> {
+        self.shared.shutdown.on_stop(options)?;
+        self.stop();
+        Ok(())
+    }
+
+    /// `serve({ shutdownTimeoutMs })` (the options as JS sends them): every
+    /// later `stop` without a `timeoutMs` of its own gets this one.
+    pub fn set_shutdown_timeout(&self, options: &str) -> Result<()> {
+        self.shared.shutdown.on_serve(options)
     }
 
     /// The handler of call `call_id` has ended. Frees its slot at once; the
@@ -179,6 +203,12 @@ impl Worker {
             every: shared.settings.heartbeat_every,
             reporter: shared.reporter.clone(),
         };
+        let cancels = tokio::spawn(cancel_watch::watch_until(
+            shared.store.clone(),
+            run.clone(),
+            shared.reporter.clone(),
+            beats_until.clone(),
+        ));
         let beats = tokio::spawn(heartbeat::beat_until(beat, run.clone(), beats_until));
         let clock = tokio::spawn(fire_until_stopped(
             shared.store.clone(),
@@ -187,17 +217,28 @@ impl Worker {
         ));
         shared.poll_until_stopped(&run, slots).await;
         let _ = clock.await;
+        let mut shutdown_at = shared.shutdown.deadline();
         loop {
             let changed = run.changed.notified();
-            shared.start_held(&run);
+            let deadline = *shutdown_at.borrow_and_update();
+            if deadline.is_some_and(|at| at <= Instant::now()) {
+                shared.shut_down(&run);
+            } else {
+                shared.start_held(&run);
+            }
             shared.flush_completions(&run).await;
             if run.finished() {
                 break;
             }
-            changed.await;
+            tokio::select! {
+                _ = changed => {}
+                _ = shutdown_at.changed() => {}
+                _ = sleep_until(deadline) => {}
+            }
         }
         beats_done.send_replace(true);
         let _ = beats.await;
+        let _ = cancels.await;
         Ok(())
     }
 }
@@ -379,14 +420,19 @@ impl WorkerInner {
         true
     }
 
-    fn context(&self, task: Task) -> TaskContext {
+    /// A context of `task` under `handler`'s retry policy (over the worker's).
+    fn context(&self, task: Task, handler: Option<&Handler>) -> TaskContext {
+        let retry = handler.map(|h| &h.retry);
         TaskContext::new(
             self.store.clone(),
             task,
             self.id.clone(),
             self.settings.lease_ms,
-            self.settings.backoff,
+            retry
+                .and_then(|r| r.backoff)
+                .unwrap_or(self.settings.backoff),
         )
+        .capped_at(retry.and_then(|r| r.attempts))
     }
 
     /// Takes the claimed calls (docs/api.md, "Dispatch and settlement"): a call
@@ -399,7 +445,7 @@ impl WorkerInner {
         claim_sources: &ClaimSources,
         calls: Vec<Vec<Task>>,
     ) {
-        let listener = Arc::downgrade(&run.lease_lost);
+        let listener = Arc::downgrade(&run.aborted);
         for tasks in calls {
             let bytes = if self.settings.max_in_flight_bytes.is_some() {
                 tasks.iter().map(|t| payload_bytes(&t.payload)).sum()
@@ -417,19 +463,22 @@ impl WorkerInner {
             };
             let batch = handler.is_some_and(|h| h.batch.is_some());
             let rate_limited = handler.is_some_and(|h| h.rate_limited());
+            let time_limit = handler
+                .and_then(|h| h.timeout.as_ref())
+                .or(self.settings.max_run.as_ref());
             let make = |id| {
                 let contexts = tasks
                     .into_iter()
                     .enumerate()
                     .map(|(index, task)| {
                         Arc::new(
-                            self.context(task)
+                            self.context(task, handler)
                                 .in_call(listener.clone(), id, index, batch)
                                 .rate_limited(rate_limited),
                         )
                     })
                     .collect();
-                Call::new(id, name, batch, contexts)
+                Call::new(id, name, batch, contexts, time_limit)
             };
             if handler.is_none() {
                 let call = run.admit(charge, make);
@@ -455,30 +504,40 @@ impl WorkerInner {
         }
     }
 
-    /// Charges the held calls that fit in the free slots and arms their
-    /// `maxRunMs` timers; the caller starts them.
+    /// Charges the held calls that fit in the free slots and arms the
+    /// timers of their time limits; the caller starts them.
     fn admit_held(self: &Arc<Self>, run: &Arc<RunState>) -> Vec<Arc<Call>> {
-        let calls = run.admit_held();
+        let calls = run.admit_held(false);
         if !calls.is_empty() {
             let mut timings = self.timings();
             for call in &calls {
                 timings::started(&mut timings, call);
             }
         }
-        if let Some(max_run) = &self.settings.max_run {
-            for call in &calls {
-                let (shared, weak_run, max_run, id) =
-                    (self.clone(), Arc::downgrade(run), max_run.clone(), call.id);
-                let timer = run.runtime.spawn(async move {
-                    tokio::time::sleep(max_run.limit).await;
-                    if let Some(run) = weak_run.upgrade() {
-                        shared.end_call(&run, id, Ending::TimedOut(max_run));
-                    }
-                });
-                run.set_timer(call.id, timer.abort_handle());
-            }
+        for call in &calls {
+            let Some(limit) = call.time_limit.clone() else {
+                continue;
+            };
+            let (shared, weak_run, id) = (self.clone(), Arc::downgrade(run), call.id);
+            let timer = run.runtime.spawn(async move {
+                tokio::time::sleep(limit.limit).await;
+                if let Some(run) = weak_run.upgrade() {
+                    shared.end_call(&run, id, Ending::TimedOut(limit));
+                }
+            });
+            run.set_timer(call.id, timer.abort_handle());
         }
         calls
+    }
+
+    /// The shutdown deadline passed: every call in flight is abandoned and
+    /// every call still held (never started) is charged and ended with it;
+    /// their tasks go back to their queues.
+    fn shut_down(&self, run: &Arc<RunState>) {
+        run.admit_held(true);
+        for call_id in run.running_ids() {
+            self.end_call(run, call_id, Ending::Shutdown);
+        }
     }
 
     /// A call's handler has ended (or was abandoned): refund its charges,
@@ -508,13 +567,18 @@ impl WorkerInner {
                             result,
                         });
                 }
-                Settlement::Fail {
-                    envelope,
-                    retryable,
-                } => {
+                // A failure or a hand-back, written in the background.
+                leftover => {
                     let (run, call, reporter) = (run.clone(), call.clone(), self.reporter.clone());
                     run.runtime.clone().spawn(async move {
-                        if let Err(err) = context.fail_leftover(envelope, retryable).await {
+                        let written = match leftover {
+                            Settlement::Fail {
+                                envelope,
+                                retryable,
+                            } => context.fail_leftover(envelope, retryable).await,
+                            _ => context.hand_back().await,
+                        };
+                        if let Err(err) = written {
                             reporter.execute(err, context.task_id());
                         }
                         run.write_done(&call);

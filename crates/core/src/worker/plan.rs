@@ -184,6 +184,8 @@ mod tests {
                     concurrency: *concurrency,
                     resource: resource.map(Into::into),
                     flow: None,
+                    timeout: None,
+                    retry: Default::default(),
                 })
                 .unwrap();
         }

@@ -4,12 +4,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::backoff::Backoff;
 use crate::error::{Error, Result};
 use crate::input::{integer_at_least_one, Options};
+use crate::retry::{RetryPolicy, RetrySpec};
 use crate::store::flow::{self, Declaration, FlowLimits, RateLimit};
+use crate::timeouts::{registration_timeout, TimeLimit};
 
 /// `worker.task(name, {batch, concurrency, resource, rateLimit,
-/// groupConcurrency}, fn)` options; all absent for the plain
+/// groupConcurrency, timeoutMs}, fn)` options; all absent for the plain
 /// `(ctx, payload)` form.
 #[derive(Clone, Debug, Default)]
 pub struct Registration {
@@ -18,6 +21,10 @@ pub struct Registration {
     pub resource: Option<String>,
     /// `rateLimit` and `groupConcurrency`, checked when read.
     pub flow: Option<FlowLimits>,
+    /// The name's time limit per call (docs/api.md, "Time limits and aborts").
+    pub timeout_ms: Option<f64>,
+    /// The name's retry policy (docs/api.md, "Retry policy").
+    pub retry: Option<RetrySpec>,
 }
 
 impl Registration {
@@ -29,6 +36,8 @@ impl Registration {
             "resource",
             flow::spec::KEYS[0],
             flow::spec::KEYS[1],
+            "timeoutMs",
+            "retry",
         ];
         let mut fields = Options::parse("task options", options, &keys)?;
         Ok(Registration {
@@ -36,6 +45,8 @@ impl Registration {
             concurrency: fields.number("concurrency")?,
             resource: fields.text("resource")?,
             flow: flow::spec::read(&mut fields)?,
+            timeout_ms: fields.number("timeoutMs")?,
+            retry: RetrySpec::read(&mut fields)?,
         })
     }
 }
@@ -49,6 +60,10 @@ pub(crate) struct Handler {
     pub resource: Option<String>,
     /// The limits this worker declares for the name.
     pub flow: Option<FlowLimits>,
+    /// Its calls' time limit, over the worker's `maxRunMs`.
+    pub timeout: Option<TimeLimit>,
+    /// Its attempts cap and backoff, over the worker's backoff.
+    pub retry: RetryPolicy,
 }
 
 impl Handler {
@@ -78,14 +93,20 @@ fn positive_integer(what: &str, value: Option<f64>) -> Result<Option<i64>> {
 }
 
 /// Checks `options` against docs/api.md, "Registrations"; `resources` are the
-/// worker's declared resource names.
+/// worker's declared resource names, `backoff` its retry backoff.
 pub(crate) fn validate(
     name: &str,
     options: Registration,
     resources: &HashMap<String, i64>,
+    backoff: Backoff,
 ) -> Result<Handler> {
     let batch = positive_integer("batch", options.batch)?;
     let concurrency = positive_integer("concurrency", options.concurrency)?;
+    let timeout = registration_timeout(options.timeout_ms)?;
+    let retry = match &options.retry {
+        Some(spec) => spec.check(backoff)?,
+        None => RetryPolicy::default(),
+    };
     if let Some(resource) = &options.resource {
         if !resources.contains_key(resource) {
             let mut declared: Vec<&str> = resources.keys().map(String::as_str).collect();
@@ -106,6 +127,8 @@ pub(crate) fn validate(
         concurrency,
         resource: options.resource,
         flow: options.flow,
+        timeout,
+        retry,
     })
 }
 
@@ -252,7 +275,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            message(validate("a", bad_batch, &none)),
+            message(validate("a", bad_batch, &none, Backoff::default())),
             "batch must be an integer >= 1, got 1.5"
         );
         let bad_concurrency = Registration {
@@ -260,7 +283,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            message(validate("a", bad_concurrency, &none)),
+            message(validate("a", bad_concurrency, &none, Backoff::default())),
             "concurrency must be an integer >= 1, got 0"
         );
         assert_eq!(
@@ -274,11 +297,11 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            message(validate("a", undeclared.clone(), &none)),
+            message(validate("a", undeclared.clone(), &none, Backoff::default())),
             "task \"a\" declares resource \"gpu\", which is not in WorkerOptions.resources; declared: none"
         );
         assert_eq!(
-            message(validate("a", undeclared, &resources(&["net", "db"]))),
+            message(validate("a", undeclared, &resources(&["net", "db"]), Backoff::default())),
             "task \"a\" declares resource \"gpu\", which is not in WorkerOptions.resources; declared: db, net"
         );
     }
@@ -290,6 +313,8 @@ mod tests {
             concurrency: None,
             resource: resource.map(Into::into),
             flow: None,
+            timeout: None,
+            retry: RetryPolicy::default(),
         }
     }
 

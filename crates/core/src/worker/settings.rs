@@ -5,13 +5,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::call::MaxRun;
 use super::report::ErrorHook;
 use crate::backoff::Backoff;
-use crate::error::{js_number, Result};
+use crate::error::Result;
 use crate::input::{above_zero, duration_ms, integer_at_least_one, stored_ms, Options};
 use crate::store;
 use crate::store::backpressure::BackpressureOptions;
+use crate::timeouts::TimeLimit;
 
 const DEFAULT_POLL_INTERVAL_MS: f64 = 500.0;
 
@@ -44,7 +44,7 @@ pub(crate) struct Settings {
     pub(crate) poll_every: Duration,
     pub(crate) claim_batch: Option<f64>,
     pub(crate) backoff: Backoff,
-    pub(crate) max_run: Option<MaxRun>,
+    pub(crate) max_run: Option<TimeLimit>,
     pub(crate) max_in_flight_bytes: Option<f64>,
     pub(crate) resources: Arc<HashMap<String, i64>>,
 }
@@ -117,10 +117,7 @@ impl Settings {
             poll_every: duration_ms(options.poll_interval_ms.unwrap_or(DEFAULT_POLL_INTERVAL_MS)),
             claim_batch: options.claim_batch,
             backoff: retry_backoff(options.retry_backoff_ms, options.retry_backoff_max_ms)?,
-            max_run: options.max_run_ms.map(|ms| MaxRun {
-                limit: duration_ms(ms),
-                shown: js_number(ms),
-            }),
+            max_run: options.max_run_ms.map(|ms| TimeLimit::new("maxRunMs", ms)),
             max_in_flight_bytes: options.max_in_flight_bytes,
             resources: Arc::new(resources),
         })
@@ -135,6 +132,7 @@ pub fn retry_backoff(base_ms: Option<f64>, max_ms: Option<f64>) -> Result<Backof
         v.map_or(Ok(default), |v| stored_ms(name, v).map(|_| v))
     };
     Ok(Backoff {
+        kind: defaults.kind,
         base_ms: check("retryBackoffMs", base_ms, defaults.base_ms)?,
         max_ms: check("retryBackoffMaxMs", max_ms, defaults.max_ms)?,
     })

@@ -1,4 +1,5 @@
-//! The worker's own tests: payload charges, registrations, a task without one.
+//! The worker loop's own checks: dispatch without a registration, resource
+//! declarations, payload charges.
 
 use super::*;
 use crate::store::SubmitInput;
@@ -11,6 +12,7 @@ fn payload_bytes_follow_compact_json() {
     );
     assert_eq!(payload_bytes("[1, 2]"), 5);
 }
+
 #[test]
 fn registrations_check_resources_against_the_options() {
     let store = Store::sqlite(":memory:", None);

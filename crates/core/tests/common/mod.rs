@@ -100,6 +100,19 @@ macro_rules! shared_suite {
                     bad_options_create_nothing);
             }
 
+            mod retry {
+                use crate::common::retry as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    a_submitted_policy_is_stored_and_followed);
+            }
+
+            mod timeouts {
+                use crate::common::timeouts as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    a_submitted_timeout_is_kept_in_the_metadata,
+                    the_cancel_watch_reads_requested_cancels);
+            }
+
             mod flow {
                 use crate::common::flow as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -335,9 +348,11 @@ pub mod events;
 pub mod flow;
 pub mod pauses;
 pub mod reserved;
+pub mod retry;
 pub mod schedules;
 pub mod signals;
 pub mod steps;
+pub mod timeouts;
 
 /// A delay a stored time cannot hold is refused naming `runAtDelayMs`, and
 /// writes nothing; the largest one allowed is stored exactly.

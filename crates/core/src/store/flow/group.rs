@@ -1,11 +1,11 @@
 //! A submit's `group` (docs/api.md, "Flow control"): kept in the task's
-//! metadata, the protocol's own column every SDK stores and returns
-//! untouched, so no table of ours is written at submit.
+//! metadata (`input::metadata_with`).
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::GROUP_METADATA_KEY;
 use crate::error::{Error, Result};
+use crate::input::metadata_with;
 
 /// The metadata JSON to store for a submit with `group`: `metadata` (the
 /// caller's JSON text, `{}` when absent) with `"cairnq.group": group`, or
@@ -20,19 +20,7 @@ pub fn grouped_metadata(metadata: Option<String>, group: Option<String>) -> Resu
             "group must be a non-empty string, got \"\"".into(),
         ));
     }
-    let mut fields = match metadata.as_deref() {
-        None => Map::new(),
-        Some(text) => match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(fields)) => fields,
-            _ => {
-                return Err(Error::Invalid(format!(
-                    "group needs metadata to be an object, got {text}"
-                )))
-            }
-        },
-    };
-    fields.insert(GROUP_METADATA_KEY.into(), Value::String(group));
-    Ok(Some(Value::Object(fields).to_string()))
+    metadata_with(metadata, "group", GROUP_METADATA_KEY, Value::String(group))
 }
 
 #[cfg(test)]

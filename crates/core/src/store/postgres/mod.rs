@@ -238,6 +238,10 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         rows::heartbeat_batch(&self.client().await?, &ids, &worker_id, lease_ms).await
     }
 
+    async fn cancel_requested(&self, ids: Vec<String>) -> Result<Vec<String>> {
+        reads::cancel_requested(&self.client().await?, &ids).await
+    }
+
     async fn progress(
         &self,
         owned: HeldTask,

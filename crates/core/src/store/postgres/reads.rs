@@ -87,6 +87,18 @@ pub(super) async fn oldest_due<S: Session>(client: &S) -> Result<Vec<(String, i6
         .collect()
 }
 
+/// `cancel_requested`: which of `ids` a cancel was requested for.
+pub(super) async fn cancel_requested<S: Session>(
+    client: &S,
+    ids: &Vec<String>,
+) -> Result<Vec<String>> {
+    rows(client, SQL.cancel_requested, &params![ids])
+        .await?
+        .iter()
+        .map(|row| row.text(0))
+        .collect()
+}
+
 pub(super) async fn queue_depth<S: Session>(
     client: &S,
     queue: &str,

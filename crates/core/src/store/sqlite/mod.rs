@@ -221,6 +221,11 @@ impl Backend for SqliteBackend {
             .await
     }
 
+    async fn cancel_requested(&self, ids: Vec<String>) -> Result<Vec<String>> {
+        self.read(move |conn| reads::cancel_requested(conn, &ids))
+            .await
+    }
+
     async fn progress(
         &self,
         owned: HeldTask,

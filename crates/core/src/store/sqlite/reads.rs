@@ -5,6 +5,7 @@
 use rusqlite::Connection;
 
 use super::query::{query, query_tasks};
+use super::rows::json_list;
 use crate::error::Result;
 use crate::ids::now_ms;
 use crate::protocol::{self, specialize_for, SQLITE as SQL};
@@ -65,6 +66,14 @@ pub(super) fn stats(conn: &Connection, queue: &Option<String>) -> Result<Vec<Sta
 pub(super) fn oldest_due(conn: &Connection) -> Result<Vec<(String, i64)>> {
     query(conn, SQL.oldest_due, &[(":now", &now_ms())], |row| {
         Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+    })
+}
+
+/// `cancel_requested.sql`: which of `ids` a cancel was requested for.
+pub(super) fn cancel_requested(conn: &Connection, ids: &[String]) -> Result<Vec<String>> {
+    let ids = json_list(ids);
+    query(conn, SQL.cancel_requested, &[(":ids", &ids)], |row| {
+        row.get(0)
     })
 }
 

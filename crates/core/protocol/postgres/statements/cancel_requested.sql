@@ -1,0 +1,6 @@
+-- The worker's cancel watch (docs/api.md, "Time limits and aborts"): which of
+-- the listed tasks a cancel was requested for (or that ended canceled).
+-- $1 ids (text[]).
+select id from cairnq_tasks
+where id = any($1::text[])
+  and (cancel_requested_at_ms is not null or status = 'canceled')
