@@ -66,6 +66,10 @@ const VALUE_EXPORTS = [
   "createPoolExecutor",
   // Observability (docs/api.md, "Metrics").
   "createMetrics",
+  // Manual fetch (docs/api.md, "Manual fetch").
+  "NotOwner",
+  "LeaseExpired",
+  "NotRunning",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions",
@@ -126,6 +130,9 @@ const TYPE_EXPORTS = [
   "WaitForSignalOptions",
   "PendingSignal",
   "StoreTracingOptions",
+  // Manual fetch (docs/api.md, "Manual fetch").
+  "FetchOptions",
+  "FetchedTask",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */

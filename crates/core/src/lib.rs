@@ -4,6 +4,7 @@
 
 pub mod backoff;
 pub mod error;
+pub mod fetch;
 pub mod ids;
 pub mod input;
 pub mod metrics;
