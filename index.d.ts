@@ -873,9 +873,9 @@ export type WorkerOptions = TaskContextOptions &
   Partial<BackpressureOptions> & {
     /** Handler calls in flight (a batch call counts 1). Default 1. */
     concurrency?: number;
-    /** Default 30 000. */
+    /** Default 4 000: a crashed worker's task runs elsewhere within about 4.5 s (docs/api.md, "Worker options"). */
     leaseMs?: number;
-    /** Default `max(50, floor(leaseMs / 3))`. */
+    /** Default 1 000 with the default lease, else `max(50, floor(leaseMs / 3))`. */
     heartbeatIntervalMs?: number;
     /** Idle sleep between empty polls, default 500. */
     pollIntervalMs?: number;
