@@ -111,6 +111,11 @@ export declare class NativeRetention {
 }
 
 export declare class NativeStore {
+  /** The tasks claimed, as a JSON array of rows. */
+  fetch(optionsJson: string): Promise<string>
+  completeFetched(taskId: string, workerId: string, resultJson?: string | undefined | null): Promise<string>
+  failFetched(taskId: string, workerId: string, envelopeJson: string, retryable: boolean, delayMs?: number | undefined | null): Promise<string>
+  extendFetched(taskId: string, workerId: string, leaseMs?: number | undefined | null): Promise<string>
   /**
    * `open`: `"existing"` opens only an existing cairnq database, never
    * creating or migrating one (`OpenMode::Existing`, for the command line

@@ -135,6 +135,23 @@ export type SubmitItem = {
 };
 
 /** `call` options: submit options plus how long and how to wait. */
+/** `client.fetch` (docs/api.md, "Manual fetch"). */
+export type FetchOptions = {
+  /** Default `"default"`. */
+  queue?: string;
+  /** Only tasks of these names; all names when absent. */
+  names?: string[];
+  /** At most this many tasks (an integer >= 1). Default 1. */
+  count?: number;
+  /** The lease each task holds, in ms (an integer >= 1); no heartbeat renews it. Default 30 000. */
+  leaseMs?: number;
+  /** The owner the tasks are claimed for. Default a fresh `worker_` id. */
+  workerId?: string;
+};
+
+/** What `complete`, `fail` and `extendLease` need of a fetched task: a `Task` `fetch` returned will do. */
+export type FetchedTask = Pick<Task, "id" | "worker_id">;
+
 export type CallOptions = SubmitOptions & {
   /** Default 30 000. */
   waitTimeoutMs?: number;
@@ -539,6 +556,29 @@ export declare class LostLease extends CairnQError {
   taskId: string;
 }
 
+/** A fetched task's write was refused: another worker's id holds the task (nothing written). */
+export declare class NotOwner extends CairnQError {
+  constructor(taskId: string, workerId: string, owner: string);
+  taskId: string;
+  /** The id the refused write gave. */
+  workerId: string;
+  /** The worker id the task is running under. */
+  owner: string;
+}
+
+/** A fetched task's write was refused: the caller's own lease ran out (nothing written). */
+export declare class LeaseExpired extends LostLease {
+  constructor(taskId: string, workerId: string);
+  workerId: string;
+}
+
+/** A fetched task's write was refused: the task is `status`, or there is none (`null`). */
+export declare class NotRunning extends CairnQError {
+  constructor(taskId: string, status: TaskStatus | null);
+  taskId: string;
+  status: TaskStatus | null;
+}
+
 /** Reported through `onError` (never thrown) when a heartbeat beat was late. */
 export declare class EventLoopBlocked extends CairnQError {
   constructor(lateMs: number, intervalMs: number, leaseMs: number);
@@ -845,6 +885,18 @@ export declare class CairnQ {
   call<P, R>(task: TaskDef<P, R>, payload?: FromDef<P>, opts?: CallOptions): Promise<R>;
   call(task: string, payload?: unknown, opts?: CallOptions): Promise<unknown>;
 
+  /** Claims up to `count` due tasks of the queue, each holding a lease no heartbeat renews (docs/api.md, "Manual fetch"). */
+  fetch(opts?: FetchOptions): Promise<Task[]>;
+  /**
+   * Finishes a fetched task with `result` (`canceled` instead when a cancel was requested).
+   * Rejects `NotOwner`, `LeaseExpired` or `NotRunning`, writing nothing, when the task is not held.
+   */
+  complete(task: FetchedTask, result?: unknown): Promise<Task>;
+  /** Fails a fetched task (a `ctx.fail` reason): queued again after `delayMs` while attempts remain unless `retryable` is false. */
+  fail(task: FetchedTask, reason?: unknown, opts?: { retryable?: boolean; delayMs?: number }): Promise<Task>;
+  /** Renews a fetched task's lease to `leaseMs` (default 30 000) from now; the row shows a requested cancel. */
+  extendLease(task: FetchedTask, leaseMs?: number): Promise<Task>;
+
   /**
    * Insert, or update in place, the recurring task `name` (docs/api.md,
    * "Schedules"): every running worker whose queues include its queue fires
@@ -1014,9 +1066,9 @@ export type WorkerOptions = TaskContextOptions &
   Partial<BackpressureOptions> & {
     /** Handler calls in flight (a batch call counts 1). Default 1. */
     concurrency?: number;
-    /** Default 30 000. */
+    /** Default 4 000: a crashed worker's task runs elsewhere within about 4.5 s (docs/api.md, "Worker options"). */
     leaseMs?: number;
-    /** Default `max(50, floor(leaseMs / 3))`. */
+    /** Default 1 000 with the default lease, else `max(50, floor(leaseMs / 3))`. */
     heartbeatIntervalMs?: number;
     /** Idle sleep between empty polls, default 500. */
     pollIntervalMs?: number;

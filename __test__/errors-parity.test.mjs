@@ -23,6 +23,9 @@ const JS_SUFFIX = { TaskTimeout: "what the last snapshot says" };
 /** The classes a native reason can name (every `cairnq` tag fromNative decodes). */
 const NATIVE_CLASSES = [
   "LostLease",
+  "NotOwner",
+  "LeaseExpired",
+  "NotRunning",
   "AlreadyExists",
   "QueueFull",
   "TaskTimeout",

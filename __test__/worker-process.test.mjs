@@ -82,6 +82,32 @@ forEachDialect("worker processes", (dialect) => {
     }
   });
 
+  test("with the default lease (4 s, beats every second), handlers blocking the loop twice as long run once with attempt 1", async (t) => {
+    const { client, db } = await dialect.open(t);
+    const runsFile = path.join(makeTempDir(t), "runs.jsonl");
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push((await client.submit("job", { i })).id);
+    const cfg = { handler: "block", blockMs: 8_000, runsFile };
+    const workers = [spawnWorker(t, db, cfg), spawnWorker(t, db, cfg)];
+    const started = await workers[0].waitForEvent((e) => e.event === "started", { what: "a started handler" });
+    // The lease the worker takes and renews is the default: 4 000 ms past the write.
+    const held = await client.get(started.id);
+    const leaseMs = held.lease_until_ms - held.updated_at_ms;
+    assert.ok(leaseMs >= 4_000 - dialect.clockSlackMs && leaseMs <= 4_000, `lease ${leaseMs} ms`);
+
+    const rows = await waitAllTerminal(client, ids, { timeoutMs: 150_000 });
+    for (const row of rows) {
+      assert.equal(row.status, "succeeded", JSON.stringify(row));
+      assert.equal(row.attempt, 1, `task ${row.id} was claimed again: its lease expired`);
+    }
+    const runs = readJsonLines(runsFile);
+    assert.equal(runs.length, ids.length, `one run per task, got ${JSON.stringify(runs)}`);
+    const blocked = workers.flatMap((w) => w.events()).find((e) => e.name === "EventLoopBlocked");
+    if (blocked) assert.deepEqual([blocked.leaseMs, blocked.intervalMs], [4_000, 1_000]);
+    for (const w of workers) w.kill("SIGTERM");
+    for (const w of workers) assert.deepEqual(await w.waitExit(60_000), { code: 0, signal: null }, w.tail());
+  });
+
   test("a SIGKILLed worker's task is recovered after lease expiry, runs again with attempt 2, nothing is lost", async (t) => {
     const { client, db } = await dialect.open(t);
     const runsFile = path.join(makeTempDir(t), "runs.jsonl");

@@ -3,6 +3,7 @@
 // face over a store.
 
 const { TaskCanceled, TaskFailed } = require("./errors.js");
+const { fetchTasks, completeFetched, failFetched, extendFetched } = require("./fetch.js");
 const { RetentionSweeper } = require("./housekeeping.js");
 const { taskName } = require("./models.js");
 const { schedule, schedules, changeSchedule, triggerSchedule } = require("./schedules.js");
@@ -358,6 +359,50 @@ class CairnQ {
    */
   signalByKey(key, name, payload) {
     return sendSignal(this._store, key, true, name, payload);
+  }
+
+  /**
+   * Claim up to `count` due tasks of `queue` under `workerId` (docs/api.md,
+   * "Manual fetch"); each holds a lease of `leaseMs` that no heartbeat renews.
+   * @param {import("../index.js").FetchOptions} [opts]
+   * @returns {Promise<Task[]>}
+   */
+  fetch(opts) {
+    return fetchTasks(this._store, opts);
+  }
+
+  /**
+   * Finish a fetched task with `result` (canceled instead when a cancel was
+   * requested); NotOwner, LeaseExpired or NotRunning when it is not held.
+   * @param {import("../index.js").FetchedTask} task
+   * @param {unknown} [result]
+   * @returns {Promise<Task>}
+   */
+  complete(task, result) {
+    return completeFetched(this._store, task, result);
+  }
+
+  /**
+   * Fail a fetched task: retried after `delayMs` while attempts remain
+   * (unless `retryable` is false), else failed.
+   * @param {import("../index.js").FetchedTask} task
+   * @param {unknown} [reason]
+   * @param {{ retryable?: boolean, delayMs?: number }} [opts]
+   * @returns {Promise<Task>}
+   */
+  fail(task, reason = "task failed", opts) {
+    return failFetched(this._store, task, reason, opts);
+  }
+
+  /**
+   * Renew a fetched task's lease to `leaseMs` from now; the row tells of a
+   * requested cancel (`cancel_requested_at_ms`).
+   * @param {import("../index.js").FetchedTask} task
+   * @param {number} [leaseMs]
+   * @returns {Promise<Task>}
+   */
+  extendLease(task, leaseMs) {
+    return extendFetched(this._store, task, leaseMs);
   }
 
   /**

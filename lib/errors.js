@@ -188,6 +188,50 @@ class LostLease extends CairnQError {
   }
 }
 
+/** A fetched task's write refused: another worker's id holds the task. */
+class NotOwner extends CairnQError {
+  /**
+   * @param {string} taskId
+   * @param {string} workerId
+   * @param {string} owner
+   */
+  constructor(taskId, workerId, owner) {
+    super(`task ${taskId} is held by worker ${owner}, not ${workerId}`);
+    this.name = "NotOwner";
+    this.taskId = taskId;
+    this.workerId = workerId;
+    this.owner = owner;
+  }
+}
+
+/** A fetched task's write refused: the caller's own lease ran out. A LostLease. */
+class LeaseExpired extends LostLease {
+  /**
+   * @param {string} taskId
+   * @param {string} workerId
+   */
+  constructor(taskId, workerId) {
+    super(taskId);
+    this.message = `the lease of worker ${workerId} on task ${taskId} has expired`;
+    this.name = "LeaseExpired";
+    this.workerId = workerId;
+  }
+}
+
+/** A fetched task's write refused: the task is not running (`status`), or gone (`null`). */
+class NotRunning extends CairnQError {
+  /**
+   * @param {string} taskId
+   * @param {string | null} status
+   */
+  constructor(taskId, status) {
+    super(status === null ? `no task ${taskId}` : `task ${taskId} is ${status}, not running`);
+    this.name = "NotRunning";
+    this.taskId = taskId;
+    this.status = status;
+  }
+}
+
 class ProtocolVersionMismatch extends CairnQError {
   /** @param {string} message */
   constructor(message) {
@@ -320,6 +364,12 @@ function fromReason(text) {
   switch (body.cairnq) {
     case "LostLease":
       return withRustMessage(new LostLease(body.taskId), message);
+    case "NotOwner":
+      return withRustMessage(new NotOwner(body.taskId, body.workerId, body.owner), message);
+    case "LeaseExpired":
+      return withRustMessage(new LeaseExpired(body.taskId, body.workerId), message);
+    case "NotRunning":
+      return withRustMessage(new NotRunning(body.taskId, body.status), message);
     case "AlreadyExists":
       return withRustMessage(new AlreadyExists(body.key), message);
     case "QueueFull":
@@ -371,6 +421,9 @@ module.exports = {
   abortError,
   TaskError,
   LostLease,
+  NotOwner,
+  LeaseExpired,
+  NotRunning,
   EventLoopBlocked,
   ProtocolVersionMismatch,
   SerializationError,

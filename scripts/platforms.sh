@@ -45,7 +45,13 @@ for name in "${platforms[@]}"; do
             bash scripts/platforms/darwin-check.sh "$name"
         else
             bash scripts/run-on.sh "$name" __test__/platform/suite.mjs &&
-                bash scripts/platforms/ctrl-c.sh "$name"
+                bash scripts/platforms/ctrl-c.sh "$name" &&
+                if [[ $name == linux-x64-gnu ]]; then
+                    # Deno 2, the third runtime, on this machine's target.
+                    printf '\n==> the same under Deno (%s)\n' "$(node_modules/.bin/deno --version | head -1)"
+                    CAIRNQ_RUNTIME=deno bash scripts/run-on.sh "$name" __test__/platform/suite.mjs &&
+                        CAIRNQ_RUNTIME=deno bash scripts/platforms/ctrl-c.sh "$name"
+                fi
         fi
     } >"$logs/$name.log" 2>&1 &
     suite_pid=$!

@@ -5,6 +5,7 @@
 # does: through binding.js and the platform package cairnq-<name>, linked into
 # node_modules. Installs what it needs (root); runtimes stay in the platform
 # cache. Build the binary first (`npm run build:platform -- <name>`).
+# CAIRNQ_RUNTIME=deno runs linux-x64-gnu's under Deno instead of Node.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/platforms/lib.sh
@@ -28,6 +29,12 @@ ln -sfn "../npm/$name" "node_modules/cairnq-$name"
 case $name in
 linux-x64-gnu)
     runtime=(node)
+    if [[ ${CAIRNQ_RUNTIME:-node} == deno ]]; then
+        # Deno 2 (the pinned devDependency `deno`). Installed from npm the
+        # package sits in node_modules, where Deno reads its CommonJS files
+        # as such; run from this checkout they need --unstable-detect-cjs.
+        runtime=("$PWD/node_modules/.bin/deno" run -A --unstable-detect-cjs)
+    fi
     ;;
 linux-arm64-gnu)
     # Debian's arm64 glibc and libstdc++ (multiarch) sit where the arm64

@@ -13,6 +13,13 @@ struct Reason<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     task_id: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    worker_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    owner: Option<&'a str>,
+    /// `NotRunning`'s status; `null` when there is no task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<Option<&'a str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     queue: Option<&'a str>,
@@ -47,6 +54,23 @@ pub fn reason(err: &Error) -> String {
     // No wildcard: a new variant decides here which fields cross over.
     match err {
         Error::LostLease { task_id } => reason.task_id = Some(task_id),
+        Error::NotOwner {
+            task_id,
+            worker_id,
+            owner,
+        } => {
+            reason.task_id = Some(task_id);
+            reason.worker_id = Some(worker_id);
+            reason.owner = Some(owner);
+        }
+        Error::LeaseExpired { task_id, worker_id } => {
+            reason.task_id = Some(task_id);
+            reason.worker_id = Some(worker_id);
+        }
+        Error::NotRunning { task_id, status } => {
+            reason.task_id = Some(task_id);
+            reason.status = Some(status.as_deref());
+        }
         Error::AlreadyExists { key } => reason.key = Some(key),
         Error::QueueFull {
             queue,
@@ -154,6 +178,19 @@ mod tests {
         per_variant! {
             Invalid(_) => [Error::Invalid("maxAttempts must be >= 1, got 0".into())],
             LostLease { .. } => [Error::LostLease { task_id: "task_01J9ZQ".into() }],
+            NotOwner { .. } => [Error::NotOwner {
+                task_id: "task_01J9ZQ".into(),
+                worker_id: "script_b".into(),
+                owner: "worker_01J9ZR".into(),
+            }],
+            LeaseExpired { .. } => [Error::LeaseExpired {
+                task_id: "task_01J9ZQ".into(),
+                worker_id: "script_a".into(),
+            }],
+            NotRunning { .. } => [
+                Error::NotRunning { task_id: "task_01J9ZQ".into(), status: Some("succeeded".into()) },
+                Error::NotRunning { task_id: "task_gone".into(), status: None },
+            ],
             AlreadyExists { .. } => [
                 Error::AlreadyExists { key: "order-1".into() },
                 Error::AlreadyExists { key: "quote \" and ü — \\ kept".into() },
@@ -267,6 +304,25 @@ mod tests {
             Error::LostLease { task_id } => {
                 (json!({ "taskId": task_id }), json!([task_id]), Value::Null)
             }
+            Error::NotOwner {
+                task_id,
+                worker_id,
+                owner,
+            } => (
+                json!({ "taskId": task_id, "workerId": worker_id, "owner": owner }),
+                json!([task_id, worker_id, owner]),
+                Value::Null,
+            ),
+            Error::LeaseExpired { task_id, worker_id } => (
+                json!({ "taskId": task_id, "workerId": worker_id }),
+                json!([task_id, worker_id]),
+                Value::Null,
+            ),
+            Error::NotRunning { task_id, status } => (
+                json!({ "taskId": task_id, "status": status }),
+                json!([task_id, status]),
+                Value::Null,
+            ),
             Error::AlreadyExists { key } => (json!({ "key": key }), json!([key]), Value::Null),
             Error::QueueFull {
                 queue,

@@ -8,6 +8,7 @@
 mod backpressure;
 mod bad_rows;
 mod errors;
+mod fetch;
 mod retention;
 mod store;
 mod writes;

@@ -326,9 +326,9 @@ export function spawnProcess(
   t,
   command,
   args,
-  { label = command, env, eventTimeoutMs = 30_000, endSignal = "SIGKILL" } = {},
+  { label = command, env, cwd = REPO_ROOT, eventTimeoutMs = 30_000, endSignal = "SIGKILL" } = {},
 ) {
-  const child = spawn(command, args, { cwd: REPO_ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   liveChildren.add(child);
   const proc = {
     child,

@@ -71,6 +71,10 @@ const VALUE_EXPORTS = [
   // Time limits and aborts (docs/api.md).
   "HandlerTimeout",
   "WorkerShutdown",
+  // Manual fetch (docs/api.md, "Manual fetch").
+  "NotOwner",
+  "LeaseExpired",
+  "NotRunning",
 ].sort();
 const TYPE_EXPORTS = [
   "CallOptions",
@@ -145,6 +149,9 @@ const TYPE_EXPORTS = [
   "TaskEventKind",
   "EventGap",
   "StoreTracingOptions",
+  // Manual fetch (docs/api.md, "Manual fetch").
+  "FetchOptions",
+  "FetchedTask",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */

@@ -19,6 +19,25 @@ pub enum Error {
     Invalid(String),
     #[error("lost lease on task {task_id}")]
     LostLease { task_id: String },
+    /// A fetched task's write refused: another worker's id holds the row
+    /// (docs/api.md, "Manual fetch").
+    #[error("task {task_id} is held by worker {owner}, not {worker_id}")]
+    NotOwner {
+        task_id: String,
+        worker_id: String,
+        owner: String,
+    },
+    /// A fetched task's write refused: the caller's own lease ran out (the
+    /// row is still running under its id, recoverable by any worker).
+    #[error("the lease of worker {worker_id} on task {task_id} has expired")]
+    LeaseExpired { task_id: String, worker_id: String },
+    /// A fetched task's write refused: the row is not running (`status`), or
+    /// there is none (`None`).
+    #[error("{}", status.as_ref().map_or(format!("no task {task_id}"), |s| format!("task {task_id} is {s}, not running")))]
+    NotRunning {
+        task_id: String,
+        status: Option<String>,
+    },
     #[error("task with key {key} already exists")]
     AlreadyExists { key: String },
     #[error(
@@ -85,6 +104,9 @@ impl Error {
     pub fn class_name(&self) -> &'static str {
         match self {
             Error::LostLease { .. } => "LostLease",
+            Error::NotOwner { .. } => "NotOwner",
+            Error::LeaseExpired { .. } => "LeaseExpired",
+            Error::NotRunning { .. } => "NotRunning",
             Error::AlreadyExists { .. } => "AlreadyExists",
             Error::QueueFull { .. } => "QueueFull",
             Error::TaskTimeout { .. } => "TaskTimeout",

@@ -5,6 +5,7 @@
 pub mod backoff;
 pub mod error;
 pub mod events;
+pub mod fetch;
 pub mod ids;
 pub mod input;
 pub mod metrics;

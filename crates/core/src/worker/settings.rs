@@ -8,12 +8,26 @@ use std::time::Duration;
 use super::report::ErrorHook;
 use crate::backoff::Backoff;
 use crate::error::Result;
-use crate::input::{above_zero, duration_ms, integer_at_least_one, stored_ms, Options};
-use crate::store;
+use crate::input::{
+    above_zero, duration_ms, integer_at_least_one, stored_ms, stored_ms_or, Options,
+};
 use crate::store::backpressure::BackpressureOptions;
 use crate::timeouts::TimeLimit;
 
 const DEFAULT_POLL_INTERVAL_MS: f64 = 500.0;
+
+/// A worker's lease when `leaseMs` is absent (docs/api.md, "Worker options"):
+/// a SIGKILLed worker's task is claimable again at most this long after its
+/// last beat, so another worker polling every 500 ms runs it within 4.5 s.
+/// The native heartbeat does not wait on the event loop, so a blocked loop
+/// cannot make it late; what can is a beat delayed by the database or a
+/// starved CPU. The store methods' lease (`store::DEFAULT_LEASE_MS`) stays
+/// the protocol's 30 s.
+pub const DEFAULT_WORKER_LEASE_MS: i64 = 4_000;
+
+/// The beat period with the default lease (else `leaseMs / 3`, as 0.7.0):
+/// a beat may come 3 s late before the lease runs out.
+pub const DEFAULT_WORKER_HEARTBEAT_MS: f64 = 1_000.0;
 
 /// `WorkerOptions` (docs/api.md, "Worker options") as JS numbers; `None` =
 /// absent.
@@ -104,10 +118,12 @@ impl Settings {
             let capacity = integer_at_least_one(&format!("resources[{quoted}]"), *capacity)?;
             resources.insert(name.clone(), capacity);
         }
-        let lease_ms = store::lease_ms(options.lease_ms)?;
-        let heartbeat_ms = options
-            .heartbeat_interval_ms
-            .unwrap_or_else(|| (lease_ms / 3).max(50) as f64);
+        let lease_ms = stored_ms_or("leaseMs", options.lease_ms, DEFAULT_WORKER_LEASE_MS)?;
+        let heartbeat_ms = match (options.heartbeat_interval_ms, options.lease_ms) {
+            (Some(ms), _) => ms,
+            (None, None) => DEFAULT_WORKER_HEARTBEAT_MS,
+            (None, Some(_)) => (lease_ms / 3).max(50) as f64,
+        };
         Ok(Settings {
             concurrency: options.concurrency,
             lease_ms,
@@ -200,8 +216,8 @@ mod tests {
     #[test]
     fn defaults_follow_the_lease() {
         let defaults = Settings::resolve(&WorkerOptions::default()).unwrap();
-        assert_eq!(defaults.lease_ms, 30_000);
-        assert_eq!(defaults.heartbeat_interval_ms, 10_000);
+        assert_eq!(defaults.lease_ms, 4_000);
+        assert_eq!(defaults.heartbeat_interval_ms, 1_000);
         assert_eq!(defaults.poll_every, Duration::from_millis(500));
         assert_eq!(defaults.backoff, Backoff::default());
         let short = Settings::resolve(&WorkerOptions {

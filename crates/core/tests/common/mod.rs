@@ -29,6 +29,14 @@ macro_rules! shared_suite {
                 purge_count_counts_what_purge_deletes,
                 summaries_leave_the_bodies_unread);
 
+            mod fetch {
+                use crate::common::fetch as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    a_fetched_task_is_extended_and_completed,
+                    a_wrong_worker_is_not_owner_and_a_second_complete_not_running,
+                    an_expired_lease_says_so_and_writes_nothing);
+            }
+
             mod debounce {
                 use crate::common::debounce as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -345,6 +353,7 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
 }
 pub mod debounce;
 pub mod events;
+pub mod fetch;
 pub mod flow;
 pub mod pauses;
 pub mod reserved;
