@@ -165,11 +165,14 @@ async fn fire(
             // skipped, as it would make them.
             let latest = firing.occurrences.pop().expect("not empty");
             passed_over = firing.occurrences.len();
-            let skipped = skip(store, &row, &firing, latest, passed_over + 1, now).await?;
-            if skipped {
-                fired.skipped += passed_over + 1;
-                fired.advanced += 1;
-                continue;
+            match skip(store, &row, &firing, latest, passed_over + 1, now).await? {
+                SkipDecision::Skipped => {
+                    fired.skipped += passed_over + 1;
+                    fired.advanced += 1;
+                    continue;
+                }
+                SkipDecision::DecidedElsewhere => continue,
+                SkipDecision::Fire => {}
             }
             firing.occurrences = vec![latest];
             firing.capped = false;
@@ -231,9 +234,21 @@ async fn fire(
     Ok(())
 }
 
-/// Whether `row`'s firing was skipped (and its pending occurrence moved on,
-/// `count` skips counted): a task of the schedule other than `latest`'s own
-/// is queued or running.
+/// What `skip` found for an `overlap: "skip"` firing.
+enum SkipDecision {
+    /// A task of the schedule other than the occurrence's own is queued or
+    /// running: the pending occurrence moved on, the skips counted.
+    Skipped,
+    /// No such task, and the occurrence is still pending: fire it.
+    Fire,
+    /// Another worker moved the pending occurrence on first (it skipped or
+    /// fired it): nothing to do here.
+    DecidedElsewhere,
+}
+
+/// Decide `row`'s firing in one statement (`count` skips counted when it
+/// skips); when it answers no row, one read tells an occurrence still
+/// pending from one another worker decided meanwhile.
 async fn skip(
     store: &Store,
     row: &ScheduleRow,
@@ -241,7 +256,7 @@ async fn skip(
     latest: i64,
     count: usize,
     now: i64,
-) -> Result<bool> {
+) -> Result<SkipDecision> {
     let moved = store
         .backend()
         .schedule_write(
@@ -258,7 +273,18 @@ async fn skip(
             ],
         )
         .await?;
-    Ok(!moved.is_empty())
+    if !moved.is_empty() {
+        return Ok(SkipDecision::Skipped);
+    }
+    let pending = store
+        .schedule_named(&row.name)
+        .await?
+        .is_some_and(|current| current.next_run_at_ms == row.next_run_at_ms);
+    Ok(if pending {
+        SkipDecision::Fire
+    } else {
+        SkipDecision::DecidedElsewhere
+    })
 }
 
 /// The earliest pending occurrence of a running schedule of `queues`; a
