@@ -373,20 +373,27 @@ mod tests {
     use super::*;
     use crate::store::postgres::transport::params;
 
-    /// `query_pair` runs its statements in order in the transaction, the
-    /// second seeing what the first did, on a first use (neither prepared on
-    /// the connection yet) and on a second (both prepared).
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_pair_runs_in_order_in_its_transaction() {
-        let Ok(dsn) = std::env::var("CAIRNQ_TEST_PG_DSN") else {
-            return;
-        };
+    /// A transport of one pooled connection to the test server, opened;
+    /// `None` when CAIRNQ_TEST_PG_DSN is not set.
+    async fn one_connection() -> Option<(NativeTransport, Pool)> {
+        let dsn = std::env::var("CAIRNQ_TEST_PG_DSN").ok()?;
         let transport = NativeTransport {
             dsn: Dsn::parse(&dsn).unwrap(),
             pool_size: 1,
             schema: None,
         };
         let pool = transport.open().await.unwrap();
+        Some((transport, pool))
+    }
+
+    /// `query_pair` runs its statements in order in the transaction, the
+    /// second seeing what the first did, on a first use (neither prepared on
+    /// the connection yet) and on a second (both prepared).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_pair_runs_in_order_in_its_transaction() {
+        let Some((transport, pool)) = one_connection().await else {
+            return;
+        };
         for round in ["first", "second"] {
             let tx = transport.begin(&pool).await.unwrap();
             let (_, seen) = tx
@@ -410,15 +417,9 @@ mod tests {
     /// setting is as it was for the next transaction.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_unflushed_commit_changes_its_transaction_only() {
-        let Ok(dsn) = std::env::var("CAIRNQ_TEST_PG_DSN") else {
+        let Some((transport, pool)) = one_connection().await else {
             return;
         };
-        let transport = NativeTransport {
-            dsn: Dsn::parse(&dsn).unwrap(),
-            pool_size: 1,
-            schema: None,
-        };
-        let pool = transport.open().await.unwrap();
         let setting = "select current_setting('synchronous_commit')";
         // The session's own setting (the test server's default is off).
         let conn = transport.conn(&pool).await.unwrap();
