@@ -1,4 +1,5 @@
-// Runs after every `napi build` that writes binding.js: the generated loader
+// napi build's `--pipe` hands every file it wrote to this script (package.json's
+// build scripts); only the JS loader, binding.js, is changed. The generated loader
 // decides musl first from /usr/bin/ldd, a file of the host system rather than
 // of the running process, so a musl runtime on a glibc host (a container
 // layer, an emulated target) would be handed the -gnu binary. This inserts a
@@ -7,8 +8,11 @@
 // code no longer has the expected shape, so a napi-rs upgrade cannot silently
 // drop the check.
 import fs from "node:fs";
+import path from "node:path";
 
-const file = new URL("../binding.js", import.meta.url);
+const file = process.argv[2];
+if (!file) throw new Error("usage: node scripts/loader-libc.mjs <file napi build wrote>");
+if (path.basename(file) !== "binding.js") process.exit(0);
 const source = fs.readFileSync(file, "utf8");
 
 const check = `const isMuslFromProcessMaps = () => {
