@@ -272,8 +272,9 @@ pub async fn steps_replay_after_a_failure(store: Arc<Store>) {
 }
 
 /// One slot: a task sleeping for a long time holds none (another task runs
-/// meanwhile), a short sleep resumes on the same attempt with its step
-/// replayed, and a canceled sleeper ends canceled without running again.
+/// meanwhile) and keeps its progress, a short sleep resumes on the same
+/// attempt with its step replayed, and a canceled sleeper ends canceled
+/// without running again.
 pub async fn a_sleep_frees_its_slot_and_uses_no_attempt(store: Arc<Store>) {
     let runs = Arc::new(Mutex::new(Vec::<(String, String)>::new()));
     let seen = runs.clone();
@@ -292,6 +293,9 @@ pub async fn a_sleep_frees_its_slot_and_uses_no_attempt(store: Arc<Store>) {
                 None
             })
             .await?;
+            ctx.progress(Some(0.5), Some("halfway".into()))
+                .await
+                .unwrap();
             ctx.sleep("nap", SleepFor::Ms(ms)).await.unwrap()?;
             log("resumed");
             returns(&format!("{}", ctx.task().attempt))
@@ -308,6 +312,11 @@ pub async fn a_sleep_frees_its_slot_and_uses_no_attempt(store: Arc<Store>) {
     let asleep = suspended(&store, &long.id).await;
     assert_eq!(asleep.worker_id, None);
     assert_eq!(asleep.lease_until_ms, None);
+    assert_eq!(
+        (asleep.progress, asleep.message.as_deref()),
+        (Some(0.5), Some("halfway")),
+        "a sleep keeps the progress reported before it"
+    );
     assert!(asleep.run_at_ms > asleep.updated_at_ms + 590_000);
     let nap = store.step_summaries(&long.id).await.unwrap();
     assert_eq!(nap[1].wake_at_ms, Some(asleep.run_at_ms), "{nap:?}");
