@@ -88,6 +88,13 @@ class TestKit {
     this.clock = new TestClock(this.store);
     this._queues = queues;
     this._workerOptions = worker;
+    try {
+      // Never run: it checks the worker options now, and each registration as it is made.
+      this._checks = new Worker(this.store, queues, worker);
+    } catch (err) {
+      fs.rmSync(this._dir, { recursive: true, force: true });
+      throw err;
+    }
     /** @type {((worker: Worker, ran: Set<string>) => void)[]} */
     this._registrations = [];
   }
@@ -98,6 +105,7 @@ class TestKit {
    * @returns {this}
    */
   task(...args) {
+    Reflect.apply(this._checks.task, this._checks, args);
     const fn = /** @type {HandlerFn | undefined} */ (args.at(-1));
     const batch = args.length === 3 && args[1]?.batch != null;
     this._registrations.push((worker, ran) => {

@@ -179,6 +179,16 @@ test("children submitted by a handler run in the same drain", async (t) => {
   );
 });
 
+test("a handler awaiting a child in process runs it on a second slot", async (t) => {
+  const k = kit(t, { worker: { concurrency: 2 } });
+  k.task("total", async (ctx, payload) => (await ctx.call("square", { n: payload.n })) + 1);
+  k.task("square", async (_ctx, payload) => payload.n * payload.n);
+  const task = await k.client.submit("total", { n: 3 });
+  const drained = await k.drain();
+  assert.equal(drained.ran, 2);
+  assert.equal((await k.client.get(task.id)).result, 10);
+});
+
 test("submitted reads the store by name, queue and status; assertSubmitted says what it found", async (t) => {
   const k = kit(t);
   await k.client.submit("email.send", { to: "a" });
@@ -237,6 +247,9 @@ test("bad input is refused by name and changes nothing", async (t) => {
   await assert.rejects(k.drain(/** @type {any} */ ({ limit: 3 })), /unknown key "limit"/);
   assert.equal((await k.submitted({ status: "queued" })).length, 1, "no drain ran");
   assert.throws(() => createTestKit({ now: -5 }), /testClockMs must be a valid Date or epoch milliseconds/);
+  assert.throws(() => k.task(async () => {}), /the handler is anonymous/, "refused as registered");
+  assert.throws(() => k.task("b", { batch: 0 }, async () => {}), { message: "batch must be an integer >= 1, got 0" });
+  assert.throws(() => createTestKit({ worker: { maxRunMs: 0 } }), { message: "maxRunMs must be > 0, got 0" });
 });
 
 test("two kits keep their own clocks", async (t) => {
