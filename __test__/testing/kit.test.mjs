@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { Worker } from "cairnq";
 import { createTestKit, DrainLimitError } from "cairnq/testing";
 
 const START = Date.parse("2026-01-01T00:00:00Z");
@@ -177,6 +178,29 @@ test("children submitted by a handler run in the same drain", async (t) => {
     (await k.submitted({ name: "child", status: "succeeded" })).map((task) => task.result),
     [1, 2],
   );
+});
+
+test("advance wakes a worker running on the kit's store: what it made due runs without a poll", async (t) => {
+  const k = createTestKit({ now: START });
+  // A poll every 10 minutes: only the wake of advance can start the task within the test.
+  const worker = new Worker(k.store, ["default"], { pollIntervalMs: 600_000 });
+  const ran = [];
+  worker.task("later", async (ctx) => void ran.push(ctx.taskId));
+  const running = worker.run();
+  t.after(async () => {
+    worker.stop();
+    await running;
+    await k.close();
+  });
+  const task = await k.client.submit("later", {}, { runAtDelayMs: 60_000 });
+  const first = await k.client.submit("later", {});
+  assert.equal((await k.client.wait(first.id, { timeoutMs: 60_000 })).status, "succeeded");
+  // A turn that found nothing due (the drain's own wait): the worker now sleeps its 10 minutes.
+  await worker._native.untilQuiet(1_000);
+  k.clock.advance(60_000);
+  const done = await k.client.wait(task.id, { timeoutMs: 60_000 });
+  assert.equal(done.status, "succeeded");
+  assert.deepEqual(ran, [first.id, task.id]);
 });
 
 test("a handler awaiting a child in process runs it on a second slot", async (t) => {
