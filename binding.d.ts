@@ -217,6 +217,18 @@ export declare class NativeStore {
   sharedTxComplete(id: number, taskId: string, workerId: string, resultJson?: string | undefined | null): Promise<string>
   sharedTxAbort(id: number): Promise<void>
   /**
+   * SQLite: the statement and values the caller's connection runs, checked
+   * and built on the calling thread (`submit_in_statements`), at the
+   * store clock's time.
+   */
+  submitInSqlite(many: boolean, json: string): string
+  /** Epoch milliseconds on the store's clock. */
+  clockNow(): number
+  /** Whether the store runs on a test clock. */
+  hasTestClock(): boolean
+  /** Move the test clock forward (`{"ms": …}`); its time after. */
+  advanceClock(optionsJson: string): number
+  /**
    * A task's steps and what it is sleeping or waiting for, as JSON
    * (`cairnq_core::steps::view`).
    */
@@ -269,6 +281,11 @@ export declare class NativeWorker {
    * once; its JS functions are weak, so a finished worker holds nothing.
    */
   run(concurrency?: number | undefined | null): Promise<void>
+  /**
+   * Resolves when the running worker has nothing to do now, or has
+   * run more than `max` tasks since the call.
+   */
+  untilQuiet(max: number): Promise<DrainedObject>
 }
 
 /**
@@ -291,6 +308,15 @@ export interface ContextArg {
 
 /** `watch`'s poll period when `pollMs` is not given (exported as is). */
 export declare const DEFAULT_WATCH_POLL_MS: number
+
+/** How a drain ended (`Drained`). */
+export interface DrainedObject {
+  tasks: number
+  limitReached: boolean
+}
+
+/** `drain(options)`'s `max`, checked before anything runs. */
+export declare function drainLimit(optionsJson: string): number
 
 /**
  * What a connection string resolves to, as JSON text: hosts, ports, user,
@@ -380,12 +406,6 @@ export interface StepBegin {
  * task refs as a JSON array.
  */
 export declare function submitInPostgres(session: ExecutorFn, many: boolean, json: string): Promise<string>
-
-/**
- * SQLite: the statement and values the caller's connection runs, checked
- * and built on the calling thread (`submit_in_statements`).
- */
-export declare function submitInSqlite(many: boolean, json: string): string
 
 /** `{id, status}` as `getStatus` returns it. */
 export interface TaskRefObject {

@@ -1109,7 +1109,7 @@ export type RetryAfterOptions = {
  * >= 1: running tasks per group) hold every worker that declares them, across
  * processes (docs/api.md, "Flow control").
  */
-type TaskOptions = {
+export type TaskOptions = {
   concurrency?: number;
   resource?: string;
   rateLimit?: RateLimit | null;
@@ -1120,7 +1120,7 @@ type TaskOptions = {
   retry?: RetryPolicy | null;
 };
 /** Batch delivery for `worker.task(name, opts, fn)`: `fn` receives an array of contexts. */
-type BatchTaskOptions = TaskOptions & { batch: number };
+export type BatchTaskOptions = TaskOptions & { batch: number };
 
 export declare class Worker {
   /** The worker does not own an injected store. */

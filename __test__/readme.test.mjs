@@ -11,7 +11,8 @@ import fs from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 
-import { REPO_ROOT, makeTempDir, runProcess, spawnProcess } from "./support/helpers.mjs";
+import { appFolder } from "./support/app-folder.mjs";
+import { REPO_ROOT, runProcess, spawnProcess } from "./support/helpers.mjs";
 
 const README = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
 const MARKED_BLOCK = /<!-- readme-example ([\w-]+): ([\w.-]+)( serves)? -->\n```(ts|js)\n([\s\S]*?)\n```/g;
@@ -34,29 +35,7 @@ function section(heading) {
   return README.slice(start, README.indexOf("\n## ", start + 1));
 }
 
-const PACKAGE = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
 const DENO = path.join(REPO_ROOT, "node_modules", ".bin", "deno");
-
-/**
- * A folder where `import "cairnq"` is this package as `npm install cairnq`
- * lays it out: its published files (and the built addon) copied into
- * node_modules/cairnq, its dependencies beside it. A copy, not a link: Deno
- * reads a package's CommonJS files as such only inside node_modules.
- */
-function appFolder(t, group) {
-  const dir = makeTempDir(t, `cairnq-readme-${group}-`);
-  const installed = path.join(dir, "node_modules", "cairnq");
-  fs.mkdirSync(installed, { recursive: true });
-  const addons = fs.readdirSync(REPO_ROOT).filter((f) => /^cairnq\..*\.node$/.test(f));
-  for (const file of ["package.json", ...PACKAGE.files, ...addons]) {
-    fs.cpSync(path.join(REPO_ROOT, file), path.join(installed, file), { recursive: true });
-  }
-  for (const dependency of Object.keys(PACKAGE.dependencies)) {
-    fs.symlinkSync(path.join(REPO_ROOT, "node_modules", dependency), path.join(dir, "node_modules", dependency), "dir");
-  }
-  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
-  return dir;
-}
 
 async function typeCheck(dir, files) {
   const tsconfig = {
@@ -129,7 +108,7 @@ for (const [group, examples] of examplesByGroup()) {
       `README example "${group}" (${files}) runs as pasted under ${runtime.name}`,
       { timeout: 240_000, skip: runtime.skip },
       async (t) => {
-        const dir = appFolder(t, group);
+        const dir = appFolder(t, `cairnq-readme-${group}-`);
         const runnables = await writeGroup(dir, examples, runtime.name === "Node");
         const servers = runnables
           .filter((e) => e.serves)

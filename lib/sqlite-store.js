@@ -16,9 +16,11 @@ class SQLiteStore extends TaskStore {
    * line's `submit`): create or migrate, but refuse (`CAIRNQ_NOT_CAIRNQ`) a
    * file holding another application's tables and no cairnq installation.
    * `propagateBaggage`: a traced submit stores OpenTelemetry baggage in the
-   * task's metadata too (docs/api.md, "Tracing").
+   * task's metadata too (docs/api.md, "Tracing"). `testClockMs` (not part of
+   * the 0.7.0 API; cairnq/testing sets it): the store's clock is a test clock
+   * standing at that time (docs/api.md, "Testing").
    * @param {string} path
-   * @param {{ busyTimeoutMs?: number, existing?: boolean, ownOnly?: boolean, propagateBaggage?: boolean }} [opts]
+   * @param {{ busyTimeoutMs?: number, existing?: boolean, ownOnly?: boolean, propagateBaggage?: boolean, testClockMs?: number }} [opts]
    */
   constructor(path, opts = {}) {
     super(nativeSync(() => NativeStore.sqlite(path, encodeOptions(opts))));
@@ -36,7 +38,7 @@ class SQLiteStore extends TaskStore {
    * @returns {R}
    */
   _submitIn(db, many, encode, answer) {
-    return answer(submitInSqliteTransaction(db, many, encode()));
+    return answer(submitInSqliteTransaction(db, many, encode(), this._native));
   }
 }
 

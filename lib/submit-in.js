@@ -4,7 +4,7 @@
 // inside its transaction. The core checks the submits and knows the
 // statements; here each driver's transaction object is only made to run them.
 
-const { submitInPostgres, submitInSqlite } = require("./native.js");
+const { submitInPostgres } = require("./native.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { ok, refusal, rowsOf } = require("./executor.js");
 
@@ -108,9 +108,10 @@ function statementOn(db, sql) {
  * @param {any} db
  * @param {boolean} many
  * @param {string} json
+ * @param {import("./native.js").NativeStore} store the store whose clock the rows take their times from
  * @returns {TaskRef[]}
  */
-function submitInSqliteTransaction(db, many, json) {
+function submitInSqliteTransaction(db, many, json, store) {
   if (db === null || typeof db !== "object" || typeof db.prepare !== "function") {
     throw new TypeError(NOT_A_SQLITE_CONNECTION);
   }
@@ -119,7 +120,7 @@ function submitInSqliteTransaction(db, many, json) {
   if (open === false) {
     throw new Error("submitIn must run inside your open transaction on this connection (BEGIN, or db.transaction)");
   }
-  const { sql, ids, params } = JSON.parse(nativeSync(() => submitInSqlite(many, json)));
+  const { sql, ids, params } = JSON.parse(nativeSync(() => store.submitInSqlite(many, json)));
   const statement = statementOn(db, sql);
   for (const values of params) statement.run(...values);
   return ids.map((/** @type {string} */ id) => ({ id, status: "queued" }));

@@ -107,7 +107,7 @@ main_files=$(tar tzf "$main_tgz")
 if grep -q '\.node$' <<<"$main_files"; then
     die "the main package must not carry a .node file (it comes from the platform package)"
 fi
-for f in index.js index.mjs index.d.ts binding.js bin/cairnq.js lib/cli/index.js lib/dashboard/handler.js \
+for f in index.js index.mjs index.d.ts testing.js testing.mjs testing.d.ts lib/testing.js binding.js bin/cairnq.js lib/cli/index.js lib/dashboard/handler.js \
     lib/dashboard/assets/index.html lib/dashboard/assets/app.js lib/dashboard/assets/app.css; do
     grep -qx "package/$f" <<<"$main_files" || die "the main package lacks $f"
 done

@@ -25,6 +25,8 @@ mod submit_in;
 mod watch;
 mod worker;
 // After `worker` and `store`: it adds methods to their structs.
+mod testing;
+// After `worker` and `store`: it adds methods to their structs.
 mod steps;
 // After `store` and `worker`, whose structs its constructor and methods take.
 mod metrics;
@@ -37,7 +39,8 @@ pub use metrics::NativeMetrics;
 pub use retention::NativeRetention;
 pub use statuses::task_statuses;
 pub use store::NativeStore;
-pub use submit_in::{submit_in_postgres, submit_in_sqlite};
+pub use submit_in::submit_in_postgres;
+pub use testing::drain_limit;
 pub use watch::{NativeWatch, DEFAULT_WATCH_POLL_MS};
 pub use worker::{NativeContext, NativeWorker};
 

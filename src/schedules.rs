@@ -2,7 +2,6 @@
 //! crosses as one JSON text, schedules come back as JSON text; every check
 //! and decision is the core's (`cairnq_core::schedule`).
 
-use cairnq_core::ids::now_ms;
 use cairnq_core::schedule::{schedule_to_json, schedules_to_json};
 use cairnq_core::store::ScheduleRow;
 use napi::Result;
@@ -40,7 +39,7 @@ impl NativeStore {
     #[napi]
     pub async fn pause_schedule(&self, name: String) -> Result<Option<String>> {
         self.inner
-            .pause_schedule(&name, now_ms())
+            .pause_schedule(&name, self.inner.clock().now_ms())
             .await
             .map(maybe)
             .js()
@@ -49,7 +48,7 @@ impl NativeStore {
     #[napi]
     pub async fn resume_schedule(&self, name: String) -> Result<Option<String>> {
         self.inner
-            .resume_schedule(&name, now_ms())
+            .resume_schedule(&name, self.inner.clock().now_ms())
             .await
             .map(maybe)
             .js()
@@ -59,7 +58,7 @@ impl NativeStore {
     #[napi]
     pub async fn trigger_schedule(&self, name: String) -> Result<String> {
         self.inner
-            .trigger_schedule(&name, now_ms())
+            .trigger_schedule(&name, self.inner.clock().now_ms())
             .await
             .map(row)
             .js()

@@ -73,7 +73,7 @@ impl NativeStore {
         )
         .js()?;
         Ok(NativeStore {
-            inner: Store::sqlite_with(&path, options.busy_timeout_ms, options.open),
+            inner: Store::sqlite_on(&path, options.busy_timeout_ms, options.open, options.clock),
             propagate_baggage: options.propagate_baggage,
             executor: None,
         })

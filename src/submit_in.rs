@@ -14,6 +14,7 @@ use napi_derive::napi;
 
 use crate::errors::IntoJs;
 use crate::executor::{ExecutorFn, JsExecutor};
+use crate::store::NativeStore;
 
 /// The ops of `submitIn` (`many` false: one submit's options) or of
 /// `submitManyIn` (`many` true: its items).
@@ -37,9 +38,14 @@ pub async fn submit_in_postgres(session: ExecutorFn, many: bool, json: String) -
     Ok(refs_to_json(&refs))
 }
 
-/// SQLite: the statement and values the caller's connection runs, checked
-/// and built on the calling thread (`submit_in_statements`).
 #[napi]
-pub fn submit_in_sqlite(many: bool, json: String) -> Result<String> {
-    submit_in_statements(ops_of(many, &json)?, many).js()
+impl NativeStore {
+    /// SQLite: the statement and values the caller's connection runs, checked
+    /// and built on the calling thread (`submit_in_statements`), at the
+    /// store clock's time.
+    #[napi]
+    pub fn submit_in_sqlite(&self, many: bool, json: String) -> Result<String> {
+        let now = self.inner.clock().now_ms();
+        submit_in_statements(ops_of(many, &json)?, many, now).js()
+    }
 }

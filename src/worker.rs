@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use cairnq_core::clock::Clock;
 use cairnq_core::input::stored_ms;
 use cairnq_core::worker::{
     calls_to_json, retry_backoff, Call, CallOutcome, ErrorInfo, Invoker, Registration, TaskContext,
@@ -79,6 +80,8 @@ struct JsInvoker {
     ping: JsFn<(), ()>,
     aborted: JsFn<ContextArg, ()>,
     notice: Option<JsFn<String, ()>>,
+    /// The store's clock: the queue wait each handler reads.
+    clock: Clock,
 }
 
 impl From<OutcomeArg> for CallOutcome {
@@ -112,7 +115,7 @@ impl From<OutcomeArg> for CallOutcome {
 impl Invoker for JsInvoker {
     fn start(&self, calls: &[Arc<Call>]) -> std::result::Result<(), Error> {
         match self.dispatch.call(
-            calls_to_json(calls),
+            calls_to_json(calls, self.clock.now_ms()),
             ThreadsafeFunctionCallMode::NonBlocking,
         ) {
             Status::Ok => Ok(()),
@@ -160,7 +163,7 @@ impl NativeWorker {
 
     fn ready(&self) -> Option<String> {
         let calls = self.worker.start_ready();
-        (!calls.is_empty()).then(|| calls_to_json(&calls))
+        (!calls.is_empty()).then(|| calls_to_json(&calls, self.worker.store().clock().now_ms()))
     }
 }
 
@@ -200,6 +203,7 @@ impl NativeWorker {
             ping,
             aborted,
             notice,
+            clock: store.inner.clock().clone(),
         });
         Ok(NativeWorker {
             worker,

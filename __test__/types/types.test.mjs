@@ -152,6 +152,9 @@ const TYPE_EXPORTS = [
   // Manual fetch (docs/api.md, "Manual fetch").
   "FetchOptions",
   "FetchedTask",
+  // Registrations (docs/api.md, "Registrations"), which cairnq/testing's kit takes too.
+  "TaskOptions",
+  "BatchTaskOptions",
 ].sort();
 
 /** Run tsc; resolves {code, output} whatever the exit status. */
@@ -231,6 +234,23 @@ test("index.d.ts declares exactly the exports of docs/api.md, 'Exports'", async 
   }
   assert.deepEqual(values.sort(), VALUE_EXPORTS, "value exports");
   assert.deepEqual(types.sort(), TYPE_EXPORTS, "type-only exports");
+});
+
+test("testing.d.ts declares exactly cairnq/testing's exports (docs/api.md, 'Exports')", () => {
+  const require = createRequire(import.meta.url);
+  const ts = require("typescript");
+  const entry = join(root, "testing.d.ts");
+  const program = ts.createProgram([entry], { strict: true, noEmit: true, types: [] });
+  const checker = program.getTypeChecker();
+  const values = [];
+  const types = [];
+  for (const symbol of checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(entry)))) {
+    (symbol.flags & ts.SymbolFlags.Value ? values : types).push(symbol.name);
+  }
+  const runtime = require(join(root, "testing.js"));
+  assert.deepEqual(values.sort(), Object.keys(runtime).sort(), "value exports are the runtime's");
+  assert.deepEqual(values.sort(), ["DrainLimitError", "TestClock", "TestKit", "createTestKit"]);
+  assert.deepEqual(types.sort(), ["DrainOptions", "Drained", "SubmittedFilter", "TestKitOptions"]);
 });
 
 // Declared methods the JS layer does not implement yet (reported, not failed).

@@ -1411,7 +1411,12 @@ async fn submit_in_statements_write_submits_row_in_the_callers_transaction() {
     let app = Connection::open(dir.path().join("q.db")).unwrap();
     let write = |options: &str| -> String {
         let plan: serde_json::Value = serde_json::from_str(
-            &submit_in_statements(submit_in_ops(options).unwrap(), false).unwrap(),
+            &submit_in_statements(
+                submit_in_ops(options).unwrap(),
+                false,
+                cairnq_core::ids::now_ms(),
+            )
+            .unwrap(),
         )
         .unwrap();
         let mut statement = app.prepare(plan["sql"].as_str().unwrap()).unwrap();
@@ -1452,7 +1457,11 @@ async fn submit_in_statements_write_submits_row_in_the_callers_transaction() {
     assert_eq!(row.metadata, r#"{"by":"test","cairnq.group":"g"}"#);
     assert_eq!(row.root_id.as_deref(), Some(id.as_str()));
 
-    let keyed = submit_in_statements(submit_in_ops(r#"{"name":"r","key":"k"}"#).unwrap(), false);
+    let keyed = submit_in_statements(
+        submit_in_ops(r#"{"name":"r","key":"k"}"#).unwrap(),
+        false,
+        cairnq_core::ids::now_ms(),
+    );
     assert!(keyed
         .unwrap_err()
         .to_string()

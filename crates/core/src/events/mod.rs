@@ -15,7 +15,6 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::error::Result;
-use crate::ids::now_ms;
 use crate::input::{duration_ms, finite_at_least, name_field, Options};
 use crate::store::{EventFilter, EventRow, Position, RawPage, Store};
 
@@ -297,7 +296,7 @@ impl Subscription {
         if due {
             self.store
                 .backend()
-                .sweep_events(now_ms() - RETENTION_MS, RETENTION_EVENTS)
+                .sweep_events(self.store.clock().now_ms() - RETENTION_MS, RETENTION_EVENTS)
                 .await?;
         }
         Ok(())

@@ -7,7 +7,7 @@
 //! lease ran out, or the task is no longer running.
 
 use crate::error::{Error, Result};
-use crate::ids::{new_worker_id, now_ms};
+use crate::ids::new_worker_id;
 use crate::input::{integer_at_least_one, name_field, stored_ms, Options};
 use crate::store::{ClaimRequest, HeldTask, Outcome, Target, DEFAULT_LEASE_MS, DEFAULT_QUEUE};
 use crate::task::{Status, Task};
@@ -97,7 +97,7 @@ pub async fn settle(store: &Store, held: HeldTask, how: Settle) -> Result<Task> 
     match written {
         Err(Error::LostLease { .. }) => {
             let row = store.get(Target::Id(held.task_id.clone())).await?;
-            Err(refusal(&held, row.as_ref(), now_ms()))
+            Err(refusal(&held, row.as_ref(), store.clock().now_ms()))
         }
         other => other,
     }

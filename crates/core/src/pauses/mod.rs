@@ -5,7 +5,6 @@
 //! every `worker::pauses::REFRESH` (not once per claim).
 
 use crate::error::Result;
-use crate::ids::now_ms;
 use crate::input::name_field;
 use crate::store::{PausedQueue, Stats, Store};
 use crate::task::Status;
@@ -50,7 +49,10 @@ impl Store {
             self.backend().install_pauses().await?;
             self.pause_presence().mark_seen();
         }
-        let paused = self.backend().pause_queue(queue, now_ms()).await?;
+        let paused = self
+            .backend()
+            .pause_queue(queue, self.clock().now_ms())
+            .await?;
         self.pause_presence().changed();
         Ok(paused)
     }

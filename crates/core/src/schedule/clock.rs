@@ -19,7 +19,6 @@ use tokio::sync::watch;
 
 use super::fire::{fire_due, next_due, FIRE_BATCH};
 use crate::error::Result;
-use crate::ids::now_ms;
 use crate::store::{FollowupRelease, Store};
 
 /// How often a clock looks for schedules other processes made or changed.
@@ -38,7 +37,7 @@ pub async fn fire_until_stopped(
         let changed = store.schedule_changes().notified();
         // A failure is retried next tick; the follow-ups wait meanwhile.
         let _ = followups.run(store.backend().as_ref()).await;
-        let now = now_ms();
+        let now = store.clock().now_ms();
         let wait = match tick(&store, &queues, &mut installed, now).await {
             Ok(Some(due)) if due > now => REFRESH.min(Duration::from_millis((due - now) as u64)),
             // Due already: a full batch left more, go on at once.
@@ -52,6 +51,23 @@ pub async fn fire_until_stopped(
             _ = tokio::time::sleep(wait) => {}
             _ = changed => {}
             _ = stopped.changed() => {}
+        }
+    }
+}
+
+/// One tick now, outside the loop: the follow-ups released, then every
+/// occurrence of `queues` due on the store's clock fired (a drain's look
+/// before it asks the worker for a quiet turn).
+pub async fn fire_once(store: &Store, queues: &[String]) -> Result<()> {
+    FollowupRelease::default()
+        .run(store.backend().as_ref())
+        .await?;
+    let mut installed = false;
+    loop {
+        let now = store.clock().now_ms();
+        match tick(store, queues, &mut installed, now).await? {
+            Some(due) if due <= now => continue,
+            _ => return Ok(()),
         }
     }
 }

@@ -21,7 +21,6 @@ use serde_json::{json, Value};
 use self::recurrence::Recurrence;
 use self::spec::ScheduleSpec;
 use crate::error::{Error, Result};
-use crate::ids::now_ms;
 use crate::store::bad_rows::readable;
 use crate::store::{ScheduleRow, ScheduleRows, SqlArg, Store, SubmitInput, Write};
 use crate::task::Task;
@@ -40,7 +39,7 @@ impl Store {
     /// table if this database has none yet, then inserts or updates the
     /// schedule in place. `spec_json` as `ScheduleSpec::parse` reads it.
     pub async fn schedule(&self, spec_json: &str) -> Result<ScheduleRow> {
-        self.schedule_at(spec_json, now_ms()).await
+        self.schedule_at(spec_json, self.clock().now_ms()).await
     }
 
     /// `schedule` as of `now` (epoch ms).

@@ -13,6 +13,7 @@ use super::flow::{Declaration, Replaced};
 use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
 use super::signals::rows::{NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput};
 use super::steps::rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
+use crate::clock::{Clock, HOST_CLOCK};
 use crate::error::{Error, Result, NO_SHARED_TX};
 use crate::task::Task;
 
@@ -162,6 +163,12 @@ pub trait Backend:
     fn wake_ticket(&self) -> u64 {
         0
     }
+    /// The time its statements bind (docs/api.md, "Testing").
+    fn clock(&self) -> &Clock {
+        &HOST_CLOCK
+    }
+    /// The clock moved: wake what sleeps on this backend's changes.
+    fn clock_moved(&self) {}
     async fn claim_wake(&self, _queues: &[String], _since: u64, timeout: Duration) {
         tokio::time::sleep(timeout).await
     }

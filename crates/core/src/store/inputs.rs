@@ -1,6 +1,7 @@
 //! What the API passes the store, as it receives it (JSON already encoded,
 //! numbers as JS numbers, absent fields `None`), and its checks and defaults.
 
+use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::ids::new_task_id;
 use crate::input::{
@@ -34,11 +35,18 @@ pub struct StoreOptions {
     pub schema: Option<String>,
     pub open: OpenMode,
     pub propagate_baggage: bool,
+    /// `testClockMs` (SQLite, cairnq/testing): a test clock standing there.
+    pub clock: Clock,
 }
 
 impl StoreOptions {
-    pub const SQLITE_KEYS: [&'static str; 4] =
-        ["busyTimeoutMs", "existing", "ownOnly", "propagateBaggage"];
+    pub const SQLITE_KEYS: [&'static str; 5] = [
+        "busyTimeoutMs",
+        "existing",
+        "ownOnly",
+        "propagateBaggage",
+        "testClockMs",
+    ];
     /// `max` sizes a DSN store's pool; an executor store ignores it.
     pub const POSTGRES_KEYS: [&'static str; 5] =
         ["max", "schema", "existing", "ownOnly", "propagateBaggage"];
@@ -58,6 +66,10 @@ impl StoreOptions {
             schema: fields.text("schema")?,
             open,
             propagate_baggage: fields.bool("propagateBaggage")? == Some(true),
+            clock: match fields.number("testClockMs")? {
+                Some(start_ms) => Clock::test_at("testClockMs", start_ms)?,
+                None => Clock::Host,
+            },
         })
     }
 }

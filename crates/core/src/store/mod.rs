@@ -39,6 +39,7 @@ pub use steps::rows::*;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
 use self::inputs::new_task;
+use crate::clock::Clock;
 use crate::error::{js_number, Error, Result};
 use crate::input::{integer_at_least_one, non_negative_integer, saturating_i64};
 use crate::task::{Status, Task};
@@ -126,6 +127,17 @@ impl Store {
 
     /// A SQLite store that opens its file the `mode` way.
     pub fn sqlite_with(path: &str, busy_timeout_ms: Option<f64>, mode: OpenMode) -> Arc<Store> {
+        Store::sqlite_on(path, busy_timeout_ms, mode, Clock::Host)
+    }
+
+    /// A SQLite store whose statements bind `clock`'s time (a test clock:
+    /// docs/api.md, "Testing").
+    pub fn sqlite_on(
+        path: &str,
+        busy_timeout_ms: Option<f64>,
+        mode: OpenMode,
+        clock: Clock,
+    ) -> Arc<Store> {
         // SQLite takes the busy timeout as an i32 of milliseconds (about 24.8
         // days): longer ones, Infinity included, wait that long.
         let busy_ms = busy_timeout_ms
@@ -133,7 +145,9 @@ impl Store {
             .clamp(0.0, i32::MAX as f64);
         let busy = Duration::from_millis(busy_ms as u64);
         Store::new(Arc::new(
-            sqlite::SqliteBackend::new(path, busy).with_mode(mode),
+            sqlite::SqliteBackend::new(path, busy)
+                .with_mode(mode)
+                .with_clock(clock),
         ))
     }
 
@@ -489,6 +503,21 @@ impl Store {
     /// See `Backend::wake_ticket`.
     pub fn wake_ticket(&self) -> u64 {
         self.backend.wake_ticket()
+    }
+
+    /// The time this store's statements bind and its workers compare with.
+    pub fn clock(&self) -> &Clock {
+        self.backend.clock()
+    }
+
+    /// Move a test clock `ms` forward (docs/api.md, "Testing"); its time
+    /// after. Workers' sleeps and firing clocks look again at once: what the
+    /// move made due runs without waiting for a poll.
+    pub fn advance_clock(&self, ms: f64) -> Result<i64> {
+        let now = self.backend.clock().advance(ms)?;
+        self.backend.clock_moved();
+        self.schedule_changes.notify_waiters();
+        Ok(now)
     }
 
     pub async fn claim_wake(&self, queues: &[String], since: u64, timeout: Duration) {

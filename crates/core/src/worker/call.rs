@@ -7,7 +7,6 @@ use std::sync::Arc;
 use super::context::TaskContext;
 use super::report::Reporter;
 use crate::error::Error;
-use crate::ids::now_ms;
 use crate::task::JsonWriter;
 use crate::timeouts::{AbortReason, TimeLimit};
 
@@ -32,9 +31,8 @@ pub struct Call {
 /// Calls as the bindings hand them to JS in one text:
 /// `[{"id", "name", "batch", "tasks": [what each handler reads of its task]}, …]`
 /// (`Task::write_handler_json`, with the queue wait as the calls start and
-/// the attempts the task gets under its registration).
-pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
-    let now = now_ms();
+/// the attempts the task gets under its registration); `now` on the store's clock.
+pub fn calls_to_json(calls: &[Arc<Call>], now: i64) -> String {
     let rows: usize = calls.iter().map(|call| call.contexts.len()).sum();
     let mut out = JsonWriter::with_capacity(rows * HANDLER_JSON_BYTES + calls.len() * 64 + 2);
     out.array(calls, |out, call| {
@@ -273,7 +271,8 @@ mod tests {
             )),
             Arc::new(Call::new(8, "c".into(), false, vec![context("t3")], None)),
         ];
-        let value: serde_json::Value = serde_json::from_str(&calls_to_json(&calls)).unwrap();
+        let value: serde_json::Value =
+            serde_json::from_str(&calls_to_json(&calls, crate::ids::now_ms())).unwrap();
         let summary: Vec<_> = value
             .as_array()
             .unwrap()
@@ -313,7 +312,8 @@ mod tests {
         );
         let waited = value[1]["tasks"][0]["queue_wait_ms"].as_i64().unwrap();
         let due = crate::task::tests::sample().run_at_ms;
-        assert!((now_ms() - due - 1000..=now_ms() - due).contains(&waited));
+        let now = crate::ids::now_ms();
+        assert!((now - due - 1000..=now - due).contains(&waited));
     }
 
     #[test]

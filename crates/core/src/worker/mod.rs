@@ -14,6 +14,7 @@ mod ledger;
 mod pauses;
 mod plan;
 mod poll;
+mod quiet;
 mod registry;
 mod report;
 mod settings;
@@ -43,6 +44,8 @@ use self::ledger::{Charge, PendingCompletion, RunState};
 use self::pauses::PauseView;
 use self::plan::{Limits, PollPlan};
 use self::poll::{Claimed, Next, PollState, Reading};
+use self::quiet::Quiet;
+pub use self::quiet::{drain_max, Drained, DEFAULT_DRAIN_MAX};
 use self::registry::{ClaimSources, Handler, Registry};
 use self::report::Reporter;
 use self::settings::Settings;
@@ -75,6 +78,8 @@ pub(crate) struct WorkerInner {
     flow: FlowState,
     /// The paused queues, as last read (docs/api.md, "Queue pauses").
     pauses: PauseView,
+    /// Whether it has anything to do now (a test's drain).
+    quiet: Quiet,
 }
 
 /// A worker: registrations plus the loop that claims and runs their tasks.
@@ -106,6 +111,7 @@ impl Worker {
                 timings: Mutex::new(Timings::new()),
                 flow: FlowState::default(),
                 pauses: PauseView::default(),
+                quiet: Quiet::default(),
             }),
         })
     }
@@ -241,6 +247,23 @@ impl Worker {
         let _ = cancels.await;
         Ok(())
     }
+
+    /// cairnq/testing's drain: resolves when this running worker has
+    /// nothing to do now, or past `max_tasks` (quiet.rs).
+    pub async fn until_quiet(&self, max_tasks: u64) -> Result<Drained> {
+        let shared = &self.shared;
+        let wake = || {
+            if let Some(run) = shared.current_run() {
+                run.changed.notify_one();
+            }
+        };
+        let stopped = shared.stopped.subscribe();
+        let (store, queues) = (&shared.store, &shared.queues);
+        shared
+            .quiet
+            .wait(store, queues, max_tasks, stopped, wake)
+            .await
+    }
 }
 
 impl WorkerInner {
@@ -263,6 +286,7 @@ impl WorkerInner {
         let mut stop = self.stopped.subscribe();
         let mut state = PollState::default();
         while !*stop.borrow() {
+            let turn = self.quiet.turn();
             let changed = run.changed.notified();
             // Taken before this poll reads anything: a commit landing between
             // that read and the idle sleep ends the sleep at once.
@@ -314,6 +338,9 @@ impl WorkerInner {
                 }
                 Next::SettleThenIdle => {
                     self.write_completions(run, pending).await;
+                    if run.finished() {
+                        self.quiet.found_nothing(turn);
+                    }
                     self.idle(changed, ticket, &queues, &mut stop).await;
                 }
                 Next::Settle => {
@@ -361,6 +388,9 @@ impl WorkerInner {
                                 }
                                 _ => {
                                     state.claimed(Claimed::Nothing);
+                                    if run.finished() {
+                                        self.quiet.found_nothing(turn);
+                                    }
                                     self.idle(changed, ticket, &queues, &mut stop).await;
                                 }
                             }
@@ -447,6 +477,7 @@ impl WorkerInner {
     ) {
         let listener = Arc::downgrade(&run.aborted);
         for tasks in calls {
+            self.quiet.dispatched(tasks.len());
             let bytes = if self.settings.max_in_flight_bytes.is_some() {
                 tasks.iter().map(|t| payload_bytes(&t.payload)).sum()
             } else {
@@ -509,9 +540,10 @@ impl WorkerInner {
     fn admit_held(self: &Arc<Self>, run: &Arc<RunState>) -> Vec<Arc<Call>> {
         let calls = run.admit_held(false);
         if !calls.is_empty() {
+            let now = self.store.clock().now_ms();
             let mut timings = self.timings();
             for call in &calls {
-                timings::started(&mut timings, call);
+                timings::started(&mut timings, call, now);
             }
         }
         for call in &calls {
@@ -546,6 +578,7 @@ impl WorkerInner {
         let Some((call, took)) = run.release(call_id, &ending) else {
             return;
         };
+        self.quiet.ended();
         if let (Some(took), false) = (took, matches!(ending, Ending::NoHandler)) {
             timings::ran(&mut self.timings(), &call.name, took);
         }

@@ -6,7 +6,6 @@
 
 use super::context::TaskContext;
 use crate::error::{Error, Result};
-use crate::ids::now_ms;
 use crate::steps::{
     delay_ms, gone, new_step, plan_child, plan_sleep, ChildPlan, SleepFor, SleepPlan,
 };
@@ -135,7 +134,13 @@ impl TaskContext {
         self.may_suspend("ctx.sleep")?;
         let stored = self.stored_step(id, StepKind::Sleep).await?;
         let claimed_at = self.task().updated_at_ms;
-        match plan_sleep(id, stored.as_ref(), wanted, claimed_at, now_ms()) {
+        match plan_sleep(
+            id,
+            stored.as_ref(),
+            wanted,
+            claimed_at,
+            self.store().clock().now_ms(),
+        ) {
             SleepPlan::Resume => Ok(Some(())),
             SleepPlan::Suspend { record, wake } => {
                 match self.store().suspend(self.owned(), record, wake).await {

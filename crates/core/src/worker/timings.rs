@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::call::Call;
-use crate::ids::now_ms;
 use crate::metrics::histogram::{Histogram, QUEUE_WAIT_BUCKETS, RUN_TIME_BUCKETS};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -27,9 +26,8 @@ impl Default for NameTimings {
 /// Task name → its timings.
 pub type Timings = BTreeMap<String, NameTimings>;
 
-/// A call's handlers start now: each task has waited since it was due.
-pub(crate) fn started(timings: &mut Timings, call: &Call) {
-    let now = now_ms();
+/// A call's handlers start `now`: each task has waited since it was due.
+pub(crate) fn started(timings: &mut Timings, call: &Call, now: i64) {
     let name = of_name(timings, &call.name);
     for context in &call.contexts {
         let waited = context.task().queue_wait_ms(now);

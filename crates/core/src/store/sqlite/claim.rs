@@ -7,8 +7,8 @@ use rusqlite::Connection;
 use super::query::{execute, query, query_tasks};
 use super::rows::json_list;
 use super::writes::complete_many;
+use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::ids::now_ms;
 use crate::protocol::{
     specialize_for, without_returning, ClaimShape, SQLITE as SQL, SQLITE_CLAIM_IDS,
 };
@@ -18,6 +18,7 @@ use crate::task::Task;
 /// The claim probe of `request`, as a read to run on a connection.
 pub(super) fn probe(
     request: &ClaimRequest,
+    clock: Clock,
 ) -> impl Fn(&Connection) -> Result<bool> + Send + 'static {
     let queues = json_list(&request.queues);
     let names = request.names.as_deref().map(json_list);
@@ -32,7 +33,7 @@ pub(super) fn probe(
             &[
                 (":queues", &queues),
                 (":names", &names),
-                (":now", &now_ms()),
+                (":now", &clock.now_ms()),
             ],
             |row| row.get::<_, bool>(0),
         )?;
@@ -47,13 +48,19 @@ pub(super) fn claim(
     request: &ClaimRequest,
     completions: &[(String, Option<String>)],
     mut plan: Box<dyn ClaimPlan>,
+    clock: &Clock,
 ) -> Result<Polled> {
     let completed = if completions.is_empty() {
         Vec::new()
     } else {
-        complete_many(conn, &request.worker_id, completions)?
+        complete_many(conn, &request.worker_id, completions, clock.now_ms())?
     };
-    query(conn, SQL.recover_leases, &[(":now", &now_ms())], |_| Ok(()))?;
+    query(
+        conn,
+        SQL.recover_leases,
+        &[(":now", &clock.now_ms())],
+        |_| Ok(()),
+    )?;
     let queues_json = json_list(&request.queues);
     let one_queue = request.queues.first().cloned();
     while let Some(draw) = plan.next_draw() {
@@ -62,13 +69,13 @@ pub(super) fn claim(
             continue;
         }
         if draw.flow {
-            super::flow::draw(conn, request, &draw, &mut *plan)?;
+            super::flow::draw(conn, request, &draw, &mut *plan, clock)?;
             continue;
         }
         let shape = ClaimShape::of(&request.queues, draw.names.as_deref());
         let names_json = draw.names.as_deref().map(json_list);
         let one_name = draw.names.as_ref().and_then(|n| n.first().cloned());
-        let now = now_ms();
+        let now = clock.now_ms();
         let rows = query_tasks(
             conn,
             shape.statement(&SQL),

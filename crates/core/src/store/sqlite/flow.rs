@@ -12,8 +12,8 @@ use super::lifecycle::SqliteBackend;
 use super::query::{at_once, query, query_tasks, Cells};
 use super::rows::json_list;
 use super::steps::WriterTx;
+use crate::clock::Clock;
 use crate::error::Result;
-use crate::ids::now_ms;
 use crate::protocol::flow::{
     sqlite_draw_scan, SQLITE as SQL, SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS, SQLITE_SHARED_KEYS,
     SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
@@ -33,8 +33,8 @@ use crate::store::steps::rows::{Suspended, Wake};
 use crate::store::steps::transaction::suspend;
 use crate::task::Task;
 
-/// The writer's connection, inside its transaction.
-struct SqliteFlow<'c>(&'c Connection);
+/// The writer's connection, inside its transaction, and the transaction's time.
+struct SqliteFlow<'c>(&'c Connection, i64);
 
 /// Inside the writer's transaction (the write lock held).
 #[async_trait]
@@ -44,15 +44,18 @@ impl FlowBackend for SqliteBackend {
         worker_id: String,
         declarations: Vec<Declaration>,
     ) -> Result<Vec<Replaced>> {
+        let clock = self.clock.clone();
         self.transaction(move |conn| {
-            at_once(declare(&mut SqliteFlow(conn), &worker_id, &declarations))
+            let mut flow = SqliteFlow(conn, clock.now_ms());
+            at_once(declare(&mut flow, &worker_id, &declarations))
         })
         .await
     }
 
     async fn push_back(&self, owned: HeldTask, ms: i64) -> Result<Suspended> {
+        let clock = self.clock.clone();
         self.transaction(move |conn| {
-            let mut tx = WriterTx::new(conn);
+            let mut tx = WriterTx::new(conn, clock.now_ms());
             query(
                 conn,
                 SQL.push_back,
@@ -72,8 +75,10 @@ pub fn draw(
     request: &ClaimRequest,
     draw: &Draw,
     plan: &mut dyn ClaimPlan,
+    clock: &Clock,
 ) -> Result<()> {
-    at_once(claim::run(&mut SqliteFlow(conn), request, draw, plan))
+    let mut flow = SqliteFlow(conn, clock.now_ms());
+    at_once(claim::run(&mut flow, request, draw, plan))
 }
 
 impl FlowTransaction for SqliteFlow<'_> {
@@ -143,7 +148,7 @@ impl FlowTransaction for SqliteFlow<'_> {
                 (":rate_per_ms", &rate.per_ms),
                 (":rate_per_group", &(rate.per_group as i64)),
                 (":declared_by", &worker_id),
-                (":now", &now_ms()),
+                (":now", &self.1),
             ],
             |_| Ok(()),
         )?;
@@ -164,7 +169,7 @@ impl FlowTransaction for SqliteFlow<'_> {
                 (":group_concurrency", &group_concurrency),
                 (":rate_key", &declaration.limits.rate_key),
                 (":declared_by", &worker_id),
-                (":now", &now_ms()),
+                (":now", &self.1),
             ],
             |_| Ok(()),
         )?;
@@ -177,7 +182,7 @@ impl FlowTransaction for SqliteFlow<'_> {
         name: &str,
         _first: Chunk,
     ) -> Result<(StoredDeclaration, i64)> {
-        Ok((self.declared(name).await?, now_ms()))
+        Ok((self.declared(name).await?, self.1))
     }
 
     async fn lock_budget(&mut self, _budget: &Budget) -> Result<bool> {

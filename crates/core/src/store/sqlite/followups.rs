@@ -9,7 +9,6 @@ use super::conn::apply_in_transaction;
 use super::lifecycle::SqliteBackend;
 use super::query::{query, Params};
 use crate::error::Result;
-use crate::ids::now_ms;
 use crate::protocol::followups::{SQLITE as SQL, SQLITE_FORGET, SQLITE_PENDING};
 use crate::protocol::steps::SQLITE as STEPS;
 use crate::store::backend::{Debounce, FollowupBackend};
@@ -42,6 +41,7 @@ pub(super) fn hold(
     task_id: &str,
     after_id: &str,
     window: Debounce,
+    now: i64,
 ) -> Result<()> {
     if !installed(conn)? {
         apply_in_transaction(conn, &SQL.migration)?;
@@ -53,7 +53,7 @@ pub(super) fn hold(
             (":task_id", &task_id),
             (":after_id", &after_id),
             (":debounce_ms", &window.window_ms),
-            (":now", &now_ms()),
+            (":now", &now),
         ],
         |_| Ok(()),
     )?;
@@ -61,7 +61,7 @@ pub(super) fn hold(
 }
 
 /// The held-back follow-up `id` starts later once released.
-pub(super) fn postpone(conn: &Connection, id: &str, window: Debounce) -> Result<()> {
+pub(super) fn postpone(conn: &Connection, id: &str, window: Debounce, now: i64) -> Result<()> {
     query(
         conn,
         SQL.postpone,
@@ -69,7 +69,7 @@ pub(super) fn postpone(conn: &Connection, id: &str, window: Debounce) -> Result<
             (":id", &id),
             (":debounce_ms", &window.window_ms),
             (":max_delay_ms", &window.max_delay_ms),
-            (":now", &now_ms()),
+            (":now", &now),
         ],
         |_| Ok(()),
     )?;
@@ -83,8 +83,8 @@ fn pending(conn: &Connection) -> Result<bool> {
 
 /// Inside the writer's transaction: the follow-ups whose task ended become
 /// due and lose their rows; how many were released.
-fn release(conn: &Connection) -> Result<u64> {
-    query(conn, SQL.release, &[(":now", &now_ms())], |_| Ok(()))?;
+fn release(conn: &Connection, now: i64) -> Result<u64> {
+    query(conn, SQL.release, &[(":now", &now)], |_| Ok(()))?;
     let released = conn.changes();
     query(conn, SQLITE_FORGET, &[], |_| Ok(()))?;
     Ok(released)
@@ -101,6 +101,8 @@ impl FollowupBackend for SqliteBackend {
         if !self.read(pending).await? {
             return Ok(0);
         }
-        self.transaction(release).await
+        let clock = self.clock.clone();
+        self.transaction(move |conn| release(conn, clock.now_ms()))
+            .await
     }
 }

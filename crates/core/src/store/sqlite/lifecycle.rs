@@ -11,6 +11,7 @@ use rusqlite::Connection;
 use super::engine::{Engine, OnCommit};
 use super::open::open_engine;
 use super::wal_watch::WalWatch;
+use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::store::backend::OpenMode;
 
@@ -23,6 +24,8 @@ pub struct SqliteBackend {
     lifecycle: tokio::sync::Mutex<()>,
     /// Ends idle sleeps and waits early when the file changes.
     wakes: Option<Arc<WalWatch>>,
+    /// The time every statement binds (the host's unless a test's).
+    pub(super) clock: Clock,
 }
 
 impl SqliteBackend {
@@ -34,7 +37,14 @@ impl SqliteBackend {
             engine: RwLock::new(None),
             lifecycle: tokio::sync::Mutex::new(()),
             wakes: WalWatch::new(path),
+            clock: Clock::Host,
         }
+    }
+
+    /// Bind `clock`'s time instead of the host's (cairnq/testing).
+    pub fn with_clock(mut self, clock: Clock) -> SqliteBackend {
+        self.clock = clock;
+        self
     }
 
     /// Open the file the `mode` way (`OpenMode::Migrate` by default).
@@ -105,6 +115,13 @@ impl SqliteBackend {
                 .map_err(|e| Error::Connection(format!("closing the store: {e}")))?;
         }
         Ok(())
+    }
+
+    /// Wake this process's sleepers on the file, as a commit would.
+    pub(super) fn wake_here(&self) {
+        if let Some(wakes) = &self.wakes {
+            wakes.wake_here();
+        }
     }
 
     /// A mark of the file changes seen so far (`Backend::wake_ticket`).

@@ -38,6 +38,7 @@ use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, Outcome, Polled,
     PurgeFilter, StatusCount, Target, TaskRef, WaitPoll, WriteAnswer, WriteOp,
 };
+use crate::clock::Clock;
 use crate::error::Result;
 use crate::protocol::{self, SQLITE as SQL};
 use crate::task::Task;
@@ -45,16 +46,17 @@ use crate::task::Task;
 impl SqliteBackend {
     /// The claim probe, on a reader: is a claim worth the write lock?
     async fn claimable(&self, request: &ClaimRequest) -> Result<bool> {
-        let probe = claim::probe(request);
+        let probe = claim::probe(request, self.clock.clone());
         // A worker woken by a commit probes without a hand-off.
         self.engine().await?.read_before_write(probe).await
     }
 
     async fn write_op(&self, op: WriteOp) -> WriteAnswer {
         let transactional = spans_statements(&op);
+        let clock = self.clock.clone();
         self.engine()
             .await?
-            .submit_write(move |conn| run_op(conn, &op), transactional)
+            .submit_write(move |conn| run_op(conn, &op, clock.now_ms()), transactional)
             .await
     }
 }
@@ -70,7 +72,8 @@ impl Backend for SqliteBackend {
             .into_iter()
             .map(|op| {
                 let transactional = spans_statements(&op);
-                engine.enqueue(move |conn| run_op(conn, &op), transactional)
+                let clock = self.clock.clone();
+                engine.enqueue(move |conn| run_op(conn, &op, clock.now_ms()), transactional)
             })
             .collect();
         engine.drain();
@@ -86,7 +89,7 @@ impl Backend for SqliteBackend {
             ops.iter()
                 .map(|op| {
                     (spans_statements(op), move |conn: &Connection| {
-                        run_op(conn, op)
+                        run_op(conn, op, self.clock.now_ms())
                     })
                 })
                 .collect(),
@@ -98,7 +101,8 @@ impl Backend for SqliteBackend {
     }
 
     async fn insert_all(&self, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
-        self.transaction(move |conn| writes::insert_all(conn, ops))
+        let clock = self.clock.clone();
+        self.transaction(move |conn| writes::insert_all(conn, ops, clock.now_ms()))
             .await
     }
 
@@ -160,7 +164,9 @@ impl Backend for SqliteBackend {
     }
 
     async fn oldest_due(&self) -> Result<Vec<(String, i64)>> {
-        self.read(reads::oldest_due).await
+        let clock = self.clock.clone();
+        self.read(move |conn| reads::oldest_due(conn, clock.now_ms()))
+            .await
     }
 
     async fn queue_depth(&self, queue: String, max_depth: i64) -> Result<i64> {
@@ -177,13 +183,18 @@ impl Backend for SqliteBackend {
     }
 
     async fn purge(&self, f: PurgeFilter) -> Result<Vec<String>> {
-        self.write(move |conn| reads::purge_query(conn, SQL.purge, &f, |row| row.get(0)))
-            .await
+        let clock = self.clock.clone();
+        self.write(move |conn| {
+            reads::purge_query(conn, SQL.purge, &f, clock.now_ms(), |row| row.get(0))
+        })
+        .await
     }
 
     async fn purge_count(&self, f: PurgeFilter) -> Result<i64> {
+        let clock = self.clock.clone();
         self.read(move |conn| {
-            let counted = reads::purge_query(conn, SQL.purge_count, &f, |row| row.get(0))?;
+            let now = clock.now_ms();
+            let counted = reads::purge_query(conn, SQL.purge_count, &f, now, |row| row.get(0))?;
             Ok(counted.into_iter().next().unwrap_or(0))
         })
         .await
@@ -202,7 +213,8 @@ impl Backend for SqliteBackend {
                 plan: None,
             });
         }
-        self.transaction(move |conn| claim::claim(conn, &request, &completions, plan))
+        let clock = self.clock.clone();
+        self.transaction(move |conn| claim::claim(conn, &request, &completions, plan, &clock))
             .await
     }
 
@@ -217,8 +229,11 @@ impl Backend for SqliteBackend {
         worker_id: String,
         lease_ms: i64,
     ) -> Result<Vec<(String, bool)>> {
-        self.write(move |conn| writes::heartbeat_batch(conn, &ids, &worker_id, lease_ms))
-            .await
+        let clock = self.clock.clone();
+        self.write(move |conn| {
+            writes::heartbeat_batch(conn, &ids, &worker_id, lease_ms, clock.now_ms())
+        })
+        .await
     }
 
     async fn cancel_requested(&self, ids: Vec<String>) -> Result<Vec<String>> {
@@ -243,12 +258,21 @@ impl Backend for SqliteBackend {
         worker_id: String,
         items: Vec<(String, Option<String>)>,
     ) -> Result<Vec<String>> {
-        self.write(move |conn| complete_many(conn, &worker_id, &items))
+        let clock = self.clock.clone();
+        self.write(move |conn| complete_many(conn, &worker_id, &items, clock.now_ms()))
             .await
     }
 
     fn wake_ticket(&self) -> u64 {
         self.change_ticket()
+    }
+
+    fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    fn clock_moved(&self) {
+        self.wake_here();
     }
 
     async fn claim_wake(&self, _queues: &[String], since: u64, timeout: Duration) {

@@ -7,7 +7,6 @@ use rusqlite::Connection;
 use super::query::{query, query_tasks};
 use super::rows::json_list;
 use crate::error::Result;
-use crate::ids::now_ms;
 use crate::protocol::{self, specialize_for, SQLITE as SQL};
 use crate::store::backend::{ListFilter, PurgeFilter, StatusCount};
 use crate::task::{Status, Task};
@@ -63,8 +62,8 @@ pub(super) fn stats(conn: &Connection, queue: &Option<String>) -> Result<Vec<Sta
         .collect()
 }
 
-pub(super) fn oldest_due(conn: &Connection) -> Result<Vec<(String, i64)>> {
-    query(conn, SQL.oldest_due, &[(":now", &now_ms())], |row| {
+pub(super) fn oldest_due(conn: &Connection, now: i64) -> Result<Vec<(String, i64)>> {
+    query(conn, SQL.oldest_due, &[(":now", &now)], |row| {
         Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
     })
 }
@@ -92,6 +91,7 @@ pub(super) fn purge_query<T>(
     conn: &Connection,
     statement: &'static str,
     f: &PurgeFilter,
+    now: i64,
     map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>> {
     let status = f.status.map(Status::as_str);
@@ -103,7 +103,7 @@ pub(super) fn purge_query<T>(
             (":name", f.name.is_some()),
         ],
     );
-    let before_ms = now_ms().saturating_sub(f.older_than_ms);
+    let before_ms = now.saturating_sub(f.older_than_ms);
     query(
         conn,
         sql,

@@ -5,7 +5,6 @@ use rusqlite::Connection;
 
 use super::query::{query, query_task, Params};
 use crate::error::{Error, Result};
-use crate::ids::now_ms;
 use crate::protocol::{self, SQLITE as SQL};
 use crate::store::backend::{HeldTask, Target, TaskRef, WaitPoll};
 use crate::task::Task;
@@ -94,9 +93,9 @@ pub(super) fn owned_write(
     conn: &Connection,
     sql: &'static str,
     owned: &HeldTask,
+    now: i64,
     extra: &Params<'_>,
 ) -> Result<Task> {
-    let now = now_ms();
     let mut params: Vec<(&str, &dyn rusqlite::ToSql)> = vec![
         (":id", &owned.task_id),
         (":worker_id", &owned.worker_id),

@@ -155,9 +155,10 @@ impl SignalBackend for SqliteBackend {
     }
 
     async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent> {
+        let clock = self.clock.clone();
         self.transaction(move |conn| {
             at_once(transaction::send(
-                &mut WriterTx::new(conn),
+                &mut WriterTx::new(conn, clock.now_ms()),
                 &target,
                 &signal,
             ))
@@ -166,8 +167,10 @@ impl SignalBackend for SqliteBackend {
     }
 
     async fn wait_for_signal(&self, owned: HeldTask, input: SignalWaitInput) -> Result<SignalWait> {
+        let clock = self.clock.clone();
         self.transaction(move |conn| {
-            at_once(transaction::wait(&mut WriterTx::new(conn), &owned, &input))
+            let mut tx = WriterTx::new(conn, clock.now_ms());
+            at_once(transaction::wait(&mut tx, &owned, &input))
         })
         .await
     }

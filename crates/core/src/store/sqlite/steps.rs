@@ -15,7 +15,6 @@ use super::query::{at_once, key_at, query, Cells, Params};
 use super::rows::json_list;
 use super::writes::cancel_by_id;
 use crate::error::{Error, Result};
-use crate::ids::now_ms;
 use crate::protocol::steps::SQLITE as SQL;
 use crate::store::backend::{HeldTask, StepBackend};
 use crate::store::bad_rows::{readable, BadRow};
@@ -97,11 +96,8 @@ pub(super) struct WriterTx<'c> {
 }
 
 impl<'c> WriterTx<'c> {
-    pub(super) fn new(conn: &'c Connection) -> Self {
-        WriterTx {
-            conn,
-            now: now_ms(),
-        }
+    pub(super) fn new(conn: &'c Connection, now: i64) -> Self {
+        WriterTx { conn, now }
     }
 }
 
@@ -149,7 +145,7 @@ impl StepTransaction for WriterTx<'_> {
     }
 
     async fn cancel(&mut self, task_id: &str) -> Result<Option<Task>> {
-        cancel_by_id(self.conn, task_id)
+        cancel_by_id(self.conn, task_id, self.now)
     }
 }
 
@@ -189,12 +185,12 @@ fn summaries(conn: &Connection, task_id: &str) -> Result<Vec<StepSummary>> {
     Ok(readable(rows))
 }
 
-fn wake_parents(conn: &Connection, child_ids: &[String]) -> Result<()> {
+fn wake_parents(conn: &Connection, child_ids: &[String], now: i64) -> Result<()> {
     let child_ids = json_list(child_ids);
     query(
         conn,
         SQL.wake_parents,
-        &[(":child_ids", &child_ids), (":now", &now_ms())],
+        &[(":child_ids", &child_ids), (":now", &now)],
         |_| Ok(()),
     )
     .map(|_| ())
@@ -221,7 +217,8 @@ impl StepBackend for SqliteBackend {
     }
 
     async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {
-        self.write(move |conn| record(conn, &owned, &step, now_ms()))
+        let clock = self.clock.clone();
+        self.write(move |conn| record(conn, &owned, &step, clock.now_ms()))
             .await
     }
 
@@ -231,9 +228,10 @@ impl StepBackend for SqliteBackend {
         step: Option<NewStep>,
         wake: Wake,
     ) -> Result<Suspended> {
+        let clock = self.clock.clone();
         self.transaction(move |conn| {
             at_once(transaction::suspend(
-                &mut WriterTx::new(conn),
+                &mut WriterTx::new(conn, clock.now_ms()),
                 &owned,
                 step.as_ref(),
                 wake,
@@ -249,9 +247,10 @@ impl StepBackend for SqliteBackend {
         child_id: String,
         recheck_ms: i64,
     ) -> Result<ChildWait> {
+        let clock = self.clock.clone();
         self.transaction(move |conn| {
             at_once(transaction::wait_for_child(
-                &mut WriterTx::new(conn),
+                &mut WriterTx::new(conn, clock.now_ms()),
                 &owned,
                 step.as_ref(),
                 &child_id,
@@ -262,13 +261,16 @@ impl StepBackend for SqliteBackend {
     }
 
     async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()> {
-        self.write(move |conn| wake_parents(conn, &child_ids)).await
+        let clock = self.clock.clone();
+        self.write(move |conn| wake_parents(conn, &child_ids, clock.now_ms()))
+            .await
     }
 
     async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>> {
+        let clock = self.clock.clone();
         self.transaction(move |conn| {
             at_once(transaction::cancel_children(
-                &mut WriterTx::new(conn),
+                &mut WriterTx::new(conn, clock.now_ms()),
                 &task_id,
             ))
         })

@@ -11,17 +11,16 @@ use serde_json::{json, Value};
 
 use super::writes::{insert_values, INSERT_PARAMS};
 use crate::error::{Error, Result};
-use crate::ids::now_ms;
 use crate::protocol::SQLITE as SQL;
 use crate::store::backend::WriteOp;
 use crate::store::inputs::item_error;
 
 /// The caller's writes as JSON: `{"sql": …, "ids": [task ids], "params":
 /// [[values of one task]…]}`, one run of `sql` per task, in order. `items`:
-/// the ops are `submitManyIn`'s, and a refusal names the item.
-pub fn submit_in_statements(ops: Vec<WriteOp>, items: bool) -> Result<String> {
+/// the ops are `submitManyIn`'s, and a refusal names the item. `now`: the
+/// store clock's time.
+pub fn submit_in_statements(ops: Vec<WriteOp>, items: bool, now: i64) -> Result<String> {
     let (sql, order) = positional_insert();
-    let now = now_ms();
     let mut ids = Vec::with_capacity(ops.len());
     let mut params = Vec::with_capacity(ops.len());
     for (index, op) in ops.iter().enumerate() {

@@ -124,10 +124,16 @@ impl WalWatch {
     /// `inline` commits (on the JS thread) announce at most once per
     /// `ANNOUNCE_EVERY`.
     pub fn committed(&self, inline: bool) {
-        self.changes.send_modify(|n| *n += 1);
+        self.wake_here();
         if !inline || self.announce_due(self.created.elapsed()) {
             self.announce();
         }
+    }
+
+    /// Wake this process's waiters, as one of its commits does: what is due
+    /// changed without a write (a test clock moved).
+    pub fn wake_here(&self) {
+        self.changes.send_modify(|n| *n += 1);
     }
 
     /// At most one announcement per `ANNOUNCE_EVERY` (the first is always

@@ -10,7 +10,6 @@ use super::followups;
 use super::query::{execute, query, transaction_control, Params, Repeated};
 use super::rows::{json_list, owned_write, resolve_key, update_one};
 use crate::error::{Error, Result};
-use crate::ids::now_ms;
 use crate::protocol::{without_returning, SQLITE as SQL};
 use crate::store::backend::{
     Conflict, Debounce, DebounceStep, HeldTask, KeyDecision, NewTask, Outcome, Target, TaskRef,
@@ -29,33 +28,35 @@ pub(super) fn spans_statements(op: &WriteOp) -> bool {
     )
 }
 
-/// Every single-row write, on the writer's connection inside its transaction.
-pub(super) fn run_op(conn: &Connection, op: &WriteOp) -> WriteAnswer {
+/// Every single-row write, on the writer's connection inside its
+/// transaction, at the store clock's `now`.
+pub(super) fn run_op(conn: &Connection, op: &WriteOp, now: i64) -> WriteAnswer {
     match op {
-        WriteOp::Insert(task) => insert_new(conn, task).map(Some),
+        WriteOp::Insert(task) => insert_new(conn, task, now).map(Some),
         WriteOp::InsertKeyed(task, key, conflict) => {
-            insert_keyed(conn, task, key, *conflict).map(Some)
+            insert_keyed(conn, task, key, *conflict, now).map(Some)
         }
-        WriteOp::Cancel(Target::Id(id)) => cancel_by_id(conn, id),
+        WriteOp::Cancel(Target::Id(id)) => cancel_by_id(conn, id, now),
         WriteOp::Cancel(Target::Key(key)) => match resolve_key(conn, key)? {
-            Some(task) => cancel_by_id(conn, &task.id),
+            Some(task) => cancel_by_id(conn, &task.id, now),
             None => Ok(None),
         },
-        WriteOp::Retry(Target::Id(id), reset) => retry_by_id(conn, id, *reset),
+        WriteOp::Retry(Target::Id(id), reset) => retry_by_id(conn, id, *reset, now),
         WriteOp::Retry(Target::Key(key), reset) => match resolve_key(conn, key)? {
-            Some(task) => retry_by_id(conn, &task.id, *reset),
+            Some(task) => retry_by_id(conn, &task.id, *reset, now),
             None => Ok(None),
         },
-        WriteOp::Finish(owned, outcome) => finish(conn, owned, outcome).map(Some),
+        WriteOp::Finish(owned, outcome) => finish(conn, owned, outcome, now).map(Some),
         WriteOp::Progress(owned, progress, message) => owned_write(
             conn,
             SQL.progress,
             owned,
+            now,
             &[(":progress", progress), (":message", message)],
         )
         .map(Some),
         WriteOp::Heartbeat(owned, lease_ms) => {
-            owned_write(conn, SQL.heartbeat, owned, &[(":lease_ms", lease_ms)]).map(Some)
+            owned_write(conn, SQL.heartbeat, owned, now, &[(":lease_ms", lease_ms)]).map(Some)
         }
     }
 }
@@ -64,28 +65,23 @@ pub(super) fn run_op(conn: &Connection, op: &WriteOp) -> WriteAnswer {
 /// task ref. A plain item is one run of `insert_task.sql`, prepared once for
 /// them all: on SQLite that is cheaper than one statement over a JSON array
 /// of the rows (no encoding, no JSON parse per field).
-pub(super) fn insert_all(conn: &Connection, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
+pub(super) fn insert_all(conn: &Connection, ops: Vec<WriteOp>, now: i64) -> Result<Vec<TaskRef>> {
     let mut insert = Repeated::new(conn, SQL.insert_task, &INSERT_PARAMS)?;
     ops.iter()
         .map(|op| match op {
-            WriteOp::Insert(task) => {
-                insert
-                    .run(&insert_values(task, &now_ms()))
-                    .map(|()| TaskRef {
-                        id: task.id.clone(),
-                        status: Status::Queued,
-                    })
-            }
+            WriteOp::Insert(task) => insert.run(&insert_values(task, &now)).map(|()| TaskRef {
+                id: task.id.clone(),
+                status: Status::Queued,
+            }),
             WriteOp::InsertKeyed(task, key, conflict) => {
-                insert_keyed(conn, task, key, *conflict).map(|row| TaskRef::of(&row))
+                insert_keyed(conn, task, key, *conflict, now).map(|row| TaskRef::of(&row))
             }
             other => unreachable!("submitMany passes submits only, got {other:?}"),
         })
         .collect()
 }
 
-pub(super) fn insert_new(conn: &Connection, task: &NewTask) -> Result<Task> {
-    let now = now_ms();
+pub(super) fn insert_new(conn: &Connection, task: &NewTask, now: i64) -> Result<Task> {
     Repeated::new(conn, SQL.insert_task, &INSERT_PARAMS)?.run(&insert_values(task, &now))?;
     Ok(task.inserted_row(now))
 }
@@ -123,14 +119,15 @@ pub(super) fn insert_values<'a>(task: &'a NewTask, now: &'a i64) -> [&'a dyn ToS
     ]
 }
 
-pub(super) fn cancel_by_id(conn: &Connection, id: &str) -> Result<Option<Task>> {
-    update_one(conn, SQL.cancel, id, &[(":id", &id), (":now", &now_ms())])
+pub(super) fn cancel_by_id(conn: &Connection, id: &str, now: i64) -> Result<Option<Task>> {
+    update_one(conn, SQL.cancel, id, &[(":id", &id), (":now", &now)])
 }
 
 pub(super) fn retry_by_id(
     conn: &Connection,
     id: &str,
     reset_attempt: bool,
+    now: i64,
 ) -> Result<Option<Task>> {
     update_one(
         conn,
@@ -139,7 +136,7 @@ pub(super) fn retry_by_id(
         &[
             (":id", &id),
             (":reset_attempt", &reset_attempt),
-            (":now", &now_ms()),
+            (":now", &now),
         ],
     )
 }
@@ -149,6 +146,7 @@ pub(super) fn insert_keyed(
     task: &NewTask,
     key: &str,
     conflict: Conflict,
+    now: i64,
 ) -> Result<Task> {
     let existing = key_holder(conflict, task, resolve_key(conn, key)?);
     match conflict.decide(existing.as_ref().map(|t| t.status)) {
@@ -159,24 +157,24 @@ pub(super) fn insert_keyed(
             })
         }
         KeyDecision::CancelThenInsert => {
-            cancel_by_id(conn, &existing.expect("a live task to replace").id)?;
+            cancel_by_id(conn, &existing.expect("a live task to replace").id, now)?;
         }
         KeyDecision::Debounce(window) => {
             let live = existing.expect("a live task to debounce into");
-            return debounce_into(conn, &live, task, key, window);
+            return debounce_into(conn, &live, task, key, window, now);
         }
         KeyDecision::Insert => {}
     }
-    insert_pointed(conn, task, key)
+    insert_pointed(conn, task, key, now)
 }
 
 /// Insert `task` and point `key` at it.
-fn insert_pointed(conn: &Connection, task: &NewTask, key: &str) -> Result<Task> {
-    let inserted = insert_new(conn, task)?;
+fn insert_pointed(conn: &Connection, task: &NewTask, key: &str, now: i64) -> Result<Task> {
+    let inserted = insert_new(conn, task, now)?;
     query(
         conn,
         SQL.upsert_key,
-        &[(":key", &key), (":task_id", &task.id), (":now", &now_ms())],
+        &[(":key", &key), (":task_id", &task.id), (":now", &now)],
         |_| Ok(()),
     )?;
     Ok(inserted)
@@ -190,6 +188,7 @@ fn debounce_into(
     task: &NewTask,
     key: &str,
     window: Debounce,
+    now: i64,
 ) -> Result<Task> {
     let reads_history = Debounce::reads_history(live.status, live.attempt);
     let held = reads_history && followups::installed(conn)? && followups::held(conn, &live.id)?;
@@ -206,12 +205,12 @@ fn debounce_into(
                 (":debounce_ms", &window.window_ms),
                 (":max_delay_ms", &window.max_delay_ms),
                 (":held", &held),
-                (":now", &now_ms()),
+                (":now", &now),
             ],
         )?
         .expect("the writer's lock keeps the queued task queued");
         if held {
-            followups::postpone(conn, &live.id, window)?;
+            followups::postpone(conn, &live.id, window, now)?;
         }
         return Ok(postponed);
     }
@@ -219,21 +218,27 @@ fn debounce_into(
         delay_ms: HELD_BACK_DELAY_MS,
         ..task.clone()
     };
-    let inserted = insert_pointed(conn, &follow_up, key)?;
-    followups::hold(conn, &follow_up.id, &live.id, window)?;
+    let inserted = insert_pointed(conn, &follow_up, key, now)?;
+    followups::hold(conn, &follow_up.id, &live.id, window, now)?;
     Ok(inserted)
 }
 
-pub(super) fn finish(conn: &Connection, owned: &HeldTask, outcome: &Outcome) -> Result<Task> {
+pub(super) fn finish(
+    conn: &Connection,
+    owned: &HeldTask,
+    outcome: &Outcome,
+    now: i64,
+) -> Result<Task> {
     match outcome {
         Outcome::Succeed { result } => owned_write(
             conn,
             SQL.succeed,
             owned,
+            now,
             &[(":result", result), (":message", &None::<String>)],
         ),
         Outcome::Complete { result } => {
-            owned_write(conn, SQL.complete, owned, &[(":result", result)])
+            owned_write(conn, SQL.complete, owned, now, &[(":result", result)])
         }
         Outcome::Fail {
             error,
@@ -243,6 +248,7 @@ pub(super) fn finish(conn: &Connection, owned: &HeldTask, outcome: &Outcome) -> 
             conn,
             SQL.fail,
             owned,
+            now,
             &[
                 (":error", error),
                 (":retryable", retryable),
@@ -261,9 +267,9 @@ pub(super) fn complete_many(
     conn: &Connection,
     worker_id: &str,
     items: &[(String, Option<String>)],
+    now: i64,
 ) -> Result<Vec<String>> {
     let encoded = serde_json::to_string(items).expect("ids and JSON texts encode");
-    let now = now_ms();
     let params: &Params<'_> = &[
         (":items", &encoded),
         (":worker_id", &worker_id),
@@ -291,6 +297,7 @@ pub(super) fn heartbeat_batch(
     ids: &[String],
     worker_id: &str,
     lease_ms: i64,
+    now: i64,
 ) -> Result<Vec<(String, bool)>> {
     let ids = json_list(ids);
     query(
@@ -300,7 +307,7 @@ pub(super) fn heartbeat_batch(
             (":ids", &ids),
             (":worker_id", &worker_id),
             (":lease_ms", &lease_ms),
-            (":now", &now_ms()),
+            (":now", &now),
         ],
         |row| Ok((row.get(0)?, row.get(1)?)),
     )
