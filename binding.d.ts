@@ -382,10 +382,13 @@ export interface StepBegin {
 export declare function submitInPostgres(session: ExecutorFn, many: boolean, json: string): Promise<string>
 
 /**
- * SQLite: the statement and values the caller's connection runs, checked
- * and built on the calling thread (`submit_in_statements`).
+ * SQLite: the submits run on the calling thread through `run`, which
+ * `lib/submit-in.js` answers on the caller's connection, synchronously, with
+ * the rows as JSON text (`sqlite::submit_in::RunOnCaller`), or with `null`
+ * when the driver threw (the JS side then throws the driver's own error).
+ * Their task refs as a JSON array.
  */
-export declare function submitInSqlite(many: boolean, json: string): string
+export declare function submitInSqlite(run: (arg: string) => string | null, many: boolean, json: string): string
 
 /** `{id, status}` as `getStatus` returns it. */
 export interface TaskRefObject {
