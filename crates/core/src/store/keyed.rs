@@ -1,7 +1,12 @@
 //! A keyed submit (docs/protocol.md, "Keyed submit" and "Debounced submit"),
-//! decided once for every connection it runs on: the store's own and the
-//! application's (`submitIn`). The decision names each statement it needs as
-//! a `KeyedStep`; a `KeyedConn` runs it and hands back what it read.
+//! decided once for every connection it runs on, in both dialects: the
+//! store's own and the application's (`submitIn`). The decision names each
+//! statement it needs as a `KeyedStep`; a `KeyedConn` runs it and hands back
+//! what it read. A connection whose statements are awaited (Postgres) runs
+//! the decision through `insert_keyed_awaiting`.
+
+use std::borrow::Cow;
+use std::future::Future;
 
 use crate::error::{Error, Result};
 use crate::store::backend::{
@@ -10,46 +15,92 @@ use crate::store::backend::{
 use crate::store::reserved::key_holder;
 use crate::task::Task;
 
-/// One statement of a keyed submit, with what it binds.
+type Text<'a> = Cow<'a, str>;
+
+/// One statement of a keyed submit, with what it binds: borrowed from the
+/// decision, owned once it outlives it (`into_owned`).
 #[derive(Debug)]
 pub enum KeyedStep<'a> {
     /// The key's lock (`lock_key`), then the task it points at: `Row`.
-    ReadKey(&'a str),
+    ReadKey(Text<'a>),
     /// `cancel` of the live task `id`: `Done`.
-    Cancel(&'a str),
+    Cancel(Text<'a>),
     /// `insert_task`: `Row` of the inserted task.
-    Insert(&'a NewTask),
+    Insert(Cow<'a, NewTask>),
     /// `upsert_key`, the key pointed at `id`: `Done`.
-    PointKey { key: &'a str, id: &'a str },
+    PointKey { key: Text<'a>, id: Text<'a> },
     /// Whether the follow-ups table exists: `Flag`.
     FollowupsInstalled,
     /// Whether `id` is a follow-up still held back (the table exists): `Flag`.
-    Held(&'a str),
+    Held(Text<'a>),
     /// Whether `id` recorded a step, `false` without the steps table: `Flag`.
-    HasSteps(&'a str),
+    HasSteps(Text<'a>),
     /// `debounce` of the queued task `id`: `Row`, none if it is no longer queued.
     Debounce {
-        id: &'a str,
-        payload: &'a str,
+        id: Text<'a>,
+        payload: Text<'a>,
         window: Debounce,
         held: bool,
     },
     /// The follow-ups' `postpone` of the held-back `id`: `Done`.
-    Postpone { id: &'a str, window: Debounce },
+    Postpone { id: Text<'a>, window: Debounce },
     /// The follow-ups' `hold` of `task_id` until `after_id` ends, the table
     /// created first if it does not exist: `Done`.
     Hold {
-        task_id: &'a str,
-        after_id: &'a str,
+        task_id: Text<'a>,
+        after_id: Text<'a>,
         window: Debounce,
     },
+}
+
+impl KeyedStep<'_> {
+    /// The step with its values copied out of the decision that asked it.
+    pub fn into_owned(self) -> KeyedStep<'static> {
+        let own = |text: Text<'_>| Cow::Owned(text.into_owned());
+        match self {
+            KeyedStep::ReadKey(key) => KeyedStep::ReadKey(own(key)),
+            KeyedStep::Cancel(id) => KeyedStep::Cancel(own(id)),
+            KeyedStep::Insert(task) => KeyedStep::Insert(Cow::Owned(task.into_owned())),
+            KeyedStep::PointKey { key, id } => KeyedStep::PointKey {
+                key: own(key),
+                id: own(id),
+            },
+            KeyedStep::FollowupsInstalled => KeyedStep::FollowupsInstalled,
+            KeyedStep::Held(id) => KeyedStep::Held(own(id)),
+            KeyedStep::HasSteps(id) => KeyedStep::HasSteps(own(id)),
+            KeyedStep::Debounce {
+                id,
+                payload,
+                window,
+                held,
+            } => KeyedStep::Debounce {
+                id: own(id),
+                payload: own(payload),
+                window,
+                held,
+            },
+            KeyedStep::Postpone { id, window } => KeyedStep::Postpone {
+                id: own(id),
+                window,
+            },
+            KeyedStep::Hold {
+                task_id,
+                after_id,
+                window,
+            } => KeyedStep::Hold {
+                task_id: own(task_id),
+                after_id: own(after_id),
+                window,
+            },
+        }
+    }
 }
 
 /// What a step read.
 // Unboxed: an answer is matched and moved out at once, and a box would cost
 // every row read an allocation.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub enum KeyedAnswer {
     Done,
     Flag(bool),
@@ -92,7 +143,7 @@ pub fn insert_keyed(
     key: &str,
     conflict: Conflict,
 ) -> Result<Task> {
-    let existing = key_holder(conflict, new, row(conn, KeyedStep::ReadKey(key))?);
+    let existing = key_holder(conflict, new, row(conn, KeyedStep::ReadKey(key.into()))?);
     match (
         conflict.decide(existing.as_ref().map(|t| t.status)),
         existing,
@@ -104,7 +155,7 @@ pub fn insert_keyed(
             })
         }
         (KeyDecision::CancelThenInsert, Some(existing)) => {
-            done(conn, KeyedStep::Cancel(&existing.id))?;
+            done(conn, KeyedStep::Cancel(existing.id.as_str().into()))?;
         }
         (KeyDecision::Debounce(window), Some(live)) => {
             return debounce_into(conn, &live, new, key, window);
@@ -116,9 +167,15 @@ pub fn insert_keyed(
 
 /// Insert `new` and point `key` at it.
 fn insert_pointed(conn: &mut dyn KeyedConn, new: &NewTask, key: &str) -> Result<Task> {
-    let inserted = row(conn, KeyedStep::Insert(new))?
+    let inserted = row(conn, KeyedStep::Insert(Cow::Borrowed(new)))?
         .ok_or_else(|| Error::Connection("a keyed submit's insert returned no row".into()))?;
-    done(conn, KeyedStep::PointKey { key, id: &new.id })?;
+    done(
+        conn,
+        KeyedStep::PointKey {
+            key: key.into(),
+            id: new.id.as_str().into(),
+        },
+    )?;
     Ok(inserted)
 }
 
@@ -134,15 +191,16 @@ fn debounce_into(
     let reads_history = Debounce::reads_history(live.status, live.attempt);
     let held = reads_history
         && flag(conn, KeyedStep::FollowupsInstalled)?
-        && flag(conn, KeyedStep::Held(&live.id))?;
-    let has_steps = reads_history && !held && flag(conn, KeyedStep::HasSteps(&live.id))?;
+        && flag(conn, KeyedStep::Held(live.id.as_str().into()))?;
+    let has_steps =
+        reads_history && !held && flag(conn, KeyedStep::HasSteps(live.id.as_str().into()))?;
     if Debounce::step(live.status, live.attempt, held, has_steps) != DebounceStep::FollowUp {
         // On Postgres a claim may take the row between the key read and this
         // update (claims do not take the key lock): then it matches nothing,
         // and the running task gets a follow-up.
         let step = KeyedStep::Debounce {
-            id: &live.id,
-            payload: &new.payload,
+            id: live.id.as_str().into(),
+            payload: new.payload.as_str().into(),
             window,
             held,
         };
@@ -151,7 +209,7 @@ fn debounce_into(
                 done(
                     conn,
                     KeyedStep::Postpone {
-                        id: &live.id,
+                        id: live.id.as_str().into(),
                         window,
                     },
                 )?;
@@ -167,10 +225,59 @@ fn debounce_into(
     done(
         conn,
         KeyedStep::Hold {
-            task_id: &follow_up.id,
-            after_id: &live.id,
+            task_id: follow_up.id.as_str().into(),
+            after_id: live.id.as_str().into(),
             window,
         },
     )?;
     Ok(inserted)
+}
+
+/// `insert_keyed` on a connection whose statements are awaited: the
+/// decision is synchronous, so it runs again from its start with every
+/// answer so far until it asks for none more, each run one statement
+/// further (it reads no clock: the same answers, the same steps). `run`
+/// runs one step inside the submit's transaction.
+pub async fn insert_keyed_awaiting<F, Fut>(
+    new: &NewTask,
+    key: &str,
+    conflict: Conflict,
+    mut run: F,
+) -> Result<Task>
+where
+    F: FnMut(KeyedStep<'static>) -> Fut,
+    Fut: Future<Output = Result<KeyedAnswer>>,
+{
+    let mut answers = Vec::new();
+    loop {
+        let mut replay = Replay {
+            answers: &answers,
+            next: 0,
+            asked: None,
+        };
+        let decided = insert_keyed(&mut replay, new, key, conflict);
+        match replay.asked {
+            None => return decided,
+            Some(step) => answers.push(run(step).await?),
+        }
+    }
+}
+
+/// The answers so far, in the order the decision asks; the first step past
+/// them is kept (`asked`) and the decision stopped.
+struct Replay<'r> {
+    answers: &'r [KeyedAnswer],
+    next: usize,
+    asked: Option<KeyedStep<'static>>,
+}
+
+impl KeyedConn for Replay<'_> {
+    fn run(&mut self, step: KeyedStep<'_>) -> Result<KeyedAnswer> {
+        if let Some(answer) = self.answers.get(self.next) {
+            self.next += 1;
+            return Ok(answer.clone());
+        }
+        self.asked = Some(step.into_owned());
+        Err(Error::Connection("a keyed submit's step is awaited".into()))
+    }
 }

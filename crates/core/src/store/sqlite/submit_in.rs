@@ -151,7 +151,7 @@ impl CallerConn<'_, '_> {
 impl KeyedConn for CallerConn<'_, '_> {
     fn run(&mut self, step: KeyedStep<'_>) -> Result<KeyedAnswer> {
         let now = self.now;
-        Ok(match step {
+        Ok(match &step {
             KeyedStep::ReadKey(key) => {
                 self.rows(SQL.lock_key, &[(":key", &key)])?;
                 let pointer = self.rows(SQL.get_key, &[(":key", &key)])?;

@@ -158,7 +158,7 @@ struct StoreConn<'c>(&'c Connection);
 impl KeyedConn for StoreConn<'_> {
     fn run(&mut self, step: KeyedStep<'_>) -> Result<KeyedAnswer> {
         let conn = self.0;
-        Ok(match step {
+        Ok(match &step {
             KeyedStep::ReadKey(key) => KeyedAnswer::Row(resolve_key(conn, key)?),
             KeyedStep::Cancel(id) => {
                 cancel_by_id(conn, id)?;
@@ -196,7 +196,7 @@ impl KeyedConn for StoreConn<'_> {
                 ],
             )?),
             KeyedStep::Postpone { id, window } => {
-                followups::postpone(conn, id, window)?;
+                followups::postpone(conn, id, *window)?;
                 KeyedAnswer::Done
             }
             KeyedStep::Hold {
@@ -204,7 +204,7 @@ impl KeyedConn for StoreConn<'_> {
                 after_id,
                 window,
             } => {
-                followups::hold(conn, task_id, after_id, window)?;
+                followups::hold(conn, task_id, after_id, *window)?;
                 KeyedAnswer::Done
             }
         })
