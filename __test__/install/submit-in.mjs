@@ -6,8 +6,9 @@
 // the task; keys, conflicts and debounce decide inside the transaction, bad
 // input is refused with the transaction left usable, and a process killed
 // before its commit leaves nothing. Prints one `ok` line; exits non-zero on
-// failure. With `--hold PATH` it is that process: it writes an order and a
-// keyed task, prints `written ID` and holds the transaction open.
+// failure. It is also its own other processes: with `--work PATH` a worker
+// that serves until SIGTERM; with `--hold PATH` the process that writes an
+// order and a keyed task, prints `written ID` and holds the transaction open.
 import { AlreadyExists, CairnQ, Worker } from "cairnq";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -29,6 +30,20 @@ async function runtimeDriver() {
     return { name: "node:sqlite", open: (path) => new DatabaseSync(path) };
   } catch {
     return null;
+  }
+}
+
+/** This script as a worker process on `path`, stopped when `body` settles. */
+async function withWorkerProcess(path, body) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--work", path], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  try {
+    return await body();
+  } finally {
+    child.kill("SIGTERM");
+    await exited;
   }
 }
 
@@ -56,7 +71,13 @@ function killedBeforeCommit(path) {
 }
 
 const driver = await runtimeDriver();
-if (process.argv[2] === "--hold") {
+if (process.argv[2] === "--work") {
+  const worker = Worker.sqlite(process.argv[3], { pollIntervalMs: 20 }).task(
+    "receipt",
+    (_ctx, { total }) => total * 10,
+  );
+  await worker.serve();
+} else if (process.argv[2] === "--hold") {
   const path = process.argv[3];
   const cq = CairnQ.sqlite(path);
   const db = driver.open(path);
@@ -90,8 +111,7 @@ if (process.argv[2] === "--hold") {
     const ref = cq.submitIn(db, "receipt", { total: 2 }, { priority: 3, group: "shop", runAtDelayMs: 0 });
     assert.equal(await cq.get(ref.id), null, "nothing visible before the commit");
     db.exec("commit");
-    const worker = Worker.sqlite(path, { pollIntervalMs: 20 }).task("receipt", (_ctx, { total }) => total * 10);
-    const done = await worker.background(() => cq.wait(ref.id, { timeoutMs: 20_000 }));
+    const done = await withWorkerProcess(path, () => cq.wait(ref.id, { timeoutMs: 60_000 }));
     assert.equal(done.status, "succeeded");
     assert.equal(done.result, 20);
     assert.equal(done.priority, 3);
