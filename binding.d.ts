@@ -217,11 +217,13 @@ export declare class NativeStore {
   sharedTxComplete(id: number, taskId: string, workerId: string, resultJson?: string | undefined | null): Promise<string>
   sharedTxAbort(id: number): Promise<void>
   /**
-   * SQLite: the statement and values the caller's connection runs, checked
-   * and built on the calling thread (`submit_in_statements`), at the
-   * store clock's time.
+   * SQLite: the submits run on the calling thread through `run`, which
+   * `lib/submit-in.js` answers on the caller's connection, synchronously,
+   * with the rows as JSON text (`sqlite::submit_in::RunOnCaller`), or with
+   * `null` when the driver threw (the JS side then throws the driver's own
+   * error), at the store clock's time. Their task refs as a JSON array.
    */
-  submitInSqlite(many: boolean, json: string): string
+  submitInSqlite(run: (arg: string) => string | null, many: boolean, json: string): string
   /** Epoch milliseconds on the store's clock. */
   clockNow(): number
   /** Whether the store runs on a test clock. */

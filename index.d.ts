@@ -665,11 +665,12 @@ export type PgTransaction =
  * `DatabaseSync` or a `bun:sqlite` `Database`.
  */
 export interface SqliteConnection {
-  prepare(sql: string): { run(...params: any[]): unknown };
+  prepare(sql: string): { run(...params: any[]): unknown; all(...params: any[]): unknown[] };
+  exec(sql: string): unknown;
 }
 
-/** `submit`'s options inside the caller's transaction: no debounce (refused). */
-export type SubmitInOptions = Omit<SubmitOptions, "debounceMs" | "maxDelayMs">;
+/** `submit`'s options inside the caller's transaction: all of them, keys and debounce included. */
+export type SubmitInOptions = SubmitOptions;
 
 /**
  * A `PgExecutor` over a node-postgres pool (the `pg` package must be
@@ -707,8 +708,8 @@ export declare abstract class TaskStore {
   /** `CairnQ.submitMany`; `wired`: options every item takes unless it gives its own. */
   submitMany(items: readonly SubmitItem[], wired?: Partial<SubmitInput>): Promise<TaskRef[]>;
   /** `CairnQ.submitIn`: at once on SQLite, a promise on Postgres. */
-  submitIn(tx: SqliteConnection, input: Omit<SubmitInput, "debounceMs" | "maxDelayMs">): TaskRef;
-  submitIn(tx: PgTransaction, input: Omit<SubmitInput, "debounceMs" | "maxDelayMs">): Promise<TaskRef>;
+  submitIn(tx: SqliteConnection, input: SubmitInput): TaskRef;
+  submitIn(tx: PgTransaction, input: SubmitInput): Promise<TaskRef>;
   submitManyIn(tx: SqliteConnection, items: readonly SubmitItem[]): TaskRef[];
   submitManyIn(tx: PgTransaction, items: readonly SubmitItem[]): Promise<TaskRef[]>;
   get(taskId: string): Promise<Task | null>;

@@ -74,7 +74,7 @@ function submitInPgTransaction(tx, many, json) {
   return submitInPostgres(answering(query), many, json).then((/** @type {string} */ refs) => JSON.parse(refs), raise);
 }
 
-/** @type {WeakMap<object, Map<string, any>>} each connection's prepared insert */
+/** @type {WeakMap<object, Map<string, any>>} each connection's prepared statements of the core's */
 const prepared = new WeakMap();
 
 /**
@@ -103,7 +103,37 @@ function statementOn(db, sql) {
 }
 
 /**
- * SQLite: the core's statement run on the caller's connection, inside its
+ * One statement of the core's on the caller's connection (see
+ * `RunOnCaller` in crates/core/src/store/sqlite/submit_in.rs), its rows as
+ * objects. What the driver throws is kept in `failures` and the core told
+ * `null`: when that ends the submit, the caller gets the driver's own error.
+ * @param {any} db
+ * @param {unknown[]} failures
+ * @returns {(request: string) => string | null}
+ */
+function runningOn(db, failures) {
+  return (text) => {
+    const { sql, values, mode } = JSON.parse(text);
+    try {
+      if (mode === "script") {
+        db.exec(sql);
+        return "[]";
+      }
+      const statement = statementOn(db, sql);
+      if (mode === "write") {
+        statement.run(...values);
+        return "[]";
+      }
+      return JSON.stringify(statement.all(...values));
+    } catch (err) {
+      failures.push(err);
+      return null;
+    }
+  };
+}
+
+/**
+ * SQLite: the submits the core runs on the caller's connection, inside its
  * open transaction (refused outside one: the rows would commit alone).
  * @param {any} db
  * @param {boolean} many
@@ -120,10 +150,16 @@ function submitInSqliteTransaction(db, many, json, store) {
   if (open === false) {
     throw new Error("submitIn must run inside your open transaction on this connection (BEGIN, or db.transaction)");
   }
-  const { sql, ids, params } = JSON.parse(nativeSync(() => store.submitInSqlite(many, json)));
-  const statement = statementOn(db, sql);
-  for (const values of params) statement.run(...values);
-  return ids.map((/** @type {string} */ id) => ({ id, status: "queued" }));
+  /** @type {unknown[]} */
+  const failures = [];
+  try {
+    return JSON.parse(nativeSync(() => store.submitInSqlite(runningOn(db, failures), many, json)));
+  } catch (err) {
+    // src/submit_in.rs: a statement the driver refused, not a decision of the core's.
+    const refused =
+      failures.length > 0 && /refused a statement of submitIn/.test(String(/** @type {any} */ (err)?.message));
+    throw refused ? failures[0] : err;
+  }
 }
 
 module.exports = { submitInPgTransaction, submitInSqliteTransaction };

@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use cairnq_core::store::postgres::submit_in::submit_in;
-use cairnq_core::store::sqlite::submit_in::submit_in_statements;
+use cairnq_core::store::sqlite::submit_in::submit_in as submit_in_on_sqlite;
 use cairnq_core::store::submit_in::{submit_in_ops, submit_many_in_ops};
 use cairnq_core::store::{refs_to_json, WriteOp};
 use cairnq_core::wire::read_items;
+use napi::bindgen_prelude::Function;
 use napi::Result;
 use napi_derive::napi;
 
@@ -40,12 +41,28 @@ pub async fn submit_in_postgres(session: ExecutorFn, many: bool, json: String) -
 
 #[napi]
 impl NativeStore {
-    /// SQLite: the statement and values the caller's connection runs, checked
-    /// and built on the calling thread (`submit_in_statements`), at the
-    /// store clock's time.
+    /// SQLite: the submits run on the calling thread through `run`, which
+    /// `lib/submit-in.js` answers on the caller's connection, synchronously,
+    /// with the rows as JSON text (`sqlite::submit_in::RunOnCaller`), or with
+    /// `null` when the driver threw (the JS side then throws the driver's own
+    /// error), at the store clock's time. Their task refs as a JSON array.
     #[napi]
-    pub fn submit_in_sqlite(&self, many: bool, json: String) -> Result<String> {
+    pub fn submit_in_sqlite(
+        &self,
+        run: Function<'_, String, Option<String>>,
+        many: bool,
+        json: String,
+    ) -> Result<String> {
+        let ops = ops_of(many, &json)?;
+        let mut on_caller = |request: String| match run.call(request) {
+            Ok(Some(rows)) => Ok(rows),
+            Ok(None) => Err(cairnq_core::Error::Connection(
+                "your SQLite connection refused a statement of submitIn".into(),
+            )),
+            Err(e) => Err(cairnq_core::Error::Connection(e.reason)),
+        };
         let now = self.inner.clock().now_ms();
-        submit_in_statements(ops_of(many, &json)?, many, now).js()
+        let refs = submit_in_on_sqlite(ops, many, now, &mut on_caller).js()?;
+        Ok(refs_to_json(&refs))
     }
 }

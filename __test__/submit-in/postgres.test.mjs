@@ -9,92 +9,14 @@ import assert from "node:assert/strict";
 
 import pg from "pg";
 import postgres from "postgres";
-import { CompiledQuery, Kysely, PostgresDialect, sql } from "kysely";
 
 import { AlreadyExists, CairnQ, SerializationError, createPoolExecutor } from "../../index.mjs";
 import { defer, rejectionOf, settlesWithin, spawnFixture, waitFor } from "../support/helpers.mjs";
 import { PG_SKIP, createDatabase, psql, waitForListeners } from "../support/pg-helpers.mjs";
+import { PG_DRIVERS } from "../support/pg-drivers.mjs";
 
 const SUITE_TIMEOUT_MS = 300_000;
 const ROLLBACK = new Error("roll back");
-
-/**
- * Each driver as `open(dsn)` → `{ transaction(body), close() }`: `body({ tx,
- * insertOrder })` runs inside one transaction of that driver, which commits
- * unless `body` throws (then it rolls back and the error is rethrown). `tx` is
- * what the application hands `submitIn`.
- */
-const DRIVERS = {
-  "pg Client": async (dsn) => {
-    const client = new pg.Client(dsn);
-    await client.connect();
-    return { transaction: (body) => pgTransaction(client, body), close: () => client.end() };
-  },
-  "pg PoolClient": async (dsn) => {
-    const pool = new pg.Pool({ connectionString: dsn, max: 2 });
-    return {
-      async transaction(body) {
-        const client = await pool.connect();
-        try {
-          return await pgTransaction(client, body);
-        } finally {
-          client.release();
-        }
-      },
-      close: () => pool.end(),
-    };
-  },
-  "postgres.js": async (dsn) => {
-    const conn = postgres(dsn, { max: 2, onnotice: () => {} });
-    return {
-      transaction: (body) =>
-        conn.begin((tx) => body({ tx, insertOrder: (total) => tx`insert into orders (total) values (${total})` })),
-      close: () => conn.end(),
-    };
-  },
-  "PgSession (PgExecutor tx)": async (dsn) => {
-    const executor = await createPoolExecutor(dsn, { max: 2 });
-    return {
-      transaction: (body) =>
-        executor.tx((session) =>
-          body({
-            tx: session,
-            insertOrder: (total) => session.query("insert into orders (total) values ($1)", [total]),
-          }),
-        ),
-      close: () => executor.close(),
-    };
-  },
-  "Kysely over pg": async (dsn) => {
-    const db = new Kysely({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: dsn, max: 2 }) }) });
-    return {
-      transaction: (body) =>
-        db.transaction().execute((trx) =>
-          body({
-            // The PgSession shape over Kysely's transaction (docs/api.md).
-            tx: { query: (text, values) => trx.executeQuery(CompiledQuery.raw(text, values)).then((r) => r.rows) },
-            insertOrder: (total) => sql`insert into orders (total) values (${total})`.execute(trx),
-          }),
-        ),
-      close: () => db.destroy(),
-    };
-  },
-};
-
-async function pgTransaction(client, body) {
-  await client.query("begin");
-  try {
-    const value = await body({
-      tx: client,
-      insertOrder: (total) => client.query("insert into orders (total) values ($1)", [total]),
-    });
-    await client.query("commit");
-    return value;
-  } catch (err) {
-    await client.query("rollback");
-    throw err;
-  }
-}
 
 /** A fresh database with cairnq's tables (the store migrated it) and `orders`. */
 async function open(t) {
@@ -108,14 +30,14 @@ async function open(t) {
   return { ...db, cq, orders, tasks };
 }
 
-async function openDriver(t, name, dsn) {
-  const driver = await DRIVERS[name](dsn);
+async function openDriver(t, name, dsn, options) {
+  const driver = await PG_DRIVERS[name](dsn, options);
   defer(t, () => driver.close());
   return driver;
 }
 
 describe("submitIn on Postgres, per driver", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
-  for (const name of Object.keys(DRIVERS)) {
+  for (const name of Object.keys(PG_DRIVERS)) {
     test(`${name}: the task commits with the order, and a worker process runs it`, async (t) => {
       const { cq, dsn, adminDsn, database, orders } = await open(t);
       const driver = await openDriver(t, name, dsn);
@@ -168,8 +90,8 @@ describe("submitIn on Postgres, per driver", { skip: PG_SKIP, timeout: SUITE_TIM
         await insertOrder(3);
         const priority = await rejectionOf(cq.submitIn(tx, "job", {}, { priority: 1e13 }));
         assert.match(priority.message, /^priority must be a number from/);
-        const debounce = await rejectionOf(cq.submitIn(tx, "job", {}, { key: "k", debounceMs: 10 }));
-        assert.match(debounce.message, /^debounceMs cannot be used in a submit inside your transaction/);
+        const debounce = await rejectionOf(cq.submitIn(tx, "job", {}, { debounceMs: 10 }));
+        assert.match(debounce.message, /^debounceMs requires a key/);
         const unknown = await rejectionOf(cq.submitIn(tx, "job", {}, { prio: 1 }));
         assert.match(unknown.message, /unknown key "prio"/);
         const payload = await rejectionOf(cq.submitIn(tx, "job", { n: 1n }));
@@ -187,106 +109,151 @@ describe("submitIn on Postgres, per driver", { skip: PG_SKIP, timeout: SUITE_TIM
 });
 
 describe("submitIn on Postgres: keys, concurrency, crashes", { skip: PG_SKIP, timeout: SUITE_TIMEOUT_MS }, () => {
-  test("keys and conflict rules hold inside the transaction, and a reject leaves it usable", async (t) => {
+  for (const name of Object.keys(PG_DRIVERS)) {
+    test(`${name}: keys and conflict rules hold inside the transaction, and a reject leaves it usable`, async (t) => {
+      const { cq, dsn, orders } = await open(t);
+      const driver = await openDriver(t, name, dsn);
+      await driver.transaction(async ({ tx, insertOrder }) => {
+        await insertOrder(9);
+        const first = await cq.submitIn(tx, "job", { n: 1 }, { key: "order-9", runAtDelayMs: 60_000 });
+        const reused = await cq.submitIn(tx, "job", { n: 2 }, { key: "order-9" });
+        assert.equal(reused.id, first.id);
+        const refused = await rejectionOf(cq.submitIn(tx, "job", {}, { key: "order-9", conflict: "reject" }));
+        assert.ok(refused instanceof AlreadyExists, String(refused));
+        const replaced = await cq.submitIn(tx, "job", { n: 3 }, { key: "order-9", conflict: "replace" });
+        assert.notEqual(replaced.id, first.id);
+      });
+      assert.equal(await orders(), 1);
+      const current = await cq.getByKey("order-9");
+      assert.deepEqual(current.payload, { n: 3 });
+      const [first] = await cq.list({ status: "canceled" });
+      assert.ok(first.run_at_ms - first.created_at_ms >= 60_000, "the delay was kept");
+
+      // An item refused by its key undoes the whole call; the transaction keeps its own rows.
+      await driver.transaction(async ({ tx, insertOrder }) => {
+        await insertOrder(10);
+        const refused = await rejectionOf(
+          cq.submitManyIn(tx, [
+            { task: "job", options: { key: "fresh" } },
+            { task: "job", options: { key: "order-9", conflict: "reject" } },
+          ]),
+        );
+        assert.ok(refused instanceof AlreadyExists, String(refused));
+      });
+      assert.equal(await orders(), 2);
+      assert.equal(await cq.getByKey("fresh"), null);
+    });
+
+    test(`${name}: 64 transactions held open at once do not wait on each other; the same key does`, async (t) => {
+      const { cq, dsn, adminDsn, database, orders, tasks } = await open(t);
+      const drivers = [];
+      for (let i = 0; i < 64; i++) drivers.push(await openDriver(t, name, dsn, { max: 1 }));
+      // Every transaction writes its order and its task, then waits until all
+      // 64 have written before committing: one waiting on another could never
+      // get there.
+      let written = 0;
+      let allWritten;
+      const barrier = new Promise((resolve) => (allWritten = resolve));
+      const runs = drivers.map((driver, i) =>
+        driver.transaction(async ({ tx, insertOrder }) => {
+          await insertOrder(i);
+          const ref = await cq.submitIn(tx, "job", { i }, i % 2 ? { key: `order-${i}` } : { queue: "q" });
+          if (++written === 64) allWritten();
+          await barrier;
+          return ref;
+        }),
+      );
+      await waitFor(() => written === 64, {
+        timeoutMs: 120_000,
+        message: "the 64 open transactions did not all write their task",
+      });
+      const refs = await Promise.all(runs);
+      assert.equal(new Set(refs.map((r) => r.id)).size, 64);
+      assert.equal(await orders(), 64);
+      assert.equal(await tasks(), 64);
+
+      // The same key: the second waits for the first's commit (the protocol's key lock).
+      let releaseFirst;
+      const firstMayCommit = new Promise((resolve) => (releaseFirst = resolve));
+      let held = null;
+      const first = drivers[0].transaction(async ({ tx }) => {
+        held = await cq.submitIn(tx, "job", {}, { key: "same" });
+        await firstMayCommit;
+      });
+      await waitFor(() => held !== null, { timeoutMs: 30_000, message: "the first submit on the key" });
+      const second = drivers[1].transaction(({ tx }) => cq.submitIn(tx, "job", {}, { key: "same" }));
+      await waitFor(
+        async () =>
+          Number(
+            await psql(
+              adminDsn,
+              `select count(*) from pg_locks l join pg_stat_activity s using (pid) where s.datname = '${database}' and l.locktype = 'advisory' and not l.granted`,
+            ),
+          ) === 1,
+        { timeoutMs: 30_000, message: "the second submit on the key did not wait on its lock" },
+      );
+      assert.equal(await settlesWithin(second, 50), false);
+      releaseFirst();
+      await first;
+      assert.equal((await second).id, held.id, "it sees the first's task once that commits");
+    });
+
+    test(`${name}: a process killed between the submit and its commit leaves nothing, and no lock behind`, async (t) => {
+      const { cq, dsn, adminDsn, database, orders, tasks } = await open(t);
+      const app = spawnFixture(t, "submit-in-app.mjs", {
+        dialect: "postgres",
+        driver: name,
+        db: dsn,
+        key: "crash-key",
+      });
+      const { id } = await app.waitForEvent((e) => e.event === "written", { timeoutMs: 60_000 });
+      assert.equal(await cq.get(id), null);
+      app.kill("SIGKILL");
+      await app.waitExit();
+      await waitFor(
+        async () =>
+          (await psql(
+            adminDsn,
+            `select count(*) from pg_stat_activity where datname = '${database}' and application_name = 'submit_in_app'`,
+          )) === "0",
+        { timeoutMs: 30_000, message: "the server did not end the killed process's session" },
+      );
+      assert.equal(await cq.get(id), null);
+      assert.equal(await orders(), 0);
+      assert.equal(await tasks(), 0);
+      // The key's lock went with the session: a new submit on it is not held up.
+      const driver = await openDriver(t, name, dsn);
+      const ref = await driver.transaction(({ tx }) => cq.submitIn(tx, "job", {}, { key: "crash-key" }));
+      assert.notEqual(ref.id, id);
+    });
+  }
+
+  test("debounce: a burst makes one task with the last payload; a running one gets a follow-up", async (t) => {
     const { cq, dsn } = await open(t);
     const driver = await openDriver(t, "pg Client", dsn);
-    await driver.transaction(async ({ tx }) => {
-      const first = await cq.submitIn(tx, "job", { n: 1 }, { key: "order-9", runAtDelayMs: 60_000 });
-      const reused = await cq.submitIn(tx, "job", { n: 2 }, { key: "order-9" });
-      assert.equal(reused.id, first.id);
-      const refused = await rejectionOf(cq.submitIn(tx, "job", {}, { key: "order-9", conflict: "reject" }));
-      assert.ok(refused instanceof AlreadyExists, String(refused));
-      const replaced = await cq.submitIn(tx, "job", { n: 3 }, { key: "order-9", conflict: "replace" });
-      assert.notEqual(replaced.id, first.id);
-      const { rows } = await tx.query("select status from cairnq_tasks order by created_at_ms, id");
-      assert.deepEqual(
-        rows.map((r) => r.status),
-        ["canceled", "queued"],
-      );
+    const save = (tx, v) => cq.submitIn(tx, "job", { v }, { key: "doc-1", debounceMs: 60_000 });
+    const first = await driver.transaction(async ({ tx }) => {
+      const first = await save(tx, 1);
+      assert.equal((await save(tx, 2)).id, first.id);
+      return first;
     });
-    const current = await cq.getByKey("order-9");
-    assert.deepEqual(current.payload, { n: 3 });
-    const first = (await cq.list({ status: "canceled" }))[0];
-    assert.ok(first.run_at_ms - first.created_at_ms >= 60_000, "the delay was kept");
-  });
+    const merged = await cq.get(first.id);
+    assert.deepEqual(merged.payload, { v: 2 });
+    assert.ok(merged.run_at_ms - merged.created_at_ms >= 59_000, "postponed by the window");
 
-  test("64 transactions held open at once do not wait on each other; the same key does", async (t) => {
-    const { cq, dsn, adminDsn, database, orders, tasks } = await open(t);
-    const clients = [];
-    for (let i = 0; i < 64; i++) {
-      const client = new pg.Client(dsn);
-      await client.connect();
-      defer(t, () => client.end());
-      clients.push(client);
-    }
-    // Every transaction writes its order and its task, then waits until all
-    // 64 have written before committing: one waiting on another could never
-    // get there.
-    let written = 0;
-    let allWritten;
-    const barrier = new Promise((resolve) => (allWritten = resolve));
-    const runs = clients.map(async (client, i) => {
-      await client.query("begin");
-      await client.query("insert into orders (total) values ($1)", [i]);
-      const ref = await cq.submitIn(client, "job", { i }, i % 2 ? { key: `order-${i}` } : { queue: "q" });
-      if (++written === 64) allWritten();
-      await barrier;
-      await client.query("commit");
-      return ref;
+    await psql(dsn, "update cairnq_tasks set run_at_ms = 0");
+    const worker = spawnFixture(t, "serve-worker.mjs", {
+      dialect: "postgres",
+      db: dsn,
+      handler: "sleep",
+      sleepMs: 600_000,
     });
-    await waitFor(() => written === 64, {
-      timeoutMs: 120_000,
-      message: "the 64 open transactions did not all write their task",
-    });
-    const refs = await Promise.all(runs);
-    assert.equal(new Set(refs.map((r) => r.id)).size, 64);
-    assert.equal(await orders(), 64);
-    assert.equal(await tasks(), 64);
-
-    // The same key: the second waits for the first's commit (the protocol's key lock).
-    const [a, b] = clients;
-    await a.query("begin");
-    await b.query("begin");
-    const held = await cq.submitIn(a, "job", {}, { key: "same" });
-    const second = cq.submitIn(b, "job", {}, { key: "same" });
-    await waitFor(
-      async () =>
-        Number(
-          await psql(
-            adminDsn,
-            `select count(*) from pg_locks l join pg_stat_activity s using (pid) where s.datname = '${database}' and l.locktype = 'advisory' and not l.granted`,
-          ),
-        ) === 1,
-      { timeoutMs: 30_000, message: "the second submit on the key did not wait on its lock" },
-    );
-    assert.equal(await settlesWithin(second, 50), false);
-    await a.query("commit");
-    assert.equal((await second).id, held.id, "it sees the first's task once that commits");
-    await b.query("commit");
-  });
-
-  test("a process killed between the submit and its commit leaves nothing, and no lock behind", async (t) => {
-    const { cq, dsn, adminDsn, database, orders, tasks } = await open(t);
-    const app = spawnFixture(t, "submit-in-app.mjs", { dialect: "postgres", db: dsn, key: "crash-key" });
-    const { id } = await app.waitForEvent((e) => e.event === "written", { timeoutMs: 60_000 });
-    assert.equal(await cq.get(id), null);
-    app.kill("SIGKILL");
-    await app.waitExit();
-    await waitFor(
-      async () =>
-        (await psql(
-          adminDsn,
-          `select count(*) from pg_stat_activity where datname = '${database}' and application_name = 'submit_in_app'`,
-        )) === "0",
-      { timeoutMs: 30_000, message: "the server did not end the killed process's session" },
-    );
-    assert.equal(await cq.get(id), null);
-    assert.equal(await orders(), 0);
-    assert.equal(await tasks(), 0);
-    // The key's lock went with the session: a new submit on it is not held up.
-    const driver = await openDriver(t, "pg Client", dsn);
-    const ref = await driver.transaction(({ tx }) => cq.submitIn(tx, "job", {}, { key: "crash-key" }));
-    assert.notEqual(ref.id, id);
+    await worker.waitForEvent((e) => e.event === "started" && e.id === first.id, { timeoutMs: 60_000 });
+    const followUp = await driver.transaction(({ tx }) => save(tx, 3));
+    assert.notEqual(followUp.id, first.id);
+    const held = await cq.getByKey("doc-1");
+    assert.equal(held.id, followUp.id);
+    assert.ok(held.run_at_ms > Date.now() + 1e9, "held back while the first runs");
   });
 
   test("what is no transaction, or a pool or executor instead of one, is refused before anything", async (t) => {

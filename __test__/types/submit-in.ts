@@ -14,6 +14,9 @@ export async function main(): Promise<void> {
     return sqlite.submitIn(db, "receipt", { order: 1 }, { priority: 1, group: "shop" });
   })();
   const refs: TaskRef[] = sqlite.submitManyIn(db, [{ task: "receipt", payload: { order: 2 } }]);
+  const saved: TaskRef = db.transaction(() =>
+    sqlite.submitIn(db, "save", { doc: 1 }, { key: "doc-1", debounceMs: 2_000, maxDelayMs: 10_000 }),
+  )();
 
   const pg = CairnQ.postgres("postgres:///app");
   const sql = postgres("postgres:///app");
@@ -33,5 +36,5 @@ export async function main(): Promise<void> {
 
   const receipt = defineTask<{ order: number }, void>("receipt");
   const typed: Promise<TaskRef> = pg.submitIn(session, receipt, { order: 4 });
-  void [ref, refs, inPg, many, typed];
+  void [ref, refs, saved, inPg, many, typed];
 }

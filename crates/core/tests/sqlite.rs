@@ -2,6 +2,8 @@
 
 #[macro_use]
 mod common;
+#[path = "caller/sqlite_submit_in.rs"]
+mod submit_in;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -1395,76 +1397,4 @@ mod flow {
             true,
         );
     }
-}
-
-/// `submitIn`'s statement run by another connection inside its own
-/// transaction (as better-sqlite3 runs it): the row is `submit`'s, the store
-/// sees nothing before the commit, and a rollback leaves nothing.
-#[tokio::test]
-async fn submit_in_statements_write_submits_row_in_the_callers_transaction() {
-    use cairnq_core::store::sqlite::submit_in::submit_in_statements;
-    use cairnq_core::store::submit_in::submit_in_ops;
-
-    let dir = tempfile::tempdir().unwrap();
-    let store = store_in(&dir);
-    store.connect().await.unwrap();
-    let app = Connection::open(dir.path().join("q.db")).unwrap();
-    let write = |options: &str| -> String {
-        let plan: serde_json::Value = serde_json::from_str(
-            &submit_in_statements(
-                submit_in_ops(options).unwrap(),
-                false,
-                cairnq_core::ids::now_ms(),
-            )
-            .unwrap(),
-        )
-        .unwrap();
-        let mut statement = app.prepare(plan["sql"].as_str().unwrap()).unwrap();
-        for values in plan["params"].as_array().unwrap() {
-            let values = values.as_array().unwrap().iter().map(|v| match v {
-                serde_json::Value::Null => rusqlite::types::Value::Null,
-                serde_json::Value::Number(n) => {
-                    rusqlite::types::Value::Integer(n.as_i64().unwrap())
-                }
-                other => rusqlite::types::Value::Text(other.as_str().unwrap().to_string()),
-            });
-            statement
-                .execute(rusqlite::params_from_iter(values))
-                .unwrap();
-        }
-        plan["ids"][0].as_str().unwrap().to_string()
-    };
-    let options = r#"{"name":"resize","payload":"{\"w\":64}","queue":"images","priority":-2,
-        "maxAttempts":5,"metadata":"{\"by\":\"test\"}","group":"g","runAtDelayMs":1500}"#;
-
-    app.execute_batch("begin").unwrap();
-    let rolled_back = write(options);
-    app.execute_batch("rollback").unwrap();
-    assert_eq!(store.get(Target::Id(rolled_back)).await.unwrap(), None);
-
-    app.execute_batch("begin").unwrap();
-    let id = write(options);
-    assert_eq!(store.get(Target::Id(id.clone())).await.unwrap(), None);
-    app.execute_batch("commit").unwrap();
-    let row = store.get(Target::Id(id.clone())).await.unwrap().unwrap();
-    assert_eq!(
-        (row.name.as_str(), row.queue.as_str()),
-        ("resize", "images")
-    );
-    assert_eq!((row.priority, row.max_attempts), (-2, 5));
-    assert_eq!(row.run_at_ms - row.created_at_ms, 1500);
-    assert_eq!(row.payload, r#"{"w":64}"#);
-    assert_eq!(row.metadata, r#"{"by":"test","cairnq.group":"g"}"#);
-    assert_eq!(row.root_id.as_deref(), Some(id.as_str()));
-
-    let keyed = submit_in_statements(
-        submit_in_ops(r#"{"name":"r","key":"k"}"#).unwrap(),
-        false,
-        cairnq_core::ids::now_ms(),
-    );
-    assert!(keyed
-        .unwrap_err()
-        .to_string()
-        .starts_with("key cannot be used"));
-    store.close().await.unwrap();
 }

@@ -10,6 +10,7 @@ mod debounce;
 mod event_rows;
 pub mod flow;
 mod inputs;
+pub mod keyed;
 mod pause_presence;
 pub mod postgres;
 pub mod reserved;

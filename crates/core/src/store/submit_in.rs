@@ -4,7 +4,7 @@
 //! is refused here, before the caller's connection sees a statement: on
 //! Postgres a failed statement would abort the caller's transaction.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::input::Options;
 use crate::store::backend::WriteOp;
 use crate::store::inputs::{item_error, new_task, SubmitInput};
@@ -30,15 +30,8 @@ pub fn submit_many_in_ops(items: Vec<Result<SubmitInput>>) -> Result<Vec<WriteOp
         .collect()
 }
 
-/// A debounced submit may start its follow-up table, whose migration holds
-/// the ledger's lock until the caller commits (every other transaction of
-/// the application would queue behind it): refused.
+/// A caller's submit: keyed, debounced or plain, never under a reserved key.
 fn caller_submit(input: SubmitInput) -> Result<WriteOp> {
-    if input.debounce_ms.is_some() {
-        return Err(Error::Invalid(
-            "debounceMs cannot be used in a submit inside your transaction (submitIn): submit it with submit()".into(),
-        ));
-    }
     refuse_reserved_key(input.key.as_deref())?;
     new_task(input)
 }
@@ -49,13 +42,8 @@ mod tests {
 
     #[test]
     fn refusals_come_before_any_statement() {
-        let debounced = submit_in_ops(r#"{"name":"r","key":"k","debounceMs":10}"#).unwrap_err();
-        assert!(
-            debounced
-                .to_string()
-                .starts_with("debounceMs cannot be used"),
-            "{debounced}"
-        );
+        let unkeyed = submit_in_ops(r#"{"name":"r","debounceMs":10}"#).unwrap_err();
+        assert!(unkeyed.to_string().contains("debounceMs"), "{unkeyed}");
         let reserved = submit_in_ops(r#"{"name":"r","key":"cairnq:step:t:a"}"#).unwrap_err();
         assert!(reserved.to_string().contains("reserved"), "{reserved}");
         let item = submit_many_in_ops(vec![
@@ -65,15 +53,13 @@ mod tests {
             }),
             Ok(SubmitInput {
                 name: "r".into(),
-                key: Some("k".into()),
-                debounce_ms: Some(5.0),
+                key: Some("cairnq:step:t:a".into()),
                 ..SubmitInput::default()
             }),
         ])
         .unwrap_err();
         assert!(
-            item.to_string()
-                .starts_with("items[1].options.debounceMs cannot be used"),
+            item.to_string().starts_with("items[1].options.key"),
             "{item}"
         );
     }

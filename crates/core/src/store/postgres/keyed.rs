@@ -1,17 +1,15 @@
 //! A keyed submit under the key's advisory lock (docs/protocol.md, "Keyed
-//! submit"), debounced submits included.
+//! submit"), debounced submits included: `store::keyed` decides, each of its
+//! steps a statement here.
 
 use super::conn::{execute, task};
 use super::followups;
 use super::rows::{cancel_by_id, insert_new, resolve_key};
 use super::transport::{params, Session};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::protocol::{POSTGRES as SQL, POSTGRES_INSERT_TASKS};
-use crate::store::backend::{
-    insert_steps, Conflict, Debounce, DebounceStep, InsertStep, KeyDecision, NewTask, TaskRef,
-    WriteOp, HELD_BACK_DELAY_MS,
-};
-use crate::store::reserved::key_holder;
+use crate::store::backend::{insert_steps, Conflict, InsertStep, NewTask, TaskRef, WriteOp};
+use crate::store::keyed::{self, KeyedAnswer, KeyedStep};
 use crate::task::Task;
 
 /// `submitMany`'s ops in order, in the caller's transaction
@@ -32,79 +30,67 @@ pub(super) async fn insert_all<S: Session>(tx: &S, ops: Vec<WriteOp>) -> Result<
     Ok(refs)
 }
 
-/// A keyed submit under the key's lock (docs/protocol.md, "Keyed submit").
+/// A keyed submit under the key's lock (docs/protocol.md, "Keyed submit"),
+/// as `store::keyed` decides it.
 pub(super) async fn keyed_insert<S: Session>(
     tx: &S,
     new: &NewTask,
     key: String,
     conflict: Conflict,
 ) -> Result<Task> {
-    let existing = key_holder(conflict, new, resolve_key(tx, &key).await?);
-    match (
-        conflict.decide(existing.as_ref().map(|t| t.status)),
-        existing,
-    ) {
-        (KeyDecision::ReturnExisting, Some(existing)) => return Ok(existing),
-        (KeyDecision::Reject, _) => return Err(Error::AlreadyExists { key }),
-        (KeyDecision::CancelThenInsert, Some(existing)) => {
-            cancel_by_id(tx, &existing.id).await?;
-        }
-        (KeyDecision::Debounce(window), Some(live)) => {
-            return debounce_into(tx, &live, new, &key, window).await;
-        }
-        _ => {}
-    }
-    insert_pointed(tx, new, &key).await
+    keyed::insert_keyed_awaiting(new, &key, conflict, |step| run_step(tx, step)).await
 }
 
-/// Insert `new` and point `key` at it.
-async fn insert_pointed<S: Session>(tx: &S, new: &NewTask, key: &str) -> Result<Task> {
-    let inserted = insert_new(tx, new).await?;
-    execute(tx, SQL.upsert_key, &params![&key, &new.id]).await?;
-    Ok(inserted)
-}
-
-/// A debounced submit on a key whose task `live` is queued or running
-/// (docs/protocol.md, "Debounced submit").
-async fn debounce_into<S: Session>(
-    tx: &S,
-    live: &Task,
-    new: &NewTask,
-    key: &str,
-    window: Debounce,
-) -> Result<Task> {
-    let reads_history = Debounce::reads_history(live.status, live.attempt);
-    let held =
-        reads_history && followups::installed(tx).await? && followups::held(tx, &live.id).await?;
-    let has_steps = reads_history && !held && followups::has_steps(tx, &live.id).await?;
-    if Debounce::step(live.status, live.attempt, held, has_steps) != DebounceStep::FollowUp {
-        // A claim may take the row between the key read and this update
-        // (claims do not take the key lock): then it matches nothing, and
-        // the running task gets a follow-up.
-        let postponed = task(
-            tx,
-            SQL.debounce,
-            &params![
-                &live.id,
-                &new.payload,
-                &window.window_ms,
-                &window.max_delay_ms,
-                &held
-            ],
-        )
-        .await?;
-        if let Some(postponed) = postponed {
-            if held {
-                followups::postpone(tx, &live.id, window).await?;
-            }
-            return Ok(postponed);
+/// One step of a keyed submit inside `tx`.
+async fn run_step<S: Session>(tx: &S, step: KeyedStep<'static>) -> Result<KeyedAnswer> {
+    Ok(match step {
+        KeyedStep::ReadKey(key) => KeyedAnswer::Row(resolve_key(tx, &key).await?),
+        KeyedStep::Cancel(id) => {
+            cancel_by_id(tx, &id).await?;
+            KeyedAnswer::Done
         }
-    }
-    let follow_up = NewTask {
-        delay_ms: HELD_BACK_DELAY_MS,
-        ..new.clone()
-    };
-    let inserted = insert_pointed(tx, &follow_up, key).await?;
-    followups::hold(tx, &follow_up.id, &live.id, window).await?;
-    Ok(inserted)
+        KeyedStep::Insert(task) => KeyedAnswer::Row(Some(insert_new(tx, &task).await?)),
+        KeyedStep::PointKey { key, id } => {
+            let (key, id): (&str, &str) = (&key, &id);
+            execute(tx, SQL.upsert_key, &params![&key, &id]).await?;
+            KeyedAnswer::Done
+        }
+        KeyedStep::FollowupsInstalled => KeyedAnswer::Flag(followups::installed(tx).await?),
+        KeyedStep::Held(id) => KeyedAnswer::Flag(followups::held(tx, &id).await?),
+        KeyedStep::HasSteps(id) => KeyedAnswer::Flag(followups::has_steps(tx, &id).await?),
+        KeyedStep::Debounce {
+            id,
+            payload,
+            window,
+            held,
+        } => {
+            let (id, payload): (&str, &str) = (&id, &payload);
+            KeyedAnswer::Row(
+                task(
+                    tx,
+                    SQL.debounce,
+                    &params![
+                        &id,
+                        &payload,
+                        &window.window_ms,
+                        &window.max_delay_ms,
+                        &held
+                    ],
+                )
+                .await?,
+            )
+        }
+        KeyedStep::Postpone { id, window } => {
+            followups::postpone(tx, &id, window).await?;
+            KeyedAnswer::Done
+        }
+        KeyedStep::Hold {
+            task_id,
+            after_id,
+            window,
+        } => {
+            followups::hold(tx, &task_id, &after_id, window).await?;
+            KeyedAnswer::Done
+        }
+    })
 }

@@ -8,12 +8,35 @@ use std::sync::Arc;
 
 use super::executor::{Executor, ExecutorSession};
 use super::keyed;
+use super::transport::Session;
 use crate::error::Result;
 use crate::store::backend::{TaskRef, WriteOp};
 
 /// `ops` (`store::submit_in`) in order through `session`; each op's task ref.
+/// A keyed item may be refused (`conflict: "reject"`) after earlier items
+/// wrote: then the call runs in a savepoint, which the refusal undoes, and
+/// the caller's transaction goes on as before the call.
 pub async fn submit_in(session: Arc<dyn Executor>, ops: Vec<WriteOp>) -> Result<Vec<TaskRef>> {
-    keyed::insert_all(&ExecutorSession::caller(session), ops).await
+    let session = ExecutorSession::caller(session);
+    let guarded = ops.len() > 1 && ops.iter().any(|op| matches!(op, WriteOp::InsertKeyed(..)));
+    if !guarded {
+        return keyed::insert_all(&session, ops).await;
+    }
+    session.batch("savepoint cairnq_submit_in").await?;
+    match keyed::insert_all(&session, ops).await {
+        Ok(refs) => {
+            session.batch("release savepoint cairnq_submit_in").await?;
+            Ok(refs)
+        }
+        Err(refused) => {
+            // The refusal is the error to report; a failed undo leaves the
+            // caller's transaction to its own rollback.
+            let _ = session
+                .batch("rollback to savepoint cairnq_submit_in")
+                .await;
+            Err(refused)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -66,13 +89,28 @@ mod tests {
             key: Some("order-1".into()),
             ..SubmitInput::default()
         };
-        let ops = submit_many_in_ops(vec![Ok(keyed)]).unwrap();
+        let ops = submit_many_in_ops(vec![Ok(keyed.clone())]).unwrap();
         submit_in(session.clone(), ops).await.unwrap_err();
         // The fake answers the insert's RETURNING with no row: the key was
         // locked and read first, in the protocol's order.
         assert_eq!(
             sent(&session)[..3],
             [SQL.lock_key, SQL.get_key, SQL.insert_task]
+        );
+
+        // Items with a keyed one run in a savepoint, which its refusal undoes.
+        let session = Arc::new(Recording::default());
+        let plain = SubmitInput {
+            name: "receipt".into(),
+            ..SubmitInput::default()
+        };
+        let ops = submit_many_in_ops(vec![Ok(plain), Ok(keyed)]).unwrap();
+        submit_in(session.clone(), ops).await.unwrap_err();
+        let sent = sent(&session);
+        assert_eq!(sent.first().unwrap(), "savepoint cairnq_submit_in");
+        assert_eq!(
+            sent.last().unwrap(),
+            "rollback to savepoint cairnq_submit_in"
         );
     }
 }

@@ -464,21 +464,28 @@ pub fn feature_installed(conn: &Connection, installed_sql: &str) -> Result<bool>
 pub fn apply_in_transaction(conn: &Connection, migration: &Migration) -> Result<()> {
     let done: bool = conn
         .query_row(
-            "select exists (select 1 from cairnq_migrations where name = ?1)",
-            [migration.name],
+            LEDGER_HAS,
+            rusqlite::named_params! {":name": migration.name},
             |row| row.get(0),
         )
         .map_err(sqlite_error)?;
     if !done {
         conn.execute_batch(migration.sql).map_err(sqlite_error)?;
         conn.execute(
-            "insert into cairnq_migrations (name, applied_at_ms) values (?1, ?2)",
-            rusqlite::params![migration.name, now_ms()],
+            LEDGER_RECORD,
+            rusqlite::named_params! {":name": migration.name, ":now": now_ms()},
         )
         .map_err(sqlite_error)?;
     }
     Ok(())
 }
+
+/// Whether the ledger has the migration `:name`.
+pub(super) const LEDGER_HAS: &str =
+    "select exists (select 1 from cairnq_migrations where name = :name)";
+/// The ledger row of the migration `:name`, applied `:now`.
+pub(super) const LEDGER_RECORD: &str =
+    "insert into cairnq_migrations (name, applied_at_ms) values (:name, :now)";
 
 /// Rows are read by position, so the table must have the protocol's columns in
 /// the protocol's order.

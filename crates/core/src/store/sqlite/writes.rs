@@ -9,13 +9,12 @@ use super::conn::sqlite_error;
 use super::followups;
 use super::query::{execute, query, transaction_control, Params, Repeated};
 use super::rows::{json_list, owned_write, resolve_key, update_one};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::protocol::{without_returning, SQLITE as SQL};
 use crate::store::backend::{
-    Conflict, Debounce, DebounceStep, HeldTask, KeyDecision, NewTask, Outcome, Target, TaskRef,
-    WriteAnswer, WriteOp, HELD_BACK_DELAY_MS,
+    Conflict, HeldTask, NewTask, Outcome, Target, TaskRef, WriteAnswer, WriteOp,
 };
-use crate::store::reserved::key_holder;
+use crate::store::keyed::{self, KeyedAnswer, KeyedConn, KeyedStep};
 use crate::task::{Status, Task};
 
 /// Whether `op` runs several statements (and so needs its own savepoint in a group).
@@ -148,79 +147,70 @@ pub(super) fn insert_keyed(
     conflict: Conflict,
     now: i64,
 ) -> Result<Task> {
-    let existing = key_holder(conflict, task, resolve_key(conn, key)?);
-    match conflict.decide(existing.as_ref().map(|t| t.status)) {
-        KeyDecision::ReturnExisting => return Ok(existing.expect("a decision to reuse has a task")),
-        KeyDecision::Reject => {
-            return Err(Error::AlreadyExists {
-                key: key.to_string(),
-            })
-        }
-        KeyDecision::CancelThenInsert => {
-            cancel_by_id(conn, &existing.expect("a live task to replace").id, now)?;
-        }
-        KeyDecision::Debounce(window) => {
-            let live = existing.expect("a live task to debounce into");
-            return debounce_into(conn, &live, task, key, window, now);
-        }
-        KeyDecision::Insert => {}
-    }
-    insert_pointed(conn, task, key, now)
+    keyed::insert_keyed(&mut StoreConn { conn, now }, task, key, conflict)
 }
 
-/// Insert `task` and point `key` at it.
-fn insert_pointed(conn: &Connection, task: &NewTask, key: &str, now: i64) -> Result<Task> {
-    let inserted = insert_new(conn, task, now)?;
-    query(
-        conn,
-        SQL.upsert_key,
-        &[(":key", &key), (":task_id", &task.id), (":now", &now)],
-        |_| Ok(()),
-    )?;
-    Ok(inserted)
-}
-
-/// A debounced submit on a key whose task `live` is queued or running
-/// (docs/protocol.md, "Debounced submit").
-fn debounce_into(
-    conn: &Connection,
-    live: &Task,
-    task: &NewTask,
-    key: &str,
-    window: Debounce,
+/// The writer's connection inside its transaction, running a keyed submit's
+/// steps at the store clock's `now`.
+struct StoreConn<'c> {
+    conn: &'c Connection,
     now: i64,
-) -> Result<Task> {
-    let reads_history = Debounce::reads_history(live.status, live.attempt);
-    let held = reads_history && followups::installed(conn)? && followups::held(conn, &live.id)?;
-    let has_steps = reads_history && !held && followups::has_steps(conn, &live.id)?;
-    let step = Debounce::step(live.status, live.attempt, held, has_steps);
-    if step != DebounceStep::FollowUp {
-        let postponed = update_one(
-            conn,
-            SQL.debounce,
-            &live.id,
-            &[
-                (":id", &live.id),
-                (":payload", &task.payload),
-                (":debounce_ms", &window.window_ms),
-                (":max_delay_ms", &window.max_delay_ms),
-                (":held", &held),
-                (":now", &now),
-            ],
-        )?
-        .expect("the writer's lock keeps the queued task queued");
-        if held {
-            followups::postpone(conn, &live.id, window, now)?;
-        }
-        return Ok(postponed);
+}
+
+impl KeyedConn for StoreConn<'_> {
+    fn run(&mut self, step: KeyedStep<'_>) -> Result<KeyedAnswer> {
+        let (conn, now) = (self.conn, self.now);
+        Ok(match &step {
+            KeyedStep::ReadKey(key) => KeyedAnswer::Row(resolve_key(conn, key)?),
+            KeyedStep::Cancel(id) => {
+                cancel_by_id(conn, id, now)?;
+                KeyedAnswer::Done
+            }
+            KeyedStep::Insert(task) => KeyedAnswer::Row(Some(insert_new(conn, task, now)?)),
+            KeyedStep::PointKey { key, id } => {
+                query(
+                    conn,
+                    SQL.upsert_key,
+                    &[(":key", &key), (":task_id", &id), (":now", &now)],
+                    |_| Ok(()),
+                )?;
+                KeyedAnswer::Done
+            }
+            KeyedStep::FollowupsInstalled => KeyedAnswer::Flag(followups::installed(conn)?),
+            KeyedStep::Held(id) => KeyedAnswer::Flag(followups::held(conn, id)?),
+            KeyedStep::HasSteps(id) => KeyedAnswer::Flag(followups::has_steps(conn, id)?),
+            KeyedStep::Debounce {
+                id,
+                payload,
+                window,
+                held,
+            } => KeyedAnswer::Row(update_one(
+                conn,
+                SQL.debounce,
+                id,
+                &[
+                    (":id", &id),
+                    (":payload", &payload),
+                    (":debounce_ms", &window.window_ms),
+                    (":max_delay_ms", &window.max_delay_ms),
+                    (":held", &held),
+                    (":now", &now),
+                ],
+            )?),
+            KeyedStep::Postpone { id, window } => {
+                followups::postpone(conn, id, *window, now)?;
+                KeyedAnswer::Done
+            }
+            KeyedStep::Hold {
+                task_id,
+                after_id,
+                window,
+            } => {
+                followups::hold(conn, task_id, after_id, *window, now)?;
+                KeyedAnswer::Done
+            }
+        })
     }
-    let follow_up = NewTask {
-        delay_ms: HELD_BACK_DELAY_MS,
-        ..task.clone()
-    };
-    let inserted = insert_pointed(conn, &follow_up, key, now)?;
-    followups::hold(conn, &follow_up.id, &live.id, window, now)?;
-    Ok(inserted)
 }
 
 pub(super) fn finish(
