@@ -19,6 +19,7 @@ pub mod steps;
 pub mod store;
 pub mod task;
 pub mod timeouts;
+pub mod unique;
 pub mod wait;
 pub mod watch;
 pub mod wire;

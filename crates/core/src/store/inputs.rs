@@ -15,6 +15,7 @@ use crate::store::debounce::{debounce_of, DebounceInput};
 use crate::store::flow::group::grouped_metadata;
 use crate::task::Status;
 use crate::timeouts::timed_metadata;
+use crate::unique;
 
 pub const DEFAULT_QUEUE: &str = "default";
 pub const DEFAULT_LEASE_MS: i64 = 30_000;
@@ -148,6 +149,8 @@ pub struct SubmitInput {
     pub timeout_ms: Option<f64>,
     /// docs/api.md, "Retry policy": `max_attempts` and the metadata.
     pub retry: Option<RetrySpec>,
+    /// docs/api.md, "Uniqueness window": `unique.forMs`, kept in the metadata.
+    pub unique_for_ms: Option<f64>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -257,7 +260,7 @@ impl PurgeInput {
 impl SubmitInput {
     /// The options `submit` takes, as `lib/store.js` sends them (`payload`
     /// and `metadata` JSON texts).
-    pub const KEYS: [&'static str; 17] = [
+    pub const KEYS: [&'static str; 18] = [
         "name",
         "payload",
         "queue",
@@ -275,6 +278,7 @@ impl SubmitInput {
         "group",
         "timeoutMs",
         "retry",
+        "unique",
     ];
 
     /// `KEYS` without the task's name and payload: a `submitMany` item's
@@ -314,6 +318,7 @@ impl SubmitInput {
             group: o.text("group")?,
             timeout_ms: o.number("timeoutMs")?,
             retry: RetrySpec::read(o)?,
+            unique_for_ms: unique::read(o)?,
         })
     }
 }
@@ -366,6 +371,13 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
     )?;
     let (max_attempts, metadata) =
         retry::submitted(input.retry.as_ref(), input.max_attempts, metadata)?;
+    let metadata = unique::unique_metadata(
+        metadata,
+        input.unique_for_ms,
+        input.key.as_deref(),
+        input.conflict.as_deref(),
+        debounce.is_some(),
+    )?;
     let delay_ms = match debounce {
         Some(window) => window.window_ms,
         None => stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?,

@@ -31,8 +31,9 @@ pub struct Call {
 
 /// Calls as the bindings hand them to JS in one text:
 /// `[{"id", "name", "batch", "tasks": [what each handler reads of its task]}, …]`
-/// (`Task::write_handler_json`, with the queue wait as the calls start and
-/// the attempts the task gets under its registration).
+/// (`Task::write_handler_json`, with the queue wait as the calls start, the
+/// attempts the task gets under its registration, and whether JS calls its
+/// backoff function).
 pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
     let now = now_ms();
     let rows: usize = calls.iter().map(|call| call.contexts.len()).sum();
@@ -44,9 +45,12 @@ pub fn calls_to_json(calls: &[Arc<Call>]) -> String {
         out.bool_field("batch", call.batch);
         out.key("tasks");
         out.array(&call.contexts, |out, context| {
-            context
-                .task()
-                .write_handler_json(out, now, context.max_attempts())
+            context.task().write_handler_json(
+                out,
+                now,
+                context.max_attempts(),
+                context.backoff_function(),
+            )
         });
         out.close();
     });
@@ -94,10 +98,12 @@ pub enum CallOutcome {
     /// Missing trailing entries count as null results.
     Returned(Vec<TaskResult>),
     /// The handler threw; the thrown value is already classified (docs/api.md,
-    /// "Errors").
+    /// "Errors"). `backoff_ms`: per context, what the registration's backoff
+    /// function returned, where JS called it.
     Threw {
         envelope_json: String,
         retryable: bool,
+        backoff_ms: Vec<Option<f64>>,
     },
     /// The handler threw the failure `ctx.callChild` step `step_id` threw
     /// (its child failed or was canceled): the task fails for good, naming
@@ -142,6 +148,8 @@ pub(crate) enum Settlement {
     Fail {
         envelope: String,
         retryable: bool,
+        /// What the registration's backoff function returned, if called.
+        backoff_ms: Option<f64>,
     },
     /// Back to its queue, due now, its attempt given back.
     HandBack,
@@ -173,6 +181,7 @@ pub(crate) fn settlements(
                             false,
                         ),
                         retryable: false,
+                        backoff_ms: None,
                     },
                 })
                 .collect()
@@ -180,20 +189,25 @@ pub(crate) fn settlements(
         Ending::Handler(CallOutcome::Threw {
             envelope_json,
             retryable,
-        }) => call
-            .contexts
-            .iter()
-            .map(|_| Settlement::Fail {
-                envelope: envelope_json.clone(),
-                retryable,
-            })
-            .collect(),
+            mut backoff_ms,
+        }) => {
+            backoff_ms.resize(call.contexts.len(), None);
+            backoff_ms
+                .into_iter()
+                .map(|backoff_ms| Settlement::Fail {
+                    envelope: envelope_json.clone(),
+                    retryable,
+                    backoff_ms,
+                })
+                .collect()
+        }
         Ending::Handler(CallOutcome::ChildFailed { step_id }) => call
             .contexts
             .iter()
             .map(|context| Settlement::Fail {
                 envelope: context.step_log().child_failure(&step_id),
                 retryable: false,
+                backoff_ms: None,
             })
             .collect(),
         Ending::Handler(CallOutcome::LostLease | CallOutcome::Suspended) => return Vec::new(),
@@ -213,6 +227,7 @@ pub(crate) fn settlements(
                 .map(|_| Settlement::Fail {
                     envelope: timeout.clone(),
                     retryable: true,
+                    backoff_ms: None,
                 })
                 .collect()
         }
@@ -230,6 +245,7 @@ pub(crate) fn settlements(
                 .map(|_| Settlement::Fail {
                     envelope: failure.clone(),
                     retryable: false,
+                    backoff_ms: None,
                 })
                 .collect()
         }

@@ -49,6 +49,7 @@ use self::settings::Settings;
 use self::shutdown::{sleep_until, Shutdown};
 use crate::error::Result;
 use crate::ids::new_worker_id;
+use crate::retry::function_delay_ms;
 use crate::schedule::clock::fire_until_stopped;
 use crate::store::{ClaimRequest, Store};
 use crate::task::Task;
@@ -433,6 +434,7 @@ impl WorkerInner {
                 .unwrap_or(self.settings.backoff),
         )
         .capped_at(retry.and_then(|r| r.attempts))
+        .with_backoff_function(retry.is_some_and(|r| r.function))
     }
 
     /// Takes the claimed calls (docs/api.md, "Dispatch and settlement"): a call
@@ -575,7 +577,17 @@ impl WorkerInner {
                             Settlement::Fail {
                                 envelope,
                                 retryable,
-                            } => context.fail_leftover(envelope, retryable).await,
+                                backoff_ms,
+                            } => {
+                                // A bad value of the backoff function: the
+                                // worker's backoff instead, the value reported.
+                                let delay_ms = backoff_ms.and_then(|v| {
+                                    function_delay_ms(v)
+                                        .map_err(|err| reporter.execute(err, context.task_id()))
+                                        .ok()
+                                });
+                                context.fail_leftover(envelope, retryable, delay_ms).await
+                            }
                             _ => context.hand_back().await,
                         };
                         if let Err(err) = written {

@@ -114,6 +114,14 @@ macro_rules! shared_suite {
                     a_submitted_policy_is_stored_and_followed);
             }
 
+            mod unique {
+                use crate::common::unique as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    a_finished_task_holds_its_key_for_its_window,
+                    an_ended_window_frees_the_key,
+                    bad_windows_write_nothing);
+            }
+
             mod timeouts {
                 use crate::common::timeouts as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -362,6 +370,7 @@ pub mod schedules;
 pub mod signals;
 pub mod steps;
 pub mod timeouts;
+pub mod unique;
 
 /// A delay a stored time cannot hold is refused naming `runAtDelayMs`, and
 /// writes nothing; the largest one allowed is stored exactly.

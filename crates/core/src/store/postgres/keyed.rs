@@ -6,6 +6,7 @@ use super::followups;
 use super::rows::{cancel_by_id, insert_new, resolve_key};
 use super::transport::{params, Session};
 use crate::error::{Error, Result};
+use crate::ids::now_ms;
 use crate::protocol::{POSTGRES as SQL, POSTGRES_INSERT_TASKS};
 use crate::store::backend::{
     insert_steps, Conflict, Debounce, DebounceStep, InsertStep, KeyDecision, NewTask, TaskRef,
@@ -40,10 +41,7 @@ pub(super) async fn keyed_insert<S: Session>(
     conflict: Conflict,
 ) -> Result<Task> {
     let existing = key_holder(conflict, new, resolve_key(tx, &key).await?);
-    match (
-        conflict.decide(existing.as_ref().map(|t| t.status)),
-        existing,
-    ) {
+    match (conflict.decide_at(existing.as_ref(), now_ms()), existing) {
         (KeyDecision::ReturnExisting, Some(existing)) => return Ok(existing),
         (KeyDecision::Reject, _) => return Err(Error::AlreadyExists { key }),
         (KeyDecision::CancelThenInsert, Some(existing)) => {

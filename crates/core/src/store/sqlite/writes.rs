@@ -151,7 +151,7 @@ pub(super) fn insert_keyed(
     conflict: Conflict,
 ) -> Result<Task> {
     let existing = key_holder(conflict, task, resolve_key(conn, key)?);
-    match conflict.decide(existing.as_ref().map(|t| t.status)) {
+    match conflict.decide_at(existing.as_ref(), now_ms()) {
         KeyDecision::ReturnExisting => return Ok(existing.expect("a decision to reuse has a task")),
         KeyDecision::Reject => {
             return Err(Error::AlreadyExists {
