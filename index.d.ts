@@ -127,6 +127,14 @@ export type SubmitInput = {
    * `metadata["cairnq.unique"]` (a Python submit ignores it).
    */
   unique?: UniqueWindow | null;
+  /**
+   * Dead-letter queue (docs/api.md, "Dead letters"): when the task fails for
+   * good, a task of the same name and payload is submitted to this queue in
+   * the same transaction, its metadata saying where it came from
+   * (`"cairnq.deadLettered"`). Over the registration's; kept in
+   * `metadata["cairnq.deadLetter"]` (a Python worker ignores it).
+   */
+  deadLetter?: string | null;
 };
 
 /** {@link SubmitInput.unique}: how long after its task finished a key stays held. */
@@ -1145,6 +1153,8 @@ type TaskOptions = {
   timeoutMs?: number | null;
   /** Retry policy of the name's tasks, over the worker's backoff (docs/api.md, "Retry policy"). */
   retry?: RegistrationRetryPolicy | null;
+  /** Dead-letter queue of the name's tasks, under a submit's (docs/api.md, "Dead letters"). */
+  deadLetter?: string | null;
 };
 /** Batch delivery for `worker.task(name, opts, fn)`: `fn` receives an array of contexts. */
 type BatchTaskOptions = TaskOptions & { batch: number };

@@ -37,7 +37,7 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  * @typedef {import("../index.js").BackoffFunction} BackoffFunction
  * @typedef {{ fn: HandlerFn, batch: boolean, backoff: BackoffFunction | null }} Registration
  * @typedef {import("../index.js").RateLimit} RateLimit
- * @typedef {{ batch?: number, concurrency?: number, resource?: string, rateLimit?: RateLimit | null, groupConcurrency?: number | null, timeoutMs?: number | null, retry?: import("../index.js").RegistrationRetryPolicy | null, [option: string]: unknown }} TaskOptions
+ * @typedef {{ batch?: number, concurrency?: number, resource?: string, rateLimit?: RateLimit | null, groupConcurrency?: number | null, timeoutMs?: number | null, retry?: import("../index.js").RegistrationRetryPolicy | null, deadLetter?: string | null, [option: string]: unknown }} TaskOptions
  * @typedef {import("./context.js").TaskFields} TaskFields
  * @typedef {{ id: number, name: string, batch: boolean, tasks: TaskFields[], traced?: Traced, metered?: Metered }} Call
  *   one handler call, as Rust dispatches it: of each task, what its context reads (`traced`: its consumer span,

@@ -3,6 +3,7 @@
 
 use std::any::Any;
 
+use crate::deadletter::Route;
 use crate::error::Result;
 use crate::task::{Status, Task};
 use crate::unique;
@@ -379,12 +380,22 @@ pub enum Outcome {
     /// succeed / fail").
     Complete { result: Option<String> },
     /// Canceled, re-queued after `delay_ms`, or failed (docs/protocol.md,
-    /// "Complete / succeed / fail").
+    /// "Complete / succeed / fail"); failed for good, dead-lettered by
+    /// `dead_letter` in the same transaction (docs/api.md, "Dead letters").
     Fail {
         error: String,
         retryable: bool,
         delay_ms: i64,
+        dead_letter: Route,
     },
+}
+
+impl Outcome {
+    /// Whether writing it may submit a dead letter (a transaction of its own
+    /// on Postgres).
+    pub fn may_dead_letter(&self) -> bool {
+        matches!(self, Outcome::Fail { dead_letter, .. } if *dead_letter != Route::None)
+    }
 }
 
 /// One single-row write, validated: what `Store::write_group` hands a backend.

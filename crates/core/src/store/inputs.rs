@@ -1,6 +1,7 @@
 //! What the API passes the store, as it receives it (JSON already encoded,
 //! numbers as JS numbers, absent fields `None`), and its checks and defaults.
 
+use crate::deadletter::{self, Route};
 use crate::error::{Error, Result};
 use crate::ids::new_task_id;
 use crate::input::{
@@ -115,12 +116,14 @@ impl ClaimInput {
 }
 
 /// `store.fail`'s outcome: re-queued (when `retryable` and attempts remain)
-/// after `delayMs`, none when absent or negative.
+/// after `delayMs`, none when absent or negative; failed for good,
+/// dead-lettered where the task's metadata says.
 pub fn fail_outcome(error: String, retryable: bool, delay_ms: Option<f64>) -> Result<Outcome> {
     Ok(Outcome::Fail {
         error,
         retryable,
         delay_ms: stored_ms_or("delayMs", delay_ms, 0)?.max(0),
+        dead_letter: Route::Stored,
     })
 }
 
@@ -151,6 +154,8 @@ pub struct SubmitInput {
     pub retry: Option<RetrySpec>,
     /// docs/api.md, "Uniqueness window": `unique.forMs`, kept in the metadata.
     pub unique_for_ms: Option<f64>,
+    /// docs/api.md, "Dead letters": the queue, kept in the metadata.
+    pub dead_letter: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -260,7 +265,7 @@ impl PurgeInput {
 impl SubmitInput {
     /// The options `submit` takes, as `lib/store.js` sends them (`payload`
     /// and `metadata` JSON texts).
-    pub const KEYS: [&'static str; 18] = [
+    pub const KEYS: [&'static str; 19] = [
         "name",
         "payload",
         "queue",
@@ -279,6 +284,7 @@ impl SubmitInput {
         "timeoutMs",
         "retry",
         "unique",
+        "deadLetter",
     ];
 
     /// `KEYS` without the task's name and payload: a `submitMany` item's
@@ -319,6 +325,7 @@ impl SubmitInput {
             timeout_ms: o.number("timeoutMs")?,
             retry: RetrySpec::read(o)?,
             unique_for_ms: unique::read(o)?,
+            dead_letter: o.text("deadLetter")?,
         })
     }
 }
@@ -378,6 +385,7 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
         input.conflict.as_deref(),
         debounce.is_some(),
     )?;
+    let metadata = deadletter::routed_metadata(metadata, input.dead_letter)?;
     let delay_ms = match debounce {
         Some(window) => window.window_ms,
         None => stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?,

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 
 use crate::backoff::Backoff;
+use crate::deadletter::Route;
 use crate::error::{Error, Result};
 use crate::input::{at_least, stored_ms, Options};
 use crate::retry::{function_delay_ms, submitted_backoff};
@@ -30,6 +31,8 @@ pub struct TaskContext {
     /// JS calls the registration's backoff function when the task fails (no
     /// backoff was submitted with it).
     backoff_function: bool,
+    /// Where a failure for good of the task goes (docs/api.md, "Dead letters").
+    dead_letter: Route,
     store: Arc<Store>,
     settled: AtomicBool,
     /// The write gate is closed (the lease is lost, or the call abandoned).
@@ -68,6 +71,7 @@ impl TaskContext {
     ) -> TaskContext {
         TaskContext {
             backoff: submitted_backoff(&task).unwrap_or(backoff),
+            dead_letter: Route::of_task(&task, None),
             task,
             worker_id,
             lease_ms,
@@ -113,6 +117,13 @@ impl TaskContext {
     /// applies unless the task was submitted with a backoff of its own.
     pub(crate) fn with_backoff_function(mut self, function: bool) -> TaskContext {
         self.backoff_function = function && submitted_backoff(&self.task).is_none();
+        self
+    }
+
+    /// The context of a name whose registration names a dead-letter queue
+    /// (a queue the task was submitted with wins).
+    pub(crate) fn dead_letter_to(mut self, registration: Option<&str>) -> TaskContext {
+        self.dead_letter = Route::of_task(&self.task, registration);
         self
     }
 
@@ -356,6 +367,7 @@ impl TaskContext {
             delay_ms: delay_ms
                 .filter(|_| retryable)
                 .unwrap_or_else(|| self.backoff.fail_delay_ms(self.task.attempt, retryable)),
+            dead_letter: self.dead_letter.clone(),
         }
     }
 

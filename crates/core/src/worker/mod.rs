@@ -435,6 +435,7 @@ impl WorkerInner {
         )
         .capped_at(retry.and_then(|r| r.attempts))
         .with_backoff_function(retry.is_some_and(|r| r.function))
+        .dead_letter_to(handler.and_then(|h| h.dead_letter.as_deref()))
     }
 
     /// Takes the claimed calls (docs/api.md, "Dispatch and settlement"): a call

@@ -9,6 +9,7 @@ use super::conn::sqlite_error;
 use super::followups;
 use super::query::{execute, query, transaction_control, Params, Repeated};
 use super::rows::{json_list, owned_write, resolve_key, update_one};
+use crate::deadletter::Route;
 use crate::error::{Error, Result};
 use crate::ids::now_ms;
 use crate::protocol::{without_returning, SQLITE as SQL};
@@ -16,17 +17,21 @@ use crate::store::backend::{
     Conflict, Debounce, DebounceStep, HeldTask, KeyDecision, NewTask, Outcome, Target, TaskRef,
     WriteAnswer, WriteOp, HELD_BACK_DELAY_MS,
 };
+use crate::store::dead_letters::letter_of;
 use crate::store::reserved::key_holder;
 use crate::task::{Status, Task};
 
 /// Whether `op` runs several statements (and so needs its own savepoint in a group).
 pub(super) fn spans_statements(op: &WriteOp) -> bool {
-    matches!(
-        op,
-        WriteOp::InsertKeyed(..)
-            | WriteOp::Cancel(Target::Key(_))
-            | WriteOp::Retry(Target::Key(_), _)
-    )
+    match op {
+        WriteOp::Finish(_, Outcome::Fail { dead_letter, .. }) => *dead_letter != Route::None,
+        _ => matches!(
+            op,
+            WriteOp::InsertKeyed(..)
+                | WriteOp::Cancel(Target::Key(_))
+                | WriteOp::Retry(Target::Key(_), _)
+        ),
+    }
 }
 
 /// Every single-row write, on the writer's connection inside its transaction.
@@ -239,16 +244,23 @@ pub(super) fn finish(conn: &Connection, owned: &HeldTask, outcome: &Outcome) -> 
             error,
             retryable,
             delay_ms,
-        } => owned_write(
-            conn,
-            SQL.fail,
-            owned,
-            &[
-                (":error", error),
-                (":retryable", retryable),
-                (":delay_ms", delay_ms),
-            ],
-        ),
+            dead_letter,
+        } => {
+            let row = owned_write(
+                conn,
+                SQL.fail,
+                owned,
+                &[
+                    (":error", error),
+                    (":retryable", retryable),
+                    (":delay_ms", delay_ms),
+                ],
+            )?;
+            if let Some(letter) = letter_of(&row, dead_letter) {
+                insert_new(conn, &letter)?;
+            }
+            Ok(row)
+        }
     }
 }
 
