@@ -375,7 +375,8 @@ class Worker {
     if (contexts === undefined) return;
     if (outcome.kind === "threw" && contexts.some((context) => context._backoff !== null)) {
       const retryable = /** @type {boolean} */ (outcome.retryable);
-      outcome = { ...outcome, backoffMs: contexts.map((context) => context._backoffMs(thrown, retryable)) };
+      const backoffMs = contexts.map((context) => (context.settled ? null : context._backoffMs(thrown, retryable)));
+      outcome = { ...outcome, backoffMs };
     }
     const ended = outcome.kind === "lostLease" ? "lost_lease" : "failed";
     if (call.traced) endProcess(call.traced, ended, thrown);

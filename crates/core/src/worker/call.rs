@@ -8,6 +8,7 @@ use super::context::TaskContext;
 use super::report::Reporter;
 use crate::error::Error;
 use crate::ids::now_ms;
+use crate::retry::function_delay_ms;
 use crate::task::JsonWriter;
 use crate::timeouts::{AbortReason, TimeLimit};
 
@@ -148,8 +149,9 @@ pub(crate) enum Settlement {
     Fail {
         envelope: String,
         retryable: bool,
-        /// What the registration's backoff function returned, if called.
-        backoff_ms: Option<f64>,
+        /// The retry's delay from the registration's backoff function, if
+        /// called and its value a delay (else the backoff's).
+        delay_ms: Option<i64>,
     },
     /// Back to its queue, due now, its attempt given back.
     HandBack,
@@ -181,7 +183,7 @@ pub(crate) fn settlements(
                             false,
                         ),
                         retryable: false,
-                        backoff_ms: None,
+                        delay_ms: None,
                     },
                 })
                 .collect()
@@ -192,12 +194,18 @@ pub(crate) fn settlements(
             mut backoff_ms,
         }) => {
             backoff_ms.resize(call.contexts.len(), None);
-            backoff_ms
-                .into_iter()
-                .map(|backoff_ms| Settlement::Fail {
+            call.contexts
+                .iter()
+                .zip(backoff_ms)
+                .map(|(context, backoff_ms)| Settlement::Fail {
                     envelope: envelope_json.clone(),
                     retryable,
-                    backoff_ms,
+                    // A bad value: the worker's backoff instead, the value reported.
+                    delay_ms: backoff_ms.and_then(|v| {
+                        function_delay_ms(v)
+                            .map_err(|err| reporter.execute(err, context.task_id()))
+                            .ok()
+                    }),
                 })
                 .collect()
         }
@@ -207,7 +215,7 @@ pub(crate) fn settlements(
             .map(|context| Settlement::Fail {
                 envelope: context.step_log().child_failure(&step_id),
                 retryable: false,
-                backoff_ms: None,
+                delay_ms: None,
             })
             .collect(),
         Ending::Handler(CallOutcome::LostLease | CallOutcome::Suspended) => return Vec::new(),
@@ -227,7 +235,7 @@ pub(crate) fn settlements(
                 .map(|_| Settlement::Fail {
                     envelope: timeout.clone(),
                     retryable: true,
-                    backoff_ms: None,
+                    delay_ms: None,
                 })
                 .collect()
         }
@@ -245,7 +253,7 @@ pub(crate) fn settlements(
                 .map(|_| Settlement::Fail {
                     envelope: failure.clone(),
                     retryable: false,
-                    backoff_ms: None,
+                    delay_ms: None,
                 })
                 .collect()
         }

@@ -49,7 +49,6 @@ use self::settings::Settings;
 use self::shutdown::{sleep_until, Shutdown};
 use crate::error::Result;
 use crate::ids::new_worker_id;
-use crate::retry::function_delay_ms;
 use crate::schedule::clock::fire_until_stopped;
 use crate::store::{ClaimRequest, Store};
 use crate::task::Task;
@@ -578,17 +577,8 @@ impl WorkerInner {
                             Settlement::Fail {
                                 envelope,
                                 retryable,
-                                backoff_ms,
-                            } => {
-                                // A bad value of the backoff function: the
-                                // worker's backoff instead, the value reported.
-                                let delay_ms = backoff_ms.and_then(|v| {
-                                    function_delay_ms(v)
-                                        .map_err(|err| reporter.execute(err, context.task_id()))
-                                        .ok()
-                                });
-                                context.fail_leftover(envelope, retryable, delay_ms).await
-                            }
+                                delay_ms,
+                            } => context.fail_leftover(envelope, retryable, delay_ms).await,
                             _ => context.hand_back().await,
                         };
                         if let Err(err) = written {
