@@ -67,8 +67,8 @@ forEachDialect("dead letters", (dialect) => {
   test("SIGKILLs around dead-lettering leave exactly one letter per failed task", async (t) => {
     const { client, db } = await setupWorker(t, dialect);
     const ids = [];
-    for (let i = 0; i < 12; i++) {
-      ids.push((await client.submit("mail", { i }, { maxAttempts: 2, deadLetter: "dlq" })).id);
+    for (let i = 0; i < 24; i++) {
+      ids.push((await client.submit("mail", { i }, { maxAttempts: 3, deadLetter: "dlq" })).id);
     }
     const allFailed = async () =>
       (await client.list({ queue: "default", status: "failed", limit: 100 })).length === ids.length;
@@ -89,6 +89,7 @@ forEachDialect("dead letters", (dialect) => {
     last.kill("SIGKILL");
     await last.waitExit();
 
+    t.diagnostic(`${kills} workers killed`);
     const letters = await lettersByOrigin(client);
     for (const id of ids) {
       assert.equal(letters.get(id)?.length, 1, `one letter of ${id} after ${kills} kills`);
