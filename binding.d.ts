@@ -45,7 +45,7 @@ export declare class NativeContext {
   heartbeat(): Promise<string>
   canceled(): Promise<boolean>
   succeed(result?: string | undefined | null): Promise<string | null>
-  fail(envelope: string, retryable: boolean, optionsJson: string): Promise<string | null>
+  fail(envelope: string, retryable: boolean, optionsJson: string, backoffMs?: number | undefined | null): Promise<string | null>
   /** True once a step sent the task back to the queue. */
   get suspended(): boolean
   beginStep(id: string): Promise<StepBegin>
@@ -347,6 +347,11 @@ export interface OutcomeArg {
   /** For `threw`: the envelope as JSON text and its retryability. */
   envelope?: string
   retryable?: boolean
+  /**
+   * For `threw`: per task, what the registration's backoff function
+   * returned (null where it was not called).
+   */
+  backoffMs?: Array<number | undefined | null>
   /** For `childFailed`: the child step's id. */
   stepId?: string
 }

@@ -119,7 +119,26 @@ export type SubmitInput = {
   timeoutMs?: number;
   /** Retry policy (docs/api.md, "Retry policy"); its `attempts` is `maxAttempts`. */
   retry?: RetryPolicy | null;
+  /**
+   * Uniqueness window (docs/api.md, "Uniqueness window"): with `key`, the
+   * key stays held for `forMs` (a number > 0) after the task finished —
+   * `reject` refuses and `reuse` returns the task until then; after it the
+   * key is free. Not with `conflict: "replace"` or `debounceMs`; kept in
+   * `metadata["cairnq.unique"]` (a Python submit ignores it).
+   */
+  unique?: UniqueWindow | null;
+  /**
+   * Dead-letter queue (docs/api.md, "Dead letters"): when the task fails for
+   * good, a task of the same name and payload is submitted to this queue in
+   * the same transaction, its metadata saying where it came from
+   * (`"cairnq.deadLettered"`). Over the registration's; kept in
+   * `metadata["cairnq.deadLetter"]` (a Python worker ignores it).
+   */
+  deadLetter?: string | null;
 };
+
+/** {@link SubmitInput.unique}: how long after its task finished a key stays held. */
+export type UniqueWindow = { forMs: number };
 
 /** Submit options: {@link SubmitInput} without `name` and `payload`. */
 export type SubmitOptions = Omit<SubmitInput, "name" | "payload">;
@@ -406,6 +425,22 @@ export type RetryPolicy = {
   baseMs?: number;
   maxMs?: number;
 };
+
+/**
+ * A registration's backoff as a function: the delay in ms (a finite number
+ * >= 0) before retrying after failed attempt `attempt` (1-based) with `error`
+ * (what the handler threw, or `ctx.fail`'s reason). Any other value, or a
+ * throw, retries after the worker's backoff and reaches `onError`.
+ */
+export type BackoffFunction = (attempt: number, error: unknown) => number;
+
+/**
+ * A registration's retry policy: a {@link RetryPolicy}, or `attempts` and a
+ * {@link BackoffFunction} (no `baseMs`/`maxMs` beside it). A submit's cannot
+ * hold a function: it is stored with the task.
+ */
+export type RegistrationRetryPolicy =
+  RetryPolicy | { attempts?: number; backoff: BackoffFunction; baseMs?: never; maxMs?: never };
 
 /** A handler for single delivery: `(ctx, payload)`. May be synchronous. */
 export type Handler = (ctx: TaskContext, payload: any) => unknown | Promise<unknown>;
@@ -1118,7 +1153,9 @@ export type TaskOptions = {
   /** Time limit per call (> 0), over the worker's `maxRunMs` (docs/api.md, "Time limits and aborts"). */
   timeoutMs?: number | null;
   /** Retry policy of the name's tasks, over the worker's backoff (docs/api.md, "Retry policy"). */
-  retry?: RetryPolicy | null;
+  retry?: RegistrationRetryPolicy | null;
+  /** Dead-letter queue of the name's tasks, under a submit's (docs/api.md, "Dead letters"). */
+  deadLetter?: string | null;
 };
 /** Batch delivery for `worker.task(name, opts, fn)`: `fn` receives an array of contexts. */
 export type BatchTaskOptions = TaskOptions & { batch: number };

@@ -11,6 +11,7 @@ const { dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = require(".
 const { taskName } = require("./models.js");
 const { callThrough } = require("./client.js");
 const { SCHEDULE_METADATA_KEY } = require("./schedules.js");
+const { backoffDelay } = require("./retry.js");
 const steps = require("./steps.js");
 
 /** Where a task's metadata holds its group: the core's `store::flow::GROUP_METADATA_KEY`. */
@@ -18,8 +19,9 @@ const GROUP_METADATA_KEY = "cairnq.group";
 
 /**
  * @typedef {import("../index.js").Task} Task
- * @typedef {Pick<Task, "id" | "name" | "queue" | "payload" | "metadata" | "attempt" | "max_attempts" | "root_id" | "correlation_id"> & { queue_wait_ms?: number }} TaskFields
- *   what a context reads of its task: a worker hands over only these, and how long each had been due as its call started
+ * @typedef {Pick<Task, "id" | "name" | "queue" | "payload" | "metadata" | "attempt" | "max_attempts" | "root_id" | "correlation_id"> & { queue_wait_ms?: number, backoff_fn?: boolean }} TaskFields
+ *   what a context reads of its task: a worker hands over only these, how long each had been due as its call
+ *   started, and whether its registration's backoff function applies
  * @typedef {import("../index.js").TaskDef} TaskDef
  * @typedef {import("../index.js").SubmitOptions} SubmitOptions
  * @typedef {import("../index.js").CallOptions} CallOptions
@@ -27,12 +29,15 @@ const GROUP_METADATA_KEY = "cairnq.group";
  * @typedef {import("../index.js").TaskContextOptions} TaskContextOptions
  * @typedef {import("../binding.js").NativeContext} NativeHalf
  * @typedef {import("./store.js").TaskStore} TaskStore
+ * @typedef {import("../index.js").BackoffFunction} BackoffFn
  */
 
 /** Lets the worker hand over a getter of the native half. */
 const NATIVE = Symbol("cairnq.nativeContext");
 /** Lets the worker hear that a step sent the task back to the queue. */
 const SUSPENDED = Symbol("cairnq.suspended");
+/** Lets the worker hand over its registration's backoff function, where the core says it applies. */
+const BACKOFF = Symbol("cairnq.backoff");
 
 /**
  * Stands in for the native half of a worker's context whose call has ended
@@ -76,7 +81,7 @@ class TaskContext {
    * @param {string} workerId
    * @param {number | undefined} leaseMs required for a standalone context;
    *   a worker's (`opts[NATIVE]`) leaves it to the native half
-   * @param {TaskContextOptions & { [NATIVE]?: () => NativeHalf | null, [SUSPENDED]?: () => void }} [opts]
+   * @param {TaskContextOptions & { [NATIVE]?: () => NativeHalf | null, [SUSPENDED]?: () => void, [BACKOFF]?: BackoffFn | null }} [opts]
    */
   constructor(store, task, workerId, leaseMs, opts = {}) {
     this._workerId = workerId;
@@ -86,6 +91,7 @@ class TaskContext {
     // handler uses something that needs it (most never do).
     this._nativeOf = opts[NATIVE] ?? null;
     this._onSuspended = opts[SUSPENDED] ?? null;
+    this._backoff = opts[BACKOFF] ?? null;
     /** @type {NativeHalf | null} */
     this._nativeHalf = this._nativeOf
       ? null
@@ -275,7 +281,20 @@ class TaskContext {
   async fail(reason = "task failed", opts = {}) {
     const options = encodeOptions(opts);
     const [envelope, retryable] = asEnvelope(reason, opts.retryable ?? true);
-    return this._gated(this._native.fail(encodeEnvelope(envelope, retryable), retryable, options));
+    const backoffMs = opts.delayMs == null ? this._backoffMs(reason, retryable) : null;
+    return this._gated(this._native.fail(encodeEnvelope(envelope, retryable), retryable, options, backoffMs));
+  }
+
+  /**
+   * What the registration's backoff function returns for a failure with
+   * `error` that is retried; null where none applies (the core checks it).
+   * @param {unknown} error
+   * @param {boolean} retryable
+   * @returns {number | null}
+   */
+  _backoffMs(error, retryable) {
+    if (this._backoff === null || !retryable || this.isLastAttempt) return null;
+    return backoffDelay(this._backoff, this._task.attempt, error);
   }
 
   /**
@@ -431,4 +450,4 @@ class TaskContext {
   }
 }
 
-module.exports = { TaskContext, NATIVE, SUSPENDED };
+module.exports = { TaskContext, NATIVE, SUSPENDED, BACKOFF };

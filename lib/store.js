@@ -12,6 +12,7 @@ const { inSharedTransaction, nativeSession } = require("./shared-tx.js");
 const { dumpJson, dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = require("./json.js");
 const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
 const { encodeSubmitItems } = require("./submit-items.js");
+const { backoffTagged } = require("./retry.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
@@ -236,7 +237,11 @@ class TaskStore {
    * @param {SubmitInput} input
    */
   _submitArgs(input) {
-    return { ...input, payload: dumpJson(input.payload ?? {}), metadata: dumpJson(input.metadata ?? {}) };
+    return {
+      ...backoffTagged(input),
+      payload: dumpJson(input.payload ?? {}),
+      metadata: dumpJson(input.metadata ?? {}),
+    };
   }
 
   /**

@@ -5,6 +5,7 @@
 
 const { SerializationError } = require("./errors.js");
 const { dumpJson, encodeOptions } = require("./json.js");
+const { backoffTagged } = require("./retry.js");
 
 /**
  * @typedef {import("../index.js").SubmitInput} SubmitInput
@@ -99,7 +100,9 @@ function plainItems(items, wired) {
       if (
         typeof name !== "string" ||
         !plainJson(payload) ||
-        !(options == null || (plainJson(options) && !Array.isArray(options)))
+        !(options == null || (plainJson(options) && !Array.isArray(options))) ||
+        // JSON would drop a function unseen: the per-item encoding tags it for the core to refuse.
+        typeof options?.retry?.backoff === "function"
       )
         return null;
       const metadata = options?.metadata;
@@ -154,7 +157,7 @@ function itemArgs(item, index, wired) {
   args.payload = JSON.parse(dumpItemJson(index, "payload", payload));
   args.options =
     options === undefined || options === null || typeof options === "object"
-      ? { ...wired, ...options, metadata: dumpItemJson(index, "options.metadata", options?.metadata) }
+      ? { ...wired, ...backoffTagged(options), metadata: dumpItemJson(index, "options.metadata", options?.metadata) }
       : scalarOrNull(options);
   return args;
 }

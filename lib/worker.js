@@ -12,7 +12,8 @@ const { taskName } = require("./models.js");
 const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
 const { replacedMethods } = require("./own-store.js");
-const { TaskContext, NATIVE, SUSPENDED } = require("./context.js");
+const { TaskContext, NATIVE, SUSPENDED, BACKOFF } = require("./context.js");
+const { backoffTagged } = require("./retry.js");
 const { childStepOf } = require("./steps.js");
 const { activeTracer, startProcess, runInSpan, endProcess } = require("./telemetry/trace.js");
 const { activeInstruments, startMetered, endMetered } = require("./telemetry/meter.js");
@@ -23,7 +24,7 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  * @typedef {import("../index.js").WorkerOptions} WorkerOptions
  * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
  * @typedef {import("../binding.js").OutcomeArg} OutcomeArg
- * @typedef {{ kind: "returned" | "threw" | "lostLease" | "suspended" | "childFailed", results?: ResultArg[], envelope?: string, retryable?: boolean, stepId?: string }} Outcome
+ * @typedef {{ kind: "returned" | "threw" | "lostLease" | "suspended" | "childFailed", results?: ResultArg[], envelope?: string, retryable?: boolean, backoffMs?: (number | null)[], stepId?: string }} Outcome
  *   how a handler ended, as NativeWorker.settle takes it (an OutcomeArg)
  * @typedef {import("../binding.js").ResultArg} ResultArg
  * @typedef {import("../binding.js").ErrorArg} ErrorArg
@@ -33,9 +34,10 @@ const { activeInstruments, startMetered, endMetered } = require("./telemetry/met
  * @typedef {RunOptions & { shutdownTimeoutMs?: number }} ServeOptions
  * @typedef {import("../index.js").StopOptions} StopOptions
  * @typedef {(...args: any[]) => unknown} HandlerFn a handler: `(ctx, payload)`, or `(contexts)` for a batch
- * @typedef {{ fn: HandlerFn, batch: boolean }} Registration
+ * @typedef {import("../index.js").BackoffFunction} BackoffFunction
+ * @typedef {{ fn: HandlerFn, batch: boolean, backoff: BackoffFunction | null }} Registration
  * @typedef {import("../index.js").RateLimit} RateLimit
- * @typedef {{ batch?: number, concurrency?: number, resource?: string, rateLimit?: RateLimit | null, groupConcurrency?: number | null, timeoutMs?: number | null, [option: string]: unknown }} TaskOptions
+ * @typedef {{ batch?: number, concurrency?: number, resource?: string, rateLimit?: RateLimit | null, groupConcurrency?: number | null, timeoutMs?: number | null, retry?: import("../index.js").RegistrationRetryPolicy | null, deadLetter?: string | null, [option: string]: unknown }} TaskOptions
  * @typedef {import("./context.js").TaskFields} TaskFields
  * @typedef {{ id: number, name: string, batch: boolean, tasks: TaskFields[], traced?: Traced, metered?: Metered }} Call
  *   one handler call, as Rust dispatches it: of each task, what its context reads (`traced`: its consumer span,
@@ -192,9 +194,14 @@ class Worker {
       opts = optsOrFn ?? {};
       fn = maybeFn;
     }
-    nativeSync(() => this._native.register(name, encodeOptions(opts)));
+    nativeSync(() => this._native.register(name, encodeOptions(backoffTagged(opts))));
+    const backoff = opts.retry?.backoff;
     // A missing fn is not refused here: each call of it fails as a handler that threw.
-    this._handlers.set(name, { fn: /** @type {HandlerFn} */ (fn), batch: opts.batch != null });
+    this._handlers.set(name, {
+      fn: /** @type {HandlerFn} */ (fn),
+      batch: opts.batch != null,
+      backoff: typeof backoff === "function" ? backoff : null,
+    });
     return this;
   }
 
@@ -287,12 +294,15 @@ class Worker {
    */
   _start(call, tracer, instruments) {
     const rows = call.tasks;
+    // Rust dispatches only registered names.
+    const { fn, backoff } = /** @type {Registration} */ (this._handlers.get(call.name));
     const contexts = rows.map(
       (row, index) =>
         // The native half carries the lease and backoff settings.
         new TaskContext(this._store, row, this.id, undefined, {
           [NATIVE]: () => this._native.context(call.id, index),
           [SUSPENDED]: () => this._suspended(call),
+          [BACKOFF]: row.backoff_fn ? backoff : null,
         }),
     );
     this._running.set(call.id, contexts);
@@ -300,8 +310,6 @@ class Worker {
     /** @type {any} whatever the handler returned */
     let value;
     try {
-      // Rust dispatches only registered names.
-      const { fn } = /** @type {Registration} */ (this._handlers.get(call.name));
       if (tracer === null) {
         value = callHandler(fn, call, contexts);
       } else {
@@ -363,7 +371,13 @@ class Worker {
    * @param {unknown} [thrown] what the handler threw (or why its result could not be stored)
    */
   _settle(call, outcome, thrown) {
-    if (!this._running.has(call.id)) return;
+    const contexts = this._running.get(call.id);
+    if (contexts === undefined) return;
+    if (outcome.kind === "threw" && contexts.some((context) => context._backoff !== null)) {
+      const retryable = /** @type {boolean} */ (outcome.retryable);
+      const backoffMs = contexts.map((context) => (context.settled ? null : context._backoffMs(thrown, retryable)));
+      outcome = { ...outcome, backoffMs };
+    }
     const ended = outcome.kind === "lostLease" ? "lost_lease" : "failed";
     if (call.traced) endProcess(call.traced, ended, thrown);
     if (call.metered) endMetered(call.metered, ended, thrown);

@@ -46,6 +46,9 @@ pub struct OutcomeArg {
     /// For `threw`: the envelope as JSON text and its retryability.
     pub envelope: Option<String>,
     pub retryable: Option<bool>,
+    /// For `threw`: per task, what the registration's backoff function
+    /// returned (null where it was not called).
+    pub backoff_ms: Option<Vec<Option<f64>>>,
     /// For `childFailed`: the child step's id.
     pub step_id: Option<String>,
 }
@@ -106,6 +109,7 @@ impl From<OutcomeArg> for CallOutcome {
             OutcomeKind::Threw => CallOutcome::Threw {
                 envelope_json: outcome.envelope.unwrap_or_else(|| "{}".into()),
                 retryable: outcome.retryable.unwrap_or(true),
+                backoff_ms: outcome.backoff_ms.unwrap_or_default(),
             },
         }
     }
@@ -404,9 +408,10 @@ impl NativeContext {
         envelope: String,
         retryable: bool,
         options_json: String,
+        backoff_ms: Option<f64>,
     ) -> Result<Option<String>> {
         self.inner
-            .fail(envelope, retryable, &options_json)
+            .fail(envelope, retryable, &options_json, backoff_ms)
             .await
             .map(|t| t.map(|t| t.to_json()))
             .js()

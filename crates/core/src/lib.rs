@@ -4,6 +4,7 @@
 
 pub mod backoff;
 pub mod clock;
+pub mod deadletter;
 pub mod error;
 pub mod events;
 pub mod fetch;
@@ -20,6 +21,7 @@ pub mod steps;
 pub mod store;
 pub mod task;
 pub mod timeouts;
+pub mod unique;
 pub mod wait;
 pub mod watch;
 pub mod wire;

@@ -200,7 +200,15 @@ impl Task {
     }
 
     /// What a handler's context reads, and the queue wait at `now`.
-    pub(crate) fn write_handler_json(&self, out: &mut JsonWriter, now: i64, max_attempts: i64) {
+    /// `backoff_fn` is set only where JS is to call the registration's
+    /// backoff function when the task fails.
+    pub(crate) fn write_handler_json(
+        &self,
+        out: &mut JsonWriter,
+        now: i64,
+        max_attempts: i64,
+        backoff_function: bool,
+    ) {
         out.open();
         out.string_field("id", Some(&self.id));
         out.string_field("name", Some(&self.name));
@@ -212,6 +220,9 @@ impl Task {
         out.string_field("root_id", self.root_id.as_deref());
         out.string_field("correlation_id", self.correlation_id.as_deref());
         out.int_field("queue_wait_ms", Some(self.queue_wait_ms(now)));
+        if backoff_function {
+            out.bool_field("backoff_fn", true);
+        }
         out.close();
     }
 

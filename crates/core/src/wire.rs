@@ -215,7 +215,7 @@ mod tests {
             ),
             (
                 r#"{"kind":"submit","submit":{"name":"t","queueName":"q"}}"#,
-                "unknown key \"queueName\" in submit (known: name, payload, queue, key, conflict, maxAttempts, priority, metadata, parentId, rootId, correlationId, runAtDelayMs, debounceMs, maxDelayMs, group, timeoutMs, retry)",
+                "unknown key \"queueName\" in submit (known: name, payload, queue, key, conflict, maxAttempts, priority, metadata, parentId, rootId, correlationId, runAtDelayMs, debounceMs, maxDelayMs, group, timeoutMs, retry, unique, deadLetter)",
             ),
             (
                 r#"{"kind":"submit","submit":{"name":null}}"#,

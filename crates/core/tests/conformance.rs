@@ -470,6 +470,7 @@ impl Runner<'_> {
                     // Only a literal false makes a failure permanent.
                     retryable: args.0.get("retryable") != Some(&Value::Bool(false)),
                     delay_ms: args.integer("delay_ms", 0)?,
+                    dead_letter: Default::default(),
                 };
                 task_value(&store.finish(args.owned()?, outcome).await?)
             }

@@ -775,6 +775,7 @@ async fn worker_writes_require_ownership() {
                 error: r#"{"type":"Error","code":"handler_error","message":"boom","retryable":true,"details":{}}"#.into(),
                 retryable: true,
                 delay_ms: 60_000,
+                dead_letter: Default::default(),
             },
         )
         .await

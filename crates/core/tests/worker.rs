@@ -624,7 +624,9 @@ async fn leftovers_of_a_batch_are_settled_by_how_the_handler_ended() {
             let outcome = match call.name.as_str() {
                 "mix" => {
                     c[0].succeed(Some("\"early\"".into())).await.unwrap();
-                    c[1].fail(CUSTOM_FAILURE.into(), false, "{}").await.unwrap();
+                    c[1].fail(CUSTOM_FAILURE.into(), false, "{}", None)
+                        .await
+                        .unwrap();
                     assert!(c[0].succeed(None).await.unwrap().is_none(), "settle once");
                     CallOutcome::Returned(vec![
                         value("\"late\""),
@@ -638,6 +640,7 @@ async fn leftovers_of_a_batch_are_settled_by_how_the_handler_ended() {
                     CallOutcome::Threw {
                         envelope_json: THROWN.into(),
                         retryable: true,
+                        backoff_ms: Vec::new(),
                     }
                 }
                 _ => CallOutcome::LostLease,
@@ -711,10 +714,11 @@ async fn retries_wait_in_the_upper_half_of_the_backoff_window() {
             "thrown" => CallOutcome::Threw {
                 envelope_json: THROWN.into(),
                 retryable: true,
+                backoff_ms: Vec::new(),
             },
             "via_context" => {
                 call.contexts[0]
-                    .fail(THROWN.into(), true, "{}")
+                    .fail(THROWN.into(), true, "{}", None)
                     .await
                     .unwrap();
                 returns(Some("\"not written\""))
@@ -722,6 +726,7 @@ async fn retries_wait_in_the_upper_half_of_the_backoff_window() {
             _ => CallOutcome::Threw {
                 envelope_json: CUSTOM_FAILURE.into(),
                 retryable: false,
+                backoff_ms: Vec::new(),
             },
         }
     });
@@ -767,6 +772,7 @@ async fn a_retryable_failure_runs_again_until_max_attempts() {
             CallOutcome::Threw {
                 envelope_json: THROWN.into(),
                 retryable: true,
+                backoff_ms: Vec::new(),
             }
         }
     });

@@ -12,6 +12,10 @@ use crate::error::{js_number, Error, Result};
 /// and a text option refuses it as the number it is.
 pub const NON_FINITE_TAG: &str = "cairnq.nonFinite";
 
+/// How JS sends a function where an option takes one (`lib/retry.js`):
+/// `{"cairnq.function": true}`, which JSON would otherwise drop unseen.
+pub const FUNCTION_TAG: &str = "cairnq.function";
+
 /// An options object as JS hands it over (`lib/json.js`, `encodeOptions`):
 /// every option path reads through it, so each refusal is worded once.
 /// `null` is absent (as `undefined` is); a key the reader does not know is
@@ -200,6 +204,17 @@ impl Options {
     /// Whether `key` is given (not absent, not `null`).
     pub fn holds(&self, key: &str) -> bool {
         self.fields.get(key).is_some_and(|v| !v.is_null())
+    }
+
+    /// Whether `key` holds a function as JS tagged it (`FUNCTION_TAG`); the
+    /// tag is taken out.
+    pub fn take_function(&mut self, key: &str) -> bool {
+        let tagged = matches!(self.fields.get(key), Some(Value::Object(tag))
+            if tag.len() == 1 && tag.get(FUNCTION_TAG) == Some(&Value::Bool(true)));
+        if tagged {
+            self.fields.remove(key);
+        }
+        tagged
     }
 
     /// Whether `key` holds an object (not a number JSON cannot carry): for

@@ -53,6 +53,7 @@ macro_rules! feature_statements {
     };
 }
 
+pub mod deadletters;
 pub mod events;
 pub mod flow;
 pub mod followups;

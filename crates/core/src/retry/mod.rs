@@ -3,13 +3,16 @@
 //! `attempts` is the protocol's `max_attempts` column (shared with the
 //! Python SDK); its backoff travels in the task's metadata
 //! (`"cairnq.retry"`), which other SDKs' workers ignore. A registration's
-//! `attempts` caps the attempts of its name's tasks in this worker.
+//! `attempts` caps the attempts of its name's tasks in this worker. A
+//! registration's `backoff` may be a function of the attempt and the error:
+//! JS calls it where the handler runs and hands the core its value
+//! (`function_delay_ms`); a submit's cannot be one, as it is stored.
 
 use serde_json::{json, Value};
 
 use crate::backoff::{Backoff, BackoffKind};
 use crate::error::{Error, Result};
-use crate::input::{integer_at_least_one, metadata_with, stored_ms, Options};
+use crate::input::{at_least, integer_at_least_one, metadata_with, stored_ms, Options};
 use crate::task::Task;
 
 /// Where a task's metadata holds the backoff it was submitted with.
@@ -24,6 +27,8 @@ pub struct RetrySpec {
     pub backoff: Option<String>,
     pub base_ms: Option<f64>,
     pub max_ms: Option<f64>,
+    /// `backoff` is a function (JS keeps it; `lib/retry.js`).
+    pub backoff_function: bool,
 }
 
 impl RetrySpec {
@@ -32,7 +37,9 @@ impl RetrySpec {
         let Some(mut fields) = options.object("retry", &KEYS)? else {
             return Ok(None);
         };
+        let backoff_function = fields.take_function("backoff");
         Ok(Some(RetrySpec {
+            backoff_function,
             attempts: fields.number("attempts")?,
             backoff: fields.text("backoff")?,
             base_ms: fields.number("baseMs")?,
@@ -42,17 +49,29 @@ impl RetrySpec {
 
     /// Checked: the attempts (an integer >= 1) and, when any of `backoff`,
     /// `baseMs`, `maxMs` is given, the backoff, what is not given taken
-    /// from `inherited`.
+    /// from `inherited`. A function computes the delay itself: `baseMs` and
+    /// `maxMs` are refused beside it.
     pub fn check(&self, inherited: Backoff) -> Result<RetryPolicy> {
         let attempts = self
             .attempts
             .map(|v| integer_at_least_one("retry.attempts", v))
             .transpose()?;
+        if self.backoff_function {
+            if let Some(field) = [("baseMs", self.base_ms), ("maxMs", self.max_ms)]
+                .iter()
+                .find_map(|(field, v)| v.map(|_| field))
+            {
+                return Err(Error::Invalid(format!(
+                    "retry.{field} does not apply to a backoff function: it returns the delay itself"
+                )));
+            }
+        }
         let given = self.backoff.is_some() || self.base_ms.is_some() || self.max_ms.is_some();
         if !given {
             return Ok(RetryPolicy {
                 attempts,
                 backoff: None,
+                function: self.backoff_function,
             });
         }
         let kind = match self.backoff.as_deref() {
@@ -75,6 +94,7 @@ impl RetrySpec {
         Ok(RetryPolicy {
             attempts,
             backoff: Some(backoff),
+            function: false,
         })
     }
 }
@@ -84,6 +104,22 @@ impl RetrySpec {
 pub struct RetryPolicy {
     pub attempts: Option<i64>,
     pub backoff: Option<Backoff>,
+    /// The backoff is the registration's function (JS calls it).
+    pub function: bool,
+}
+
+/// The delay a backoff function returned for a retry (JS hands over NaN for
+/// a value that is not a number, or a function that threw): a stored
+/// duration >= 0, else refused, naming what it returned.
+pub fn function_delay_ms(v: f64) -> Result<i64> {
+    let refused = |_| {
+        Error::Invalid(format!(
+            "retry.backoff returned {}: a delay must be a finite number of milliseconds >= 0",
+            crate::error::js_number(v)
+        ))
+    };
+    at_least("retry.backoff", v, 0.0).map_err(refused)?;
+    stored_ms("retry.backoff", v).map_err(refused)
 }
 
 /// A submit's `max_attempts` and metadata under `retry` (`max_attempts` the
@@ -97,6 +133,13 @@ pub fn submitted(
     let Some(spec) = spec else {
         return Ok((max_attempts, metadata));
     };
+    if spec.backoff_function {
+        return Err(Error::Invalid(
+            "retry.backoff: a submit's retry is stored with the task and cannot hold a function; \
+             give the function in worker.task's retry, where the handler runs"
+                .into(),
+        ));
+    }
     let policy = spec.check(Backoff::default())?;
     if policy.attempts.is_some() && max_attempts.is_some() {
         return Err(Error::Invalid(
@@ -141,6 +184,38 @@ mod tests {
             backoff: backoff.map(Into::into),
             base_ms,
             max_ms: None,
+            backoff_function: false,
+        }
+    }
+
+    #[test]
+    fn a_backoff_function_is_the_registrations_alone() {
+        let function = RetrySpec {
+            backoff_function: true,
+            ..spec(Some(3.0), None, None)
+        };
+        let policy = function.check(Backoff::default()).unwrap();
+        assert!(policy.function && policy.backoff.is_none());
+        assert_eq!(policy.attempts, Some(3));
+        let with_base = RetrySpec {
+            backoff_function: true,
+            ..spec(None, None, Some(5.0))
+        };
+        assert_eq!(
+            with_base.check(Backoff::default()).unwrap_err().to_string(),
+            "retry.baseMs does not apply to a backoff function: it returns the delay itself"
+        );
+        assert!(submitted(Some(&function), None, None)
+            .unwrap_err()
+            .to_string()
+            .starts_with("retry.backoff: a submit's retry is stored with the task"));
+        assert_eq!(function_delay_ms(250.4).unwrap(), 250);
+        assert_eq!(function_delay_ms(0.0).unwrap(), 0);
+        for bad in [-1.0, f64::NAN, f64::INFINITY] {
+            assert!(function_delay_ms(bad)
+                .unwrap_err()
+                .to_string()
+                .starts_with("retry.backoff returned "));
         }
     }
 
@@ -154,7 +229,8 @@ mod tests {
             spec(Some(2.0), None, None).check(inherited).unwrap(),
             RetryPolicy {
                 attempts: Some(2),
-                backoff: None
+                backoff: None,
+                function: false,
             }
         );
         let fixed = spec(None, Some("fixed"), None).check(inherited).unwrap();

@@ -3,8 +3,10 @@
 
 use std::any::Any;
 
+use crate::deadletter::Route;
 use crate::error::Result;
 use crate::task::{Status, Task};
+use crate::unique;
 
 /// How a store opens its database (docs/protocol.md, "Migration ledger").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -170,6 +172,23 @@ pub enum KeyDecision {
 }
 
 impl Conflict {
+    /// `decide` over the pointed task itself at `now`: a finished task whose
+    /// uniqueness window is open holds its key (`reject` refuses, `reuse`
+    /// and `reuse-succeeded` hand it back, `replace` and a debounced submit
+    /// start a new task); once its window has ended the key is free
+    /// (docs/api.md, "Uniqueness window").
+    pub fn decide_at(self, existing: Option<&Task>, now: i64) -> KeyDecision {
+        match existing.and_then(|task| unique::window_open(task, now)) {
+            None => self.decide(existing.map(|task| task.status)),
+            Some(false) => KeyDecision::Insert,
+            Some(true) => match self {
+                Conflict::Reject | Conflict::Reserved => KeyDecision::Reject,
+                Conflict::Reuse | Conflict::ReuseSucceeded => KeyDecision::ReturnExisting,
+                Conflict::Replace | Conflict::Debounce(_) => KeyDecision::Insert,
+            },
+        }
+    }
+
     /// The keyed-submit decision table (docs/protocol.md, "Keyed submit");
     /// `existing` is the pointed task's status, `None` when there is no pointer
     /// or its task vanished.
@@ -361,12 +380,22 @@ pub enum Outcome {
     /// succeed / fail").
     Complete { result: Option<String> },
     /// Canceled, re-queued after `delay_ms`, or failed (docs/protocol.md,
-    /// "Complete / succeed / fail").
+    /// "Complete / succeed / fail"); failed for good, dead-lettered by
+    /// `dead_letter` in the same transaction (docs/api.md, "Dead letters").
     Fail {
         error: String,
         retryable: bool,
         delay_ms: i64,
+        dead_letter: Route,
     },
+}
+
+impl Outcome {
+    /// Whether writing it may submit a dead letter (a transaction of its own
+    /// on Postgres).
+    pub fn may_dead_letter(&self) -> bool {
+        matches!(self, Outcome::Fail { dead_letter, .. } if *dead_letter != Route::None)
+    }
 }
 
 /// One single-row write, validated: what `Store::write_group` hands a backend.

@@ -2,6 +2,7 @@
 //! numbers as JS numbers, absent fields `None`), and its checks and defaults.
 
 use crate::clock::Clock;
+use crate::deadletter::{self, Route};
 use crate::error::{Error, Result};
 use crate::ids::new_task_id;
 use crate::input::{
@@ -16,6 +17,7 @@ use crate::store::debounce::{debounce_of, DebounceInput};
 use crate::store::flow::group::grouped_metadata;
 use crate::task::Status;
 use crate::timeouts::timed_metadata;
+use crate::unique;
 
 pub const DEFAULT_QUEUE: &str = "default";
 pub const DEFAULT_LEASE_MS: i64 = 30_000;
@@ -126,12 +128,14 @@ impl ClaimInput {
 }
 
 /// `store.fail`'s outcome: re-queued (when `retryable` and attempts remain)
-/// after `delayMs`, none when absent or negative.
+/// after `delayMs`, none when absent or negative; failed for good,
+/// dead-lettered where the task's metadata says.
 pub fn fail_outcome(error: String, retryable: bool, delay_ms: Option<f64>) -> Result<Outcome> {
     Ok(Outcome::Fail {
         error,
         retryable,
         delay_ms: stored_ms_or("delayMs", delay_ms, 0)?.max(0),
+        dead_letter: Route::Stored,
     })
 }
 
@@ -160,6 +164,10 @@ pub struct SubmitInput {
     pub timeout_ms: Option<f64>,
     /// docs/api.md, "Retry policy": `max_attempts` and the metadata.
     pub retry: Option<RetrySpec>,
+    /// docs/api.md, "Uniqueness window": `unique.forMs`, kept in the metadata.
+    pub unique_for_ms: Option<f64>,
+    /// docs/api.md, "Dead letters": the queue, kept in the metadata.
+    pub dead_letter: Option<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -269,7 +277,7 @@ impl PurgeInput {
 impl SubmitInput {
     /// The options `submit` takes, as `lib/store.js` sends them (`payload`
     /// and `metadata` JSON texts).
-    pub const KEYS: [&'static str; 17] = [
+    pub const KEYS: [&'static str; 19] = [
         "name",
         "payload",
         "queue",
@@ -287,6 +295,8 @@ impl SubmitInput {
         "group",
         "timeoutMs",
         "retry",
+        "unique",
+        "deadLetter",
     ];
 
     /// `KEYS` without the task's name and payload: a `submitMany` item's
@@ -326,6 +336,8 @@ impl SubmitInput {
             group: o.text("group")?,
             timeout_ms: o.number("timeoutMs")?,
             retry: RetrySpec::read(o)?,
+            unique_for_ms: unique::read(o)?,
+            dead_letter: o.text("deadLetter")?,
         })
     }
 }
@@ -378,6 +390,14 @@ pub(super) fn new_task(input: SubmitInput) -> Result<WriteOp> {
     )?;
     let (max_attempts, metadata) =
         retry::submitted(input.retry.as_ref(), input.max_attempts, metadata)?;
+    let metadata = unique::unique_metadata(
+        metadata,
+        input.unique_for_ms,
+        input.key.as_deref(),
+        input.conflict.as_deref(),
+        debounce.is_some(),
+    )?;
+    let metadata = deadletter::routed_metadata(metadata, input.dead_letter)?;
     let delay_ms = match debounce {
         Some(window) => window.window_ms,
         None => stored_ms_or("runAtDelayMs", input.run_at_delay_ms, 0)?,

@@ -136,18 +136,17 @@ fn misanswered(wanted: &str, got: &KeyedAnswer) -> Error {
     ))
 }
 
-/// A keyed submit under the key's lock; the key's task afterwards.
+/// A keyed submit under the key's lock, deciding at `now` (a uniqueness
+/// window's end is compared with it); the key's task afterwards.
 pub fn insert_keyed(
     conn: &mut dyn KeyedConn,
     new: &NewTask,
     key: &str,
     conflict: Conflict,
+    now: i64,
 ) -> Result<Task> {
     let existing = key_holder(conflict, new, row(conn, KeyedStep::ReadKey(key.into()))?);
-    match (
-        conflict.decide(existing.as_ref().map(|t| t.status)),
-        existing,
-    ) {
+    match (conflict.decide_at(existing.as_ref(), now), existing) {
         (KeyDecision::ReturnExisting, Some(existing)) => return Ok(existing),
         (KeyDecision::Reject, _) => {
             return Err(Error::AlreadyExists {
@@ -236,12 +235,13 @@ fn debounce_into(
 /// `insert_keyed` on a connection whose statements are awaited: the
 /// decision is synchronous, so it runs again from its start with every
 /// answer so far until it asks for none more, each run one statement
-/// further (it reads no clock: the same answers, the same steps). `run`
-/// runs one step inside the submit's transaction.
+/// further (its clock is `now`, read once: the same answers, the same
+/// steps). `run` runs one step inside the submit's transaction.
 pub async fn insert_keyed_awaiting<F, Fut>(
     new: &NewTask,
     key: &str,
     conflict: Conflict,
+    now: i64,
     mut run: F,
 ) -> Result<Task>
 where
@@ -255,7 +255,7 @@ where
             next: 0,
             asked: None,
         };
-        let decided = insert_keyed(&mut replay, new, key, conflict);
+        let decided = insert_keyed(&mut replay, new, key, conflict, now);
         match replay.asked {
             None => return decided,
             Some(step) => answers.push(run(step).await?),

@@ -6,6 +6,7 @@ mod backend;
 mod backend_values;
 pub mod backpressure;
 pub mod bad_rows;
+pub mod dead_letters;
 mod debounce;
 mod event_rows;
 pub mod flow;

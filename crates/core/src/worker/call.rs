@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::context::TaskContext;
 use super::report::Reporter;
 use crate::error::Error;
+use crate::retry::function_delay_ms;
 use crate::task::JsonWriter;
 use crate::timeouts::{AbortReason, TimeLimit};
 
@@ -30,8 +31,9 @@ pub struct Call {
 
 /// Calls as the bindings hand them to JS in one text:
 /// `[{"id", "name", "batch", "tasks": [what each handler reads of its task]}, …]`
-/// (`Task::write_handler_json`, with the queue wait as the calls start and
-/// the attempts the task gets under its registration); `now` on the store's clock.
+/// (`Task::write_handler_json`, with the queue wait as the calls start, the
+/// attempts the task gets under its registration, and whether JS calls its
+/// backoff function); `now` on the store's clock.
 pub fn calls_to_json(calls: &[Arc<Call>], now: i64) -> String {
     let rows: usize = calls.iter().map(|call| call.contexts.len()).sum();
     let mut out = JsonWriter::with_capacity(rows * HANDLER_JSON_BYTES + calls.len() * 64 + 2);
@@ -42,9 +44,12 @@ pub fn calls_to_json(calls: &[Arc<Call>], now: i64) -> String {
         out.bool_field("batch", call.batch);
         out.key("tasks");
         out.array(&call.contexts, |out, context| {
-            context
-                .task()
-                .write_handler_json(out, now, context.max_attempts())
+            context.task().write_handler_json(
+                out,
+                now,
+                context.max_attempts(),
+                context.backoff_function(),
+            )
         });
         out.close();
     });
@@ -92,10 +97,12 @@ pub enum CallOutcome {
     /// Missing trailing entries count as null results.
     Returned(Vec<TaskResult>),
     /// The handler threw; the thrown value is already classified (docs/api.md,
-    /// "Errors").
+    /// "Errors"). `backoff_ms`: per context, what the registration's backoff
+    /// function returned, where JS called it.
     Threw {
         envelope_json: String,
         retryable: bool,
+        backoff_ms: Vec<Option<f64>>,
     },
     /// The handler threw the failure `ctx.callChild` step `step_id` threw
     /// (its child failed or was canceled): the task fails for good, naming
@@ -140,6 +147,9 @@ pub(crate) enum Settlement {
     Fail {
         envelope: String,
         retryable: bool,
+        /// The retry's delay from the registration's backoff function, if
+        /// called and its value a delay (else the backoff's).
+        delay_ms: Option<i64>,
     },
     /// Back to its queue, due now, its attempt given back.
     HandBack,
@@ -171,6 +181,7 @@ pub(crate) fn settlements(
                             false,
                         ),
                         retryable: false,
+                        delay_ms: None,
                     },
                 })
                 .collect()
@@ -178,20 +189,31 @@ pub(crate) fn settlements(
         Ending::Handler(CallOutcome::Threw {
             envelope_json,
             retryable,
-        }) => call
-            .contexts
-            .iter()
-            .map(|_| Settlement::Fail {
-                envelope: envelope_json.clone(),
-                retryable,
-            })
-            .collect(),
+            mut backoff_ms,
+        }) => {
+            backoff_ms.resize(call.contexts.len(), None);
+            call.contexts
+                .iter()
+                .zip(backoff_ms)
+                .map(|(context, backoff_ms)| Settlement::Fail {
+                    envelope: envelope_json.clone(),
+                    retryable,
+                    // A bad value: the worker's backoff instead, the value reported.
+                    delay_ms: backoff_ms.and_then(|v| {
+                        function_delay_ms(v)
+                            .map_err(|err| reporter.execute(err, context.task_id()))
+                            .ok()
+                    }),
+                })
+                .collect()
+        }
         Ending::Handler(CallOutcome::ChildFailed { step_id }) => call
             .contexts
             .iter()
             .map(|context| Settlement::Fail {
                 envelope: context.step_log().child_failure(&step_id),
                 retryable: false,
+                delay_ms: None,
             })
             .collect(),
         Ending::Handler(CallOutcome::LostLease | CallOutcome::Suspended) => return Vec::new(),
@@ -211,6 +233,7 @@ pub(crate) fn settlements(
                 .map(|_| Settlement::Fail {
                     envelope: timeout.clone(),
                     retryable: true,
+                    delay_ms: None,
                 })
                 .collect()
         }
@@ -228,6 +251,7 @@ pub(crate) fn settlements(
                 .map(|_| Settlement::Fail {
                     envelope: failure.clone(),
                     retryable: false,
+                    delay_ms: None,
                 })
                 .collect()
         }

@@ -6,9 +6,10 @@ use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Weak};
 
 use crate::backoff::Backoff;
+use crate::deadletter::Route;
 use crate::error::{Error, Result};
 use crate::input::{at_least, stored_ms, Options};
-use crate::retry::submitted_backoff;
+use crate::retry::{function_delay_ms, submitted_backoff};
 use crate::steps::StepLog;
 use crate::store::{HeldTask, Outcome, Store, Target, Wake};
 use crate::task::Task;
@@ -27,6 +28,11 @@ pub struct TaskContext {
     backoff: Backoff,
     /// Its registration's `retry.attempts`, under the task's `max_attempts`.
     attempts_cap: Option<i64>,
+    /// JS calls the registration's backoff function when the task fails (no
+    /// backoff was submitted with it).
+    backoff_function: bool,
+    /// Where a failure for good of the task goes (docs/api.md, "Dead letters").
+    dead_letter: Route,
     store: Arc<Store>,
     settled: AtomicBool,
     /// The write gate is closed (the lease is lost, or the call abandoned).
@@ -65,10 +71,12 @@ impl TaskContext {
     ) -> TaskContext {
         TaskContext {
             backoff: submitted_backoff(&task).unwrap_or(backoff),
+            dead_letter: Route::of_task(&task, None),
             task,
             worker_id,
             lease_ms,
             attempts_cap: None,
+            backoff_function: false,
             store,
             settled: AtomicBool::new(false),
             lease_lost: AtomicBool::new(false),
@@ -103,6 +111,25 @@ impl TaskContext {
     pub(crate) fn capped_at(mut self, attempts: Option<i64>) -> TaskContext {
         self.attempts_cap = attempts;
         self
+    }
+
+    /// The context of a name whose registration's backoff is a function: it
+    /// applies unless the task was submitted with a backoff of its own.
+    pub(crate) fn with_backoff_function(mut self, function: bool) -> TaskContext {
+        self.backoff_function = function && submitted_backoff(&self.task).is_none();
+        self
+    }
+
+    /// The context of a name whose registration names a dead-letter queue
+    /// (a queue the task was submitted with wins).
+    pub(crate) fn dead_letter_to(mut self, registration: Option<&str>) -> TaskContext {
+        self.dead_letter = Route::of_task(&self.task, registration);
+        self
+    }
+
+    /// Whether JS calls the registration's backoff function when this task fails.
+    pub fn backoff_function(&self) -> bool {
+        self.backoff_function
     }
 
     /// How many attempts the task gets here: its `max_attempts`, under its
@@ -305,15 +332,21 @@ impl TaskContext {
     /// `ctx.fail(reason, {retryable, delayMs})` with the reason already
     /// normalized to an envelope (docs/api.md, "Errors") and `{delayMs}` as
     /// JS sends it. The retry delay is `delayMs` when given (a stored
-    /// duration >= 0), else the backoff's.
+    /// duration >= 0), else what the backoff function returned
+    /// (`backoff_ms`, where JS called it), else the backoff's. A bad value
+    /// of either is refused before anything is written.
     pub async fn fail(
         &self,
         envelope_json: String,
         retryable: bool,
         options: &str,
+        backoff_ms: Option<f64>,
     ) -> Result<Option<Task>> {
         let mut fields = Options::parse("ctx.fail options", options, &["retryable", "delayMs"])?;
-        let delay_ms = fields.number("delayMs")?.map(fail_delay_ms).transpose()?;
+        let delay_ms = match fields.number("delayMs")? {
+            Some(v) => Some(fail_delay_ms(v)?),
+            None => backoff_ms.map(function_delay_ms).transpose()?,
+        };
         if self.settled() {
             return Ok(None);
         }
@@ -334,6 +367,7 @@ impl TaskContext {
             delay_ms: delay_ms
                 .filter(|_| retryable)
                 .unwrap_or_else(|| self.backoff.fail_delay_ms(self.task.attempt, retryable)),
+            dead_letter: self.dead_letter.clone(),
         }
     }
 
@@ -366,9 +400,15 @@ impl TaskContext {
 
     /// The worker's `fail` of a leftover: not gated (it must work after a
     /// time limit's abandonment); a lost lease is swallowed without a flag.
-    pub(crate) async fn fail_leftover(&self, envelope_json: String, retryable: bool) -> Result<()> {
+    /// `delay_ms`: the backoff function's, else the backoff's.
+    pub(crate) async fn fail_leftover(
+        &self,
+        envelope_json: String,
+        retryable: bool,
+        delay_ms: Option<i64>,
+    ) -> Result<()> {
         let _settling = Settling::start(self);
-        let outcome = self.fail_outcome(envelope_json, retryable, None);
+        let outcome = self.fail_outcome(envelope_json, retryable, delay_ms);
         let written = self.store.finish(self.owned(), outcome).await.map(drop);
         self.settled_unless_lost(written)
     }

@@ -463,6 +463,8 @@ impl WorkerInner {
                 .unwrap_or(self.settings.backoff),
         )
         .capped_at(retry.and_then(|r| r.attempts))
+        .with_backoff_function(retry.is_some_and(|r| r.function))
+        .dead_letter_to(handler.and_then(|h| h.dead_letter.as_deref()))
     }
 
     /// Takes the claimed calls (docs/api.md, "Dispatch and settlement"): a call
@@ -608,7 +610,8 @@ impl WorkerInner {
                             Settlement::Fail {
                                 envelope,
                                 retryable,
-                            } => context.fail_leftover(envelope, retryable).await,
+                                delay_ms,
+                            } => context.fail_leftover(envelope, retryable, delay_ms).await,
                             _ => context.hand_back().await,
                         };
                         if let Err(err) = written {

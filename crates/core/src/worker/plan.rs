@@ -186,6 +186,7 @@ mod tests {
                     flow: None,
                     timeout: None,
                     retry: Default::default(),
+                    dead_letter: None,
                 })
                 .unwrap();
         }

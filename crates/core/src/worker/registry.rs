@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::backoff::Backoff;
+use crate::deadletter::checked_queue;
 use crate::error::{Error, Result};
 use crate::input::{integer_at_least_one, Options};
 use crate::retry::{RetryPolicy, RetrySpec};
@@ -25,6 +26,8 @@ pub struct Registration {
     pub timeout_ms: Option<f64>,
     /// The name's retry policy (docs/api.md, "Retry policy").
     pub retry: Option<RetrySpec>,
+    /// The queue its tasks' failures for good go to (docs/api.md, "Dead letters").
+    pub dead_letter: Option<String>,
 }
 
 impl Registration {
@@ -38,6 +41,7 @@ impl Registration {
             flow::spec::KEYS[1],
             "timeoutMs",
             "retry",
+            "deadLetter",
         ];
         let mut fields = Options::parse("task options", options, &keys)?;
         Ok(Registration {
@@ -47,6 +51,7 @@ impl Registration {
             flow: flow::spec::read(&mut fields)?,
             timeout_ms: fields.number("timeoutMs")?,
             retry: RetrySpec::read(&mut fields)?,
+            dead_letter: fields.text("deadLetter")?,
         })
     }
 }
@@ -64,6 +69,8 @@ pub(crate) struct Handler {
     pub timeout: Option<TimeLimit>,
     /// Its attempts cap and backoff, over the worker's backoff.
     pub retry: RetryPolicy,
+    /// Its dead-letter queue, under a submit's.
+    pub dead_letter: Option<String>,
 }
 
 impl Handler {
@@ -103,6 +110,7 @@ pub(crate) fn validate(
     let batch = positive_integer("batch", options.batch)?;
     let concurrency = positive_integer("concurrency", options.concurrency)?;
     let timeout = registration_timeout(options.timeout_ms)?;
+    let dead_letter = checked_queue(options.dead_letter)?;
     let retry = match &options.retry {
         Some(spec) => spec.check(backoff)?,
         None => RetryPolicy::default(),
@@ -129,6 +137,7 @@ pub(crate) fn validate(
         flow: options.flow,
         timeout,
         retry,
+        dead_letter,
     })
 }
 
@@ -315,6 +324,7 @@ mod tests {
             flow: None,
             timeout: None,
             retry: RetryPolicy::default(),
+            dead_letter: None,
         }
     }
 

@@ -188,6 +188,7 @@ pub async fn a_started_task_is_never_merged_into(store: Arc<Store>) {
                 error: r#"{"type":"E","code":"handler_error","message":"m","retryable":true,"details":{}}"#.into(),
                 retryable: true,
                 delay_ms: 60_000,
+                dead_letter: Default::default(),
             };
             store.finish(owned, failure).await.unwrap();
         }

@@ -152,6 +152,7 @@ pub async fn an_expired_lease_says_so_and_writes_nothing(store: Arc<Store>) {
         error: "{}".into(),
         retryable: true,
         delay_ms: 0,
+        dead_letter: Default::default(),
     });
     let refused = settle(&store, held(&task, "script_a"), failed)
         .await

@@ -269,6 +269,7 @@ pub async fn a_busy_group_is_skipped_until_its_slot_comes_back(store: Arc<Store>
                     .into(),
                 retryable: true,
                 delay_ms: 0,
+                dead_letter: Default::default(),
             },
         )
         .await

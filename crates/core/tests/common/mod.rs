@@ -114,6 +114,23 @@ macro_rules! shared_suite {
                     a_submitted_policy_is_stored_and_followed);
             }
 
+            mod dead_letters {
+                use crate::common::dead_letters as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    a_failure_for_good_submits_one_letter,
+                    a_cancel_or_a_plain_task_writes_no_letter,
+                    store_fail_and_lease_recovery_dead_letter_too,
+                    a_bad_dead_letter_queue_writes_nothing);
+            }
+
+            mod unique {
+                use crate::common::unique as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    a_finished_task_holds_its_key_for_its_window,
+                    an_ended_window_frees_the_key,
+                    bad_windows_write_nothing);
+            }
+
             mod timeouts {
                 use crate::common::timeouts as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -351,6 +368,7 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
         assert_eq!(claim_one(Some(one), lists).await, [name]);
     }
 }
+pub mod dead_letters;
 pub mod debounce;
 pub mod events;
 pub mod fetch;
@@ -362,6 +380,7 @@ pub mod schedules;
 pub mod signals;
 pub mod steps;
 pub mod timeouts;
+pub mod unique;
 
 /// A delay a stored time cannot hold is refused naming `runAtDelayMs`, and
 /// writes nothing; the largest one allowed is stored exactly.

@@ -51,28 +51,31 @@ pub async fn a_submitted_policy_is_stored_and_followed(store: Arc<Store>) {
         backoff: Some("fixed".into()),
         base_ms: Some(7_000.0),
         max_ms: None,
+        backoff_function: false,
     };
     let task = store.submit(job(fixed.clone(), None)).await.unwrap();
     assert_eq!(task.max_attempts, 4);
     let context = claimed_context(&store).await;
     context
-        .fail(r#"{"message":"x"}"#.into(), true, "{}")
+        .fail(r#"{"message":"x"}"#.into(), true, "{}", None)
         .await
         .unwrap();
     let row = store.get(Target::Id(task.id)).await.unwrap().unwrap();
     assert_eq!(row.status, Status::Queued);
     assert_eq!(row.run_at_ms - row.updated_at_ms, 7_000);
 
-    store.submit(job(fixed, None)).await.unwrap();
+    store.submit(job(fixed.clone(), None)).await.unwrap();
     let context = claimed_context(&store).await;
-    let refused = context.fail("{}".into(), true, r#"{"delayMs":-5}"#).await;
+    let refused = context
+        .fail("{}".into(), true, r#"{"delayMs":-5}"#, None)
+        .await;
     assert_eq!(
         refused.unwrap_err().to_string(),
         "delayMs must be >= 0, got -5"
     );
     assert!(!context.settled());
     context
-        .fail("{}".into(), true, r#"{"delayMs":123}"#)
+        .fail("{}".into(), true, r#"{"delayMs":123}"#, None)
         .await
         .unwrap();
     let row = store
@@ -81,4 +84,24 @@ pub async fn a_submitted_policy_is_stored_and_followed(store: Arc<Store>) {
         .unwrap()
         .unwrap();
     assert_eq!(row.run_at_ms - row.updated_at_ms, 123);
+
+    // What a backoff function returned (JS hands it over): checked, then the delay.
+    store.submit(job(fixed, None)).await.unwrap();
+    let context = claimed_context(&store).await;
+    let refused = context.fail("{}".into(), true, "{}", Some(-1.0)).await;
+    assert_eq!(
+        refused.unwrap_err().to_string(),
+        "retry.backoff returned -1: a delay must be a finite number of milliseconds >= 0"
+    );
+    assert!(!context.settled());
+    context
+        .fail("{}".into(), true, "{}", Some(456.0))
+        .await
+        .unwrap();
+    let row = store
+        .get(Target::Id(context.task_id().into()))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.run_at_ms - row.updated_at_ms, 456);
 }

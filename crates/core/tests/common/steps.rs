@@ -143,6 +143,7 @@ pub(crate) fn threw(message: &str, retryable: bool) -> Option<CallOutcome> {
     Some(CallOutcome::Threw {
         envelope_json: envelope,
         retryable,
+        backoff_ms: Vec::new(),
     })
 }
 

@@ -1,12 +1,15 @@
 //! A worker's poll on Postgres: the read-only probe (an idle poll's only
 //! statement) and the claim transaction's statements.
 
-use super::conn::{execute, rows, tasks};
-use super::rows::complete_many;
+use super::conn::{rows, tasks};
+use super::rows::{complete_many, insert_new};
 use super::transport::{params, Param, PgRow, Session};
+use crate::deadletter::Route;
 use crate::error::Result;
+use crate::protocol::deadletters::POSTGRES as DEAD_LETTERS;
 use crate::protocol::{specialize_for, ClaimShape, POSTGRES as SQL};
 use crate::store::backend::{ClaimPlan, ClaimRequest};
+use crate::store::dead_letters::letter_of;
 
 /// `claimable_probe`: whether a claim on `request`'s queues and names may
 /// find work now.
@@ -36,7 +39,14 @@ pub(super) async fn claim_draws<S: Session>(
     } else {
         complete_many(tx, &request.worker_id, completions).await?
     };
-    execute(tx, SQL.recover_leases, &params![]).await?;
+    let recovered = rows(tx, SQL.recover_leases, &params![]).await?;
+    if !recovered.is_empty() {
+        let ids = recovered
+            .iter()
+            .map(|row| row.text(0))
+            .collect::<Result<Vec<String>>>()?;
+        dead_letter_recovered(tx, &ids).await?;
+    }
     while let Some(draw) = plan.next_draw() {
         if draw.is_empty() {
             plan.accept(Vec::new());
@@ -73,4 +83,17 @@ pub(super) async fn claim_draws<S: Session>(
         plan.accept(claimed);
     }
     Ok(completed)
+}
+
+/// The dead letters of the tasks lease recovery just failed for good
+/// (docs/api.md, "Dead letters"), in the claim's transaction.
+async fn dead_letter_recovered<S: Session>(tx: &S, recovered: &Vec<String>) -> Result<()> {
+    let failed = tasks(tx, DEAD_LETTERS.recovered_failed, &params![recovered]).await?;
+    for letter in failed
+        .iter()
+        .filter_map(|row| letter_of(row, &Route::Stored))
+    {
+        insert_new(tx, &letter).await?;
+    }
+    Ok(())
 }

@@ -7,6 +7,7 @@ use super::followups;
 use super::rows::{cancel_by_id, insert_new, resolve_key};
 use super::transport::{params, Session};
 use crate::error::Result;
+use crate::ids::now_ms;
 use crate::protocol::{POSTGRES as SQL, POSTGRES_INSERT_TASKS};
 use crate::store::backend::{insert_steps, Conflict, InsertStep, NewTask, TaskRef, WriteOp};
 use crate::store::keyed::{self, KeyedAnswer, KeyedStep};
@@ -38,7 +39,7 @@ pub(super) async fn keyed_insert<S: Session>(
     key: String,
     conflict: Conflict,
 ) -> Result<Task> {
-    keyed::insert_keyed_awaiting(new, &key, conflict, |step| run_step(tx, step)).await
+    keyed::insert_keyed_awaiting(new, &key, conflict, now_ms(), |step| run_step(tx, step)).await
 }
 
 /// One step of a keyed submit inside `tx`.

@@ -258,6 +258,12 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     }
 
     async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
+        if outcome.may_dead_letter() {
+            // The failure and its letter commit together (docs/api.md, "Dead letters").
+            let tx = self.begin().await?;
+            let written = rows::finish(&tx, &owned, &outcome).await;
+            return end_tx(tx, written).await;
+        }
         rows::finish(&self.client().await?, &owned, &outcome).await
     }
 

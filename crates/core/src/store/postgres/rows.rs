@@ -6,6 +6,7 @@ use super::transport::{params, Param, PgRow, Session};
 use crate::error::{Error, Result};
 use crate::protocol::POSTGRES as SQL;
 use crate::store::backend::{HeldTask, NewTask, Outcome};
+use crate::store::dead_letters::letter_of;
 use crate::task::Task;
 
 pub(super) async fn get_by_id<S: Session>(client: &S, id: &str) -> Result<Option<Task>> {
@@ -118,14 +119,19 @@ pub(super) async fn finish<S: Session>(
             error,
             retryable,
             delay_ms,
+            dead_letter,
         } => {
-            owned_write(
+            let row = owned_write(
                 client,
                 SQL.fail,
                 owned,
                 &params![error, retryable, delay_ms],
             )
-            .await
+            .await?;
+            if let Some(letter) = letter_of(&row, dead_letter) {
+                insert_new(client, &letter).await?;
+            }
+            Ok(row)
         }
     }
 }

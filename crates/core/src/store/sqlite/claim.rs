@@ -6,13 +6,16 @@ use rusqlite::Connection;
 
 use super::query::{execute, query, query_tasks};
 use super::rows::json_list;
-use super::writes::complete_many;
+use super::writes::{complete_many, insert_new};
 use crate::clock::Clock;
+use crate::deadletter::Route;
 use crate::error::{Error, Result};
+use crate::protocol::deadletters::SQLITE as DEAD_LETTERS;
 use crate::protocol::{
     specialize_for, without_returning, ClaimShape, SQLITE as SQL, SQLITE_CLAIM_IDS,
 };
 use crate::store::backend::{ClaimPlan, ClaimRequest, Polled};
+use crate::store::dead_letters::letter_of;
 use crate::task::Task;
 
 /// The claim probe of `request`, as a read to run on a connection.
@@ -55,12 +58,15 @@ pub(super) fn claim(
     } else {
         complete_many(conn, &request.worker_id, completions, clock.now_ms())?
     };
-    query(
+    let recovered: Vec<String> = query(
         conn,
         SQL.recover_leases,
         &[(":now", &clock.now_ms())],
-        |_| Ok(()),
+        |row| row.get(0),
     )?;
+    if !recovered.is_empty() {
+        dead_letter_recovered(conn, &recovered, clock.now_ms())?;
+    }
     let queues_json = json_list(&request.queues);
     let one_queue = request.queues.first().cloned();
     while let Some(draw) = plan.next_draw() {
@@ -138,4 +144,18 @@ fn mark_claimed(
         .into_iter()
         .map(|task| task.claimed(&request.worker_id, now, request.lease_ms))
         .collect())
+}
+
+/// The dead letters of the tasks lease recovery just failed for good
+/// (docs/api.md, "Dead letters"), in the claim's transaction.
+fn dead_letter_recovered(conn: &Connection, recovered: &[String], now: i64) -> Result<()> {
+    let ids = json_list(recovered);
+    let failed = query_tasks(conn, DEAD_LETTERS.recovered_failed, &[(":ids", &ids)])?;
+    for letter in failed
+        .iter()
+        .filter_map(|row| letter_of(row, &Route::Stored))
+    {
+        insert_new(conn, &letter, now)?;
+    }
+    Ok(())
 }

@@ -91,7 +91,8 @@ impl CallerConn<'_, '_> {
         match op {
             WriteOp::Insert(task) => Ok(TaskRef::of(&self.insert(task)?)),
             WriteOp::InsertKeyed(task, key, conflict) => {
-                Ok(TaskRef::of(&insert_keyed(self, task, key, *conflict)?))
+                let now = self.now;
+                Ok(TaskRef::of(&insert_keyed(self, task, key, *conflict, now)?))
             }
             other => unreachable!("submitIn passes submits only, got {other:?}"),
         }

@@ -9,22 +9,27 @@ use super::conn::sqlite_error;
 use super::followups;
 use super::query::{execute, query, transaction_control, Params, Repeated};
 use super::rows::{json_list, owned_write, resolve_key, update_one};
+use crate::deadletter::Route;
 use crate::error::Result;
 use crate::protocol::{without_returning, SQLITE as SQL};
 use crate::store::backend::{
     Conflict, HeldTask, NewTask, Outcome, Target, TaskRef, WriteAnswer, WriteOp,
 };
+use crate::store::dead_letters::letter_of;
 use crate::store::keyed::{self, KeyedAnswer, KeyedConn, KeyedStep};
 use crate::task::{Status, Task};
 
 /// Whether `op` runs several statements (and so needs its own savepoint in a group).
 pub(super) fn spans_statements(op: &WriteOp) -> bool {
-    matches!(
-        op,
-        WriteOp::InsertKeyed(..)
-            | WriteOp::Cancel(Target::Key(_))
-            | WriteOp::Retry(Target::Key(_), _)
-    )
+    match op {
+        WriteOp::Finish(_, Outcome::Fail { dead_letter, .. }) => *dead_letter != Route::None,
+        _ => matches!(
+            op,
+            WriteOp::InsertKeyed(..)
+                | WriteOp::Cancel(Target::Key(_))
+                | WriteOp::Retry(Target::Key(_), _)
+        ),
+    }
 }
 
 /// Every single-row write, on the writer's connection inside its
@@ -147,7 +152,7 @@ pub(super) fn insert_keyed(
     conflict: Conflict,
     now: i64,
 ) -> Result<Task> {
-    keyed::insert_keyed(&mut StoreConn { conn, now }, task, key, conflict)
+    keyed::insert_keyed(&mut StoreConn { conn, now }, task, key, conflict, now)
 }
 
 /// The writer's connection inside its transaction, running a keyed submit's
@@ -234,17 +239,24 @@ pub(super) fn finish(
             error,
             retryable,
             delay_ms,
-        } => owned_write(
-            conn,
-            SQL.fail,
-            owned,
-            now,
-            &[
-                (":error", error),
-                (":retryable", retryable),
-                (":delay_ms", delay_ms),
-            ],
-        ),
+            dead_letter,
+        } => {
+            let row = owned_write(
+                conn,
+                SQL.fail,
+                owned,
+                now,
+                &[
+                    (":error", error),
+                    (":retryable", retryable),
+                    (":delay_ms", delay_ms),
+                ],
+            )?;
+            if let Some(letter) = letter_of(&row, dead_letter) {
+                insert_new(conn, &letter, now)?;
+            }
+            Ok(row)
+        }
     }
 }
 
