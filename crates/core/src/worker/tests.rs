@@ -1,6 +1,7 @@
 //! The worker loop's own checks: dispatch without a registration, resource
 //! declarations, payload charges.
 
+use super::dispatch::payload_bytes;
 use super::*;
 use crate::store::SubmitInput;
 
