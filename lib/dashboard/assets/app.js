@@ -146,24 +146,71 @@
     },
   };
 
+  // Live updates (lib/dashboard/live.js): one stream for the page's life,
+  // whose `change` messages name the queues and tasks that changed. The
+  // shown view reads again when one concerns it, and once more a refresh
+  // period after (relative times, rates), then not until the next change.
+  // While the stream is down (a store without events, the server gone) and
+  // on pages events do not cover (schedules), views read on a timer.
+  let liveFeed = false;
+  let view = null;
+
+  function setLive(on) {
+    liveFeed = on;
+    live.dataset.mode = on ? "events" : "polling";
+    live.title = on ? "live updates" : `updates every ${config.refreshMs / 1000} s`;
+    // Changes may have come while the mode switched: the view reads now.
+    view?.read("change");
+  }
+
+  function connectLive() {
+    const source = new EventSource("api/live");
+    source.addEventListener("ready", () => setLive(true));
+    source.addEventListener("unavailable", () => setLive(false));
+    // The browser reconnects by itself, and `ready` comes again.
+    source.addEventListener("error", () => liveFeed && setLive(false));
+    source.addEventListener("change", (event) => {
+      const change = JSON.parse(event.data);
+      if (view && (change.all || view.concerns(change))) view.read("change");
+    });
+  }
+
   function route() {
     const hash = location.hash.replace(/^#/, "") || "/";
     const [pathPart, query = ""] = hash.split("?");
     const params = new URLSearchParams(query);
     clearTimeout(timer);
     const mine = ++generation;
-    const refresh = (fn) => {
-      const tick = async () => {
+    view = null;
+    // `concerns(change)`: whether a change message concerns the view; a
+    // view without it reads on a timer.
+    const refresh = (fn, concerns) => {
+      let reading = false;
+      let again = false;
+      const read = async (cause) => {
         if (mine !== generation) return;
+        if (reading) {
+          again = true;
+          return;
+        }
+        reading = true;
+        clearTimeout(timer);
         try {
           await fn();
         } catch (err) {
           live.classList.add("stale");
           flash(err.message, true);
         }
-        if (mine === generation) timer = setTimeout(tick, config.refreshMs);
+        reading = false;
+        if (mine !== generation) return;
+        if (again) {
+          again = false;
+          read("change");
+        } else if (!(concerns && liveFeed)) timer = setTimeout(() => read("timer"), config.refreshMs);
+        else if (cause === "change") timer = setTimeout(() => read("settle"), config.refreshMs);
       };
-      tick();
+      if (concerns) view = { concerns, read };
+      read("first");
     };
     if (pathPart.startsWith("/task/"))
       return showTask(decodeURIComponent(pathPart.slice("/task/".length)), params, refresh);
@@ -207,31 +254,34 @@
       ),
       purgeCard(),
     );
-    refresh(async () => {
-      const data = await api("api/overview");
-      const rows = data.queues.map((q) =>
-        h(
-          "tr",
-          { "data-queue": q.queue },
-          h("td", {}, listLink({ queue: q.queue }, q.queue)),
-          config.statuses.map((s) =>
-            h(
-              "td",
-              { class: `num${q.counts[s] === 0 ? " zero" : ""}`, "data-status": s },
-              q.counts[s] === 0 ? "0" : listLink({ queue: q.queue, status: s }, String(q.counts[s])),
+    refresh(
+      async () => {
+        const data = await api("api/overview");
+        const rows = data.queues.map((q) =>
+          h(
+            "tr",
+            { "data-queue": q.queue },
+            h("td", {}, listLink({ queue: q.queue }, q.queue)),
+            config.statuses.map((s) =>
+              h(
+                "td",
+                { class: `num${q.counts[s] === 0 ? " zero" : ""}`, "data-status": s },
+                q.counts[s] === 0 ? "0" : listLink({ queue: q.queue, status: s }, String(q.counts[s])),
+              ),
             ),
+            h("td", { class: "num" }, (q.perSecond.at(-1) || 0).toFixed(1)),
+            h("td", {}, sparkline(q.perSecond)),
+            h("td", { class: "queue-state" }, q.paused ? "paused " : "active ", pauseButton(q)),
           ),
-          h("td", { class: "num" }, (q.perSecond.at(-1) || 0).toFixed(1)),
-          h("td", {}, sparkline(q.perSecond)),
-          h("td", { class: "queue-state" }, q.paused ? "paused " : "active ", pauseButton(q)),
-        ),
-      );
-      if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No tasks yet.")));
-      body.replaceChildren(...rows);
-      more.hidden = data.queueCount <= data.queues.length;
-      more.textContent = `The first ${data.queues.length} of ${data.queueCount} queues by name; the task list filters by any queue.`;
-      totalSpark.replaceChildren(sparkline(data.perSecond), ` ${(data.perSecond.at(-1) || 0).toFixed(1)}/s`);
-    });
+        );
+        if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No tasks yet.")));
+        body.replaceChildren(...rows);
+        more.hidden = data.queueCount <= data.queues.length;
+        more.textContent = `The first ${data.queues.length} of ${data.queueCount} queues by name; the task list filters by any queue.`;
+        totalSpark.replaceChildren(sparkline(data.perSecond), ` ${(data.perSecond.at(-1) || 0).toFixed(1)}/s`);
+      },
+      () => true,
+    );
   }
 
   /** Pause or resume the queue: no worker of any process claims from a paused one. */
@@ -377,46 +427,49 @@
       ),
     );
     const offset = Number(params.get("offset") || 0);
-    refresh(async () => {
-      const query = new URLSearchParams(params);
-      query.set("limit", "25");
-      const data = await api(`api/tasks?${query}`);
-      const rows = data.tasks.map((t) =>
-        h(
-          "tr",
-          { "data-task-id": t.id },
-          h("td", {}, taskLink(t.id)),
-          h("td", {}, t.name),
-          h("td", {}, t.queue),
-          h("td", {}, statusBadge(t.status)),
-          h("td", {}, `${t.attempt}/${t.max_attempts}`),
-          h("td", {}, t.progress === null ? "-" : `${Math.round(t.progress * 100)}%`),
-          h("td", { title: iso(t.created_at_ms) }, rel(t.created_at_ms)),
-          h("td", { title: iso(t.updated_at_ms) }, rel(t.updated_at_ms)),
-        ),
-      );
-      if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks match.")));
-      body.replaceChildren(...rows);
-      const page = (to) => {
-        const next = new URLSearchParams(params);
-        if (to > 0) next.set("offset", String(to));
-        else next.delete("offset");
-        return `#/tasks?${next}`;
-      };
-      pager.replaceChildren(
-        h(
-          "button",
-          { id: "prev", disabled: offset === 0, onclick: () => (location.hash = page(Math.max(0, offset - 25))) },
-          "← Newer",
-        ),
-        h("span", { class: "muted" }, data.tasks.length ? `${offset + 1}–${offset + data.tasks.length}` : ""),
-        h(
-          "button",
-          { id: "next", disabled: !data.hasMore, onclick: () => (location.hash = page(offset + 25)) },
-          "Older →",
-        ),
-      );
-    });
+    refresh(
+      async () => {
+        const query = new URLSearchParams(params);
+        query.set("limit", "25");
+        const data = await api(`api/tasks?${query}`);
+        const rows = data.tasks.map((t) =>
+          h(
+            "tr",
+            { "data-task-id": t.id },
+            h("td", {}, taskLink(t.id)),
+            h("td", {}, t.name),
+            h("td", {}, t.queue),
+            h("td", {}, statusBadge(t.status)),
+            h("td", {}, `${t.attempt}/${t.max_attempts}`),
+            h("td", {}, t.progress === null ? "-" : `${Math.round(t.progress * 100)}%`),
+            h("td", { title: iso(t.created_at_ms) }, rel(t.created_at_ms)),
+            h("td", { title: iso(t.updated_at_ms) }, rel(t.updated_at_ms)),
+          ),
+        );
+        if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks match.")));
+        body.replaceChildren(...rows);
+        const page = (to) => {
+          const next = new URLSearchParams(params);
+          if (to > 0) next.set("offset", String(to));
+          else next.delete("offset");
+          return `#/tasks?${next}`;
+        };
+        pager.replaceChildren(
+          h(
+            "button",
+            { id: "prev", disabled: offset === 0, onclick: () => (location.hash = page(Math.max(0, offset - 25))) },
+            "← Newer",
+          ),
+          h("span", { class: "muted" }, data.tasks.length ? `${offset + 1}–${offset + data.tasks.length}` : ""),
+          h(
+            "button",
+            { id: "next", disabled: !data.hasMore, onclick: () => (location.hash = page(offset + 25)) },
+            "Older →",
+          ),
+        );
+      },
+      (change) => !params.get("queue") || change.queues.includes(params.get("queue")),
+    );
   }
 
   // --- task page ---------------------------------------------------------------------
@@ -426,11 +479,17 @@
     main.replaceChildren(h("h1", {}, "Task ", h("span", { class: "mono" }, id)), content);
     // The steps card's page (steps.js links to it).
     const steps = new URLSearchParams(params.has("steps") ? { steps: params.get("steps") } : {});
-    refresh(async () => {
-      const answer = await api(`api/tasks/${encodeURIComponent(id)}?${steps}`);
-      const cards = taskCards.map((card) => card(answer));
-      content.replaceChildren(...[...renderTask(answer.task, answer.spawned), ...cards].filter(Boolean));
-    });
+    // The task and the tasks it spawned: what a change must name to concern the page.
+    let shown = new Set([id]);
+    refresh(
+      async () => {
+        const answer = await api(`api/tasks/${encodeURIComponent(id)}?${steps}`);
+        shown = new Set([answer.task.id, ...answer.spawned.map((c) => c.id)]);
+        const cards = taskCards.map((card) => card(answer));
+        content.replaceChildren(...[...renderTask(answer.task, answer.spawned), ...cards].filter(Boolean));
+      },
+      (change) => change.tasks.some((task) => shown.has(task)),
+    );
   }
 
   function renderTask(t, spawned) {
@@ -561,6 +620,8 @@
       config = c;
       document.getElementById("mode").textContent = config.readOnly ? "read-only" : "";
       await scriptsRan;
+      setLive(false);
+      connectLive();
       route();
     },
     (err) => {
