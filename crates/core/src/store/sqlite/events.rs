@@ -11,7 +11,7 @@ use super::conn::{apply_in_transaction, feature_installed};
 use super::lifecycle::SqliteBackend;
 use super::query::{query, Int, Params};
 use crate::error::Result;
-use crate::protocol::events::SQLITE as SQL;
+use crate::protocol::events::{SQLITE as SQL, SQLITE_TRIGGERS};
 use crate::store::backend::EventBackend;
 use crate::store::event_rows::{sweep_cut, EventFilter, EventRow, Position, RawPage};
 
@@ -89,8 +89,11 @@ impl EventBackend for SqliteBackend {
     }
 
     async fn install_events(&self) -> Result<()> {
-        self.transaction(|conn| apply_in_transaction(conn, &SQL.migration))
-            .await
+        self.transaction(|conn| {
+            apply_in_transaction(conn, &SQL.migration)?;
+            apply_in_transaction(conn, &SQLITE_TRIGGERS)
+        })
+        .await
     }
 
     async fn events_page(
