@@ -2114,3 +2114,34 @@ async fn an_earlier_events_install_moves_to_per_statement_triggers() {
     let none = tokio::time::timeout(Duration::from_millis(200), subscription.next_page()).await;
     assert!(none.is_err(), "nothing more (no heartbeat event): {none:?}");
 }
+
+/// An event whose transaction committed while an older one (which records
+/// no event, so notifies nobody) was still open is delivered soon after that
+/// one ends, not a poll period later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_behind_an_older_transaction_comes_when_it_ends() {
+    use cairnq_core::events::{EventsOptions, Subscription};
+
+    let db = test_db!();
+    let store = db.store();
+    let options = EventsOptions::read(r#"{"pollMs": 600000}"#).unwrap();
+    let subscription = Subscription::open(store.clone(), options).await.unwrap();
+    let holder = db.sql().await;
+    holder
+        .batch_execute("begin; select pg_current_xact_id()")
+        .await
+        .unwrap();
+    let task = submit(&store, "behind", "default").await;
+    let next = tokio::spawn(async move { subscription.next_page().await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!next.is_finished(), "not final while the older one is open");
+    holder.batch_execute("commit").await.unwrap();
+    let page = tokio::time::timeout(PATIENCE, next)
+        .await
+        .expect("delivered long before the poll")
+        .unwrap()
+        .unwrap()
+        .expect("open");
+    let events: Vec<Value> = serde_json::from_str(&page).unwrap();
+    assert_eq!(events[0]["taskId"], task.id.as_str());
+}

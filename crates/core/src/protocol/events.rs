@@ -38,7 +38,3 @@ feature_statements! {
     delete_before,
     set_horizon,
 }
-
-/// Postgres only: the transaction id below which every event is final (on
-/// SQLite, one writer at a time, every committed event is).
-pub const POSTGRES_BOUND: &str = feature_sql!("postgres", "events", "bound");
