@@ -39,6 +39,7 @@ const ASSETS = path.join(__dirname, "assets");
 const FILES = /** @type {const} */ ({
   "index.html": "text/html; charset=utf-8",
   "app.js": "text/javascript; charset=utf-8",
+  "updates.js": "text/javascript; charset=utf-8",
   "schedules.js": "text/javascript; charset=utf-8",
   "steps.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",

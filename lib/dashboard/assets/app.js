@@ -10,8 +10,6 @@
   const live = document.getElementById("live");
   // The statuses come with the config: the core's, in their order.
   let config = { csrf: "", readOnly: true, refreshMs: 2000, statuses: [], terminalStatuses: [] };
-  let timer = null;
-  let generation = 0;
 
   // --- DOM helpers: text only -------------------------------------------------
 
@@ -146,72 +144,11 @@
     },
   };
 
-  // Live updates (lib/dashboard/live.js): one stream for the page's life,
-  // whose `change` messages name the queues and tasks that changed. The
-  // shown view reads again when one concerns it, and once more a refresh
-  // period after (relative times, rates), then not until the next change.
-  // While the stream is down (a store without events, the server gone) and
-  // on pages events do not cover (schedules), views read on a timer.
-  let liveFeed = false;
-  let view = null;
-
-  function setLive(on) {
-    liveFeed = on;
-    live.dataset.mode = on ? "events" : "polling";
-    live.title = on ? "live updates" : `updates every ${config.refreshMs / 1000} s`;
-    // Changes may have come while the mode switched: the view reads now.
-    view?.read("change");
-  }
-
-  function connectLive() {
-    const source = new EventSource("api/live");
-    source.addEventListener("ready", () => setLive(true));
-    source.addEventListener("unavailable", () => setLive(false));
-    // The browser reconnects by itself, and `ready` comes again.
-    source.addEventListener("error", () => liveFeed && setLive(false));
-    source.addEventListener("change", (event) => {
-      const change = JSON.parse(event.data);
-      if (view && (change.all || view.concerns(change))) view.read("change");
-    });
-  }
-
   function route() {
     const hash = location.hash.replace(/^#/, "") || "/";
     const [pathPart, query = ""] = hash.split("?");
     const params = new URLSearchParams(query);
-    clearTimeout(timer);
-    const mine = ++generation;
-    view = null;
-    // `concerns(change)`: whether a change message concerns the view; a
-    // view without it reads on a timer.
-    const refresh = (fn, concerns) => {
-      let reading = false;
-      let again = false;
-      const read = async (cause) => {
-        if (mine !== generation) return;
-        if (reading) {
-          again = true;
-          return;
-        }
-        reading = true;
-        clearTimeout(timer);
-        try {
-          await fn();
-        } catch (err) {
-          live.classList.add("stale");
-          flash(err.message, true);
-        }
-        reading = false;
-        if (mine !== generation) return;
-        if (again) {
-          again = false;
-          read("change");
-        } else if (!(concerns && liveFeed)) timer = setTimeout(() => read("timer"), config.refreshMs);
-        else if (cause === "change") timer = setTimeout(() => read("settle"), config.refreshMs);
-      };
-      if (concerns) view = { concerns, read };
-      read("first");
-    };
+    const refresh = window.cairnqUpdates.newView((err) => flash(err.message, true));
     if (pathPart.startsWith("/task/"))
       return showTask(decodeURIComponent(pathPart.slice("/task/".length)), params, refresh);
     if (pathPart === "/tasks") return showTasks(params, refresh);
@@ -620,8 +557,7 @@
       config = c;
       document.getElementById("mode").textContent = config.readOnly ? "read-only" : "";
       await scriptsRan;
-      setLive(false);
-      connectLive();
+      window.cairnqUpdates.connect(config.refreshMs);
       route();
     },
     (err) => {
