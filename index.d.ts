@@ -1354,8 +1354,19 @@ export interface DashboardOptions {
    * checks the host.
    */
   allowedHosts?: string[] | true;
-  /** How often pages refresh, in ms (default 2000). */
+  /**
+   * How often pages refresh, in ms (default 2000): the period of a page
+   * without live updates, and of the one read a live page makes after a
+   * burst of changes.
+   */
   refreshMs?: number;
+  /**
+   * Live updates (default true): open pages read again when the client's
+   * task events (`client.events()`) say what they show changed, instead of
+   * every `refreshMs`. The first subscription creates the events tables on a
+   * database that has none (docs/api.md, "Events"); false keeps pages polling.
+   */
+  live?: boolean;
   /** Workers of this process whose queue waits and run times `/metrics` shows. */
   workers?: Worker[];
 }

@@ -4,7 +4,8 @@
 // minus the event's `at`, the writer's clock: one machine). With
 // --tasks=N it reports once 3·N events came: latencies (p50, p99), and each
 // task's history against queued → started → succeeded (missing or out of
-// order). Without, it only consumes, until its parent goes away.
+// order), and the CPU time this process spent from its subscription's start.
+// Without, it only consumes, until its parent goes away.
 import { argNumber, argValue, loadPackage, openClient, percentile } from "./lib.mjs";
 
 const HISTORY = ["queued", "started", "succeeded"];
@@ -15,6 +16,7 @@ const subscription = client.events();
 process.once("disconnect", () => subscription.close());
 await subscription.ready();
 process.send?.("ready");
+const cpuAtStart = process.cpuUsage();
 const latencies = [];
 const byTask = new Map();
 for await (const e of subscription) {
@@ -24,6 +26,7 @@ for await (const e of subscription) {
   if (tasks > 0 && latencies.length === tasks * HISTORY.length) break;
 }
 if (tasks > 0) {
+  const cpu = process.cpuUsage(cpuAtStart);
   let wrong = 0;
   for (const kinds of byTask.values()) if (kinds.join() !== HISTORY.join()) wrong += 1;
   process.send?.({
@@ -33,6 +36,7 @@ if (tasks > 0) {
     wrong,
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
+    cpuMs: (cpu.user + cpu.system) / 1000,
     latencies,
   });
 }

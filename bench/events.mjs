@@ -7,7 +7,7 @@
 //    at concurrency 64; each event's latency from its write (`at`) to its
 //    receipt in a listener, p50 and p99 over every listener, and each task's
 //    history checked (queued → started → succeeded: none missing, none out
-//    of order).
+//    of order), and the CPU time a listener process spent on them (median).
 // 2. guard: the drain (`--n` tasks, concurrency 64), `--n` sequential
 //    submits and `--calls` sequential call()s (worker in this process,
 //    concurrency 8) on a database without the events table, with it and no
@@ -104,7 +104,11 @@ async function seedNoops(client, count) {
   }
 }
 
-/** tasks/s of a worker (poll 50 ms, concurrency 64) draining `count` queued noops. */
+/**
+ * A worker (poll 50 ms, concurrency 64) draining `count` queued noops: tasks/s,
+ * and this process's CPU time a task (µs), which the machine's other load
+ * moves less than the rate.
+ */
 async function drain(location, count) {
   const worker = openWorker(pkg, location, { pollIntervalMs: 50, concurrency: 64 });
   let done = 0;
@@ -113,13 +117,15 @@ async function drain(location, count) {
     return null;
   });
   const started = process.hrtime.bigint();
+  const cpuAtStart = process.cpuUsage();
   const running = worker.run();
   await until("drained", () => done >= count, { everyMs: 5, timeoutMs: 600_000 });
   const rate = count / seconds(started);
+  const cpu = process.cpuUsage(cpuAtStart);
   worker.stop();
   await running;
   await worker.close();
-  return rate;
+  return { rate, cpuUs: (cpu.user + cpu.system) / count };
 }
 
 async function delivery() {
@@ -135,6 +141,7 @@ async function delivery() {
       events: all.length,
       missing: reports.reduce((sum, r) => sum + r.missing, 0),
       wrong: reports.reduce((sum, r) => sum + r.wrong, 0),
+      cpuMs: median(reports.map((r) => r.cpuMs)),
     };
   } finally {
     await setup.release();
@@ -154,7 +161,7 @@ async function guard(variant) {
   try {
     await seedNoops(setup.client, n);
     await sleep(500);
-    figures.drain = await drain(setup.location, n);
+    ({ rate: figures.drain, cpuUs: figures.drainCpu } = await drain(setup.location, n));
   } finally {
     await setup.release();
   }
@@ -197,37 +204,39 @@ try {
     const d = await delivery();
     deliveries.push(d);
     console.log(
-      `delivery rep ${rep + 1}: p50 ${d.p50.toFixed(2)} ms, p99 ${d.p99.toFixed(2)} ms, ${d.events} events, ${d.missing} tasks missing, ${d.wrong} histories wrong`,
+      `delivery rep ${rep + 1}: p50 ${d.p50.toFixed(2)} ms, p99 ${d.p99.toFixed(2)} ms, ${d.events} events, ${d.missing} tasks missing, ${d.wrong} histories wrong, ${d.cpuMs.toFixed(0)} ms CPU a listener`,
     );
   }
-  const samples = VARIANTS.map(() => ({ drain: [], submit: [], call: [] }));
+  const samples = VARIANTS.map(() => ({ drain: [], drainCpu: [], submit: [], call: [] }));
   for (let rep = 0; rep < reps; rep++) {
     for (const [i, variant] of VARIANTS.entries()) {
       const f = await guard(variant);
       for (const key of Object.keys(f)) samples[i][key].push(f[key]);
       console.log(
-        `guard rep ${rep + 1}, ${variant.label}: drain ${f.drain.toFixed(0)} tasks/s, submit ${f.submit.toFixed(0)} ops/s, call() p50 ${f.call.toFixed(2)} ms`,
+        `guard rep ${rep + 1}, ${variant.label}: drain ${f.drain.toFixed(0)} tasks/s (${f.drainCpu.toFixed(1)} µs CPU a task), submit ${f.submit.toFixed(0)} ops/s, call() p50 ${f.call.toFixed(2)} ms`,
       );
     }
   }
   console.log("\n| figure | median | min | max |\n| --- | --- | --- | --- |");
-  for (const key of ["p50", "p99"]) {
+  for (const key of ["p50", "p99", "cpuMs"]) {
     const values = deliveries.map((d) => d[key]);
     console.log(
-      `| delivery ${key}, 10 listener processes, ${n}-task drain at 64 (ms) | ${median(values).toFixed(2)} | ${Math.min(...values).toFixed(2)} | ${Math.max(...values).toFixed(2)} |`,
+      `| delivery ${key === "cpuMs" ? "CPU a listener" : key}, 10 listener processes, ${n}-task drain at 64 (ms) | ${median(values).toFixed(2)} | ${Math.min(...values).toFixed(2)} | ${Math.max(...values).toFixed(2)} |`,
     );
   }
   const base = samples[0];
   for (const [i, variant] of VARIANTS.entries()) {
     for (const [key, unit] of [
       ["drain", "tasks/s"],
+      ["drainCpu", "µs CPU a task in the draining process, lower is better"],
       ["submit", "ops/s"],
       ["call", "ms, lower is better"],
     ]) {
       const values = samples[i][key];
+      const digits = { call: 2, drainCpu: 1 }[key] ?? 0;
       const ratio = median(values) / median(base[key]);
       console.log(
-        `| ${key}, ${variant.label} (${unit}) | ${median(values).toFixed(key === "call" ? 2 : 0)} (×${ratio.toFixed(3)}) | ${Math.min(...values).toFixed(key === "call" ? 2 : 0)} | ${Math.max(...values).toFixed(key === "call" ? 2 : 0)} |`,
+        `| ${key}, ${variant.label} (${unit}) | ${median(values).toFixed(digits)} (×${ratio.toFixed(3)}) | ${Math.min(...values).toFixed(digits)} | ${Math.max(...values).toFixed(digits)} |`,
       );
     }
   }

@@ -136,6 +136,36 @@ forEachDialect("events across processes", (dialect) => {
     assert.equal(subscription.closed, true);
   });
 
+  test("a wait for a signal is suspended, the signal's wake resumed", async (t) => {
+    const { client, db } = await dialect.open(t);
+    const subscription = client.events();
+    await subscription.ready();
+    const handle = dialect.makeWorker(t, db);
+    handle.worker.task("approve", async (ctx) => ({ got: await ctx.waitForSignal("w", "go") }));
+    handle.start();
+    const task = await client.submit("approve", {});
+    const seen = [];
+    for await (const e of subscription) {
+      if (e.kind === "gap" || e.taskId !== task.id) continue;
+      seen.push(e);
+      if (e.kind === "suspended") await client.signal(task.id, "go", 7);
+      if (e.kind === "succeeded" || seen.length === 8) break;
+    }
+    assert.deepEqual(
+      seen.map((e) => [e.kind, e.attempt]),
+      [
+        ["queued", 0],
+        ["started", 1],
+        ["suspended", 0],
+        ["resumed", 0],
+        ["started", 1],
+        ["succeeded", 1],
+      ],
+    );
+    assert.ok(seen[2].runAt > seen[2].at, "a suspension carries its wake");
+    assert.deepEqual(seen[5].result, { got: 7 });
+  });
+
   test("the metrics count open subscriptions and the events they delivered", async (t) => {
     const { client } = await dialect.open(t);
     const metrics = createMetrics({ client });

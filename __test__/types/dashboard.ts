@@ -13,6 +13,7 @@ const options: DashboardOptions = {
   readOnly: true,
   token: "s3cret",
   refreshMs: 1000,
+  live: false,
 };
 const handler: DashboardHandler = createDashboard(options);
 

@@ -432,6 +432,7 @@ async function main(argv, io = {}) {
     )
     .option("--read-only", "no retry, cancel or purge")
     .option("--base-path <path>", "serve under this path prefix", basePath, "/")
+    .option("--no-live", "pages poll instead of following task events (which need the events tables)")
     .action(async (db, opts) => {
       const { serve } = require("../dashboard/server.js");
       const { tokenProblem } = require("../dashboard/handler.js");
@@ -449,6 +450,7 @@ async function main(argv, io = {}) {
         host: opts.host,
         token,
         readOnly: opts.readOnly === true,
+        live: opts.live !== false,
         basePath: opts.basePath,
         out,
         json: opts.json === true,

@@ -26,6 +26,7 @@ const { SECURITY_HEADERS, HttpError, json, text, redirect } = require("./respons
 const { decodeSegment } = require("./route-params.js");
 const schedules = require("./schedules.js");
 const pauses = require("./pauses.js");
+const { liveFeed } = require("./live.js");
 
 /**
  * @typedef {import("../client.js").CairnQ} CairnQ
@@ -38,6 +39,7 @@ const ASSETS = path.join(__dirname, "assets");
 const FILES = /** @type {const} */ ({
   "index.html": "text/html; charset=utf-8",
   "app.js": "text/javascript; charset=utf-8",
+  "updates.js": "text/javascript; charset=utf-8",
   "schedules.js": "text/javascript; charset=utf-8",
   "steps.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
@@ -91,22 +93,31 @@ function createDashboard(options) {
   );
   const throughput = new inspect.Throughput(60);
   const metrics = metricsRoute(client, options.workers);
-  /** @type {{ at: number, body: unknown } | null} */
+  const live = liveFeed(client, options.live !== false);
+  /** @type {{ at: number, changes: number, body: unknown } | null} */
   let overview = null;
+  /** When the throughput was last sampled. */
+  let sampledAt = 0;
   /** @type {Promise<unknown> | null} */
   let sampling = null;
 
   /**
    * Counts and throughput, read at most once per half refresh whatever the
-   * number of open pages: one `stats` read.
+   * number of open pages (one `stats` read), unless the live feed saw a
+   * change since.
    */
   async function readOverview() {
-    if (overview && Date.now() - overview.at < refreshMs / 2) return overview.body;
+    const changes = live.changes();
+    if (overview && overview.changes === changes && Date.now() - overview.at < refreshMs / 2) return overview.body;
     if (!sampling) {
       sampling = (async () => {
         const queues = await client.queues();
         const at = Date.now();
-        throughput.add(Object.fromEntries(queues.map((q) => [q.queue, q.counts])), at);
+        // Live reads come as often as changes do: the rates stay per half refresh.
+        if (at - sampledAt >= refreshMs / 2) {
+          throughput.add(Object.fromEntries(queues.map((q) => [q.queue, q.counts])), at);
+          sampledAt = at;
+        }
         const body = {
           at,
           refreshMs,
@@ -119,7 +130,7 @@ function createDashboard(options) {
           queueCount: queues.length,
           perSecond: throughput.series(),
         };
-        overview = { at, body };
+        overview = { at, changes, body };
         return body;
       })().finally(() => {
         sampling = null;
@@ -173,6 +184,7 @@ function createDashboard(options) {
           });
         }
         if (route === "api/overview") return json(await readOverview());
+        if (route === "api/live") return request.method === "HEAD" ? live.head() : live.route();
         if (route === "metrics") return await metrics();
         if (route === "api/tasks") return json(await listTasks(url.searchParams));
         if (route === "api/search") return json(await search(url.searchParams.get("q") ?? ""));
@@ -314,6 +326,7 @@ function createDashboard(options) {
 
   const handler = /** @type {DashboardHandler} */ (handle);
   handler.close = async () => {
+    live.close();
     if (ownsClient) await client.close();
   };
   return handler;

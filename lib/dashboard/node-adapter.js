@@ -114,9 +114,24 @@ async function send(req, res, response) {
   response.headers.forEach((value, key) => {
     headers[key] = value;
   });
-  const body = req.method === "HEAD" ? null : Buffer.from(await response.arrayBuffer());
+  if (req.method === "HEAD" || !headers["content-type"]?.startsWith("text/event-stream")) {
+    const body = req.method === "HEAD" ? null : Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status, headers);
+    res.end(body);
+    return;
+  }
+  // The live updates: streamed as they come (they never end by themselves);
+  // a client that goes away cancels the stream.
   res.writeHead(response.status, headers);
-  res.end(body);
+  res.flushHeaders();
+  const reader = /** @type {ReadableStream<Uint8Array>} */ (response.body).getReader();
+  res.once("close", () => reader.cancel().catch(() => {}));
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    res.write(value);
+  }
+  res.end();
 }
 
 module.exports = { toNodeHandler };

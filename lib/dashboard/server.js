@@ -21,7 +21,7 @@ const REQUEST_TIMEOUT_MS = 15_000;
 /**
  * Serve until SIGINT/SIGTERM.
  * @param {CairnQ} client
- * @param {{ db: string, port: number, host: string, token?: string, readOnly: boolean, basePath: string, json: boolean, out: { write: (s: string) => unknown } }} opts
+ * @param {{ db: string, port: number, host: string, token?: string, readOnly: boolean, live: boolean, basePath: string, json: boolean, out: { write: (s: string) => unknown } }} opts
  * @returns {Promise<void>}
  */
 async function serve(client, opts) {
@@ -31,6 +31,7 @@ async function serve(client, opts) {
     client: /** @type {any} */ (client),
     basePath: opts.basePath,
     readOnly: opts.readOnly,
+    live: opts.live,
     token,
     // A loopback bind keeps the default: loopback names only (no DNS rebinding).
     allowedHosts: loopback ? undefined : true,

@@ -2024,3 +2024,125 @@ mod flow {
         }
     }
 }
+
+/// A database whose events tables an earlier version made (the per-row
+/// triggers of `node_events_0001.sql`) gets the per-statement ones of
+/// `node_events_0002.sql` from its next subscription: the events recorded
+/// before stay readable, later ones are recorded once each, in order, and a
+/// heartbeat records none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_earlier_events_install_moves_to_per_statement_triggers() {
+    use cairnq_core::events::{EventsOptions, Subscription};
+    use cairnq_core::protocol::events::{LEDGER_NAME, POSTGRES as EVENTS};
+
+    let db = test_db!();
+    let store = db.store();
+    let before = submit(&store, "before", "default").await;
+    let sql = db.sql().await;
+    sql.batch_execute(EVENTS.migration.sql).await.unwrap();
+    sql.execute(
+        "insert into cairnq_migrations (name, applied_at_ms) values ($1, 0)",
+        &[&LEDGER_NAME],
+    )
+    .await
+    .unwrap();
+    store.cancel(Target::Id(before.id.clone())).await.unwrap();
+    assert!(!store.backend().events_installed().await.unwrap());
+
+    let options = EventsOptions::read(r#"{"after": "0"}"#).unwrap();
+    let subscription = Subscription::open(store.clone(), options).await.unwrap();
+    let triggers = strings(
+        &sql,
+        "select tgname::text from pg_trigger where tgrelid = 'cairnq_tasks'::regclass \
+         and tgname::text like 'cairnq_events%' order by 1",
+    )
+    .await;
+    assert_eq!(
+        triggers,
+        [
+            "cairnq_events_on_insert",
+            "cairnq_events_on_running",
+            "cairnq_events_on_update"
+        ]
+    );
+    let names: Vec<String> = ledger(&sql).await.into_iter().map(|(n, _)| n).collect();
+    assert!(
+        names.contains(&"node_events_0002.sql".to_string()),
+        "{names:?}"
+    );
+
+    let a = submit(&store, "a", "default").await;
+    let b = submit(&store, "b", "default").await;
+    let claimed = claim(&store, &["default"], "w1", 2).await;
+    assert_eq!(claimed.len(), 2);
+    store.heartbeat(owned(&a, "w1"), 30_000).await.unwrap();
+    store
+        .progress(owned(&a, "w1"), Some(0.5), Some("half".into()))
+        .await
+        .unwrap();
+    for task in [&a, &b] {
+        let done = Outcome::Complete {
+            result: Some(r#"{"ok":true}"#.into()),
+        };
+        store.finish(owned(task, "w1"), done).await.unwrap();
+    }
+
+    let mut events: Vec<Value> = Vec::new();
+    while events.len() < 8 {
+        let page = tokio::time::timeout(PATIENCE, subscription.next_page())
+            .await
+            .unwrap_or_else(|_| panic!("8 events in time, got {events:?}"))
+            .unwrap()
+            .expect("open");
+        events.extend(serde_json::from_str::<Vec<Value>>(&page).unwrap());
+    }
+    let kinds = |id: &str| -> Vec<&str> {
+        events
+            .iter()
+            .filter(|e| e["taskId"] == id)
+            .map(|e| e["kind"].as_str().unwrap())
+            .collect()
+    };
+    assert_eq!(kinds(&before.id), ["canceled"], "{events:?}");
+    assert_eq!(kinds(&a.id), ["queued", "started", "progress", "succeeded"]);
+    assert_eq!(kinds(&b.id), ["queued", "started", "succeeded"]);
+    assert_eq!(events.len(), 8, "{events:?}");
+    let succeeded = events
+        .iter()
+        .find(|e| e["taskId"] == b.id.as_str() && e["kind"] == "succeeded")
+        .unwrap();
+    assert_eq!(succeeded["result"], json!({"ok": true}));
+    let none = tokio::time::timeout(Duration::from_millis(200), subscription.next_page()).await;
+    assert!(none.is_err(), "nothing more (no heartbeat event): {none:?}");
+}
+
+/// An event whose transaction committed while an older one (which records
+/// no event, so notifies nobody) was still open is delivered soon after that
+/// one ends, not a poll period later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_behind_an_older_transaction_comes_when_it_ends() {
+    use cairnq_core::events::{EventsOptions, Subscription};
+
+    let db = test_db!();
+    let store = db.store();
+    let options = EventsOptions::read(r#"{"pollMs": 600000}"#).unwrap();
+    let subscription = Subscription::open(store.clone(), options).await.unwrap();
+    let holder = db.sql().await;
+    holder
+        .batch_execute("begin; select pg_current_xact_id()")
+        .await
+        .unwrap();
+    let task = submit(&store, "behind", "default").await;
+    let next = tokio::spawn(async move { subscription.next_page().await });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!next.is_finished(), "not final while the older one is open");
+    holder.batch_execute("commit").await.unwrap();
+    let page = tokio::time::timeout(PATIENCE, next)
+        .await
+        .expect("delivered long before the poll")
+        .unwrap()
+        .unwrap()
+        .expect("open");
+    let events: Vec<Value> = serde_json::from_str(&page).unwrap();
+    assert_eq!(events[0]["taskId"], task.id.as_str());
+}

@@ -1398,3 +1398,95 @@ mod flow {
         );
     }
 }
+
+/// A database whose events tables an earlier version made (the first
+/// triggers, `node_events_0001.sql`) gets the second form of the update
+/// trigger (`node_events_0002.sql`) from its next subscription: the events
+/// recorded before stay readable, later ones are recorded once each, in
+/// order.
+#[tokio::test]
+async fn an_earlier_events_install_gets_the_second_triggers() {
+    use cairnq_core::events::{EventsOptions, Subscription};
+    use cairnq_core::protocol::events::{LEDGER_NAME, SQLITE as EVENTS};
+    use cairnq_core::store::{HeldTask, Outcome};
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_in(&dir);
+    let submit = |name: &str| SubmitInput {
+        name: name.into(),
+        ..SubmitInput::default()
+    };
+    let before = store.submit(submit("before")).await.unwrap();
+    let conn = Connection::open(dir.path().join("q.db")).unwrap();
+    conn.execute_batch(EVENTS.migration.sql).unwrap();
+    conn.execute(
+        "insert into cairnq_migrations (name, applied_at_ms) values (?1, 0)",
+        [LEDGER_NAME],
+    )
+    .unwrap();
+    store.cancel(Target::Id(before.id.clone())).await.unwrap();
+    assert!(!store.backend().events_installed().await.unwrap());
+
+    let options = EventsOptions::read(r#"{"after": "0"}"#).unwrap();
+    let subscription = Subscription::open(store.clone(), options).await.unwrap();
+    let trigger: String = conn
+        .query_row(
+            "select sql from sqlite_master where name = 'cairnq_events_on_update'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert!(!trigger.contains("from (select"), "{trigger}");
+
+    let task = store.submit(submit("a")).await.unwrap();
+    let request = ClaimRequest {
+        queues: vec!["default".into()],
+        worker_id: "w1".into(),
+        lease_ms: 30_000,
+        names: None,
+    };
+    store.claim(request, 1).await.unwrap();
+    let held = HeldTask {
+        task_id: task.id.clone(),
+        worker_id: "w1".into(),
+    };
+    store.heartbeat(held.clone(), 30_000).await.unwrap();
+    store
+        .progress(held.clone(), Some(0.5), Some("half".into()))
+        .await
+        .unwrap();
+    let done = Outcome::Complete {
+        result: Some(r#"{"ok":true}"#.into()),
+    };
+    store.finish(held, done).await.unwrap();
+
+    let mut events: Vec<serde_json::Value> = Vec::new();
+    while events.len() < 5 {
+        let page =
+            tokio::time::timeout(std::time::Duration::from_secs(30), subscription.next_page())
+                .await
+                .expect("events in time")
+                .unwrap()
+                .expect("open");
+        events.extend(serde_json::from_str::<Vec<serde_json::Value>>(&page).unwrap());
+    }
+    let kinds: Vec<(&str, &str)> = events
+        .iter()
+        .map(|e| (e["taskId"].as_str().unwrap(), e["kind"].as_str().unwrap()))
+        .collect();
+    let (old, new) = (before.id.as_str(), task.id.as_str());
+    assert_eq!(
+        kinds,
+        [
+            (old, "canceled"),
+            (new, "queued"),
+            (new, "started"),
+            (new, "progress"),
+            (new, "succeeded")
+        ]
+    );
+    assert_eq!(events[3]["progress"], 0.5);
+    assert_eq!(events[3]["message"], "half");
+    assert_eq!(events[4]["result"], serde_json::json!({"ok": true}));
+    store.close().await.unwrap();
+}

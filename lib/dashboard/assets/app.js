@@ -10,8 +10,6 @@
   const live = document.getElementById("live");
   // The statuses come with the config: the core's, in their order.
   let config = { csrf: "", readOnly: true, refreshMs: 2000, statuses: [], terminalStatuses: [] };
-  let timer = null;
-  let generation = 0;
 
   // --- DOM helpers: text only -------------------------------------------------
 
@@ -150,21 +148,7 @@
     const hash = location.hash.replace(/^#/, "") || "/";
     const [pathPart, query = ""] = hash.split("?");
     const params = new URLSearchParams(query);
-    clearTimeout(timer);
-    const mine = ++generation;
-    const refresh = (fn) => {
-      const tick = async () => {
-        if (mine !== generation) return;
-        try {
-          await fn();
-        } catch (err) {
-          live.classList.add("stale");
-          flash(err.message, true);
-        }
-        if (mine === generation) timer = setTimeout(tick, config.refreshMs);
-      };
-      tick();
-    };
+    const refresh = window.cairnqUpdates.newView((err) => flash(err.message, true));
     if (pathPart.startsWith("/task/"))
       return showTask(decodeURIComponent(pathPart.slice("/task/".length)), params, refresh);
     if (pathPart === "/tasks") return showTasks(params, refresh);
@@ -207,31 +191,34 @@
       ),
       purgeCard(),
     );
-    refresh(async () => {
-      const data = await api("api/overview");
-      const rows = data.queues.map((q) =>
-        h(
-          "tr",
-          { "data-queue": q.queue },
-          h("td", {}, listLink({ queue: q.queue }, q.queue)),
-          config.statuses.map((s) =>
-            h(
-              "td",
-              { class: `num${q.counts[s] === 0 ? " zero" : ""}`, "data-status": s },
-              q.counts[s] === 0 ? "0" : listLink({ queue: q.queue, status: s }, String(q.counts[s])),
+    refresh(
+      async () => {
+        const data = await api("api/overview");
+        const rows = data.queues.map((q) =>
+          h(
+            "tr",
+            { "data-queue": q.queue },
+            h("td", {}, listLink({ queue: q.queue }, q.queue)),
+            config.statuses.map((s) =>
+              h(
+                "td",
+                { class: `num${q.counts[s] === 0 ? " zero" : ""}`, "data-status": s },
+                q.counts[s] === 0 ? "0" : listLink({ queue: q.queue, status: s }, String(q.counts[s])),
+              ),
             ),
+            h("td", { class: "num" }, (q.perSecond.at(-1) || 0).toFixed(1)),
+            h("td", {}, sparkline(q.perSecond)),
+            h("td", { class: "queue-state" }, q.paused ? "paused " : "active ", pauseButton(q)),
           ),
-          h("td", { class: "num" }, (q.perSecond.at(-1) || 0).toFixed(1)),
-          h("td", {}, sparkline(q.perSecond)),
-          h("td", { class: "queue-state" }, q.paused ? "paused " : "active ", pauseButton(q)),
-        ),
-      );
-      if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No tasks yet.")));
-      body.replaceChildren(...rows);
-      more.hidden = data.queueCount <= data.queues.length;
-      more.textContent = `The first ${data.queues.length} of ${data.queueCount} queues by name; the task list filters by any queue.`;
-      totalSpark.replaceChildren(sparkline(data.perSecond), ` ${(data.perSecond.at(-1) || 0).toFixed(1)}/s`);
-    });
+        );
+        if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No tasks yet.")));
+        body.replaceChildren(...rows);
+        more.hidden = data.queueCount <= data.queues.length;
+        more.textContent = `The first ${data.queues.length} of ${data.queueCount} queues by name; the task list filters by any queue.`;
+        totalSpark.replaceChildren(sparkline(data.perSecond), ` ${(data.perSecond.at(-1) || 0).toFixed(1)}/s`);
+      },
+      () => true,
+    );
   }
 
   /** Pause or resume the queue: no worker of any process claims from a paused one. */
@@ -377,46 +364,49 @@
       ),
     );
     const offset = Number(params.get("offset") || 0);
-    refresh(async () => {
-      const query = new URLSearchParams(params);
-      query.set("limit", "25");
-      const data = await api(`api/tasks?${query}`);
-      const rows = data.tasks.map((t) =>
-        h(
-          "tr",
-          { "data-task-id": t.id },
-          h("td", {}, taskLink(t.id)),
-          h("td", {}, t.name),
-          h("td", {}, t.queue),
-          h("td", {}, statusBadge(t.status)),
-          h("td", {}, `${t.attempt}/${t.max_attempts}`),
-          h("td", {}, t.progress === null ? "-" : `${Math.round(t.progress * 100)}%`),
-          h("td", { title: iso(t.created_at_ms) }, rel(t.created_at_ms)),
-          h("td", { title: iso(t.updated_at_ms) }, rel(t.updated_at_ms)),
-        ),
-      );
-      if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks match.")));
-      body.replaceChildren(...rows);
-      const page = (to) => {
-        const next = new URLSearchParams(params);
-        if (to > 0) next.set("offset", String(to));
-        else next.delete("offset");
-        return `#/tasks?${next}`;
-      };
-      pager.replaceChildren(
-        h(
-          "button",
-          { id: "prev", disabled: offset === 0, onclick: () => (location.hash = page(Math.max(0, offset - 25))) },
-          "← Newer",
-        ),
-        h("span", { class: "muted" }, data.tasks.length ? `${offset + 1}–${offset + data.tasks.length}` : ""),
-        h(
-          "button",
-          { id: "next", disabled: !data.hasMore, onclick: () => (location.hash = page(offset + 25)) },
-          "Older →",
-        ),
-      );
-    });
+    refresh(
+      async () => {
+        const query = new URLSearchParams(params);
+        query.set("limit", "25");
+        const data = await api(`api/tasks?${query}`);
+        const rows = data.tasks.map((t) =>
+          h(
+            "tr",
+            { "data-task-id": t.id },
+            h("td", {}, taskLink(t.id)),
+            h("td", {}, t.name),
+            h("td", {}, t.queue),
+            h("td", {}, statusBadge(t.status)),
+            h("td", {}, `${t.attempt}/${t.max_attempts}`),
+            h("td", {}, t.progress === null ? "-" : `${Math.round(t.progress * 100)}%`),
+            h("td", { title: iso(t.created_at_ms) }, rel(t.created_at_ms)),
+            h("td", { title: iso(t.updated_at_ms) }, rel(t.updated_at_ms)),
+          ),
+        );
+        if (rows.length === 0) rows.push(h("tr", {}, h("td", { colspan: 8, class: "muted" }, "No tasks match.")));
+        body.replaceChildren(...rows);
+        const page = (to) => {
+          const next = new URLSearchParams(params);
+          if (to > 0) next.set("offset", String(to));
+          else next.delete("offset");
+          return `#/tasks?${next}`;
+        };
+        pager.replaceChildren(
+          h(
+            "button",
+            { id: "prev", disabled: offset === 0, onclick: () => (location.hash = page(Math.max(0, offset - 25))) },
+            "← Newer",
+          ),
+          h("span", { class: "muted" }, data.tasks.length ? `${offset + 1}–${offset + data.tasks.length}` : ""),
+          h(
+            "button",
+            { id: "next", disabled: !data.hasMore, onclick: () => (location.hash = page(offset + 25)) },
+            "Older →",
+          ),
+        );
+      },
+      (change) => !params.get("queue") || change.queues.includes(params.get("queue")),
+    );
   }
 
   // --- task page ---------------------------------------------------------------------
@@ -426,11 +416,17 @@
     main.replaceChildren(h("h1", {}, "Task ", h("span", { class: "mono" }, id)), content);
     // The steps card's page (steps.js links to it).
     const steps = new URLSearchParams(params.has("steps") ? { steps: params.get("steps") } : {});
-    refresh(async () => {
-      const answer = await api(`api/tasks/${encodeURIComponent(id)}?${steps}`);
-      const cards = taskCards.map((card) => card(answer));
-      content.replaceChildren(...[...renderTask(answer.task, answer.spawned), ...cards].filter(Boolean));
-    });
+    // The task and the tasks it spawned: what a change must name to concern the page.
+    let shown = new Set([id]);
+    refresh(
+      async () => {
+        const answer = await api(`api/tasks/${encodeURIComponent(id)}?${steps}`);
+        shown = new Set([answer.task.id, ...answer.spawned.map((c) => c.id)]);
+        const cards = taskCards.map((card) => card(answer));
+        content.replaceChildren(...[...renderTask(answer.task, answer.spawned), ...cards].filter(Boolean));
+      },
+      (change) => change.tasks.some((task) => shown.has(task)),
+    );
   }
 
   function renderTask(t, spawned) {
@@ -561,6 +557,7 @@
       config = c;
       document.getElementById("mode").textContent = config.readOnly ? "read-only" : "";
       await scriptsRan;
+      window.cairnqUpdates.connect(config.refreshMs);
       route();
     },
     (err) => {

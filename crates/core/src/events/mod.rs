@@ -30,6 +30,36 @@ const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// How long a subscription sleeps without a wake before it reads again:
 /// wakes only shorten the sleep, reading stays the source of truth.
 pub const DEFAULT_POLL_MS: f64 = 1_000.0;
+/// The first sleep after a read that found committed events not final yet
+/// (`RawPage::pending`), doubling at each such read up to the poll.
+const FIRST_RECHECK: Duration = Duration::from_millis(1);
+
+/// How long to sleep after a read that delivered nothing: the poll, unless
+/// committed events wait for an older transaction, whose end may wake
+/// nobody (it may have recorded no event): then soon, and less soon each
+/// time.
+#[derive(Debug)]
+struct Recheck {
+    next: Duration,
+}
+
+impl Recheck {
+    fn new() -> Recheck {
+        Recheck {
+            next: FIRST_RECHECK,
+        }
+    }
+
+    fn after_empty_read(&mut self, pending: bool, poll: Duration) -> Duration {
+        if !pending {
+            self.next = FIRST_RECHECK;
+            return poll;
+        }
+        let wait = self.next.min(poll);
+        self.next = (self.next * 2).min(poll);
+        wait
+    }
+}
 
 /// `client.events(options)` as JS sends it (`input::Options`).
 #[derive(Clone, Debug, Default)]
@@ -244,6 +274,7 @@ impl Subscription {
             None => self.start_position().await?,
         };
         let backend = self.store.backend();
+        let mut recheck = Recheck::new();
         loop {
             if self.closed.load(SeqCst) {
                 return Ok(None);
@@ -253,6 +284,7 @@ impl Subscription {
             let raw = backend
                 .events_page(position, self.filter.clone(), PAGE_SIZE)
                 .await?;
+            let pending = raw.pending;
             let read = read_page(position, raw, PAGE_SIZE);
             let before = position;
             position = read.next;
@@ -261,9 +293,10 @@ impl Subscription {
                 return Ok(Some(self.deliver(before, read)));
             }
             let closed = self.close_wake.notified();
+            let wait = recheck.after_empty_read(pending, self.poll);
             tokio::select! {
                 _ = closed => {}
-                _ = backend.events_changed(ticket, self.poll) => {}
+                _ = backend.events_changed(ticket, wait) => {}
             }
         }
     }

@@ -27,7 +27,7 @@ fn a_partial_page_moves_on_to_the_head_a_full_one_to_its_last_row() {
     let raw = |rows: Vec<i64>, head| RawPage {
         rows: rows.into_iter().map(row).collect(),
         head: Some(p(head)),
-        horizon: None,
+        ..RawPage::default()
     };
     let partial = read_page(p(3), raw(vec![5], 9), 2);
     assert_eq!(
@@ -46,6 +46,7 @@ fn a_sweep_past_the_position_is_a_gap_and_drops_the_rows_before_it() {
         rows: vec![row(4), row(8)],
         head: Some(p(8)),
         horizon: Some(p(6)),
+        ..RawPage::default()
     };
     let read = read_page(p(3), raw, 10);
     assert_eq!(read.gap, Some(p(6)));
@@ -55,6 +56,7 @@ fn a_sweep_past_the_position_is_a_gap_and_drops_the_rows_before_it() {
         rows: vec![row(8)],
         head: Some(p(8)),
         horizon: Some(p(6)),
+        ..RawPage::default()
     };
     assert_eq!(read_page(p(7), behind, 10).gap, None);
 }
@@ -91,5 +93,21 @@ fn a_result_too_large_to_keep_is_shown_as_truncated() {
     assert!(
         text.contains(r#""result":{"ok":1}"#) && !text.contains("Truncated"),
         "{text}"
+    );
+}
+
+#[test]
+fn events_waiting_on_an_older_transaction_are_read_again_soon_then_less_soon() {
+    let poll = Duration::from_millis(10);
+    let mut recheck = Recheck::new();
+    let waits: Vec<u64> = (0..6)
+        .map(|_| recheck.after_empty_read(true, poll).as_millis() as u64)
+        .collect();
+    assert_eq!(waits, [1, 2, 4, 8, 10, 10]);
+    assert_eq!(recheck.after_empty_read(false, poll), poll);
+    assert_eq!(
+        recheck.after_empty_read(true, poll),
+        Duration::from_millis(1),
+        "a read with nothing pending starts over"
     );
 }

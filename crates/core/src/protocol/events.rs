@@ -7,6 +7,23 @@
 /// SDK's runner knows it (runners ignore names they do not know).
 pub const LEDGER_NAME: &str = "node_events_0001.sql";
 
+/// The ledger name of the triggers' second form (`triggers.sql`): applied
+/// with the tables, and to tables an earlier version created on their next
+/// subscription.
+pub const TRIGGERS_LEDGER_NAME: &str = "node_events_0002.sql";
+
+/// `triggers.sql` per dialect, under `TRIGGERS_LEDGER_NAME`: on SQLite one
+/// insert per row without a derived table, on Postgres one trigger call per
+/// statement.
+pub const SQLITE_TRIGGERS: super::Migration = super::Migration {
+    name: TRIGGERS_LEDGER_NAME,
+    sql: feature_sql!("sqlite", "events", "triggers"),
+};
+pub const POSTGRES_TRIGGERS: super::Migration = super::Migration {
+    name: TRIGGERS_LEDGER_NAME,
+    sql: feature_sql!("postgres", "events", "triggers"),
+};
+
 feature_statements! {
     /// The statements on `cairnq_events` and `cairnq_events_horizon`, one
     /// `.sql` file each.
@@ -21,7 +38,3 @@ feature_statements! {
     delete_before,
     set_horizon,
 }
-
-/// Postgres only: the transaction id below which every event is final (on
-/// SQLite, one writer at a time, every committed event is).
-pub const POSTGRES_BOUND: &str = feature_sql!("postgres", "events", "bound");

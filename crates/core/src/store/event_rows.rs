@@ -82,13 +82,15 @@ pub struct EventRow {
 }
 
 /// One read of the log: the events after a position (at most the limit),
-/// the newest final position (the read's end when fewer came), and the last
-/// position retention deleted.
+/// the newest final position (the read's end when fewer came), the last
+/// position retention deleted, and whether committed events are not final
+/// yet (Postgres: an older transaction is still running).
 #[derive(Clone, Debug, Default)]
 pub struct RawPage {
     pub rows: Vec<EventRow>,
     pub head: Option<Position>,
     pub horizon: Option<Position>,
+    pub pending: bool,
 }
 
 /// What the metrics show of a store's event subscriptions.

@@ -1,3 +1,6 @@
--- Whether the events table exists in the connection's schema (a database
--- nobody subscribed on has none).
-select to_regclass('cairnq_events') is not null
+-- Whether the events tables and their per-statement triggers
+-- (`node_events_0002.sql`) are in place: a database nobody subscribed on has
+-- neither, one an earlier version subscribed on has the tables only.
+select exists (
+    select 1 from cairnq_migrations where name = 'node_events_0002.sql'
+)

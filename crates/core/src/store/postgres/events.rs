@@ -11,7 +11,7 @@ use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
 use super::transport::{end_tx, params, PgRow, Session, Transport};
 use crate::error::Result;
-use crate::protocol::events::{POSTGRES as SQL, POSTGRES_BOUND};
+use crate::protocol::events::{POSTGRES as SQL, POSTGRES_TRIGGERS};
 use crate::store::backend::EventBackend;
 use crate::store::event_rows::{sweep_cut, EventFilter, EventRow, Position, RawPage};
 
@@ -44,44 +44,44 @@ async fn one_position<S: Session>(
     }
 }
 
-/// The bound first: every statement after it reads below the same
-/// transaction id, so the head and the page agree. The horizon last, so a
-/// sweep that ran meanwhile is seen.
+/// What a part of `page.sql`'s answer is (its last column).
+const HEAD: i64 = 0;
+const HORIZON: i64 = 1;
+const EVENT: i64 = 2;
+const PAGE_PART: usize = 14;
+
+/// The page, the head and the horizon in one statement: one snapshot, one
+/// round trip, which is most of a wake's delivery time.
 async fn page<S: Session>(
     session: &S,
     after: Position,
     filter: &EventFilter,
     limit: i64,
 ) -> Result<RawPage> {
-    let bound = match rows(session, POSTGRES_BOUND, &[]).await?.first() {
-        Some(row) => row.int(0)?,
-        None => return Ok(RawPage::default()),
-    };
-    let head = one_position(session, SQL.head, &params![&bound]).await?;
     let values = params![
         &after.major,
         &after.minor,
-        &bound,
         &filter.queue,
         &filter.name,
         &filter.task_id,
         &limit
     ];
-    let rows = rows(session, SQL.page, &values)
-        .await?
-        .iter()
-        .map(event_from_row)
-        .collect::<Result<_>>()?;
-    let horizon = one_position(session, SQL.horizon, &[]).await?;
-    Ok(RawPage {
-        rows,
-        head,
-        horizon,
-    })
+    let mut raw = RawPage::default();
+    for row in rows(session, SQL.page, &values).await? {
+        let position = || -> Result<Position> { Ok(Position::new(row.int(0)?, row.int(1)?)) };
+        match row.int(PAGE_PART)? {
+            HEAD => raw.head = Some(position()?),
+            HORIZON => raw.horizon = Some(position()?),
+            EVENT => raw.rows.push(event_from_row(&row)?),
+            _ => raw.pending = true,
+        }
+    }
+    Ok(raw)
 }
 
 async fn sweep<S: Session>(tx: &S, cutoff_ms: i64, keep: i64) -> Result<()> {
-    let newest = one_position(tx, SQL.count_cut, &params![&1i64]).await?;
+    // Every transaction is below the largest id: the newest event of all.
+    let newest = one_position(tx, SQL.head, &params![&i64::MAX]).await?;
     let young = one_position(tx, SQL.age_cut, &params![&cutoff_ms]).await?;
     let by_count = one_position(tx, SQL.count_cut, &params![&keep]).await?;
     let Some(cut) = sweep_cut(young, by_count, newest) else {
@@ -102,7 +102,8 @@ impl<T: Transport + PushSource> EventBackend for PostgresBackend<T> {
     }
 
     async fn install_events(&self) -> Result<()> {
-        install_feature(self.begin().await?, &SQL.migration).await
+        install_feature(self.begin().await?, &SQL.migration).await?;
+        install_feature(self.begin().await?, &POSTGRES_TRIGGERS).await
     }
 
     async fn events_page(
