@@ -26,6 +26,7 @@ const { SECURITY_HEADERS, HttpError, json, text, redirect } = require("./respons
 const { decodeSegment } = require("./route-params.js");
 const schedules = require("./schedules.js");
 const pauses = require("./pauses.js");
+const bulk = require("./bulk.js");
 
 /**
  * @typedef {import("../client.js").CairnQ} CairnQ
@@ -40,6 +41,7 @@ const FILES = /** @type {const} */ ({
   "app.js": "text/javascript; charset=utf-8",
   "schedules.js": "text/javascript; charset=utf-8",
   "steps.js": "text/javascript; charset=utf-8",
+  "bulk.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 });
@@ -206,6 +208,11 @@ function createDashboard(options) {
           );
           overview = null;
           return json({ count: done.count });
+        }
+        const many = await bulk.changeMany(client, route, request);
+        if (many !== undefined) {
+          if (!many.dryRun) overview = null;
+          return json(many);
         }
         const action = /^api\/tasks\/([^/]+)\/(retry|cancel|signal)$/.exec(route);
         if (action?.[2] === "signal") {

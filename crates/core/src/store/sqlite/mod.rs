@@ -6,6 +6,7 @@
 //! each feature's in its own file (`steps`, `schedules`, `flow`,
 //! `followups`), which implements the feature's sub-trait.
 
+mod bulk;
 mod claim;
 mod conn;
 mod engine;
@@ -39,7 +40,7 @@ use super::backend::{
     PurgeFilter, StatusCount, Target, TaskRef, WaitPoll, WriteAnswer, WriteOp,
 };
 use crate::error::Result;
-use crate::protocol::{self, SQLITE as SQL};
+use crate::protocol;
 use crate::task::Task;
 
 impl SqliteBackend {
@@ -177,13 +178,13 @@ impl Backend for SqliteBackend {
     }
 
     async fn purge(&self, f: PurgeFilter) -> Result<Vec<String>> {
-        self.write(move |conn| reads::purge_query(conn, SQL.purge, &f, |row| row.get(0)))
+        self.write(move |conn| reads::purge_query(conn, false, &f, |row| row.get(0)))
             .await
     }
 
     async fn purge_count(&self, f: PurgeFilter) -> Result<i64> {
         self.read(move |conn| {
-            let counted = reads::purge_query(conn, SQL.purge_count, &f, |row| row.get(0))?;
+            let counted = reads::purge_query(conn, true, &f, |row| row.get(0))?;
             Ok(counted.into_iter().next().unwrap_or(0))
         })
         .await
