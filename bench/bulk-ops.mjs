@@ -1,11 +1,11 @@
 // retryMany of many failed tasks (docs/api.md, "Bulk retry and cancel"), this
 // package only, standalone:
-//   node bench/bulk-ops.mjs [--n=100000] [--limit=1000] [--pg=postgres://…]
+//   node bench/bulk-ops.mjs [--n=100000] [--others=0] [--limit=1000] [--pg=postgres://…]
 //
-// Seeds n failed tasks (submitMany in chunks, then one SQL update to
-// `failed`, neither timed), then in a fresh child process (so its peak RSS is
-// the retry's alone) calls client.retryMany({limit}) until a page is not
-// full. Reports the time, pages, tasks/s, the child's RSS before the first
+// Seeds `others` succeeded tasks, then n failed ones completed after them
+// (submitMany in chunks, then SQL updates of the status, none of it timed),
+// then in a fresh child process (so its peak RSS is the retry's alone) calls
+// client.retryMany({limit}) until a page is not full. Reports the time, pages, tasks/s, the child's RSS before the first
 // page and its peak (process.resourceUsage().maxRSS), and checks that every
 // task ended queued. A dry run of one page is timed too.
 import { execFileSync } from "node:child_process";
@@ -14,6 +14,7 @@ import { createRequire } from "node:module";
 import { argNumber, argValue, benchTarget, entryPath, loadPackage, openClient, runNode, seconds } from "./lib.mjs";
 
 const n = argNumber("n", 100_000);
+const others = argNumber("others", 0);
 const limit = argNumber("limit", 1000);
 const MB = 1024 * 1024;
 
@@ -60,21 +61,25 @@ const location = target.fresh("bulk-ops");
 const client = openClient(pkg, location);
 await client.connect();
 const seedStarted = process.hrtime.bigint();
-for (let done = 0; done < n; done += 10_000) {
-  const count = Math.min(10_000, n - done);
+for (let done = 0; done < others + n; done += 10_000) {
+  const count = Math.min(10_000, others + n - done);
   await client.submitMany(Array.from({ length: count }, (_, i) => ({ task: "job", payload: { i: done + i } })));
 }
 await client.close();
-// Every task failed, each completed at its own millisecond (oldest first).
-const failed = `update cairnq_tasks set status = 'failed', attempt = 1, error = '{"message":"boom"}',
-  completed_at_ms = created_at_ms, updated_at_ms = created_at_ms`;
+// The first `others` tasks (by id, the submit order) succeeded, the rest failed;
+// each completed when it was created.
+const settled = `update cairnq_tasks set attempt = 1, completed_at_ms = created_at_ms, updated_at_ms = created_at_ms,
+  status = case when id <= (select id from cairnq_tasks order by id limit 1 offset ${Math.max(others - 1, 0)})
+                 and ${others} > 0 then 'succeeded' else 'failed' end,
+  error = case when id <= (select id from cairnq_tasks order by id limit 1 offset ${Math.max(others - 1, 0)})
+                and ${others} > 0 then null else ${target.pg ? `'{"message":"boom"}'::jsonb` : `'{"message":"boom"}'`} end`;
 if (target.pg) {
-  execFileSync("psql", [location, "-qAtc", failed]);
+  execFileSync("psql", [location, "-qAtc", settled]);
   execFileSync("psql", [location, "-qAtc", "vacuum analyze cairnq_tasks"]);
 } else {
   const Database = createRequire(import.meta.url)("better-sqlite3");
   const db = new Database(location);
-  db.exec(failed);
+  db.exec(settled);
   db.close();
 }
 const seedS = seconds(seedStarted);
@@ -88,7 +93,9 @@ target.release(location);
 target.cleanup();
 
 const ok = result.retried === n && result.queued === n;
-console.log(`retryMany of ${n} failed tasks on ${target.name}, pages of ${limit} (seeded in ${seedS.toFixed(1)} s)`);
+console.log(
+  `retryMany of ${n} failed tasks (beside ${others} succeeded) on ${target.name}, pages of ${limit} (seeded in ${seedS.toFixed(1)} s)`,
+);
 console.log(
   `  retried ${result.retried} in ${result.pages} pages: ${result.s.toFixed(2)} s, ${Math.round(result.retried / result.s)} tasks/s`,
 );

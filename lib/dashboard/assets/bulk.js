@@ -64,8 +64,8 @@
     return h(
       "div",
       { class: "card bulk" },
-      h("span", { class: "muted" }, `Every task ${scope ? `of ${scope}` : "the actions take"}: `),
-      ...buttons,
+      h("span", { class: "muted" }, scope ? `Every task of ${scope}: ` : "Every task of every queue: "),
+      ...buttons.flatMap((button) => [button, " "]),
     );
   });
 })();

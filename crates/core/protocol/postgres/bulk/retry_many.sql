@@ -21,8 +21,7 @@ update cairnq_tasks as task set
 from (select (extract(epoch from now()) * 1000)::bigint as ms) as clock
 where task.ctid = any(array(
     select ctid from cairnq_tasks
-    where status in ('succeeded', 'failed', 'canceled')
-      and status = $1::text
+    where status = $1::text
       and completed_at_ms is not null
       and ($2::text is null or queue = $2::text)
       and ($3::text is null or name = $3::text)

@@ -1,8 +1,9 @@
 -- retryMany (docs/api.md, "Bulk retry and cancel"): retry.sql's change on one page
--- of finished rows of one status, oldest completion first. queue/name and the
--- completion bounds are optional (null = off), specialized when set; the status
--- list is written as cairnq_tasks_queue_completed_idx's predicate so a queue
--- filter can walk that index. The candidates are retry_many_preview.sql's.
+-- of finished rows of one status (failed or canceled, as the core checks), oldest
+-- completion first, walking cairnq_tasks_status_completed_idx: purge.sql's list of
+-- terminal statuses beside the equality would make SQLite walk every finished row
+-- in completion order instead. queue/name and the completion bounds are optional
+-- (null = off), specialized when set. The candidates are retry_many_preview.sql's.
 update cairnq_tasks set
     status = 'queued',
     error = null,
@@ -17,8 +18,7 @@ update cairnq_tasks set
     updated_at_ms = :now
 where id in (
     select id from cairnq_tasks
-    where status in ('succeeded', 'failed', 'canceled')
-      and status = :status
+    where status = :status
       and completed_at_ms is not null
       and (:queue is null or queue = :queue)
       and (:name is null or name = :name)

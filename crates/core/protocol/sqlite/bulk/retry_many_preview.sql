@@ -1,8 +1,7 @@
 -- retryMany's dry run: the page retry_many.sql would change now, its candidate
 -- predicate word for word (a test holds them equal), read instead of written.
 select id from cairnq_tasks
-    where status in ('succeeded', 'failed', 'canceled')
-      and status = :status
+    where status = :status
       and completed_at_ms is not null
       and (:queue is null or queue = :queue)
       and (:name is null or name = :name)
