@@ -111,6 +111,10 @@ export declare class NativeRetention {
 }
 
 export declare class NativeStore {
+  /** One page of failed (or canceled) tasks back to the queue: `{count, ids, more, dryRun}`. */
+  retryMany(filterJson: string): Promise<string>
+  /** One page of queued and running tasks canceled: `{count, ids, more, dryRun}`. */
+  cancelMany(filterJson: string): Promise<string>
   /** The tasks claimed, as a JSON array of rows. */
   fetch(optionsJson: string): Promise<string>
   completeFetched(taskId: string, workerId: string, resultJson?: string | undefined | null): Promise<string>

@@ -266,10 +266,12 @@ export type ListInput = {
 /** A task row without its JSON bodies, as `list({ bodies: false })` returns it. */
 export type TaskSummary = Omit<Task, "payload" | "result" | "error" | "metadata">;
 
-/** `purge` input: finished tasks completed more than `olderThanMs` ago; each filter is an equality, absent = off. */
+/** `purge` input: finished tasks completed more than `olderThanMs` ago (or past the newest `keepLast`); each filter is an equality, absent = off. */
 export type PurgeInput = {
   /** Default 0; finite and >= 0. */
   olderThanMs?: number;
+  /** Instead of `olderThanMs`: keep the most recently completed this many of the matched tasks, delete the rest. An integer >= 0. */
+  keepLast?: number;
   queue?: string;
   /** A terminal status. */
   status?: TaskStatus;
@@ -278,11 +280,51 @@ export type PurgeInput = {
   limit?: number;
 };
 
-/** Per-status cutoffs; a terminal status left out is never swept. */
+/** `retryMany` filter (docs/api.md, "Bulk retry and cancel"): each filter an equality, absent = off. */
+export type RetryManyFilter = {
+  queue?: string;
+  name?: string;
+  /** Default "failed". */
+  status?: "failed" | "canceled";
+  /** Finished at or after this time (a Date, or epoch milliseconds). */
+  finishedAfter?: Date | number;
+  /** Finished before this time (a Date, or epoch milliseconds). */
+  finishedBefore?: Date | number;
+  /** As `retry`'s: the attempt count back to 0. Default false. */
+  resetAttempt?: boolean;
+  /** The page's size: default 1000, an integer from 1 to 10000. */
+  limit?: number;
+  /** List the page a call would change now, and write nothing. */
+  dryRun?: boolean;
+};
+
+/** `cancelMany` filter: each filter an equality, absent = off (both statuses). */
+export type CancelManyFilter = {
+  queue?: string;
+  name?: string;
+  status?: "queued" | "running";
+  /** The page's size: default 1000, an integer from 1 to 10000. */
+  limit?: number;
+  /** List the page a call would change now, and write nothing. */
+  dryRun?: boolean;
+};
+
+/** One page of `retryMany` / `cancelMany`: the tasks changed (or, for a dry run, that would be). */
+export type BulkPage = {
+  count: number;
+  ids: string[];
+  /** The page was full: more tasks may match; call again (a further call may find none). */
+  more: boolean;
+  dryRun: boolean;
+};
+
+/** Per-status cutoffs (or, under `keepLast`, counts); a terminal status left out is never swept. */
 export type RetentionCutoffs = Partial<Record<TerminalStatus, number>>;
 
-/** One retention rule: the finished tasks it matches, and their cutoff. */
-export type RetentionRule = { queue?: string; status?: TerminalStatus; name?: string; olderThanMs: number };
+/** One retention rule: the finished tasks it matches, and their cutoff, or how many of the newest to keep. */
+export type RetentionRule = { queue?: string; status?: TerminalStatus; name?: string } & (
+  { olderThanMs: number; keepLast?: never } | { keepLast: number; olderThanMs?: never }
+);
 
 /** `watch` options: which queues' "queued" signals to deliver (default all), and the poll period. */
 export type WatchOptions = {
@@ -376,12 +418,18 @@ export type BackpressureOptions = {
   queuePollIntervalMs?: number;
 };
 
-export type RetentionOptions = {
-  /**
-   * One cutoff for every finished task, per-status cutoffs, or rules swept in
-   * order (each with the sweeper's `limit`).
-   */
-  olderThanMs: number | RetentionCutoffs | RetentionRule[];
+/** Retention rules in one of three forms: one for every finished task, one per status, or a list. */
+type RetentionForm = number | RetentionCutoffs | RetentionRule[];
+
+/**
+ * `olderThanMs`: one cutoff for every finished task, per-status cutoffs, or
+ * rules; `keepLast`: how many of the newest to keep, in the same forms. At
+ * least one of them; swept in order, `olderThanMs`'s first (each rule with
+ * the sweeper's `limit`).
+ */
+export type RetentionOptions = (
+  { olderThanMs: RetentionForm; keepLast?: RetentionForm } | { olderThanMs?: RetentionForm; keepLast: RetentionForm }
+) & {
   /** Default 3 600 000. */
   intervalMs?: number;
   /** Default 1000. */
@@ -897,6 +945,10 @@ export declare class CairnQ {
   purgeCount(input?: PurgeInput): Promise<number>;
   /** Every queue's counts; with `queue`, only that queue (present even with no rows). */
   stats(queue?: string | null): Promise<Record<string, Record<TaskStatus, number>>>;
+  /** One page of failed (or canceled) tasks back to the queue, oldest failure first; call again while `more`. */
+  retryMany(filter?: RetryManyFilter): Promise<BulkPage>;
+  /** One page of queued tasks canceled and running ones asked to cancel; call again while `more`. */
+  cancelMany(filter?: CancelManyFilter): Promise<BulkPage>;
   /** Every queue with a task or a pause, by name: its counts and whether it is paused. */
   queues(): Promise<QueueSummary[]>;
   /** Stop every worker of every process claiming from `queue` (any name); `true` when this call paused it. */

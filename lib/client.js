@@ -8,6 +8,7 @@ const { RetentionSweeper } = require("./housekeeping.js");
 const { taskName } = require("./models.js");
 const { schedule, schedules, changeSchedule, triggerSchedule } = require("./schedules.js");
 const { changeQueue, queues } = require("./pauses.js");
+const { bulkChange } = require("./bulk.js");
 const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
 const { taskSteps, sendSignal } = require("./steps.js");
@@ -35,6 +36,9 @@ const { subscribe } = require("./events.js");
  * @typedef {import("../index.js").QueueSummary} QueueSummary
  * @typedef {import("../index.js").ScheduleOptions} ScheduleOptions
  * @typedef {{ resetAttempt?: boolean }} RetryOptions
+ * @typedef {import("../index.js").RetryManyFilter} RetryManyFilter
+ * @typedef {import("../index.js").CancelManyFilter} CancelManyFilter
+ * @typedef {import("../index.js").BulkPage} BulkPage
  */
 
 /**
@@ -196,6 +200,29 @@ class CairnQ {
   /** @param {PurgeInput} [input] */
   purgeCount(input = {}) {
     return this._store.purgeCount(input);
+  }
+
+  /**
+   * Back to the queue, one bounded page at a time: the failed (or
+   * `status: "canceled"`) tasks the filter picks, oldest failure first;
+   * `dryRun` lists the page without writing (docs/api.md, "Bulk retry and
+   * cancel"). Call again while `more`.
+   * @param {RetryManyFilter} [filter]
+   * @returns {Promise<BulkPage>}
+   */
+  retryMany(filter = {}) {
+    return bulkChange(this._store, "retryMany", filter);
+  }
+
+  /**
+   * Cancel, one bounded page at a time, the queued and running tasks the
+   * filter picks (running ones are asked to stop, as `cancel` asks);
+   * `dryRun` lists the page without writing. Call again while `more`.
+   * @param {CancelManyFilter} [filter]
+   * @returns {Promise<BulkPage>}
+   */
+  cancelMany(filter = {}) {
+    return bulkChange(this._store, "cancelMany", filter);
   }
 
   /** @param {string | null} [queue] */

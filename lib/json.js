@@ -123,6 +123,13 @@ function nonFiniteTagged(_key, value) {
 }
 
 /**
+ * A `Date` as its epoch milliseconds (an invalid one as NaN, which the core
+ * refuses naming the field); anything else as given, for the core to check.
+ * @param {unknown} value
+ */
+const epochMs = (value) => (value instanceof Date ? value.getTime() : value);
+
+/**
  * A row as JSON text, parsed; `null`/`undefined` (no row) as `null`.
  * @param {string | null | undefined} text
  * @returns {import("../index.js").Task | null}
@@ -131,4 +138,4 @@ function parseRow(text) {
   return text == null ? null : JSON.parse(text);
 }
 
-module.exports = { dumpJson, dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow };
+module.exports = { dumpJson, dumpOptionalJson, encodeEnvelope, encodeOptions, epochMs, parseRow };

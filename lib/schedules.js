@@ -3,7 +3,7 @@
 // encoding the payload and metadata the JSON way and taking a TaskDef's
 // name. Every check, default and time computation is the core's.
 
-const { dumpJson, encodeOptions } = require("./json.js");
+const { dumpJson, encodeOptions, epochMs } = require("./json.js");
 const { raise } = require("./native-call.js");
 
 /** Where a fired task's metadata names its schedule and occurrence: the core's `schedule::METADATA_KEY`. */
@@ -14,13 +14,6 @@ const SCHEDULE_METADATA_KEY = "cairnq.schedule";
  * @typedef {import("../index.js").ScheduleOptions} ScheduleOptions
  * @typedef {{ _native: any }} NativeHolder
  */
-
-/**
- * A `Date` as its epoch milliseconds (an invalid one as NaN, which the core
- * refuses naming the field); anything else as given, for the core to check.
- * @param {unknown} value
- */
-const epochMs = (value) => (value instanceof Date ? value.getTime() : value);
 
 /**
  * The spec the core reads: a TaskDef becomes its name, payload and metadata

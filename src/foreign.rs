@@ -40,7 +40,10 @@ impl Purger for ForeignStore {
     async fn purge(&self, filter: PurgeFilter) -> Result<Vec<String>> {
         // A rule's absent filters stay absent, as in `{...rule, limit}`.
         let mut input = serde_json::Map::new();
-        input.insert("olderThanMs".into(), json!(filter.older_than_ms));
+        match filter.keep_last {
+            Some(keep) => input.insert("keepLast".into(), json!(keep)),
+            None => input.insert("olderThanMs".into(), json!(filter.older_than_ms)),
+        };
         let filters = [
             ("queue", filter.queue),
             ("status", filter.status.map(|s| s.as_str().to_string())),

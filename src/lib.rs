@@ -7,6 +7,7 @@
 
 mod backpressure;
 mod bad_rows;
+mod bulk;
 mod errors;
 mod fetch;
 mod retention;

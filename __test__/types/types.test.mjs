@@ -146,6 +146,10 @@ const TYPE_EXPORTS = [
   "PendingSignal",
   // Queue pauses (docs/api.md, "Queue pauses").
   "QueueSummary",
+  // Bulk retry and cancel (docs/api.md, "Bulk retry and cancel").
+  "RetryManyFilter",
+  "CancelManyFilter",
+  "BulkPage",
   // Events (docs/api.md, "Events").
   "EventsOptions",
   "TaskEvent",

@@ -334,13 +334,20 @@ async function spawned(client, task, limit = 200) {
 }
 
 /**
- * Throughput from successive `stats` snapshots: tasks finished per second
- * between two samples (a purge in between never reads as negative).
+ * Throughput from successive `stats` snapshots, sampled as often as their
+ * reader reads (a timer, or changes as they come): tasks finished per second
+ * in each period of `periodMs` up to the last sample, what two samples saw
+ * spread evenly over the time between them, so an idle gap reads as zeros
+ * (a purge in between never reads as negative).
  */
 class Throughput {
-  /** @param {number} [keep] samples kept */
-  constructor(keep = 60) {
+  /**
+   * @param {number} [keep] periods kept
+   * @param {number} [periodMs] one period's length
+   */
+  constructor(keep = 60, periodMs = 1000) {
     this.keep = keep;
+    this.periodMs = periodMs;
     /** @type {{ at: number, done: Record<string, number> }[]} */
     this.samples = [];
   }
@@ -356,25 +363,35 @@ class Throughput {
       done[queue] = counts.succeeded + counts.failed + counts.canceled;
     }
     this.samples.push({ at, done });
-    if (this.samples.length > this.keep + 1) this.samples.shift();
+    const from = at - this.keep * this.periodMs;
+    while (this.samples.length > 2 && this.samples[1].at <= from) this.samples.shift();
   }
 
   /**
-   * Finished per second between consecutive samples, oldest first; one queue
-   * or all of them.
+   * Finished per second in each period, oldest first, the last one ending at
+   * the last sample; one queue or all of them.
    * @param {string} [queue]
    * @returns {number[]}
    */
   series(queue) {
-    const out = [];
-    for (let i = 1; i < this.samples.length; i++) {
-      const a = this.samples[i - 1];
-      const b = this.samples[i];
-      const seconds = Math.max(0.001, (b.at - a.at) / 1000);
+    if (this.samples.length < 2) return [];
+    const end = this.samples[this.samples.length - 1].at;
+    const start = Math.max(this.samples[0].at, end - this.keep * this.periodMs);
+    const periods = Math.max(1, Math.ceil((end - start) / this.periodMs));
+    const finished = new Array(periods).fill(0);
+    /** @param {number} i */
+    const periodStart = (i) => Math.max(start, end - (periods - i) * this.periodMs);
+    for (let k = 1; k < this.samples.length; k++) {
+      const a = this.samples[k - 1];
+      const b = this.samples[k];
       const delta = queue === undefined ? sum(b.done) - sum(a.done) : (b.done[queue] ?? 0) - (a.done[queue] ?? 0);
-      out.push(Math.max(0, delta) / seconds);
+      if (delta <= 0 || b.at <= a.at) continue;
+      for (let i = 0; i < periods; i++) {
+        const overlap = Math.min(b.at, periodStart(i + 1)) - Math.max(a.at, periodStart(i));
+        if (overlap > 0) finished[i] += (delta * overlap) / (b.at - a.at);
+      }
     }
-    return out;
+    return finished.map((n, i) => n / (Math.max(1, periodStart(i + 1) - periodStart(i)) / 1000));
   }
 }
 

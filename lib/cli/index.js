@@ -12,6 +12,7 @@ const { parseDuration } = require("../admin/duration.js");
 const fmt = require("./format.js");
 const { defineSchedulesCommand } = require("./schedules.js");
 const { definePauseCommands } = require("./pauses.js");
+const { defineBulkCommands } = require("./bulk.js");
 const { stepSections } = require("./steps.js");
 
 const { EXIT, InspectError } = inspect;
@@ -391,6 +392,7 @@ async function main(argv, io = {}) {
 
   defineSchedulesCommand({ command, open, print, printJson, colors: c });
   definePauseCommands({ command, open, print, printJson, colors: c });
+  defineBulkCommands({ command, open, print, printJson, colors: c, positiveInt, duration });
 
   command("top <db>", "a live view: counts, throughput, oldest queued, running tasks (Ctrl-C to quit)")
     .option("--queue <queue>", "only this queue")

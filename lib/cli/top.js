@@ -22,7 +22,7 @@ const RUNNING_SHOWN = 15;
  */
 async function runTop(client, opts) {
   const c = opts.colors;
-  const throughput = new inspect.Throughput(40);
+  const throughput = new inspect.Throughput(40, opts.intervalMs);
   /** @type {((text: string) => void) & { done?: () => void }} */
   let render;
   if (opts.json) {

@@ -26,6 +26,7 @@ const { SECURITY_HEADERS, HttpError, json, text, redirect } = require("./respons
 const { decodeSegment } = require("./route-params.js");
 const schedules = require("./schedules.js");
 const pauses = require("./pauses.js");
+const bulk = require("./bulk.js");
 const { liveFeed } = require("./live.js");
 
 /**
@@ -42,6 +43,7 @@ const FILES = /** @type {const} */ ({
   "updates.js": "text/javascript; charset=utf-8",
   "schedules.js": "text/javascript; charset=utf-8",
   "steps.js": "text/javascript; charset=utf-8",
+  "bulk.js": "text/javascript; charset=utf-8",
   "app.css": "text/css; charset=utf-8",
   "favicon.svg": "image/svg+xml",
 });
@@ -91,7 +93,7 @@ function createDashboard(options) {
   const assets = new Map(
     Object.entries(FILES).map(([name, type]) => [name, { body: fs.readFileSync(path.join(ASSETS, name)), type }]),
   );
-  const throughput = new inspect.Throughput(60);
+  const throughput = new inspect.Throughput(60, refreshMs / 2);
   const metrics = metricsRoute(client, options.workers);
   const live = liveFeed(client, options.live !== false);
   /** @type {{ at: number, changes: number, body: unknown } | null} */
@@ -218,6 +220,11 @@ function createDashboard(options) {
           );
           overview = null;
           return json({ count: done.count });
+        }
+        const many = await bulk.changeMany(client, route, request);
+        if (many !== undefined) {
+          if (!many.dryRun) overview = null;
+          return json(many);
         }
         const action = /^api\/tasks\/([^/]+)\/(retry|cancel|signal)$/.exec(route);
         if (action?.[2] === "signal") {

@@ -3,6 +3,7 @@
 //! scheduler. Nothing here knows about Node; the bindings crate wraps it.
 
 pub mod backoff;
+pub mod bulk;
 pub mod clock;
 pub mod deadletter;
 pub mod error;

@@ -17,8 +17,8 @@ use crate::store::{PurgeFilter, PurgeInput, Store, DEFAULT_PURGE_LIMIT};
 /// Hourly: a day of retention then never carries more than an hour of extra rows.
 pub const DEFAULT_INTERVAL_MS: f64 = 3_600_000.0;
 
-/// `olderThanMs` in its three forms, the per-status map already turned into
-/// rules (in key order) by the JS side.
+/// A rule form (`olderThanMs`'s or `keepLast`'s), the per-status map already
+/// turned into rules (in key order).
 #[derive(Clone, Debug)]
 pub enum Cutoffs {
     /// One cutoff for every finished task (0.7.0's form); `None` when absent.
@@ -30,70 +30,86 @@ pub enum Cutoffs {
 #[derive(Clone, Debug)]
 pub struct RetentionOptions {
     pub older_than_ms: Cutoffs,
+    /// Retention by count; `None` when absent. Its number form is one rule.
+    pub keep_last: Option<Vec<PurgeInput>>,
     pub interval_ms: Option<f64>,
     pub limit: Option<f64>,
 }
 
-/// The keys of a retention rule (`olderThanMs`'s list form). A rule's own
-/// `limit` is taken as a purge input's and left unread: the sweeper's applies.
-const RULE_KEYS: [&str; 5] = ["olderThanMs", "queue", "status", "name", "limit"];
-
 impl RetentionOptions {
-    /// The options as JS sends them (`input::Options`): `olderThanMs` a
-    /// number, a map of status to cutoff (one rule per entry) or a list of
-    /// rules.
+    /// The options as JS sends them (`input::Options`): `olderThanMs` and
+    /// `keepLast` each a number, a map of status to value (one rule per
+    /// entry) or a list of rules.
     pub fn read(options: &str) -> Result<RetentionOptions> {
         let mut fields = Options::parse(
             "retention options",
             options,
-            &["olderThanMs", "intervalMs", "limit"],
+            &["olderThanMs", "keepLast", "intervalMs", "limit"],
         )?
         .named_under("retention.");
-        let older_than_ms = if fields.holds_array("olderThanMs") {
-            let rules = fields
-                .objects("olderThanMs", &RULE_KEYS)?
-                .unwrap_or_default();
-            Cutoffs::Rules(
-                rules
-                    .into_iter()
-                    .map(|mut rule| {
-                        Ok(PurgeInput {
-                            older_than_ms: rule.number("olderThanMs")?,
-                            queue: rule.text("queue")?,
-                            status: rule.text("status")?,
-                            name: rule.text("name")?,
-                            limit: None,
-                        })
-                    })
-                    .collect::<Result<_>>()?,
-            )
-        } else if fields.holds_object("olderThanMs") {
-            let by_status = fields.numbers_by_name("olderThanMs")?.unwrap_or_default();
-            Cutoffs::Rules(
-                by_status
-                    .into_iter()
-                    .map(|(status, cutoff)| PurgeInput {
-                        older_than_ms: Some(cutoff),
-                        status: Some(status),
-                        ..PurgeInput::default()
-                    })
-                    .collect(),
-            )
-        } else {
-            Cutoffs::Uniform(fields.number("olderThanMs")?)
+        let older_than_ms = match rule_forms(&mut fields, "olderThanMs", |rule, cutoff| {
+            rule.older_than_ms = Some(cutoff)
+        })? {
+            Some(rules) => Cutoffs::Rules(rules),
+            None => Cutoffs::Uniform(fields.number("olderThanMs")?),
         };
+        let keep_last =
+            match rule_forms(&mut fields, "keepLast", |rule, n| rule.keep_last = Some(n))? {
+                Some(rules) => Some(rules),
+                None => fields.number("keepLast")?.map(|n| {
+                    vec![PurgeInput {
+                        keep_last: Some(n),
+                        ..PurgeInput::default()
+                    }]
+                }),
+            };
         Ok(RetentionOptions {
             older_than_ms,
+            keep_last,
             interval_ms: fields.number("intervalMs")?,
             limit: fields.number("limit")?,
         })
     }
 }
 
-/// The rules to sweep, checked in the API's order: the uniform form keeps
-/// 0.7.0's messages and checks `olderThanMs` before `intervalMs`; the rule
-/// forms check `intervalMs` first, then that there is a rule, then each rule
-/// as `purge` would, all before anything runs.
+/// `key`'s list of rules, or its map of status to value (`set` on a rule of
+/// that status); `None` when it holds neither.
+fn rule_forms(
+    fields: &mut Options,
+    key: &str,
+    set: fn(&mut PurgeInput, f64),
+) -> Result<Option<Vec<PurgeInput>>> {
+    if fields.holds_array(key) {
+        let rules = fields.objects(key, &PurgeInput::KEYS)?.unwrap_or_default();
+        // A rule's own `limit` is read as a purge input's and dropped: the sweeper's applies.
+        let read = rules.into_iter().map(|mut rule| {
+            Ok(PurgeInput {
+                limit: None,
+                ..PurgeInput::of(&mut rule)?
+            })
+        });
+        return read.collect::<Result<_>>().map(Some);
+    }
+    if fields.holds_object(key) {
+        let by_status = fields.numbers_by_name(key)?.unwrap_or_default();
+        let rules = by_status.into_iter().map(|(status, value)| {
+            let mut rule = PurgeInput {
+                status: Some(status),
+                ..PurgeInput::default()
+            };
+            set(&mut rule, value);
+            rule
+        });
+        return Ok(Some(rules.collect()));
+    }
+    Ok(None)
+}
+
+/// The rules to sweep, checked in the API's order: the uniform form alone
+/// keeps 0.7.0's messages and checks `olderThanMs` before `intervalMs`;
+/// otherwise `intervalMs` comes first, then that each form given names a
+/// rule, then each rule as `purge` would (`olderThanMs`'s first, then
+/// `keepLast`'s), all before anything runs.
 fn rules(opts: &RetentionOptions) -> Result<(Vec<PurgeFilter>, f64)> {
     let interval = || {
         finite_at_least(
@@ -103,44 +119,55 @@ fn rules(opts: &RetentionOptions) -> Result<(Vec<PurgeFilter>, f64)> {
         )
     };
     let limit = Some(opts.limit.unwrap_or(DEFAULT_PURGE_LIMIT as f64));
-    match &opts.older_than_ms {
-        Cutoffs::Uniform(older_than_ms) => {
-            let older_than_ms = match older_than_ms {
-                Some(v) => finite_at_least("retention.olderThanMs", *v, 0.0)?,
-                None => {
-                    return Err(Error::Invalid(
-                        "retention.olderThanMs must be >= 0, got undefined".into(),
-                    ))
-                }
-            };
-            let interval_ms = interval()?;
-            let rule = PurgeInput {
-                older_than_ms: Some(older_than_ms),
-                limit,
-                ..PurgeInput::default()
-            };
-            Ok((vec![rule.validate()?], interval_ms))
+    let uniform = |older_than_ms: f64| -> Result<PurgeInput> {
+        Ok(PurgeInput {
+            older_than_ms: Some(finite_at_least(
+                "retention.olderThanMs",
+                older_than_ms,
+                0.0,
+            )?),
+            ..PurgeInput::default()
+        })
+    };
+    let (given, interval_ms) = match (&opts.older_than_ms, &opts.keep_last) {
+        (Cutoffs::Uniform(None), None) => {
+            return Err(Error::Invalid(
+                "retention.olderThanMs must be >= 0, got undefined".into(),
+            ))
         }
-        Cutoffs::Rules(given) => {
+        (Cutoffs::Uniform(Some(older_than_ms)), None) => {
+            let rule = uniform(*older_than_ms)?;
+            (vec![rule], interval()?)
+        }
+        (older, keep_last) => {
             let interval_ms = interval()?;
-            if given.is_empty() {
-                return Err(Error::Invalid(
-                    "retention.olderThanMs must name at least one rule".into(),
-                ));
+            let mut given = match older {
+                Cutoffs::Uniform(None) => Vec::new(),
+                Cutoffs::Uniform(Some(older_than_ms)) => vec![uniform(*older_than_ms)?],
+                Cutoffs::Rules(rules) if rules.is_empty() => return Err(no_rule("olderThanMs")),
+                Cutoffs::Rules(rules) => rules.clone(),
+            };
+            match keep_last {
+                Some(rules) if rules.is_empty() => return Err(no_rule("keepLast")),
+                Some(rules) => given.extend(rules.iter().cloned()),
+                None => {}
             }
-            let rules = given
-                .iter()
-                .map(|rule| {
-                    PurgeInput {
-                        limit,
-                        ..rule.clone()
-                    }
-                    .validate()
-                })
-                .collect::<Result<_>>()?;
-            Ok((rules, interval_ms))
+            (given, interval_ms)
         }
-    }
+    };
+    Ok((checked(given, limit)?, interval_ms))
+}
+
+fn no_rule(key: &str) -> Error {
+    Error::Invalid(format!("retention.{key} must name at least one rule"))
+}
+
+/// Each rule checked as `purge` checks it, with the sweeper's `limit`.
+fn checked(given: Vec<PurgeInput>, limit: Option<f64>) -> Result<Vec<PurgeFilter>> {
+    given
+        .into_iter()
+        .map(|rule| PurgeInput { limit, ..rule }.validate())
+        .collect()
 }
 
 pub type ErrorHook = Arc<dyn Fn(Error) + Send + Sync>;

@@ -402,6 +402,7 @@ impl Runner<'_> {
             "purge" => {
                 let input = PurgeInput {
                     older_than_ms: args.number("older_than_ms")?,
+                    keep_last: None,
                     queue: args.string("queue")?,
                     status: args.string("status")?,
                     name: args.string("name")?,

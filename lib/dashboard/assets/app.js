@@ -126,12 +126,15 @@
   // --- routing -------------------------------------------------------------------
 
   // Pages defined by the page's other scripts (schedules.js), by hash path;
-  // cards they add to the task page (steps.js), each given the task's answer.
+  // cards they add to the task page (steps.js), each given the task's answer,
+  // and to the task list (bulk.js), each given the list's filters.
   const pages = {};
   const taskCards = [];
+  const listCards = [];
   window.cairnqDashboard = {
     pages,
     taskCards,
+    listCards,
     h,
     when,
     statusBadge,
@@ -343,6 +346,7 @@
     main.replaceChildren(
       h("h1", {}, "Tasks"),
       h("div", { class: "card" }, filters),
+      ...listCards.map((card) => card(params)),
       h(
         "div",
         { class: "card" },

@@ -40,6 +40,30 @@ macro_rules! feature_statements {
         pub const POSTGRES: $statements =
             feature_statements!(@load $statements, "postgres", $dir, $ledger; $($field),+);
     };
+    // A feature with statements only (on the protocol's own tables): no
+    // table, so no migration.
+    (
+        $(#[$struct_meta:meta])*
+        $statements:ident in $dir:literal, no table;
+        $($(#[$field_meta:meta])* $field:ident),+ $(,)?
+    ) => {
+        $(#[$struct_meta])*
+        #[derive(Debug)]
+        pub struct $statements {
+            $($(#[$field_meta])* pub $field: &'static str,)+
+        }
+
+        pub const SQLITE: $statements = $statements {
+            $($field: include_str!(concat!(
+                "../../protocol/sqlite/", $dir, "/", stringify!($field), ".sql"
+            )),)+
+        };
+        pub const POSTGRES: $statements = $statements {
+            $($field: include_str!(concat!(
+                "../../protocol/postgres/", $dir, "/", stringify!($field), ".sql"
+            )),)+
+        };
+    };
     (@load $statements:ident, $dialect:literal, $dir:literal, $ledger:expr; $($field:ident),+) => {
         $statements {
             migration: super::Migration {
@@ -53,11 +77,13 @@ macro_rules! feature_statements {
     };
 }
 
+pub mod bulk;
 pub mod deadletters;
 pub mod events;
 pub mod flow;
 pub mod followups;
 pub mod pauses;
+pub mod retention;
 pub mod schedules;
 pub mod signals;
 pub mod steps;
@@ -498,6 +524,13 @@ mod tests {
                 candidate_predicate(statements.purge)
             );
             assert!(candidate_predicate(statements.purge).contains("completed_at_ms <"));
+        }
+        for statements in [&retention::SQLITE, &retention::POSTGRES] {
+            assert_eq!(
+                candidate_predicate(statements.keep_last_count),
+                candidate_predicate(statements.keep_last)
+            );
+            assert!(candidate_predicate(statements.keep_last).ends_with("completed_at_ms desc\n"));
         }
     }
 

@@ -31,6 +31,7 @@ pub trait Backend:
     + FlowBackend
     + FollowupBackend
     + PauseBackend
+    + BulkBackend
     + Send
     + Sync
     + 'static
@@ -343,6 +344,16 @@ pub trait PauseBackend: Send + Sync {
     async fn resume_queue(&self, queue: String) -> Result<bool>;
     /// Every paused queue, by name. The table must exist.
     async fn paused_queues(&self) -> Result<Vec<PausedQueue>>;
+}
+
+/// The bulk statements of one dialect (docs/api.md, "Bulk retry and
+/// cancel"): one statement each, autocommit.
+#[async_trait]
+pub trait BulkBackend: Send + Sync {
+    /// Change the page `selection` picks; the ids changed.
+    async fn bulk_change(&self, selection: BulkSelection) -> Result<Vec<String>>;
+    /// The ids `bulk_change(selection)` would change now; writes nothing.
+    async fn bulk_preview(&self, selection: BulkSelection) -> Result<Vec<String>>;
 }
 
 /// The events statements of one dialect (docs/protocol.md, "Events"): the

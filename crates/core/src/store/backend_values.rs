@@ -264,10 +264,14 @@ pub struct ListFilter {
 
 /// `purge`'s validated input (docs/protocol.md, "Purge"): finished rows
 /// completed more than `older_than_ms` ago, optionally only those of one
-/// queue, terminal status or name; at most `limit` of them.
+/// queue, terminal status or name (or all but the newest `keep_last` of
+/// them); at most `limit` of them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PurgeFilter {
     pub older_than_ms: i64,
+    /// Set: purge what the filters match past the most recent this many
+    /// (`older_than_ms` is then 0 and unused).
+    pub keep_last: Option<i64>,
     pub queue: Option<String>,
     pub status: Option<Status>,
     pub name: Option<String>,
@@ -323,6 +327,38 @@ pub struct WaitPoll {
 pub struct PausedQueue {
     pub queue: String,
     pub paused_at_ms: i64,
+}
+
+/// A page of `retryMany` or `cancelMany` (docs/api.md, "Bulk retry and
+/// cancel"), checked: what changes, and the rows it may pick.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BulkSelection {
+    pub change: BulkChange,
+    pub queue: Option<String>,
+    pub name: Option<String>,
+    /// The page's size: at most this many rows change.
+    pub limit: i64,
+}
+
+/// What a bulk page does to its rows, and the filters only it takes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BulkChange {
+    /// retry.sql's change on finished rows of `status` (failed or canceled),
+    /// completed in `[finished_after, finished_before)`.
+    Retry {
+        status: Status,
+        finished_after: Option<i64>,
+        finished_before: Option<i64>,
+        reset_attempt: bool,
+    },
+    /// cancel.sql's change on live rows (of `status` when set).
+    Cancel { status: Option<Status> },
+}
+
+impl BulkChange {
+    pub fn is_retry(&self) -> bool {
+        matches!(self, BulkChange::Retry { .. })
+    }
 }
 
 /// One push notification (docs/protocol.md, "Wakes (LISTEN/NOTIFY)").

@@ -6,8 +6,8 @@ use crate::deadletter::{self, Route};
 use crate::error::{Error, Result};
 use crate::ids::new_task_id;
 use crate::input::{
-    at_least, finite_at_least, name_field, priority, saturating_i64, stored_ms_or, Options,
-    FOREVER_MS,
+    at_least, finite_at_least, name_field, non_negative_integer, priority, saturating_i64,
+    stored_ms_or, Options, FOREVER_MS,
 };
 use crate::retry::{self, RetrySpec};
 use crate::store::backend::{
@@ -217,6 +217,9 @@ impl ListInput {
 #[derive(Clone, Debug, Default)]
 pub struct PurgeInput {
     pub older_than_ms: Option<f64>,
+    /// Retention by count: keep the most recently completed this many of
+    /// the matched rows, purge the rest (instead of a cutoff).
+    pub keep_last: Option<f64>,
     pub queue: Option<String>,
     pub status: Option<String>,
     pub name: Option<String>,
@@ -224,15 +227,28 @@ pub struct PurgeInput {
 }
 
 impl PurgeInput {
+    /// The keys of a purge input (and of a retention rule).
+    pub const KEYS: [&'static str; 6] = [
+        "olderThanMs",
+        "keepLast",
+        "queue",
+        "status",
+        "name",
+        "limit",
+    ];
+
     /// The options as JS sends them (`input::Options`).
     pub fn read(options: &str) -> Result<PurgeInput> {
-        let mut fields = Options::parse(
-            "purge options",
-            options,
-            &["olderThanMs", "queue", "status", "name", "limit"],
-        )?;
+        let mut fields = Options::parse("purge options", options, &PurgeInput::KEYS)?;
+        PurgeInput::of(&mut fields)
+    }
+
+    /// The input's fields, read from `fields` (a purge's options, or a
+    /// retention rule).
+    pub fn of(fields: &mut Options) -> Result<PurgeInput> {
         Ok(PurgeInput {
             older_than_ms: fields.number("olderThanMs")?,
+            keep_last: fields.number("keepLast")?,
             queue: fields.text("queue")?,
             status: fields.text("status")?,
             name: fields.text("name")?,
@@ -240,11 +256,21 @@ impl PurgeInput {
         })
     }
 
-    /// The checks, in the API's order: a finite `olderThanMs >= 0`, `limit >= 1`,
-    /// a terminal `status`. `queue` and `name` are taken as given (`""` too).
+    /// The checks, in the API's order: a finite `olderThanMs >= 0`, an integer
+    /// `keepLast >= 0` and not both, `limit >= 1`, a terminal `status`.
+    /// `queue` and `name` are taken as given (`""` too).
     pub fn validate(self) -> Result<PurgeFilter> {
         if let Some(v) = self.older_than_ms {
             finite_at_least("olderThanMs", v, 0.0)?;
+        }
+        let keep_last = self
+            .keep_last
+            .map(|v| non_negative_integer("keepLast", v))
+            .transpose()?;
+        if keep_last.is_some() && self.older_than_ms.is_some() {
+            return Err(Error::Invalid(
+                "keepLast and olderThanMs are two rules: give one of them".into(),
+            ));
         }
         if let Some(v) = self.limit {
             at_least("limit", v, 1.0)?;
@@ -266,6 +292,7 @@ impl PurgeInput {
             older_than_ms: self
                 .older_than_ms
                 .map_or(0, |v| saturating_i64(v.min(FOREVER_MS))),
+            keep_last,
             queue: self.queue,
             status,
             name: self.name,

@@ -404,7 +404,7 @@ impl Store {
     /// task's own cancel, run only where the steps table may exist; its
     /// failure leaves the children to finish as they would have, so it is
     /// not the cancel's.
-    async fn cancel_children(&self, task_id: &str) {
+    pub(crate) async fn cancel_children(&self, task_id: &str) {
         if !self.steps.maybe() || !self.steps_installed().await.unwrap_or(false) {
             return;
         }

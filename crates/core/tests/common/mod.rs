@@ -99,6 +99,23 @@ macro_rules! shared_suite {
                     a_paused_queue_is_not_claimed_until_resumed);
             }
 
+            mod bulk {
+                use crate::common::bulk as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    retry_many_retries_one_page_at_a_time,
+                    retry_many_filters_by_completion_time,
+                    cancel_many_cancels_queued_and_flags_running,
+                    bad_bulk_filters_are_refused);
+            }
+
+            mod keep_last {
+                use crate::common::keep_last as checks;
+                shared_suite!(@one #[$test] $db, $store;
+                    keep_last_purges_all_but_the_newest,
+                    bad_keep_last_is_refused,
+                    a_sweeper_keeps_the_last_of_each_rule);
+            }
+
             mod events {
                 use crate::common::events as checks;
                 shared_suite!(@one #[$test] $db, $store;
@@ -368,11 +385,13 @@ pub async fn claims_follow_priority_then_due_time(store: Arc<Store>) {
         assert_eq!(claim_one(Some(one), lists).await, [name]);
     }
 }
+pub mod bulk;
 pub mod dead_letters;
 pub mod debounce;
 pub mod events;
 pub mod fetch;
 pub mod flow;
+pub mod keep_last;
 pub mod pauses;
 pub mod reserved;
 pub mod retry;

@@ -6,6 +6,7 @@
 //! own file (`steps`, `schedules`, `flow`, `followups`), which implements the
 //! feature's sub-trait.
 
+mod bulk;
 mod claim;
 mod conn;
 mod dsn;
@@ -159,7 +160,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         let tx = self.begin().await?;
         let purged = async {
             tx.batch(POSTGRES_PURGE_IN_ORDER).await?;
-            reads::purge_query(&tx, SQL.purge, &f)
+            reads::purge_query(&tx, false, &f)
                 .await?
                 .iter()
                 .map(|row| row.text(0))
@@ -170,7 +171,7 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
     }
 
     async fn purge_count(&self, f: PurgeFilter) -> Result<i64> {
-        let counted = reads::purge_query(&self.client().await?, SQL.purge_count, &f).await?;
+        let counted = reads::purge_query(&self.client().await?, true, &f).await?;
         match counted.first() {
             Some(row) => row.int(0),
             None => Ok(0),

@@ -5,6 +5,7 @@
 use super::conn::{rows, tasks};
 use super::transport::{params, PgRow, Session};
 use crate::error::Result;
+use crate::protocol::retention::POSTGRES as KEEP_LAST;
 use crate::protocol::{self, specialize_for, POSTGRES as SQL};
 use crate::store::backend::{ListFilter, PurgeFilter, StatusCount, Target, TaskRef};
 use crate::task::{Status, Task};
@@ -111,13 +112,20 @@ pub(super) async fn queue_depth<S: Session>(
     }
 }
 
-/// `purge` (the ids deleted) or `purge_count` (one count) of `f`: the same
-/// predicate and parameters, with `f`'s set filters made required.
+/// `purge` (the ids deleted) or its count (`counting`: one count) of `f`,
+/// by cutoff or past the newest `keep_last`: the same predicate and
+/// parameters, with `f`'s set filters made required.
 pub(super) async fn purge_query<S: Session>(
     client: &S,
-    statement: &'static str,
+    counting: bool,
     f: &PurgeFilter,
 ) -> Result<Vec<S::Row>> {
+    let (statement, first) = match (f.keep_last, counting) {
+        (None, false) => (SQL.purge, f.older_than_ms),
+        (None, true) => (SQL.purge_count, f.older_than_ms),
+        (Some(keep), false) => (KEEP_LAST.keep_last, keep),
+        (Some(keep), true) => (KEEP_LAST.keep_last_count, keep),
+    };
     let status = f.status.map(Status::as_str);
     let sql = specialize_for(
         statement,
@@ -127,6 +135,6 @@ pub(super) async fn purge_query<S: Session>(
             ("$4::text", f.name.is_some()),
         ],
     );
-    let params = params![&f.older_than_ms, &f.queue, &status, &f.name, &f.limit];
+    let params = params![&first, &f.queue, &status, &f.name, &f.limit];
     rows(client, sql, &params).await
 }

@@ -6,6 +6,7 @@
 //! each feature's in its own file (`steps`, `schedules`, `flow`,
 //! `followups`), which implements the feature's sub-trait.
 
+mod bulk;
 mod claim;
 mod conn;
 mod engine;
@@ -40,7 +41,7 @@ use super::backend::{
 };
 use crate::clock::Clock;
 use crate::error::Result;
-use crate::protocol::{self, SQLITE as SQL};
+use crate::protocol;
 use crate::task::Task;
 
 impl SqliteBackend {
@@ -185,7 +186,7 @@ impl Backend for SqliteBackend {
     async fn purge(&self, f: PurgeFilter) -> Result<Vec<String>> {
         let clock = self.clock.clone();
         self.write(move |conn| {
-            reads::purge_query(conn, SQL.purge, &f, clock.now_ms(), |row| row.get(0))
+            reads::purge_query(conn, false, &f, clock.now_ms(), |row| row.get(0))
         })
         .await
     }
@@ -194,7 +195,7 @@ impl Backend for SqliteBackend {
         let clock = self.clock.clone();
         self.read(move |conn| {
             let now = clock.now_ms();
-            let counted = reads::purge_query(conn, SQL.purge_count, &f, now, |row| row.get(0))?;
+            let counted = reads::purge_query(conn, true, &f, now, |row| row.get(0))?;
             Ok(counted.into_iter().next().unwrap_or(0))
         })
         .await

@@ -7,6 +7,7 @@ use rusqlite::Connection;
 use super::query::{query, query_tasks};
 use super::rows::json_list;
 use crate::error::Result;
+use crate::protocol::retention::SQLITE as KEEP_LAST;
 use crate::protocol::{self, specialize_for, SQLITE as SQL};
 use crate::store::backend::{ListFilter, PurgeFilter, StatusCount};
 use crate::task::{Status, Task};
@@ -86,14 +87,21 @@ pub(super) fn queue_depth(conn: &Connection, queue: &str, max_depth: i64) -> Res
     Ok(rows.into_iter().next().unwrap_or(max_depth))
 }
 
-/// `purge` or `purge_count` (the same predicate and parameters) of `f`.
+/// `purge` or its count (`counting`) of `f`: by cutoff, or past the newest
+/// `keep_last` (the same predicate and parameters either way).
 pub(super) fn purge_query<T>(
     conn: &Connection,
-    statement: &'static str,
+    counting: bool,
     f: &PurgeFilter,
     now: i64,
     map: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
 ) -> Result<Vec<T>> {
+    let statement = match (f.keep_last.is_some(), counting) {
+        (false, false) => SQL.purge,
+        (false, true) => SQL.purge_count,
+        (true, false) => KEEP_LAST.keep_last,
+        (true, true) => KEEP_LAST.keep_last_count,
+    };
     let status = f.status.map(Status::as_str);
     let sql = specialize_for(
         statement,
@@ -113,6 +121,7 @@ pub(super) fn purge_query<T>(
             (":status", &status),
             (":name", &f.name),
             (":limit", &f.limit),
+            (":keep", &f.keep_last),
         ],
         map,
     )
