@@ -1,9 +1,8 @@
 //! A worker's poll on Postgres: the read-only probe (an idle poll's only
 //! statement) and the claim transaction's statements.
 
-use super::conn::{execute, rows, tasks};
-use super::rows::complete_many;
-use super::transport::{params, Param, PgRow, Session};
+use super::conn::{rows, task_rows};
+use super::transport::{params, Param, PgRow, Session, Statement};
 use crate::error::Result;
 use crate::protocol::{specialize_for, ClaimShape, POSTGRES as SQL};
 use crate::store::backend::{ClaimPlan, ClaimRequest};
@@ -24,25 +23,33 @@ pub(super) async fn claimable<S: Session>(client: &S, request: &ClaimRequest) ->
 }
 
 /// A poll's statements inside its transaction: the completions, lease
-/// recovery, then the plan's draws. Returns the ids completed.
+/// recovery, then the plan's draws. The completions and the recovery go in
+/// the first plain draw's round trip (in that order, as if run one by one);
+/// only without one do they run alone. Returns the ids completed.
 pub(super) async fn claim_draws<S: Session>(
     tx: &S,
     request: &ClaimRequest,
     completions: Vec<(String, Option<String>)>,
     plan: &mut dyn ClaimPlan,
 ) -> Result<Vec<String>> {
-    let completed = if completions.is_empty() {
-        Vec::new()
-    } else {
-        complete_many(tx, &request.worker_id, completions).await?
-    };
-    execute(tx, SQL.recover_leases, &params![]).await?;
+    let (ids, results): (Vec<String>, Vec<Option<String>>) = completions.into_iter().unzip();
+    let complete = params![&ids, &results, &request.worker_id];
+    let mut leading: Vec<Statement> = Vec::with_capacity(3);
+    if !ids.is_empty() {
+        leading.push((SQL.complete_batch, &complete));
+    }
+    leading.push((SQL.recover_leases, &[]));
+    // The completed ids once the leading statements ran.
+    let mut completed: Option<Vec<String>> = None;
     while let Some(draw) = plan.next_draw() {
         if draw.is_empty() {
             plan.accept(Vec::new());
             continue;
         }
         if draw.flow {
+            if completed.is_none() {
+                completed = Some(completed_ids(&tx.query_all(&leading).await?, &ids)?);
+            }
             super::flow::draw(tx, request, &draw, plan).await?;
             continue;
         }
@@ -58,19 +65,40 @@ pub(super) async fn claim_draws<S: Session>(
             }
             _ => Param::from(&draw.names),
         };
-        let claimed = tasks(
-            tx,
-            shape.statement(&SQL),
-            &[
-                queue,
-                name,
-                Param::from(&request.worker_id),
-                Param::from(&request.lease_ms),
-                Param::from(&draw.limit),
-            ],
-        )
-        .await?;
+        let claim = [
+            queue,
+            name,
+            Param::from(&request.worker_id),
+            Param::from(&request.lease_ms),
+            Param::from(&draw.limit),
+        ];
+        let lead = if completed.is_none() {
+            &leading[..]
+        } else {
+            &[]
+        };
+        let statements: Vec<Statement> = lead
+            .iter()
+            .copied()
+            .chain([(shape.statement(&SQL), &claim[..])])
+            .collect();
+        let mut answers = tx.query_all(&statements).await?;
+        let claimed = task_rows(&answers.pop().expect("the claim's answer"))?;
+        if completed.is_none() {
+            completed = Some(completed_ids(&answers, &ids)?);
+        }
         plan.accept(claimed);
     }
-    Ok(completed)
+    match completed {
+        Some(completed) => Ok(completed),
+        None => completed_ids(&tx.query_all(&leading).await?, &ids),
+    }
+}
+
+/// The ids `complete_batch` answered, the first of `answers` when `ids` were sent.
+fn completed_ids<R: PgRow>(answers: &[Vec<R>], ids: &[String]) -> Result<Vec<String>> {
+    match answers.first() {
+        Some(rows) if !ids.is_empty() => rows.iter().map(|row| row.text(0)).collect(),
+        _ => Ok(Vec::new()),
+    }
 }

@@ -177,6 +177,12 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
         }
     }
 
+    /// A claim commits without waiting for its flush, so the poll loop
+    /// claims on while the completions' commit flushes.
+    fn completes_apart(&self) -> bool {
+        true
+    }
+
     async fn poll(
         &self,
         request: ClaimRequest,
