@@ -45,7 +45,8 @@ use self::rows::{
 use self::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, Outcome, Polled,
-    PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef, WriteAnswer, WriteOp,
+    PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef, WaitPoll, WriteAnswer,
+    WriteOp,
 };
 use crate::error::Result;
 use crate::protocol::{self, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
@@ -107,6 +108,17 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn get_status(&self, target: Target) -> Result<Option<TaskRef>> {
         reads::status_of(&self.client().await?, &target).await
+    }
+
+    /// The row itself, in one round trip: a probe that finds the task
+    /// finished has what the wait returns, without a second statement (a
+    /// round trip costs more than the row's bytes).
+    async fn wait_poll(&self, target: Target) -> Result<WaitPoll> {
+        let found = self.get(target).await?;
+        Ok(WaitPoll {
+            probed: found.as_ref().map(TaskRef::of),
+            row: found.filter(|task| task.status.is_terminal()),
+        })
     }
 
     async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>> {
