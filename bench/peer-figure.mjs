@@ -7,11 +7,12 @@ import { pathToFileURL } from "node:url";
 import { BENCH_DIR, argNumber, argValue, median, percentile, seconds, throughput, until } from "./lib.mjs";
 
 export const SYSTEMS = {
-  "cairnq-sqlite": { module: "cairnq", store: "sqlite", call: true },
-  "cairnq-pg": { module: "cairnq", store: "pg", call: true },
-  bullmq: { module: "bullmq", store: "redis", call: true },
-  "graphile-worker": { module: "graphile-worker", store: "pg" },
-  "pg-boss": { module: "pg-boss", store: "pg" },
+  "cairnq-sqlite": { module: "cairnq", store: "sqlite", call: true, bulk: true },
+  "cairnq-pg": { module: "cairnq", store: "pg", call: true, bulk: true },
+  bullmq: { module: "bullmq", store: "redis", call: true, bulk: true },
+  "graphile-worker": { module: "graphile-worker", store: "pg", bulk: true },
+  "pg-boss": { module: "pg-boss", store: "pg", bulk: true },
+  dbos: { module: "dbos", store: "pg", call: true },
 };
 
 export const FIGURES = {
@@ -20,7 +21,7 @@ export const FIGURES = {
     name: "submit, 64 in flight (ops/s)",
     run: (s, n) => throughput(n.submit, 64, (i) => s.submit({ i })),
   },
-  bulk: { name: "bulk submit, one call (tasks/s)", run: bulk },
+  bulk: { name: "bulk submit, one call (tasks/s)", run: bulk, needs: "bulk" },
   "drain-1": { name: "drain, concurrency 1 (tasks/s)", run: (s, n) => drain(s, n.drain, 1) },
   "drain-8": { name: "drain, concurrency 8 (tasks/s)", run: (s, n) => drain(s, n.drain, 8) },
   "drain-64": { name: "drain, concurrency 64 (tasks/s)", run: (s, n) => drain(s, n.drain, 64) },

@@ -1,5 +1,5 @@
 // cairnq (SQLite and Postgres) against the queues people would otherwise
-// install: BullMQ on Redis, graphile-worker and pg-boss on Postgres. Every
+// install: BullMQ on Redis, graphile-worker, pg-boss and DBOS on Postgres. Every
 // figure's repetitions alternate between the systems, each a fresh process on
 // a fresh store; the table shows medians and cairnq's ratios. See
 // bench/README.md ("Peers").

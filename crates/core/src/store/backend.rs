@@ -117,6 +117,13 @@ pub trait Backend:
         let polled = self.poll(request, Vec::new(), true, plan).await?;
         Ok(polled.plan)
     }
+    /// Whether a worker writes its completions apart from its claims, beside
+    /// its poll loop (`worker/completions.rs`), rather than paired with the
+    /// next claim in `poll`: where a commit that completes waits for a flush
+    /// that a claim's need not.
+    fn completes_apart(&self) -> bool {
+        false
+    }
     /// A worker's poll: `complete_batch` of its finished tasks, then a claim
     /// session, in one transaction — one commit settles the last calls and
     /// claims the next. `probe` lets a backend skip the transaction when a

@@ -95,6 +95,11 @@ impl Store {
         Ok(row)
     }
 
+    /// See `Backend::completes_apart`.
+    pub fn completes_apart(&self) -> bool {
+        self.backend.completes_apart()
+    }
+
     pub async fn complete_batch(
         &self,
         worker_id: String,

@@ -3,6 +3,7 @@
 //! wait for the next poll to write them.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -42,6 +43,8 @@ pub(crate) struct RunState {
     pub(crate) aborted: Arc<dyn Fn(&TaskContext) + Send + Sync>,
     pub(crate) ledger: Mutex<Ledger>,
     pub(crate) completions: Mutex<Vec<PendingCompletion>>,
+    /// A write of completions runs beside the poll loop (`completions.rs`).
+    pub(crate) completions_writing: AtomicBool,
     /// Wakes the poll loop: a call ended or a settlement was written.
     pub(crate) changed: Notify,
     pub(crate) runtime: tokio::runtime::Handle,
@@ -127,6 +130,7 @@ impl RunState {
             invoker,
             ledger: Mutex::new(Ledger::default()),
             completions: Mutex::new(Vec::new()),
+            completions_writing: AtomicBool::new(false),
             changed: Notify::new(),
             runtime: tokio::runtime::Handle::current(),
             slots,

@@ -6,6 +6,7 @@
 
 mod call;
 mod cancel_watch;
+mod completions;
 mod context;
 mod dispatch;
 mod flow;
@@ -312,7 +313,7 @@ impl WorkerInner {
                     continue;
                 }
             };
-            let pending = run.take_completions();
+            let pending = self.completions_to_write(run);
             let reading = Reading {
                 slots,
                 in_flight,
@@ -368,6 +369,12 @@ impl WorkerInner {
                         lease_ms: self.settings.lease_ms,
                         // A name whose rate window is full makes no probe open a transaction.
                         names: Some(self.flow.gate.open_names(&claim_sources.names)),
+                    };
+                    let pending = if self.store.completes_apart() {
+                        self.write_completions(run, pending).await;
+                        Vec::new()
+                    } else {
+                        pending
                     };
                     let items = pending.iter().map(PendingCompletion::item).collect();
                     match self.store.poll(request, items, probe, plan).await {
@@ -428,26 +435,6 @@ impl WorkerInner {
             _ = self.store.pause_presence().changes().notified() => {}
             _ = changed => {}
         }
-    }
-
-    /// Write the queued completions on their own (no claim to pair them
-    /// with); false when there were none.
-    async fn flush_completions(&self, run: &RunState) -> bool {
-        self.write_completions(run, run.take_completions()).await
-    }
-
-    /// Write `pending` (completions taken from the run) on their own; false
-    /// when there were none.
-    async fn write_completions(&self, run: &RunState, pending: Vec<PendingCompletion>) -> bool {
-        if pending.is_empty() {
-            return false;
-        }
-        let items = pending.iter().map(PendingCompletion::item).collect();
-        match self.store.complete_batch(self.id.clone(), items).await {
-            Ok(completed) => run.deliver(pending, Ok(completed), &self.reporter),
-            Err(err) => run.deliver(pending, Err(&err), &self.reporter),
-        }
-        true
     }
 }
 

@@ -9,7 +9,9 @@
 //! Without a backlog the completions commit on their own first, so whoever
 //! waits on them (a `call()`) hears at once rather than after a claim, and
 //! the next poll probes before it takes the write lock: a claim that got
-//! fewer calls than it asked for left nothing behind.
+//! fewer calls than it asked for left nothing behind. (A backend that writes
+//! completions apart, Postgres, has none to pair: `completions.rs` writes
+//! them beside the loop, so its polls never wait for a flush.)
 //!
 //! While the queue has a backlog, handlers are short (recent calls took
 //! under `SHORT_TASK` a task on average, so a batch call of many short tasks

@@ -1,9 +1,9 @@
 //! A worker's poll on Postgres: the read-only probe (an idle poll's only
 //! statement) and the claim transaction's statements.
 
-use super::conn::{rows, tasks};
-use super::rows::{complete_many, insert_new};
-use super::transport::{params, Param, PgRow, Session};
+use super::conn::{rows, task_rows, tasks};
+use super::rows::insert_new;
+use super::transport::{params, Param, PgRow, Session, Statement};
 use crate::deadletter::Route;
 use crate::error::Result;
 use crate::protocol::deadletters::POSTGRES as DEAD_LETTERS;
@@ -27,32 +27,33 @@ pub(super) async fn claimable<S: Session>(client: &S, request: &ClaimRequest) ->
 }
 
 /// A poll's statements inside its transaction: the completions, lease
-/// recovery, then the plan's draws. Returns the ids completed.
+/// recovery, then the plan's draws. The completions and the recovery go in
+/// the first plain draw's round trip (in that order, as if run one by one);
+/// only without one do they run alone. Returns the ids completed.
 pub(super) async fn claim_draws<S: Session>(
     tx: &S,
     request: &ClaimRequest,
     completions: Vec<(String, Option<String>)>,
     plan: &mut dyn ClaimPlan,
 ) -> Result<Vec<String>> {
-    let completed = if completions.is_empty() {
-        Vec::new()
-    } else {
-        complete_many(tx, &request.worker_id, completions).await?
-    };
-    let recovered = rows(tx, SQL.recover_leases, &params![]).await?;
-    if !recovered.is_empty() {
-        let ids = recovered
-            .iter()
-            .map(|row| row.text(0))
-            .collect::<Result<Vec<String>>>()?;
-        dead_letter_recovered(tx, &ids).await?;
+    let (ids, results): (Vec<String>, Vec<Option<String>>) = completions.into_iter().unzip();
+    let complete = params![&ids, &results, &request.worker_id];
+    let mut leading: Vec<Statement> = Vec::with_capacity(3);
+    if !ids.is_empty() {
+        leading.push((SQL.complete_batch, &complete));
     }
+    leading.push((SQL.recover_leases, &[]));
+    // The completed ids and the recovered ones once the leading statements ran.
+    let mut led: Option<Led> = None;
     while let Some(draw) = plan.next_draw() {
         if draw.is_empty() {
             plan.accept(Vec::new());
             continue;
         }
         if draw.flow {
+            if led.is_none() {
+                led = Some(Led::read(&tx.query_all(&leading).await?, &ids)?);
+            }
             super::flow::draw(tx, request, &draw, plan).await?;
             continue;
         }
@@ -68,21 +69,61 @@ pub(super) async fn claim_draws<S: Session>(
             }
             _ => Param::from(&draw.names),
         };
-        let claimed = tasks(
-            tx,
-            shape.statement(&SQL),
-            &[
-                queue,
-                name,
-                Param::from(&request.worker_id),
-                Param::from(&request.lease_ms),
-                Param::from(&draw.limit),
-            ],
-        )
-        .await?;
+        let claim = [
+            queue,
+            name,
+            Param::from(&request.worker_id),
+            Param::from(&request.lease_ms),
+            Param::from(&draw.limit),
+        ];
+        let lead = if led.is_none() { &leading[..] } else { &[] };
+        let statements: Vec<Statement> = lead
+            .iter()
+            .copied()
+            .chain([(shape.statement(&SQL), &claim[..])])
+            .collect();
+        let mut answers = tx.query_all(&statements).await?;
+        let claimed = task_rows(&answers.pop().expect("the claim's answer"))?;
+        if led.is_none() {
+            led = Some(Led::read(&answers, &ids)?);
+        }
         plan.accept(claimed);
     }
-    Ok(completed)
+    let led = match led {
+        Some(led) => led,
+        None => Led::read(&tx.query_all(&leading).await?, &ids)?,
+    };
+    if !led.recovered.is_empty() {
+        dead_letter_recovered(tx, &led.recovered).await?;
+    }
+    Ok(led.completed)
+}
+
+/// What the leading statements answered: the ids `complete_batch` completed
+/// (its answer comes first when `ids` were sent) and those `recover_leases`
+/// failed for good.
+struct Led {
+    completed: Vec<String>,
+    recovered: Vec<String>,
+}
+
+impl Led {
+    fn read<R: PgRow>(answers: &[Vec<R>], ids: &[String]) -> Result<Self> {
+        let ids_of = |rows: Option<&Vec<R>>| -> Result<Vec<String>> {
+            rows.map_or(Ok(Vec::new()), |rows| {
+                rows.iter().map(|row| row.text(0)).collect()
+            })
+        };
+        let (completed, recovered) = if ids.is_empty() {
+            (Vec::new(), ids_of(answers.first())?)
+        } else {
+            (ids_of(answers.first())?, ids_of(answers.get(1))?)
+        };
+        Ok(Led {
+            completed,
+            recovered,
+        })
+    }
 }
 
 /// The dead letters of the tasks lease recovery just failed for good

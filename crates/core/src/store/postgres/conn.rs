@@ -80,7 +80,11 @@ pub async fn tasks<S: Session + ?Sized>(
     sql: &str,
     params: &[Param<'_>],
 ) -> Result<Vec<Task>> {
-    let rows = session.query(sql, params).await?;
+    task_rows(&session.query(sql, params).await?)
+}
+
+/// A statement's task rows as tasks.
+pub fn task_rows<R: PgRow>(rows: &[R]) -> Result<Vec<Task>> {
     let Some(first) = rows.first() else {
         return Ok(Vec::new());
     };

@@ -69,16 +69,17 @@ impl<'t, S: Session> PgFlow<'t, S> {
         name: &str,
         chunk: Chunk,
     ) -> Result<(StoredDeclaration, i64)> {
-        let (found, running) = self
+        let answers = self
             .tx
-            .query_pair(
+            .query_all(&[
                 (
                     with_literal_limit(POSTGRES_LIMITS_AND_LOCKS, "$5", chunk.rows),
                     &params![&queue, &name, &chunk.limit, &self.held],
                 ),
                 (POSTGRES_GROUP_RUNNING, &params![&name]),
-            )
+            ])
             .await?;
+        let [found, running]: [Vec<_>; 2] = answers.try_into().ok().expect("two answers");
         self.running = running
             .iter()
             .map(|row| Ok((row.text(0)?, row.int(1)?)))

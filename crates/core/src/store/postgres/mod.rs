@@ -46,7 +46,8 @@ use self::rows::{
 use self::transport::{end_tx, params, PgRow, Session, Transaction, Transport};
 use super::backend::{
     Backend, ClaimPlan, ClaimRequest, Conflict, HeldTask, ListFilter, NewTask, Outcome, Polled,
-    PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef, WriteAnswer, WriteOp,
+    PurgeFilter, PushSubscriber, SharedTx, StatusCount, Target, TaskRef, WaitPoll, WriteAnswer,
+    WriteOp,
 };
 use crate::error::Result;
 use crate::protocol::{self, POSTGRES as SQL, POSTGRES_PURGE_IN_ORDER};
@@ -108,6 +109,17 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
 
     async fn get_status(&self, target: Target) -> Result<Option<TaskRef>> {
         reads::status_of(&self.client().await?, &target).await
+    }
+
+    /// The row itself, in one round trip: a probe that finds the task
+    /// finished has what the wait returns, without a second statement (a
+    /// round trip costs more than the row's bytes).
+    async fn wait_poll(&self, target: Target) -> Result<WaitPoll> {
+        let found = self.get(target).await?;
+        Ok(WaitPoll {
+            probed: found.as_ref().map(TaskRef::of),
+            row: found.filter(|task| task.status.is_terminal()),
+        })
     }
 
     async fn stats(&self, queue: Option<String>) -> Result<Vec<StatusCount>> {
@@ -176,6 +188,12 @@ impl<T: Transport + PushSource> Backend for PostgresBackend<T> {
             Some(row) => row.int(0),
             None => Ok(0),
         }
+    }
+
+    /// A claim commits without waiting for its flush, so the poll loop
+    /// claims on while the completions' commit flushes.
+    fn completes_apart(&self) -> bool {
+        true
     }
 
     async fn poll(

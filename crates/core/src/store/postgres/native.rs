@@ -1,6 +1,9 @@
 //! The native transport: a tokio-postgres pool the store opens from a DSN
 //! and owns, and the LISTEN connection beside it.
 
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, QueueMode, RecyclingMethod};
 use serde_json::Value;
@@ -9,7 +12,7 @@ use tokio_postgres::Row;
 
 use super::conn::{db_error, quoted_schema};
 use super::dsn::Dsn;
-use super::transport::{Param, PgRow, Session, Transaction, Transport, UNFLUSHED};
+use super::transport::{Param, PgRow, Session, Statement, Transaction, Transport, UNFLUSHED};
 use crate::error::{Error, Result};
 
 pub struct NativeTransport {
@@ -78,10 +81,9 @@ impl Transport for NativeTransport {
     }
 
     async fn begin(&self, pool: &Pool) -> Result<NativeTx> {
-        let client = self.conn(pool).await?;
-        client.batch_execute("begin").await.map_err(db_error)?;
         Ok(NativeTx {
-            client: Some(client),
+            client: Some(self.conn(pool).await?),
+            begun: AtomicBool::new(false),
         })
     }
 }
@@ -101,20 +103,19 @@ impl Session for Object {
         self.batch_execute(sql).await.map_err(db_error)
     }
 
-    /// Both prepared before either is sent: a prepare still in flight would
-    /// let the second's execution reach the server first. Each execution is
-    /// sent at its future's first poll, in the order joined.
-    async fn query_pair(
-        &self,
-        first: (&str, &[Param<'_>]),
-        second: (&str, &[Param<'_>]),
-    ) -> Result<(Vec<Row>, Vec<Row>)> {
-        let one = self.prepare_cached(first.0).await.map_err(db_error)?;
-        let two = self.prepare_cached(second.0).await.map_err(db_error)?;
-        let (one_values, two_values) = (bound(first.1), bound(second.1));
-        futures_util::future::try_join(
-            tokio_postgres::Client::query(self, &one, &one_values),
-            tokio_postgres::Client::query(self, &two, &two_values),
+    /// All prepared before any is sent: a prepare still in flight would let
+    /// a later statement's execution reach the server first. Each execution
+    /// is sent at its future's first poll, in the order joined.
+    async fn query_all(&self, statements: &[Statement<'_, '_>]) -> Result<Vec<Vec<Row>>> {
+        let mut prepared = Vec::with_capacity(statements.len());
+        for (sql, params) in statements {
+            let statement = self.prepare_cached(sql).await.map_err(db_error)?;
+            prepared.push((statement, bound(params)));
+        }
+        futures_util::future::try_join_all(
+            prepared
+                .iter()
+                .map(|(statement, values)| tokio_postgres::Client::query(self, statement, values)),
         )
         .await
         .map_err(db_error)
@@ -127,10 +128,13 @@ fn bound<'a>(params: &'a [Param<'_>]) -> Vec<&'a (dyn ToSql + Sync)> {
 }
 
 /// A transaction on one pooled connection, begun and ended by statements so
-/// it can own its connection. Dropped unfinished (a caller gave up), the
-/// connection leaves the pool and closes: the server rolls it back.
+/// it can own its connection. Its `begin` is sent with its first statement,
+/// in the same round trip; one that ran none ends without a round trip.
+/// Dropped unfinished (a caller gave up), the connection leaves the pool and
+/// closes: the server rolls it back.
 pub struct NativeTx {
     client: Option<Object>,
+    begun: AtomicBool,
 }
 
 impl NativeTx {
@@ -138,8 +142,23 @@ impl NativeTx {
         self.client.as_ref().expect("an unfinished transaction")
     }
 
+    /// `work`, the transaction's `begin` sent just before it on a first use.
+    async fn in_tx<R>(&self, work: impl Future<Output = Result<R>>) -> Result<R> {
+        if self.begun.swap(true, Ordering::SeqCst) {
+            return work.await;
+        }
+        // `begin` is polled first, so it reaches the server first; it fails
+        // only with its connection, which fails `work` too.
+        let (began, done) = futures_util::join!(self.client().batch_execute("begin"), work);
+        began.map_err(db_error)?;
+        done
+    }
+
     async fn end(mut self, sql: &str) -> Result<()> {
         let client = self.client.take().expect("an unfinished transaction");
+        if !self.begun.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         match client.batch_execute(sql).await {
             Ok(()) => Ok(()),
             Err(e) => {
@@ -163,19 +182,15 @@ impl Session for NativeTx {
     type Row = Row;
 
     async fn query(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>> {
-        self.client().query(sql, params).await
+        self.in_tx(self.client().query(sql, params)).await
     }
 
     async fn batch(&self, sql: &str) -> Result<()> {
-        Session::batch(self.client(), sql).await
+        self.in_tx(Session::batch(self.client(), sql)).await
     }
 
-    async fn query_pair(
-        &self,
-        first: (&str, &[Param<'_>]),
-        second: (&str, &[Param<'_>]),
-    ) -> Result<(Vec<Row>, Vec<Row>)> {
-        self.client().query_pair(first, second).await
+    async fn query_all(&self, statements: &[Statement<'_, '_>]) -> Result<Vec<Vec<Row>>> {
+        self.in_tx(self.client().query_all(statements)).await
     }
 }
 
@@ -189,13 +204,17 @@ impl Transaction for NativeTx {
         let values: Vec<Value> = serde_json::from_str(values)
             .map_err(|e| Error::Invalid(format!("query values must be a JSON array: {e}")))?;
         let client = self.client();
-        let statement = client.prepare(sql).await.map_err(db_error)?;
-        let loose: Vec<Loose> = values.into_iter().map(Loose).collect();
-        let bound: Vec<&(dyn ToSql + Sync)> =
-            loose.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-        let found = tokio_postgres::Client::query(client, &statement, &bound)
-            .await
-            .map_err(db_error)?;
+        let found = self
+            .in_tx(async {
+                let statement = client.prepare(sql).await.map_err(db_error)?;
+                let loose: Vec<Loose> = values.into_iter().map(Loose).collect();
+                let bound: Vec<&(dyn ToSql + Sync)> =
+                    loose.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+                tokio_postgres::Client::query(client, &statement, &bound)
+                    .await
+                    .map_err(db_error)
+            })
+            .await?;
         let objects: Vec<Value> = found.iter().map(row_object).collect::<Result<_>>()?;
         Ok(Value::Array(objects).to_string())
     }
@@ -386,29 +405,69 @@ mod tests {
         Some((transport, pool))
     }
 
-    /// `query_pair` runs its statements in order in the transaction, the
-    /// second seeing what the first did, on a first use (neither prepared on
-    /// the connection yet) and on a second (both prepared).
+    /// `query_all` runs its statements in order in the transaction, each
+    /// seeing what the one before did, on a first use (none prepared on the
+    /// connection yet) and on a second (all prepared).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_pair_runs_in_order_in_its_transaction() {
+    async fn pipelined_statements_run_in_order_in_their_transaction() {
         let Some((transport, pool)) = one_connection().await else {
             return;
         };
         for round in ["first", "second"] {
             let tx = transport.begin(&pool).await.unwrap();
-            let (_, seen) = tx
-                .query_pair(
+            let seen = tx
+                .query_all(&[
                     (
                         "select set_config('cairnq.pair', $1::text, true)",
                         &params![&round],
                     ),
+                    (
+                        "select set_config('cairnq.pair', current_setting('cairnq.pair') || '+', true)",
+                        &params![],
+                    ),
                     ("select current_setting('cairnq.pair', true)", &params![]),
-                )
+                ])
                 .await
                 .unwrap();
-            assert_eq!(seen[0].opt_text(0).unwrap().as_deref(), Some(round));
+            let expected = format!("{round}+");
+            assert_eq!(seen[2][0].opt_text(0).unwrap(), Some(expected));
             tx.rollback().await.unwrap();
         }
+        transport.release(pool);
+    }
+
+    /// The `begin` a transaction sends with its first statement precedes
+    /// it: a rollback undoes that statement. One that ran nothing commits.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_transactions_first_statement_is_inside_it() {
+        let Some((transport, pool)) = one_connection().await else {
+            return;
+        };
+        let table = format!("cairnq_first_{}", std::process::id());
+        let conn = transport.conn(&pool).await.unwrap();
+        conn.batch(&format!("create table {table} (n int)"))
+            .await
+            .unwrap();
+        drop(conn);
+        let insert = format!("insert into {table} values (1)");
+        let tx = transport.begin(&pool).await.unwrap();
+        tx.query(&insert, &[]).await.unwrap();
+        tx.rollback().await.unwrap();
+        let tx = transport.begin(&pool).await.unwrap();
+        tx.batch(&insert).await.unwrap();
+        tx.rollback().await.unwrap();
+        transport
+            .begin(&pool)
+            .await
+            .unwrap()
+            .commit()
+            .await
+            .unwrap();
+        let conn = transport.conn(&pool).await.unwrap();
+        let count = format!("select count(*) from {table}");
+        assert_eq!(conn.query(&count, &[]).await.unwrap()[0].int(0).unwrap(), 0);
+        conn.batch(&format!("drop table {table}")).await.unwrap();
+        drop(conn);
         transport.release(pool);
     }
 

@@ -156,19 +156,21 @@ pub trait Session: Send + Sync {
     async fn query(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Self::Row>>;
     /// Parameterless SQL, possibly several statements (migrations, locks).
     async fn batch(&self, sql: &str) -> Result<()>;
-    /// Two statements in order, the second a later statement than the first
-    /// (its snapshot taken after the first ended), sent together where the
-    /// transport can pipeline them: one round trip instead of two.
-    async fn query_pair(
-        &self,
-        first: (&str, &[Param<'_>]),
-        second: (&str, &[Param<'_>]),
-    ) -> Result<(Vec<Self::Row>, Vec<Self::Row>)> {
-        let first = self.query(first.0, first.1).await?;
-        let second = self.query(second.0, second.1).await?;
-        Ok((first, second))
+    /// Statements in order, each a later statement than the one before (its
+    /// snapshot taken after that one ended), sent together where the
+    /// transport can pipeline them: one round trip instead of one each.
+    /// Answers each statement's rows, in order.
+    async fn query_all(&self, statements: &[Statement<'_, '_>]) -> Result<Vec<Vec<Self::Row>>> {
+        let mut answers = Vec::with_capacity(statements.len());
+        for (sql, params) in statements {
+            answers.push(self.query(sql, params).await?);
+        }
+        Ok(answers)
     }
 }
+
+/// A statement and its bound values, one of `Session::query_all`'s.
+pub type Statement<'s, 'p> = (&'s str, &'s [Param<'p>]);
 
 /// A transaction: statements run in it until `commit` or `rollback`.
 #[async_trait]
