@@ -97,6 +97,27 @@ forEachDialect("dead letters", (dialect) => {
     assert.equal(letters.size, ids.length, "no letter of anything else");
   });
 
+  test("a lease that expires on the last attempt is dead-lettered by the registration", async (t) => {
+    const { client, db } = await setupWorker(t, dialect);
+    const task = await client.submit("mail", {}, { maxAttempts: 1 });
+    const config = { dialect: dialect.name, db, leaseMs: 600, deadLetter: "dlq", hang: true };
+    const killed = spawnFixture(t, "dead-letter-worker.mjs", config);
+    await killed.waitForEvent((e) => e.event === "started", { what: "the only attempt" });
+    killed.kill("SIGKILL");
+    await killed.waitExit();
+    // A worker with the same registration recovers the lease and fails the task.
+    const recovering = spawnFixture(t, "dead-letter-worker.mjs", config);
+    await waitForStatus(client, task.id, "failed", { timeoutMs: 30_000 });
+    await waitFor(async () => (await lettersByOrigin(client)).has(task.id), {
+      timeoutMs: 30_000,
+      message: "no letter of the task whose lease expired",
+    });
+    recovering.kill("SIGKILL");
+    await recovering.waitExit();
+    const [letter] = (await lettersByOrigin(client)).get(task.id);
+    assert.equal(letter.metadata["cairnq.deadLettered"].from.attempt, 1);
+  });
+
   test("a bad deadLetter is refused naming the field, and nothing is written", async (t) => {
     const { client, worker } = await setupWorker(t, dialect);
     await assert.rejects(client.submit("mail", {}, { deadLetter: "" }), {

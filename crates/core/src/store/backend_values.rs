@@ -515,5 +515,11 @@ pub trait ClaimPlan: Send + 'static {
     fn keep(&self) -> bool {
         true
     }
+    /// The dead-letter queue the poller's registration of `name` names: the
+    /// route of a task of that name whose lease this claim's recovery failed
+    /// for good, when its submit named none.
+    fn dead_letter_of(&self, _name: &str) -> Option<&str> {
+        None
+    }
     fn into_any(self: Box<Self>) -> Box<dyn Any + Send>;
 }

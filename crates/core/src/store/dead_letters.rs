@@ -5,8 +5,18 @@
 
 use crate::deadletter::{letter_metadata, Route};
 use crate::ids::new_task_id;
-use crate::store::backend::NewTask;
+use crate::store::backend::{ClaimPlan, NewTask};
 use crate::task::{Status, Task};
+
+/// The letters of `failed`, the rows lease recovery just failed for good in
+/// a poll planned by `plan`: each routed by its submit, else by the poller's
+/// registration of its name.
+pub fn recovered_letters(failed: &[Task], plan: &dyn ClaimPlan) -> Vec<NewTask> {
+    failed
+        .iter()
+        .filter_map(|row| letter_of(row, &Route::of_task(row, plan.dead_letter_of(&row.name))))
+        .collect()
+}
 
 /// The letter of `row`, just written by a failure routed by `route`: none
 /// unless it failed for good (a retry, a cancel or a lost lease writes none)

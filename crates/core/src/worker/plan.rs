@@ -92,6 +92,14 @@ impl PollPlan {
 }
 
 impl ClaimPlan for PollPlan {
+    fn dead_letter_of(&self, name: &str) -> Option<&str> {
+        self.claim_sources
+            .handlers
+            .get(name)?
+            .dead_letter
+            .as_deref()
+    }
+
     fn next_draw(&mut self) -> Option<Draw> {
         while self.left > 0 {
             let index = self.order.next()?;

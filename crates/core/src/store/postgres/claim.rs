@@ -4,12 +4,11 @@
 use super::conn::{rows, task_rows, tasks};
 use super::rows::insert_new;
 use super::transport::{params, Param, PgRow, Session, Statement};
-use crate::deadletter::Route;
 use crate::error::Result;
 use crate::protocol::deadletters::POSTGRES as DEAD_LETTERS;
 use crate::protocol::{specialize_for, ClaimShape, POSTGRES as SQL};
 use crate::store::backend::{ClaimPlan, ClaimRequest};
-use crate::store::dead_letters::letter_of;
+use crate::store::dead_letters::recovered_letters;
 
 /// `claimable_probe`: whether a claim on `request`'s queues and names may
 /// find work now.
@@ -94,7 +93,7 @@ pub(super) async fn claim_draws<S: Session>(
         None => Led::read(&tx.query_all(&leading).await?, &ids)?,
     };
     if !led.recovered.is_empty() {
-        dead_letter_recovered(tx, &led.recovered).await?;
+        dead_letter_recovered(tx, &led.recovered, plan).await?;
     }
     Ok(led.completed)
 }
@@ -128,12 +127,14 @@ impl Led {
 
 /// The dead letters of the tasks lease recovery just failed for good
 /// (docs/api.md, "Dead letters"), in the claim's transaction.
-async fn dead_letter_recovered<S: Session>(tx: &S, recovered: &Vec<String>) -> Result<()> {
+async fn dead_letter_recovered<S: Session>(
+    tx: &S,
+    recovered: &Vec<String>,
+    // `&mut`: a shared borrow of the plan held across an await is not `Send`.
+    plan: &mut dyn ClaimPlan,
+) -> Result<()> {
     let failed = tasks(tx, DEAD_LETTERS.recovered_failed, &params![recovered]).await?;
-    for letter in failed
-        .iter()
-        .filter_map(|row| letter_of(row, &Route::Stored))
-    {
+    for letter in recovered_letters(&failed, plan) {
         insert_new(tx, &letter).await?;
     }
     Ok(())

@@ -8,14 +8,13 @@ use super::query::{execute, query, query_tasks};
 use super::rows::json_list;
 use super::writes::{complete_many, insert_new};
 use crate::clock::Clock;
-use crate::deadletter::Route;
 use crate::error::{Error, Result};
 use crate::protocol::deadletters::SQLITE as DEAD_LETTERS;
 use crate::protocol::{
     specialize_for, without_returning, ClaimShape, SQLITE as SQL, SQLITE_CLAIM_IDS,
 };
 use crate::store::backend::{ClaimPlan, ClaimRequest, Polled};
-use crate::store::dead_letters::letter_of;
+use crate::store::dead_letters::recovered_letters;
 use crate::task::Task;
 
 /// The claim probe of `request`, as a read to run on a connection.
@@ -65,7 +64,7 @@ pub(super) fn claim(
         |row| row.get(0),
     )?;
     if !recovered.is_empty() {
-        dead_letter_recovered(conn, &recovered, clock.now_ms())?;
+        dead_letter_recovered(conn, &recovered, &*plan, clock.now_ms())?;
     }
     let queues_json = json_list(&request.queues);
     let one_queue = request.queues.first().cloned();
@@ -148,13 +147,15 @@ fn mark_claimed(
 
 /// The dead letters of the tasks lease recovery just failed for good
 /// (docs/api.md, "Dead letters"), in the claim's transaction.
-fn dead_letter_recovered(conn: &Connection, recovered: &[String], now: i64) -> Result<()> {
+fn dead_letter_recovered(
+    conn: &Connection,
+    recovered: &[String],
+    plan: &dyn ClaimPlan,
+    now: i64,
+) -> Result<()> {
     let ids = json_list(recovered);
     let failed = query_tasks(conn, DEAD_LETTERS.recovered_failed, &[(":ids", &ids)])?;
-    for letter in failed
-        .iter()
-        .filter_map(|row| letter_of(row, &Route::Stored))
-    {
+    for letter in recovered_letters(&failed, plan) {
         insert_new(conn, &letter, now)?;
     }
     Ok(())
