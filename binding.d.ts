@@ -244,6 +244,12 @@ export declare class NativeStore {
    * task has finished, null no such task.
    */
   signal(target: string, byKey: boolean, name: string, payload?: string | undefined | null): Promise<boolean | null>
+  /**
+   * `retry` / `retryByKey` (`by_key`) with `fromStep`: the task requeued
+   * with its steps from `from_step` on dropped, as row JSON; null for no
+   * such task.
+   */
+  restartFromStep(target: string, byKey: boolean, fromStep: string, resetAttempt: boolean): Promise<string | null>
 }
 
 export declare class NativeWatch {

@@ -519,7 +519,12 @@ export declare function defineTask<P = unknown, R = unknown>(name: string): Task
 // works with every TypeScript version a consumer may have).
 type FromDef<T> = [T][T extends any ? 0 : never];
 
-type RetryOptions = { resetAttempt?: boolean };
+/**
+ * `retry` options: `resetAttempt` counts attempts from 0 again; `fromStep`
+ * drops the stored step of that id and those stored after it, and takes a
+ * succeeded task too (docs/api.md, "Restart from a step").
+ */
+type RetryOptions = { resetAttempt?: boolean; fromStep?: string };
 /**
  * `cancel` options: `children: false` leaves the task's unfinished
  * `ctx.callChild` children alone (by default they are canceled, at any depth).

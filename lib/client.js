@@ -35,7 +35,7 @@ const { subscribe } = require("./events.js");
  * @typedef {import("../index.js").Schedule} Schedule
  * @typedef {import("../index.js").QueueSummary} QueueSummary
  * @typedef {import("../index.js").ScheduleOptions} ScheduleOptions
- * @typedef {{ resetAttempt?: boolean }} RetryOptions
+ * @typedef {{ resetAttempt?: boolean, fromStep?: string }} RetryOptions
  * @typedef {import("../index.js").RetryManyFilter} RetryManyFilter
  * @typedef {import("../index.js").CancelManyFilter} CancelManyFilter
  * @typedef {import("../index.js").BulkPage} BulkPage

@@ -7,7 +7,7 @@
 
 const { LostLease, SerializationError, TaskCanceled, TaskFailed, fromNative } = require("./errors.js");
 const { raise } = require("./native-call.js");
-const { dumpOptionalJson, encodeOptions } = require("./json.js");
+const { dumpOptionalJson, encodeOptions, parseRow } = require("./json.js");
 const { taskName } = require("./models.js");
 const { childMetadata } = require("./telemetry/trace.js");
 
@@ -240,6 +240,25 @@ async function taskSteps(store, taskId) {
   return JSON.parse(await store._native.steps(taskId).catch(raise));
 }
 
+/**
+ * `retry(id, { fromStep })` and `retryByKey` (`byKey`) with it (docs/api.md,
+ * "Restart from a step"): the task requeued with its stored steps from
+ * `fromStep` on dropped, or null for no task; the core refuses the rest.
+ * @param {NativeHolder} store
+ * @param {string} target
+ * @param {boolean} byKey
+ * @param {{ fromStep?: unknown, resetAttempt?: boolean }} opts
+ * @returns {Promise<import("../index.js").Task | null>}
+ */
+async function restartFromStep(store, target, byKey, opts) {
+  const { fromStep } = opts;
+  if (typeof fromStep !== "string") throw new Error(`fromStep must be a non-empty string, got ${String(fromStep)}`);
+  // An id or key that is not a string names no task (as for `retry`).
+  if (typeof target !== "string") return null;
+  const row = await store._native.restartFromStep(target, byKey, fromStep, opts.resetAttempt === true).catch(raise);
+  return parseRow(row);
+}
+
 module.exports = {
   step,
   sleep,
@@ -250,4 +269,5 @@ module.exports = {
   sendSignal,
   childStepOf,
   taskSteps,
+  restartFromStep,
 };

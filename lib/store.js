@@ -13,6 +13,7 @@ const { dumpJson, dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = 
 const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
 const { encodeSubmitItems } = require("./submit-items.js");
 const { backoffTagged } = require("./retry.js");
+const { restartFromStep } = require("./steps.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
@@ -26,7 +27,7 @@ const { backoffTagged } = require("./retry.js");
  * @typedef {import("../index.js").WatchOptions} WatchOptions
  * @typedef {import("../index.js").WatchSignal} WatchSignal
  * @typedef {import("../index.js").BackpressureOptions} BackpressureOptions
- * @typedef {{ resetAttempt?: boolean }} RetryOptions
+ * @typedef {{ resetAttempt?: boolean, fromStep?: string }} RetryOptions
  * @typedef {(names: string[] | null | undefined, limit: number) => Promise<Task[]>} Draw
  * @typedef {import("./tick-writes.js").WriteArgs} WriteArgs
  */
@@ -318,6 +319,7 @@ class TaskStore {
    * @returns {Promise<Task | null>}
    */
   retry(taskId, opts = {}) {
+    if (opts.fromStep !== undefined) return restartFromStep(this, taskId, false, opts);
     if (!namesTask(taskId)) return NO_TASK;
     return this._write({ kind: "retry", taskId, resetAttempt: opts.resetAttempt === true });
   }
@@ -328,6 +330,7 @@ class TaskStore {
    * @returns {Promise<Task | null>}
    */
   retryByKey(key, opts = {}) {
+    if (opts.fromStep !== undefined) return restartFromStep(this, key, true, opts);
     if (!namesTask(key)) return NO_TASK;
     return this._write({ kind: "retryByKey", key, resetAttempt: opts.resetAttempt === true });
   }

@@ -179,4 +179,27 @@ impl NativeStore {
         };
         self.inner.signal(target, signal).await.js()
     }
+
+    /// `retry` / `retryByKey` (`by_key`) with `fromStep`: the task requeued
+    /// with its steps from `from_step` on dropped, as row JSON; null for no
+    /// such task.
+    #[napi]
+    pub async fn restart_from_step(
+        &self,
+        target: String,
+        by_key: bool,
+        from_step: String,
+        reset_attempt: bool,
+    ) -> Result<Option<String>> {
+        let target = if by_key {
+            Target::Key(target)
+        } else {
+            Target::Id(target)
+        };
+        self.inner
+            .restart_from_step(target, &from_step, reset_attempt)
+            .await
+            .map(|task| task.map(crate::store::row))
+            .js()
+    }
 }

@@ -8,6 +8,7 @@ import type {
   PendingSignal,
   StepKind,
   StepSuspension,
+  Task,
   TaskStep,
   TaskSteps,
   WaitForSignalOptions,
@@ -67,6 +68,8 @@ async function inspect(id: string): Promise<void> {
   const alone: CancelOptions = { children: false };
   await client.cancel(id, alone);
   await client.cancelByKey("order-1", { children: true });
-  void [kinds, size, stored, pending, sent, byKey];
+  const restarted: Task | null = await client.retry(id, { fromStep: "summarize" });
+  await client.retryByKey("order-1", { fromStep: "fetch", resetAttempt: true });
+  void [kinds, size, stored, pending, sent, byKey, restarted];
 }
 void inspect;

@@ -154,21 +154,41 @@ function describeRef(ref) {
 }
 
 /**
- * Retry a failed or canceled task. A missing task is NOT_FOUND; a task in
+ * Retry a failed or canceled task (with `fromStep`, also a succeeded one,
+ * its steps from that one on dropped). A missing task is NOT_FOUND; a task in
  * another state is REFUSED, with its state named.
  * @param {CairnQ} client
  * @param {{ id?: string, key?: string }} ref
- * @param {{ resetAttempt?: boolean }} [opts]
+ * @param {{ resetAttempt?: boolean, fromStep?: string }} [opts]
  * @returns {Promise<Task>}
  */
 async function retryTask(client, ref, opts = {}) {
   return actOnTask(
     client,
     ref,
-    (id) => client.retry(id, opts),
-    (key) => client.retryByKey(key, opts),
+    (id) => refusedAsState(client.retry(id, opts)),
+    (key) => refusedAsState(client.retryByKey(key, opts)),
     "only failed or canceled tasks can be retried",
   );
+}
+
+/**
+ * A restart from a step the core refused (the task's state, or a step it has
+ * not stored: its messages name `fromStep`) is REFUSED, as a state that does
+ * not allow the action.
+ * @template T
+ * @param {Promise<T>} action
+ * @returns {Promise<T>}
+ */
+async function refusedAsState(action) {
+  try {
+    return await action;
+  } catch (err) {
+    if (/** @type {Error} */ (err).message?.startsWith("fromStep")) {
+      throw new InspectError(/** @type {Error} */ (err).message, EXIT.REFUSED);
+    }
+    throw err;
+  }
 }
 
 /**

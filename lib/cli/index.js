@@ -250,9 +250,11 @@ async function main(argv, io = {}) {
   command("retry <db> [id]", "put a failed or canceled task back in its queue")
     .option("--key <key>", "the task a key points at")
     .option("--reset-attempt", "start counting attempts from zero again")
+    .option("--from-step <step>", "drop the stored steps from this one on (a succeeded task too)")
     .action(async (db, id, opts) => {
       const task = await inspect.retryTask(open(db), taskRef(id, opts.key), {
         resetAttempt: opts.resetAttempt === true,
+        fromStep: opts.fromStep,
       });
       if (opts.json) return printJson(task);
       print(

@@ -18,4 +18,7 @@ feature_statements! {
     child_state,
     wake_parents,
     live_children,
+    restart_target,
+    drop_from,
+    restart,
 }

@@ -5,6 +5,7 @@
 //! `ctx.callChild`). The worker's context (`worker::steps`) carries the
 //! decisions out through the store.
 
+pub mod restart;
 mod store;
 pub mod view;
 

@@ -42,6 +42,34 @@ impl Store {
         self.backend().step_summaries(task_id.to_string()).await
     }
 
+    /// `retry(target, { fromStep: step_id, resetAttempt })` (docs/api.md,
+    /// "Restart from a step"): the task requeued with its steps from
+    /// `step_id` on dropped, in one transaction; `None` for no task. A
+    /// database without the steps table has no step to restart from.
+    pub async fn restart_from_step(
+        &self,
+        target: Target,
+        step_id: &str,
+        reset_attempt: bool,
+    ) -> Result<Option<Task>> {
+        crate::steps::restart::from_step(step_id)?;
+        if !self.steps_installed().await? {
+            let found = self.get(target).await?;
+            return match found {
+                None => Ok(None),
+                Some(task) => crate::steps::restart::restart_point(
+                    &task.id,
+                    step_id,
+                    Some((task.status, None)),
+                )
+                .map(|_| None),
+            };
+        }
+        self.backend()
+            .restart_from_step(target, step_id.to_string(), reset_attempt)
+            .await
+    }
+
     /// Store a step of the task `owned` holds (installing the table first);
     /// its stored-at time.
     pub async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64> {

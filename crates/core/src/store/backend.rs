@@ -261,6 +261,14 @@ pub trait StepBackend: Send + Sync {
     /// In one transaction: cancel the unfinished children the task's child
     /// steps submitted, and theirs, at any depth; the rows canceled.
     async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>>;
+    /// In one transaction (`steps::restart`): drop the task's steps from
+    /// `step_id` on and requeue it; `None` for no task.
+    async fn restart_from_step(
+        &self,
+        target: Target,
+        step_id: String,
+        reset_attempt: bool,
+    ) -> Result<Option<Task>>;
 }
 
 /// The signals statements of one dialect (docs/protocol.md, "Signals"). A

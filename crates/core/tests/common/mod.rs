@@ -82,6 +82,13 @@ macro_rules! shared_suite {
                     the_table_appears_on_first_use_and_goes_with_purged_tasks);
             }
 
+            mod step_restart {
+                use crate::common::step_restart as checks;
+                shared_suite!(@one #[$threaded] $db, $store;
+                    a_restart_reruns_the_step_and_those_after_it,
+                    a_restart_is_refused_and_changes_nothing);
+            }
+
             mod signals {
                 use crate::common::signals as checks;
                 shared_suite!(@one #[$threaded] $db, $store;
@@ -397,6 +404,7 @@ pub mod reserved;
 pub mod retry;
 pub mod schedules;
 pub mod signals;
+pub mod step_restart;
 pub mod steps;
 pub mod timeouts;
 pub mod unique;

@@ -113,7 +113,7 @@ pub(crate) fn run(
 
 /// `ctx.step(id, fn)` as `lib/steps.js` runs it: the stored or new result,
 /// `None` once the run is suspended.
-async fn step(
+pub(crate) async fn step(
     ctx: &TaskContext,
     id: &str,
     fresh: impl FnOnce() -> Option<String>,

@@ -5,14 +5,15 @@
 
 use async_trait::async_trait;
 
-use super::conn::{feature_installed, install_feature, rows};
+use super::conn::{feature_installed, install_feature, rows, task};
 use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
-use super::rows::cancel_by_id;
+use super::rows::{cancel_by_id, resolve_key};
 use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::steps::POSTGRES as SQL;
-use crate::store::backend::{HeldTask, StepBackend};
+use crate::store::backend::{HeldTask, StepBackend, Target};
+use crate::store::steps::restart::{restart_from_step, RestartTransaction};
 use crate::store::steps::rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake,
 };
@@ -92,6 +93,43 @@ async fn record<S: Session>(session: &S, owned: &HeldTask, step: &NewStep) -> Re
 /// read `now()`, the transaction's time, so a sleep's stored wake time is the
 /// time its task is due.
 pub(super) struct PgTx<'t, S>(pub(super) &'t S);
+
+impl<S: Session> RestartTransaction for PgTx<'_, S> {
+    async fn key_task(&mut self, key: &str) -> Result<Option<String>> {
+        Ok(resolve_key(self.0, key).await?.map(|task| task.id))
+    }
+
+    async fn restart_target(
+        &mut self,
+        task_id: &str,
+        step_id: &str,
+    ) -> Result<Option<(Status, Option<i64>)>> {
+        let found = rows(self.0, SQL.restart_target, &params![&task_id, &step_id]).await?;
+        let Some(row) = found.first() else {
+            return Ok(None);
+        };
+        Ok(Some((row.text(0)?.parse()?, row.opt_int(1)?)))
+    }
+
+    async fn drop_steps_from(
+        &mut self,
+        task_id: &str,
+        step_id: &str,
+        created_at_ms: i64,
+    ) -> Result<()> {
+        rows(
+            self.0,
+            SQL.drop_from,
+            &params![&task_id, &step_id, &created_at_ms],
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn requeue(&mut self, task_id: &str, reset_attempt: bool) -> Result<Option<Task>> {
+        task(self.0, SQL.restart, &params![&task_id, &reset_attempt]).await
+    }
+}
 
 impl<S: Session> StepTransaction for PgTx<'_, S> {
     async fn record(&mut self, owned: &HeldTask, step: &NewStep) -> Result<i64> {
@@ -225,5 +263,16 @@ impl<T: Transport + PushSource> StepBackend for PostgresBackend<T> {
         let tx = self.begin().await?;
         let canceled = transaction::cancel_children(&mut PgTx(&tx), &task_id).await;
         end_tx(tx, canceled).await
+    }
+
+    async fn restart_from_step(
+        &self,
+        target: Target,
+        step_id: String,
+        reset_attempt: bool,
+    ) -> Result<Option<Task>> {
+        let tx = self.begin().await?;
+        let restarted = restart_from_step(&mut PgTx(&tx), &target, &step_id, reset_attempt).await;
+        end_tx(tx, restarted).await
     }
 }

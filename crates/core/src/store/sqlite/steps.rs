@@ -12,12 +12,13 @@ use rusqlite::{Connection, Row};
 use super::conn::{apply_in_transaction, feature_installed};
 use super::lifecycle::SqliteBackend;
 use super::query::{at_once, key_at, query, Cells, Params};
-use super::rows::json_list;
+use super::rows::{json_list, resolve_key, update_one};
 use super::writes::cancel_by_id;
 use crate::error::{Error, Result};
 use crate::protocol::steps::SQLITE as SQL;
-use crate::store::backend::{HeldTask, StepBackend};
+use crate::store::backend::{HeldTask, StepBackend, Target};
 use crate::store::bad_rows::{readable, BadRow};
+use crate::store::steps::restart::{restart_from_step, RestartTransaction};
 use crate::store::steps::rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake, STEPS_TABLE,
 };
@@ -98,6 +99,51 @@ pub(super) struct WriterTx<'c> {
 impl<'c> WriterTx<'c> {
     pub(super) fn new(conn: &'c Connection, now: i64) -> Self {
         WriterTx { conn, now }
+    }
+}
+
+impl RestartTransaction for WriterTx<'_> {
+    async fn key_task(&mut self, key: &str) -> Result<Option<String>> {
+        Ok(resolve_key(self.conn, key)?.map(|task| task.id))
+    }
+
+    async fn restart_target(
+        &mut self,
+        task_id: &str,
+        step_id: &str,
+    ) -> Result<Option<(Status, Option<i64>)>> {
+        let params: &Params<'_> = &[(":task_id", &task_id), (":step_id", &step_id)];
+        let found = query(self.conn, SQL.restart_target, params, |row| {
+            Ok((row.get::<_, String>(0)?, row.get::<_, Option<i64>>(1)?))
+        })?;
+        found
+            .into_iter()
+            .next()
+            .map(|(status, stored_at)| Ok((status.parse()?, stored_at)))
+            .transpose()
+    }
+
+    async fn drop_steps_from(
+        &mut self,
+        task_id: &str,
+        step_id: &str,
+        created_at_ms: i64,
+    ) -> Result<()> {
+        let params: &Params<'_> = &[
+            (":task_id", &task_id),
+            (":step_id", &step_id),
+            (":created_at_ms", &created_at_ms),
+        ];
+        query(self.conn, SQL.drop_from, params, |_| Ok(())).map(|_| ())
+    }
+
+    async fn requeue(&mut self, task_id: &str, reset_attempt: bool) -> Result<Option<Task>> {
+        let params: &Params<'_> = &[
+            (":id", &task_id),
+            (":reset_attempt", &reset_attempt),
+            (":now", &self.now),
+        ];
+        update_one(self.conn, SQL.restart, task_id, params)
     }
 }
 
@@ -272,6 +318,24 @@ impl StepBackend for SqliteBackend {
             at_once(transaction::cancel_children(
                 &mut WriterTx::new(conn, clock.now_ms()),
                 &task_id,
+            ))
+        })
+        .await
+    }
+
+    async fn restart_from_step(
+        &self,
+        target: Target,
+        step_id: String,
+        reset_attempt: bool,
+    ) -> Result<Option<Task>> {
+        let clock = self.clock.clone();
+        self.transaction(move |conn| {
+            at_once(restart_from_step(
+                &mut WriterTx::new(conn, clock.now_ms()),
+                &target,
+                &step_id,
+                reset_attempt,
             ))
         })
         .await
