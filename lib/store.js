@@ -9,10 +9,9 @@ const { UnsupportedBackend } = require("./errors.js");
 const { TickWrites } = require("./tick-writes.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { inSharedTransaction, nativeSession } = require("./shared-tx.js");
-const { dumpJson, dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = require("./json.js");
+const { dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = require("./json.js");
 const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
-const { encodeSubmitItems } = require("./submit-items.js");
-const { backoffTagged } = require("./retry.js");
+const { submitArgs, encodeSubmitItems } = require("./submit-args.js");
 const { sleep, namesTask, waitForTask } = require("./store-waits.js");
 const { watchSignals } = require("./store-watch.js");
 
@@ -211,16 +210,12 @@ class TaskStore {
   }
 
   /**
-   * The options as the core reads them (`SubmitInput::read`), payload and
-   * metadata encoded here (JSON.stringify's rules are JavaScript's).
+   * @internal The submit's arguments as the core reads them (submit-args.js),
+   * for a child submit too.
    * @param {SubmitInput} input
    */
   _submitArgs(input) {
-    return {
-      ...backoffTagged(input),
-      payload: dumpJson(input.payload ?? {}),
-      metadata: dumpJson(input.metadata ?? {}),
-    };
+    return submitArgs(input);
   }
 
   /**
