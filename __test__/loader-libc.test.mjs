@@ -1,4 +1,4 @@
-// binding.js's first musl check (scripts/loader-libc.mjs inserts it after
+// binding.js's first musl check (scripts/build/loader-libc.mjs inserts it after
 // napi build): the C library mapped into the process decides, not the host's
 // /usr/bin/ldd. The check runs here on /proc/self/maps texts as each kind of
 // system maps its libc.

@@ -13,7 +13,7 @@
 // Each transaction runs on a pg Client of a pool of that many clients; each
 // cell runs for --seconds, repetitions interleave the variants, the table
 // gives the median. No worker runs. Use a durable server (CAIRNQ_PG_DURABLE=1
-// for scripts/postgres.sh): every commit waits for its WAL flush. pg-boss and
+// for scripts/test/postgres.sh): every commit waits for its WAL flush. pg-boss and
 // graphile-worker are the peers' (bench/peers/), so this runs on their Node 22.
 import { randomBytes } from "node:crypto";
 

@@ -10,7 +10,7 @@ const { encodeOptions, epochMs } = require("./json.js");
  * @typedef {import("../index.js").RetryManyFilter} RetryManyFilter
  * @typedef {import("../index.js").CancelManyFilter} CancelManyFilter
  * @typedef {import("../index.js").BulkPage} BulkPage
- * @typedef {{ _native: any }} NativeHolder
+ * @typedef {import("./native-call.js").NativeHolder} NativeHolder
  */
 
 /**

@@ -7,13 +7,13 @@
 
 const { asEnvelope } = require("./errors.js");
 const { raise } = require("./native-call.js");
-const { dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = require("./json.js");
+const { dumpOptionalJson, encodeEnvelope, encodeOptions } = require("./json.js");
 
 /**
  * @typedef {import("../index.js").Task} Task
  * @typedef {import("../index.js").FetchOptions} FetchOptions
  * @typedef {import("../index.js").FetchedTask} FetchedTask
- * @typedef {{ _native: any }} NativeHolder
+ * @typedef {import("./native-call.js").NativeHolder} NativeHolder
  */
 
 /**
@@ -51,7 +51,7 @@ async function fetchTasks(store, opts = {}) {
  */
 async function completeFetched(store, task, result) {
   const [id, workerId] = held("complete", task);
-  return store._native.completeFetched(id, workerId, dumpOptionalJson(result)).then(parseRow, raise);
+  return store._native.completeFetched(id, workerId, dumpOptionalJson(result)).then(JSON.parse, raise);
 }
 
 /**
@@ -69,7 +69,7 @@ async function failFetched(store, task, reason, opts = {}) {
   const [envelope, retryable] = asEnvelope(reason, opts.retryable ?? true);
   return store._native
     .failFetched(id, workerId, encodeEnvelope(envelope, retryable), retryable, opts.delayMs)
-    .then(parseRow, raise);
+    .then(JSON.parse, raise);
 }
 
 /**
@@ -80,7 +80,7 @@ async function failFetched(store, task, reason, opts = {}) {
  */
 async function extendFetched(store, task, leaseMs) {
   const [id, workerId] = held("extendLease", task);
-  return store._native.extendFetched(id, workerId, leaseMs).then(parseRow, raise);
+  return store._native.extendFetched(id, workerId, leaseMs).then(JSON.parse, raise);
 }
 
 module.exports = { fetchTasks, completeFetched, failFetched, extendFetched };

@@ -7,6 +7,12 @@
 const { fromNative } = require("./errors.js");
 
 /**
+ * What a feature module needs of a store: its native handle, typed as
+ * binding.d.ts generates it, so every call into it is checked.
+ * @typedef {{ _native: import("../binding.js").NativeStore }} NativeHolder
+ */
+
+/**
  * Call a synchronous native method, mapping its error onto our classes.
  * @template T
  * @param {() => T} fn

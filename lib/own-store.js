@@ -35,7 +35,9 @@ function replacedMethods(store, methods) {
  */
 function ownNative(store, methods) {
   const replaced = replacedMethods(store, methods);
-  return replaced !== null && replaced.length === 0 ? /** @type {any} */ (store)._native : null;
+  return replaced !== null && replaced.length === 0
+    ? /** @type {import("./native-call.js").NativeHolder} */ (store)._native
+    : null;
 }
 
 /**

@@ -7,10 +7,13 @@ const { raise } = require("./native-call.js");
 
 /**
  * @typedef {import("../index.js").QueueSummary} QueueSummary
- * @typedef {{ _native: any }} NativeHolder
+ * @typedef {import("./native-call.js").NativeHolder} NativeHolder
  */
 
-/** @param {unknown} queue */
+/**
+ * @param {unknown} queue
+ * @returns {asserts queue is string}
+ */
 function checkQueue(queue) {
   if (typeof queue !== "string") throw new Error(`queue must be a non-empty string, got ${String(queue)}`);
 }

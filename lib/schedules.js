@@ -12,7 +12,7 @@ const SCHEDULE_METADATA_KEY = "cairnq.schedule";
 /**
  * @typedef {import("../index.js").Schedule} Schedule
  * @typedef {import("../index.js").ScheduleOptions} ScheduleOptions
- * @typedef {{ _native: any }} NativeHolder
+ * @typedef {import("./native-call.js").NativeHolder} NativeHolder
  */
 
 /**

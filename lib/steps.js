@@ -16,7 +16,7 @@ const { childMetadata } = require("./telemetry/trace.js");
  * @typedef {import("../index.js").TaskDef} TaskDef
  * @typedef {import("../index.js").CallChildOptions} CallChildOptions
  * @typedef {import("../index.js").TaskSteps} TaskSteps
- * @typedef {{ _native: any }} NativeHolder
+ * @typedef {import("./native-call.js").NativeHolder} NativeHolder
  */
 
 /**

@@ -4,15 +4,16 @@
 // here (JSON.stringify semantics belong to JS), then hands off to Rust, which
 // runs the statement off the event loop and returns the row as JSON text.
 
-const { NativeWatch, DEFAULT_WATCH_POLL_MS, onBadRow } = require("./native.js");
-const { TaskTimeout, UnsupportedBackend } = require("./errors.js");
+const { DEFAULT_WATCH_POLL_MS, onBadRow } = require("./native.js");
+const { UnsupportedBackend } = require("./errors.js");
 const { TickWrites } = require("./tick-writes.js");
 const { nativeSync, raise } = require("./native-call.js");
 const { inSharedTransaction, nativeSession } = require("./shared-tx.js");
-const { dumpJson, dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = require("./json.js");
+const { dumpOptionalJson, encodeEnvelope, encodeOptions, parseRow } = require("./json.js");
 const { activeTracer, tracedSubmit } = require("./telemetry/trace.js");
-const { encodeSubmitItems } = require("./submit-items.js");
-const { backoffTagged } = require("./retry.js");
+const { submitArgs, encodeSubmitItems } = require("./submit-args.js");
+const { sleep, namesTask, waitForTask } = require("./store-waits.js");
+const { watchSignals } = require("./store-watch.js");
 const { restartFromStep } = require("./steps.js");
 
 /**
@@ -43,29 +44,6 @@ onBadRow((/** @type {string} */ message) => process.emitWarning(message, { code:
  * @returns {any}
  */
 const parseRows = (text) => JSON.parse(text);
-
-/**
- * A JS timer: a delay it cannot hold (NaN, negative, past 2^31 − 1 ms) fires
- * at once, the rule the core's `timer_ms` follows for the native wakes.
- * @param {number} ms
- * @param {boolean} keepAlive
- * @returns {Promise<void>}
- */
-function sleep(ms, keepAlive) {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    if (!keepAlive) timer.unref?.();
-  });
-}
-
-/**
- * Whether a task id or key can name a task. One that is not a string names
- * none, as in 0.7.0 (which bound it as a value no row holds): lookups and
- * writes by it answer null, and waits on it run out their deadline.
- * @param {unknown} value
- * @returns {value is string}
- */
-const namesTask = (value) => typeof value === "string";
 
 const NO_TASK = Promise.resolve(null);
 
@@ -233,16 +211,12 @@ class TaskStore {
   }
 
   /**
-   * The options as the core reads them (`SubmitInput::read`), payload and
-   * metadata encoded here (JSON.stringify's rules are JavaScript's).
+   * @internal The submit's arguments as the core reads them (submit-args.js),
+   * for a child submit too.
    * @param {SubmitInput} input
    */
   _submitArgs(input) {
-    return {
-      ...backoffTagged(input),
-      payload: dumpJson(input.payload ?? {}),
-      metadata: dumpJson(input.metadata ?? {}),
-    };
+    return submitArgs(input);
   }
 
   /**
@@ -391,30 +365,7 @@ class TaskStore {
    * @returns {() => void}
    */
   watch(opts, onSignal) {
-    let active = true;
-    const deliver = (/** @type {import("../binding.js").WatchSignalObject} */ native) => {
-      if (!active) return;
-      /** @type {WatchSignal} */
-      const signal = { reason: /** @type {WatchSignal["reason"]} */ (native.reason) };
-      if (native.queue != null) signal.queue = native.queue;
-      if (native.taskId != null) signal.taskId = native.taskId;
-      try {
-        onSignal(signal);
-      } catch {
-        // a consumer's throw is its own: the other subscribers keep their signals
-      }
-    };
-    const watch = new NativeWatch(this._native, opts?.queues, opts?.pollMs, deliver);
-    // Notifications heard on the JS thread reach the consumer at once.
-    const unhear = this._notifications?.hear((channel, payload) => {
-      const signal = watch.signalOf(channel, payload);
-      if (signal) deliver(signal);
-    });
-    return () => {
-      active = false;
-      unhear?.();
-      watch.stop();
-    };
+    return watchSignals(this._native, this._notifications, opts, onSignal);
   }
 
   /**
@@ -581,10 +532,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _wait(taskId, opts) {
-    const args = encodeOptions(opts);
-    if (!namesTask(taskId)) return this._runOut(taskId, null, args);
-    // The native wait resolves with a row (never "no row") or rejects.
-    return /** @type {Promise<Task>} */ (this._native.wait(taskId, args).then(parseRow, raise));
+    return waitForTask(this._native, taskId, false, opts);
   }
 
   /**
@@ -594,26 +542,7 @@ class TaskStore {
    * @returns {Promise<Task>}
    */
   _waitByKey(key, opts) {
-    const args = encodeOptions(opts);
-    if (!namesTask(key)) return this._runOut(key, key, args);
-    return /** @type {Promise<Task>} */ (this._native.waitByKey(key, args).then(parseRow, raise));
-  }
-
-  /**
-   * @internal A wait on an id or key that names no task: TaskTimeout once the
-   * core's deadline for it passes (never, for a timeout that is not finite).
-   * @param {unknown} taskId
-   * @param {unknown} key
-   * @param {string} args the wait's options, encoded
-   * @returns {Promise<never>}
-   */
-  async _runOut(taskId, key, args) {
-    const timeoutMs = await this._native.runOutWait(args).catch(raise);
-    throw new TaskTimeout(/** @type {string} */ (taskId), {
-      timeoutMs,
-      task: null,
-      key: /** @type {string | null} */ (key),
-    });
+    return waitForTask(this._native, key, true, opts);
   }
 }
 

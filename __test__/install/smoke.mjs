@@ -1,6 +1,6 @@
 // Install smoke test, ES-module form: run from a fresh folder where the
 // packed `cairnq` and its platform package were installed from tarballs
-// (scripts/install-proof.sh). Prints one `ok` line; exits non-zero on failure.
+// (scripts/release/install-proof.sh). Prints one `ok` line; exits non-zero on failure.
 // It never calls process.exit on success: the runtime must exit by itself.
 import { CairnQ, TaskFailed, Worker, defineTask } from "cairnq";
 import assert from "node:assert/strict";

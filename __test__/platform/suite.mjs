@@ -1,5 +1,5 @@
 // The platform suite: what every built target must do under its own runtime
-// (`scripts/run-on.sh <name> __test__/platform/suite.mjs`), small enough to
+// (`scripts/platforms/run-on.sh <name> __test__/platform/suite.mjs`), small enough to
 // run emulated. Plain output, one line a check; the last line is
 // "N passed, N failed" (", N skipped" when Postgres was skipped) and the exit
 // code is 1 when a check failed. A check returns a reason to skip, or nothing.

@@ -2,7 +2,7 @@
 // dropped through psql), clients and workers that are closed when the test
 // ends, and a private cluster for the tests that restart the server.
 //
-// The tests read CAIRNQ_TEST_PG_DSN (`scripts/postgres.sh start` prints one).
+// The tests read CAIRNQ_TEST_PG_DSN (`scripts/test/postgres.sh start` prints one).
 // Without it they skip with a reason, unless CI is set: then they fail.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -25,7 +25,7 @@ const IN_CI = Boolean(process.env.CI);
  * `requireDsn`) instead of passing silently.
  */
 export const PG_SKIP =
-  BASE_DSN || IN_CI ? false : "CAIRNQ_TEST_PG_DSN is not set (scripts/postgres.sh start prints one)";
+  BASE_DSN || IN_CI ? false : "CAIRNQ_TEST_PG_DSN is not set (scripts/test/postgres.sh start prints one)";
 
 /** The Postgres migration ledger's names, in order (docs/protocol.md, "Migration ledger"). */
 export const POSTGRES_MIGRATIONS = migrationLedger().postgres;
@@ -193,12 +193,12 @@ async function postgresSh(args, timeoutMs = 180_000) {
     });
     return stdout.trim();
   } catch (err) {
-    throw new Error(`scripts/postgres.sh ${args.join(" ")} failed: ${err.stderr || err.message}`, { cause: err });
+    throw new Error(`scripts/test/postgres.sh ${args.join(" ")} failed: ${err.stderr || err.message}`, { cause: err });
   }
 }
 
 /**
- * A private cluster (its own data dir and port, through scripts/postgres.sh),
+ * A private cluster (its own data dir and port, through scripts/test/postgres.sh),
  * so restarting it disturbs no other test. Stopped and removed at the end.
  * Returns {dsn, start(), stop()}.
  */

@@ -3,12 +3,20 @@
 // line"). Argument parsing is commander's; every command opens the database
 // through the client API (lib/admin/inspect.js) and prints a table, or JSON with --json.
 
-const fs = require("node:fs");
-const { Command, Option, InvalidArgumentError, CommanderError } = require("commander");
+const { Command, Option, CommanderError } = require("commander");
 
 const models = require("../models.js");
 const inspect = require("../admin/inspect.js");
-const { parseDuration } = require("../admin/duration.js");
+const {
+  positiveInt,
+  nonNegativeInt,
+  port,
+  basePath,
+  integer,
+  duration,
+  positiveDuration,
+} = require("./option-parsers.js");
+const { submitError, submitFile, parsePayload } = require("./submit-input.js");
 const fmt = require("./format.js");
 const { defineSchedulesCommand } = require("./schedules.js");
 const { definePauseCommands } = require("./pauses.js");
@@ -43,64 +51,6 @@ Exit codes:
 database (not in a SQLite file holding another application's tables, unless
 --init); every other command refuses a missing or non-cairnq database and
 changes nothing. Colours only on a terminal, never with NO_COLOR set.`;
-
-// --- option parsers: one clear line for a bad value ---------------------------
-
-/** @param {string} v */
-function positiveInt(v) {
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < 1)
-    throw new InvalidArgumentError("must be a positive integer.");
-  return n;
-}
-
-/** @param {string} v */
-function nonNegativeInt(v) {
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n)) throw new InvalidArgumentError("must be a non-negative integer.");
-  return n;
-}
-
-/** @param {string} v */
-function port(v) {
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n > 65535) throw new InvalidArgumentError("must be a port number from 0 to 65535.");
-  return n;
-}
-
-/** @param {string} v */
-function basePath(v) {
-  const { normalizeBase } = require("../dashboard/handler.js");
-  try {
-    normalizeBase(v);
-  } catch (err) {
-    throw new InvalidArgumentError(`${/** @type {Error} */ (err).message.replace(/^basePath /, "")}.`);
-  }
-  return v;
-}
-
-/** @param {string} v */
-function integer(v) {
-  const n = Number(v);
-  if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n)) throw new InvalidArgumentError("must be an integer.");
-  return n;
-}
-
-/** @param {string} v */
-function duration(v) {
-  try {
-    return parseDuration(v);
-  } catch (err) {
-    throw new InvalidArgumentError(`${/** @type {Error} */ (err).message}.`);
-  }
-}
-
-/** @param {string} v */
-function positiveDuration(v) {
-  const ms = duration(v);
-  if (ms <= 0) throw new InvalidArgumentError("must be a positive duration.");
-  return ms;
-}
 
 // --- the program ----------------------------------------------------------------
 
@@ -478,62 +428,6 @@ async function main(argv, io = {}) {
   }
 }
 
-/**
- * A submit's failure as the command line reports it.
- * @param {Error & { code?: string }} e
- * @returns {never}
- */
-function submitError(e) {
-  if (e.code === "CAIRNQ_NOT_CAIRNQ")
-    throw new InspectError(`${e.message}; pass --init to add cairnq's tables to it anyway`, EXIT.NO_DATABASE);
-  // JSON text that parses to what JSON cannot store (1e999 is Infinity).
-  if (e.name === "SerializationError") throw new InspectError(`payload cannot be stored: ${e.message}`, EXIT.USAGE);
-  throw e;
-}
-
-/**
- * `submit --file`: the file's non-blank lines as `submitMany`'s items, one
- * transaction; a refusal names the file's line, not the item's index.
- * @param {import("../client.js").CairnQ} cq
- * @param {string} path a file, or "-" for stdin
- */
-async function submitFile(cq, path) {
-  let text;
-  try {
-    text = path === "-" ? await readAll(process.stdin) : await fs.promises.readFile(path, "utf8");
-  } catch (e) {
-    throw new InspectError(`cannot read ${path}: ${/** @type {Error} */ (e).message}`, EXIT.USAGE);
-  }
-  /** @type {number[]} */
-  const lineOf = [];
-  const items = [];
-  for (const [i, line] of text.split("\n").entries()) {
-    if (line.trim() === "") continue;
-    try {
-      items.push(JSON.parse(line));
-    } catch (e) {
-      throw new InspectError(`line ${i + 1}: not valid JSON: ${/** @type {Error} */ (e).message}`, EXIT.USAGE);
-    }
-    lineOf.push(i + 1);
-  }
-  return cq.submitMany(items).catch((/** @type {Error} */ e) => {
-    const at = /items\[(\d+)\]/.exec(e.message);
-    if (at === null) return submitError(e);
-    // "items[3].options.priority …" reads "line 4: options.priority …"; a
-    // refusal naming the item further in keeps its words.
-    const rest = at.index === 0 ? e.message.slice(at[0].length).replace(/^[.:] ?/, "") : e.message;
-    throw new InspectError(`line ${lineOf[Number(at[1])]}: ${rest}`, EXIT.USAGE);
-  });
-}
-
-/** @param {NodeJS.ReadableStream} stream */
-async function readAll(stream) {
-  /** @type {Buffer[]} */
-  const chunks = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 /** @param {CairnQ | null} client */
 async function closeQuietly(client) {
   if (!client) return;
@@ -541,19 +435,6 @@ async function closeQuietly(client) {
     await client.close();
   } catch {
     // Closing after a failed open has nothing to report.
-  }
-}
-
-/**
- * A payload given as JSON text on the command line.
- * @param {string} text
- * @returns {unknown}
- */
-function parsePayload(text) {
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new InspectError(`payload is not valid JSON: ${/** @type {Error} */ (e).message}`, EXIT.USAGE);
   }
 }
 

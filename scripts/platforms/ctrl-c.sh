@@ -4,7 +4,7 @@
 # process (qemu passes it on; wine turns it into the CTRL_C_EVENT Windows
 # programs get). A handler is in flight then; serve() must let it finish and
 # return, and the process exit 0. Runs __test__/platform/serve-until-ctrl-c.mjs
-# through scripts/run-on.sh; prints "N passed, N failed".
+# through scripts/platforms/run-on.sh; prints "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/platforms/lib.sh
@@ -14,7 +14,7 @@ work=$(mktemp -d)
 runner=
 trap '[[ -z $runner ]] || kill "$runner" 2>/dev/null; rm -rf "$work"' EXIT
 
-bash scripts/run-on.sh "$name" __test__/platform/serve-until-ctrl-c.mjs "$work/queue.db" "$work/started" \
+bash scripts/platforms/run-on.sh "$name" __test__/platform/serve-until-ctrl-c.mjs "$work/queue.db" "$work/started" \
     >"$work/log" 2>&1 &
 runner=$!
 for _ in $(seq 1 1200); do

@@ -28,7 +28,7 @@ triple_of() {
 }
 
 # Installs the Debian packages that are missing (root; CI runs as root),
-# under a lock: platforms.sh builds one target while another's suite starts.
+# under a lock: platforms/all.sh builds one target while another's suite starts.
 apt_install() {
     (
         flock 9

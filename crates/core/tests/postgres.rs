@@ -3,7 +3,7 @@
 //! run in parallel without seeing each other's rows or notifications.
 //!
 //! Without `CAIRNQ_TEST_PG_DSN` the tests skip, unless `CI` is set: then a
-//! missing server is a failure. `scripts/postgres.sh start` prints a DSN.
+//! missing server is a failure. `scripts/test/postgres.sh start` prints a DSN.
 
 #[macro_use]
 mod common;
@@ -37,7 +37,7 @@ fn server_dsn() -> Option<String> {
             panic!("CAIRNQ_TEST_PG_DSN must name a Postgres server when CI is set")
         }
         _ => {
-            eprintln!("skipped: set CAIRNQ_TEST_PG_DSN (see scripts/postgres.sh) to run the Postgres tests");
+            eprintln!("skipped: set CAIRNQ_TEST_PG_DSN (see scripts/test/postgres.sh) to run the Postgres tests");
             None
         }
     }
@@ -1253,7 +1253,7 @@ async fn a_debounce_racing_a_claim_makes_a_new_task() {
 
 /// libpq's sslmode meanings: `require` encrypts without checking the
 /// certificate, `disable` never encrypts, `verify-full` refuses a certificate
-/// no trusted root signed. `scripts/postgres.sh` serves a self-signed one.
+/// no trusted root signed. `scripts/test/postgres.sh` serves a self-signed one.
 #[tokio::test(flavor = "multi_thread")]
 async fn sslmode_follows_libpq() {
     let Some(db) = TestDb::create().await else {

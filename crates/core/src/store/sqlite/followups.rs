@@ -3,7 +3,7 @@
 //! follow-up inside the submit's transaction, and the release.
 
 use async_trait::async_trait;
-use rusqlite::Connection;
+use rusqlite::{Connection, ToSql};
 
 use super::conn::apply_in_transaction;
 use super::lifecycle::SqliteBackend;
@@ -49,15 +49,26 @@ pub(super) fn hold(
     query(
         conn,
         SQL.hold,
-        &[
-            (":task_id", &task_id),
-            (":after_id", &after_id),
-            (":debounce_ms", &window.window_ms),
-            (":now", &now),
-        ],
+        &hold_params(&task_id, &after_id, &window, &now),
         |_| Ok(()),
     )?;
     Ok(())
+}
+
+/// The named parameters of `hold`, for the writer's connection and the
+/// caller's (`submit_in.rs`) alike.
+pub(super) fn hold_params<'a>(
+    task_id: &'a dyn ToSql,
+    after_id: &'a dyn ToSql,
+    window: &'a Debounce,
+    now: &'a i64,
+) -> [(&'static str, &'a dyn ToSql); 4] {
+    [
+        (":task_id", task_id),
+        (":after_id", after_id),
+        (":debounce_ms", &window.window_ms),
+        (":now", now),
+    ]
 }
 
 /// The held-back follow-up `id` starts later once released.
@@ -65,15 +76,25 @@ pub(super) fn postpone(conn: &Connection, id: &str, window: Debounce, now: i64) 
     query(
         conn,
         SQL.postpone,
-        &[
-            (":id", &id),
-            (":debounce_ms", &window.window_ms),
-            (":max_delay_ms", &window.max_delay_ms),
-            (":now", &now),
-        ],
+        &postpone_params(&id, &window, &now),
         |_| Ok(()),
     )?;
     Ok(())
+}
+
+/// The named parameters of `postpone`, for the writer's connection and the
+/// caller's (`submit_in.rs`) alike.
+pub(super) fn postpone_params<'a>(
+    id: &'a dyn ToSql,
+    window: &'a Debounce,
+    now: &'a i64,
+) -> [(&'static str, &'a dyn ToSql); 4] {
+    [
+        (":id", id),
+        (":debounce_ms", &window.window_ms),
+        (":max_delay_ms", &window.max_delay_ms),
+        (":now", now),
+    ]
 }
 
 /// Whether any follow-up is held back (the table exists).

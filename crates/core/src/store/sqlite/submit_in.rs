@@ -13,8 +13,9 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::conn::{LEDGER_HAS, LEDGER_RECORD};
+use super::followups::{hold_params, postpone_params};
 use super::query::Params;
-use super::writes::{insert_values, INSERT_PARAMS};
+use super::writes::{debounce_params, insert_values, INSERT_PARAMS};
 use crate::error::{Error, Result};
 use crate::protocol::followups::{LEDGER_NAME, SQLITE as FOLLOWUPS};
 use crate::protocol::steps::SQLITE as STEPS;
@@ -191,25 +192,10 @@ impl KeyedConn for CallerConn<'_, '_> {
                 held,
             } => KeyedAnswer::Row(self.task(
                 returning_row(SQL.debounce),
-                &[
-                    (":id", &id),
-                    (":payload", &payload),
-                    (":debounce_ms", &window.window_ms),
-                    (":max_delay_ms", &window.max_delay_ms),
-                    (":held", &held),
-                    (":now", &now),
-                ],
+                &debounce_params(id, payload, window, held, &now),
             )?),
             KeyedStep::Postpone { id, window } => {
-                self.write(
-                    FOLLOWUPS.postpone,
-                    &[
-                        (":id", &id),
-                        (":debounce_ms", &window.window_ms),
-                        (":max_delay_ms", &window.max_delay_ms),
-                        (":now", &now),
-                    ],
-                )?;
+                self.write(FOLLOWUPS.postpone, &postpone_params(id, window, &now))?;
                 KeyedAnswer::Done
             }
             KeyedStep::Hold {
@@ -227,12 +213,7 @@ impl KeyedConn for CallerConn<'_, '_> {
                 }
                 self.write(
                     FOLLOWUPS.hold,
-                    &[
-                        (":task_id", &task_id),
-                        (":after_id", &after_id),
-                        (":debounce_ms", &window.window_ms),
-                        (":now", &now),
-                    ],
+                    &hold_params(task_id, after_id, window, &now),
                 )?;
                 KeyedAnswer::Done
             }

@@ -13,7 +13,7 @@ use crate::deadletter::Route;
 use crate::error::Result;
 use crate::protocol::{without_returning, SQLITE as SQL};
 use crate::store::backend::{
-    Conflict, HeldTask, NewTask, Outcome, Target, TaskRef, WriteAnswer, WriteOp,
+    Conflict, Debounce, HeldTask, NewTask, Outcome, Target, TaskRef, WriteAnswer, WriteOp,
 };
 use crate::store::dead_letters::letter_of;
 use crate::store::keyed::{self, KeyedAnswer, KeyedConn, KeyedStep};
@@ -123,6 +123,25 @@ pub(super) fn insert_values<'a>(task: &'a NewTask, now: &'a i64) -> [&'a dyn ToS
     ]
 }
 
+/// The named parameters of `debounce`, for the writer's connection and the
+/// caller's (`submit_in.rs`) alike.
+pub(super) fn debounce_params<'a>(
+    id: &'a dyn ToSql,
+    payload: &'a dyn ToSql,
+    window: &'a Debounce,
+    held: &'a bool,
+    now: &'a i64,
+) -> [(&'static str, &'a dyn ToSql); 6] {
+    [
+        (":id", id),
+        (":payload", payload),
+        (":debounce_ms", &window.window_ms),
+        (":max_delay_ms", &window.max_delay_ms),
+        (":held", held),
+        (":now", now),
+    ]
+}
+
 pub(super) fn cancel_by_id(conn: &Connection, id: &str, now: i64) -> Result<Option<Task>> {
     update_one(conn, SQL.cancel, id, &[(":id", &id), (":now", &now)])
 }
@@ -193,14 +212,7 @@ impl KeyedConn for StoreConn<'_> {
                 conn,
                 SQL.debounce,
                 id,
-                &[
-                    (":id", &id),
-                    (":payload", &payload),
-                    (":debounce_ms", &window.window_ms),
-                    (":max_delay_ms", &window.max_delay_ms),
-                    (":held", &held),
-                    (":now", &now),
-                ],
+                &debounce_params(id, payload, window, held, &now),
             )?),
             KeyedStep::Postpone { id, window } => {
                 followups::postpone(conn, id, *window, now)?;

@@ -2,10 +2,10 @@
 # Fails when binding.js / binding.d.ts in the work tree differ from the
 # committed ones. Run right after `npm run build`, which regenerates both
 # (`napi build --platform … --js binding.js --dts binding.d.ts`, its `--pipe`
-# running scripts/loader-libc.mjs on the loader): a difference then means the
+# running scripts/build/loader-libc.mjs on the loader): a difference then means the
 # committed files are stale against src/.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 files=(binding.js binding.d.ts)
 

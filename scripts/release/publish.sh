@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# `bash scripts/publish.sh [npm publish flags…]`: publishes a release to the
+# `bash scripts/release/publish.sh [npm publish flags…]`: publishes a release to the
 # registry npm is configured for, as the release workflow does and the
-# registry proof (scripts/registry-proof.sh) checks: each platform package
+# registry proof (scripts/release/registry-proof.sh) checks: each platform package
 # under npm/ with its built addon, then the main package, whose manifest
-# names them all as optionalDependencies (scripts/publish-manifest.mjs).
+# names them all as optionalDependencies (scripts/release/publish-manifest.mjs).
 # Every npm/<name>/cairnq.<name>.node must be in place.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 version=$(node -p 'require("./package.json").version')
 for dir in npm/*/; do
@@ -24,6 +24,6 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 npm pack --loglevel=warn --ignore-scripts --pack-destination "$stage" >/dev/null
 tar xzf "$stage/cairnq-$version.tgz" -C "$stage"
-node scripts/publish-manifest.mjs "$stage/package/package.json"
+node scripts/release/publish-manifest.mjs "$stage/package/package.json"
 (cd "$stage/package" && npm publish --loglevel=warn --ignore-scripts "$@" >/dev/null)
 echo "published cairnq@$version"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `scripts/run-on.sh <name> <file.js> [args…]`: runs a JS file from the
+# `scripts/platforms/run-on.sh <name> <file.js> [args…]`: runs a JS file from the
 # project root under the real runtime of a platform (emulated when it is not
 # this machine's), loading npm/<name>/cairnq.<name>.node the way an install
 # does: through binding.js and the platform package cairnq-<name>, linked into
@@ -7,7 +7,7 @@
 # cache. Build the binary first (`npm run build:platform -- <name>`).
 # CAIRNQ_RUNTIME=deno runs linux-x64-gnu's under Deno instead of Node.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/platforms/lib.sh
 
 name=${1:?usage: run-on.sh <platform name> <file.js> [args…]}

@@ -8,7 +8,7 @@
 # building it first. On Linux x86_64 the addon is built as shipped
 # (`npm run build:dist`, for glibc 2.17 and later), elsewhere for this machine.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
@@ -31,7 +31,7 @@ else
     fi
 
     step "binding.js / binding.d.ts as committed"
-    bash scripts/check-bindings.sh
+    bash scripts/check/bindings.sh
 fi
 
 step "cargo fmt --check"
@@ -41,7 +41,7 @@ step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
 step "no module cycles in crates/core"
-python3 scripts/module-cycles.py
+python3 scripts/check/module-cycles.py
 
 step "eslint and prettier --check (npm run lint)"
 npm run lint

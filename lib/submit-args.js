@@ -1,7 +1,10 @@
 "use strict";
-// submitMany's items as one JSON text for the core (`wire::read_items`):
-// plain items through one JSON.stringify, any other item through the
-// per-item encoding, which refuses naming the item's field.
+// A submit's arguments as the core reads them (`SubmitInput::read`, and
+// `wire::read_items` for submitMany): one rule, `submitOptions`, for the
+// options of `submit`, `submitIn`, a child submit and every submitMany item.
+// Items differ only in how their payloads travel: plain ones inside one
+// JSON.stringify of all items, any other through the per-item encoding,
+// which refuses naming the item's field.
 
 const { SerializationError } = require("./errors.js");
 const { dumpJson, encodeOptions } = require("./json.js");
@@ -11,6 +14,31 @@ const { backoffTagged } = require("./retry.js");
  * @typedef {import("../index.js").SubmitInput} SubmitInput
  * @typedef {import("../index.js").SubmitItem} SubmitItem
  */
+
+/**
+ * A submit's options as the core reads them: a function backoff tagged, the
+ * metadata as JSON text (JSON.stringify's rules are JavaScript's; an absent
+ * one stays absent, `{}` to the core), refused under `field` when it names
+ * one (a submitMany item's place). Options needing neither come back as given.
+ * @template {Record<string, any> | null | undefined} T
+ * @param {T} options
+ * @param {string} [field] where a refusal says the metadata is
+ * @returns {T}
+ */
+function submitOptions(options, field) {
+  const tagged = backoffTagged(options);
+  if (options?.metadata == null) return tagged;
+  return { ...tagged, metadata: dumpJsonAt(field, options.metadata) };
+}
+
+/**
+ * `submit`'s arguments: its options (`submitOptions`) and its payload as
+ * JSON text.
+ * @param {SubmitInput} input
+ */
+function submitArgs(input) {
+  return { ...submitOptions(input), payload: dumpJson(input.payload ?? {}) };
+}
 
 /**
  * The items of one submitMany call as the core reads them; a value that is
@@ -24,18 +52,18 @@ function encodeSubmitItems(items, wired) {
 }
 
 /**
- * A submitMany item's payload or metadata as JSON text, refused naming the
- * item's field.
- * @param {number} index
- * @param {string} field
+ * A payload or metadata as JSON text (an absent one as `{}`), refused naming
+ * `field` when one is given.
+ * @param {string | undefined} field
  * @param {unknown} value
  * @returns {string}
  */
-function dumpItemJson(index, field, value) {
+function dumpJsonAt(field, value) {
+  if (field === undefined) return dumpJson(value ?? {});
   try {
     return dumpJson(value ?? {});
   } catch (err) {
-    throw new SerializationError(`items[${index}].${field}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new SerializationError(`${field}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
@@ -100,21 +128,15 @@ function plainItems(items, wired) {
       if (
         typeof name !== "string" ||
         !plainJson(payload) ||
-        !(options == null || (plainJson(options) && !Array.isArray(options))) ||
-        // JSON would drop a function unseen: the per-item encoding tags it for the core to refuse.
-        typeof options?.retry?.backoff === "function"
+        // Options that are not an object go to the per-item encoding, for the core to refuse.
+        !(options == null || (typeof options === "object" && plainJson(options) && !Array.isArray(options)))
       )
         return null;
-      const metadata = options?.metadata;
+      const encoded = submitOptions(options, `items[${index}].options.metadata`);
       plain[index] = {
         task: name,
         payload: payload ?? EMPTY,
-        options:
-          metadata !== undefined
-            ? { ...wired, ...options, metadata: dumpItemJson(index, "options.metadata", metadata) }
-            : merge
-              ? { ...wired, ...options }
-              : options,
+        options: merge ? { ...wired, ...encoded } : encoded,
       };
     }
   } catch {
@@ -154,10 +176,10 @@ function itemArgs(item, index, wired) {
   const args = Object.fromEntries(Object.keys(unknown).map((key) => [key, null]));
   args.task = task !== null && typeof task === "object" ? task.name : task;
   // Parsed back, the payload is a plain value the one text writes as it was checked.
-  args.payload = JSON.parse(dumpItemJson(index, "payload", payload));
+  args.payload = JSON.parse(dumpJsonAt(`items[${index}].payload`, payload));
   args.options =
     options === undefined || options === null || typeof options === "object"
-      ? { ...wired, ...backoffTagged(options), metadata: dumpItemJson(index, "options.metadata", options?.metadata) }
+      ? { ...wired, ...submitOptions(options, `items[${index}].options.metadata`) }
       : scalarOrNull(options);
   return args;
 }
@@ -172,4 +194,4 @@ function presentOnly(options) {
   return Object.fromEntries(Object.entries(options).filter(([, value]) => value != null));
 }
 
-module.exports = { encodeSubmitItems };
+module.exports = { submitOptions, submitArgs, encodeSubmitItems };

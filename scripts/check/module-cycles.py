@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent / "crates" / "core" / "src"
+ROOT = Path(__file__).resolve().parents[2] / "crates" / "core" / "src"
 
 
 def module_of(path: Path) -> tuple:

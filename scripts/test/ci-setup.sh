@@ -2,18 +2,18 @@
 # What the whole suite needs beyond npm's dependencies, installed on a Debian or
 # Ubuntu machine; shared by .ci/run and .github/workflows/ci.yml.
 #
-#   bash scripts/ci-setup.sh STEP...     steps: packages, python, postgres
+#   bash scripts/test/ci-setup.sh STEP...     steps: packages, python, postgres
 #
 #   packages   Debian's postgresql and chromium (the dashboard's browser tests)
 #   python     .venv (cairnq[postgres]==0.7.0) and .venv-015 (==0.15.1): the
 #              Python SDKs the interop tests run against
-#   postgres   a throwaway cluster through scripts/postgres.sh
+#   postgres   a throwaway cluster through scripts/test/postgres.sh
 #
 # Logs go to stderr; stdout gets one NAME=value line per variable the tests
 # read (CAIRNQ_PYTHON, CAIRNQ_PYTHON_015, CAIRNQ_TEST_PG_DSN), in the form both
 # `set -a; source FILE` and GitHub's $GITHUB_ENV take.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 repo=$PWD
 
 log() { printf '%s\n' "$*" >&2; }
@@ -24,7 +24,7 @@ as_root() {
 packages() {
     export DEBIAN_FRONTEND=noninteractive
     as_root apt-get update -q -o Acquire::Retries=3 >&2
-    # The postgresql package's own cluster is never used: scripts/postgres.sh
+    # The postgresql package's own cluster is never used: scripts/test/postgres.sh
     # runs a private one, so the service start it may attempt does not matter.
     # chromium is driven by playwright-core; no browser is downloaded.
     as_root apt-get install -y -q -o Acquire::Retries=3 --no-install-recommends postgresql chromium >&2
@@ -47,7 +47,7 @@ for step in "$@"; do
         echo "CAIRNQ_PYTHON=$repo/.venv/bin/python"
         echo "CAIRNQ_PYTHON_015=$repo/.venv-015/bin/python"
         ;;
-    postgres) echo "CAIRNQ_TEST_PG_DSN=$(bash scripts/postgres.sh start)" ;;
+    postgres) echo "CAIRNQ_TEST_PG_DSN=$(bash scripts/test/postgres.sh start)" ;;
     *)
         log "ci-setup.sh: unknown step '$step' (packages, python, postgres)"
         exit 2

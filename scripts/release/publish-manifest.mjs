@@ -1,4 +1,4 @@
-// `node scripts/publish-manifest.mjs <package.json>`: rewrites the main
+// `node scripts/release/publish-manifest.mjs <package.json>`: rewrites the main
 // package's manifest as publishing uploads it (what `napi prepublish` writes):
 // optionalDependencies name every platform package under npm/, at this
 // version, so npm installs the one whose os/cpu/libc match. Fails when a

@@ -6,10 +6,10 @@
 # package, so rustup and its downloads are not involved. Installs what it needs
 # (root); toolchains and the cargo target dir stay in the platform cache.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 source scripts/platforms/lib.sh
 
-name=${1:?usage: build-platform.sh <platform name, e.g. linux-arm64-gnu>}
+name=${1:?usage: scripts/build/platform.sh <platform name, e.g. linux-arm64-gnu>}
 triple=$(triple_of "$name")
 out="npm/$name/cairnq.$name.node"
 

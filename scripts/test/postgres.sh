@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for the tests.
 #
-#   scripts/postgres.sh start [DIR] [PORT]   initdb (once), start, create cairnq_test,
+#   scripts/test/postgres.sh start [DIR] [PORT]   initdb (once), start, create cairnq_test,
 #                                            print the DSN on stdout (logs go to stderr)
-#   scripts/postgres.sh stop  [DIR]          stop the cluster
+#   scripts/test/postgres.sh stop  [DIR]          stop the cluster
 #
 # DIR defaults to .pg/ in the repository (gitignored), PORT to $CAIRNQ_PG_PORT
 # or else 54329 (set it where another cluster holds that port). Host
@@ -15,7 +15,7 @@
 set -euo pipefail
 
 command=${1:-start}
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 data=${2:-}
 port=${3:-${CAIRNQ_PG_PORT:-54329}}
 password=postgres

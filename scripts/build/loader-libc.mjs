@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 const file = process.argv[2];
-if (!file) throw new Error("usage: node scripts/loader-libc.mjs <file napi build wrote>");
+if (!file) throw new Error("usage: node scripts/build/loader-libc.mjs <file napi build wrote>");
 if (path.basename(file) !== "binding.js") process.exit(0);
 const source = fs.readFileSync(file, "utf8");
 

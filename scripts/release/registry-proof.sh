@@ -8,15 +8,15 @@
 #     installs exactly that platform's package;
 #   - `bun add cairnq` installs this machine's package, and the quickstart
 #     runs under Bun.
-# Run after the platform builds (scripts/platforms.sh): every
+# Run after the platform builds (scripts/platforms/all.sh): every
 # npm/<name>/cairnq.<name>.node must be in place. Only the cairnq packages live
 # in the private registry; it fetches their dependencies from the registry npm
 # is configured with. Prints "N passed, N failed".
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 repo=$PWD
 source scripts/platforms/lib.sh
-source scripts/no-rust-path.sh
+source scripts/release/no-rust-path.sh
 
 verdaccio_version=6.8.0
 bun_version=1.4.5
@@ -97,7 +97,7 @@ echo "verdaccio $verdaccio_version on $registry"
 
 # --- publish, as the release workflow does ------------------------------------
 
-bash scripts/publish.sh
+bash scripts/release/publish.sh
 
 # --- install, as a user does ----------------------------------------------------
 
