@@ -6,7 +6,8 @@
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::store::{PendingSignal, SignalSummaries, StepKind, StepSummary, Store, Target};
+use crate::steps::rows::{StepKind, StepSummary};
+use crate::store::{PendingSignal, SignalSummaries, Store, Target};
 use crate::task::{Status, Task};
 
 #[derive(Serialize)]

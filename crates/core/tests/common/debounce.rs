@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use cairnq_core::steps::rows::{NewStep, StepKind, Wake};
 use cairnq_core::store::{
-    ClaimRequest, HeldTask, ListInput, NewStep, Outcome, StepKind, SubmitInput, Target, Wake,
-    HELD_BACK_DELAY_MS,
+    ClaimRequest, HeldTask, ListInput, Outcome, SubmitInput, Target, HELD_BACK_DELAY_MS,
 };
 use cairnq_core::{Status, Store};
 

@@ -24,6 +24,8 @@ use crate::protocol::flow::{
     POSTGRES_SHARED_KEYS,
 };
 use crate::protocol::with_literal_limit;
+use crate::steps::rows::{Suspended, Wake};
+use crate::steps::transaction::suspend;
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend, HeldTask};
 use crate::store::flow::claim;
 use crate::store::flow::declare::declare;
@@ -33,8 +35,6 @@ use crate::store::flow::transaction::{FlowTransaction, StoredDeclaration, Stored
 use crate::store::flow::{
     Budget, Declaration, Declared, FlowLimits, KeyDeclared, RateLimit, Replaced,
 };
-use crate::store::steps::rows::{Suspended, Wake};
-use crate::store::steps::transaction::suspend;
 use crate::task::Task;
 
 /// A transaction, the groups whose advisory locks it holds, and what the

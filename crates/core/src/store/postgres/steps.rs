@@ -12,11 +12,12 @@ use super::rows::cancel_by_id;
 use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::steps::POSTGRES as SQL;
-use crate::store::backend::{HeldTask, StepBackend};
-use crate::store::steps::rows::{
+use crate::steps::backend::StepBackend;
+use crate::steps::rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake,
 };
-use crate::store::steps::transaction::{self, StepTransaction};
+use crate::steps::transaction::{self, StepTransaction};
+use crate::store::backend::HeldTask;
 use crate::task::{Status, Task};
 
 fn lost(owned: &HeldTask) -> Error {

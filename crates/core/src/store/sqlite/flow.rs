@@ -19,6 +19,8 @@ use crate::protocol::flow::{
     SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
 };
 use crate::protocol::SQLITE_CLAIM_IDS;
+use crate::steps::rows::{Suspended, Wake};
+use crate::steps::transaction::suspend;
 use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend, HeldTask};
 use crate::store::flow::claim;
 use crate::store::flow::declare::declare;
@@ -29,8 +31,6 @@ use crate::store::flow::{
     Budget, Declaration, Declared, FlowLimits, KeyDeclared, RateLimit, Replaced, KEYS_TABLE,
     LIMITS_TABLE,
 };
-use crate::store::steps::rows::{Suspended, Wake};
-use crate::store::steps::transaction::suspend;
 use crate::task::Task;
 
 /// The writer's connection, inside its transaction, and the transaction's time.

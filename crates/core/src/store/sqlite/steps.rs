@@ -16,12 +16,13 @@ use super::rows::json_list;
 use super::writes::cancel_by_id;
 use crate::error::{Error, Result};
 use crate::protocol::steps::SQLITE as SQL;
-use crate::store::backend::{HeldTask, StepBackend};
-use crate::store::bad_rows::{readable, BadRow};
-use crate::store::steps::rows::{
+use crate::steps::backend::StepBackend;
+use crate::steps::rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake, STEPS_TABLE,
 };
-use crate::store::steps::transaction::{self, StepTransaction};
+use crate::steps::transaction::{self, StepTransaction};
+use crate::store::backend::HeldTask;
+use crate::store::bad_rows::{readable, BadRow};
 use crate::task::{Status, Task};
 
 fn lost(owned: &HeldTask) -> Error {
