@@ -17,7 +17,6 @@ pub mod postgres;
 pub mod reserved;
 mod schedule_rows;
 mod session;
-mod signals;
 pub mod sqlite;
 pub mod submit_in;
 mod worker_ops;
@@ -34,7 +33,6 @@ pub use inputs::*;
 pub use pause_presence::PausePresence;
 pub use schedule_rows::*;
 pub use session::ClaimSession;
-pub use signals::rows::*;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
 use self::inputs::new_task;

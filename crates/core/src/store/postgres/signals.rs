@@ -13,12 +13,13 @@ use super::steps::PgTx;
 use super::transport::{end_tx, params, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::signals::POSTGRES as SQL;
-use crate::store::backend::{HeldTask, SignalBackend, Target};
-use crate::store::signals::rows::{
+use crate::signals::backend::SignalBackend;
+use crate::signals::rows::{
     NewSignal, PendingSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput, StoredWait,
     WaitOutcome, WaitSummary,
 };
-use crate::store::signals::transaction::{self, SignalTransaction};
+use crate::signals::transaction::{self, SignalTransaction};
+use crate::store::backend::{HeldTask, Target};
 use crate::task::Status;
 
 impl<S: Session> SignalTransaction for PgTx<'_, S> {
