@@ -10,7 +10,6 @@ use async_trait::async_trait;
 
 use super::event_rows::{EventFilter, Position, RawPage};
 use super::flow::{Declaration, Replaced};
-use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
 use crate::clock::{Clock, HOST_CLOCK};
 use crate::error::{Error, Result, NO_SHARED_TX};
 use crate::steps::rows::Suspended;
@@ -26,7 +25,7 @@ pub trait Backend:
     crate::steps::backend::StepBackend
     + crate::signals::backend::SignalBackend
     + EventBackend
-    + ScheduleBackend
+    + crate::schedule::backend::ScheduleBackend
     + FlowBackend
     + FollowupBackend
     + PauseBackend
@@ -220,25 +219,6 @@ pub trait Backend:
     async fn shared_tx_abort(&self, _id: u64) -> Result<()> {
         Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
     }
-}
-
-/// The schedules statements of one dialect (docs/protocol.md, "Schedules"):
-/// `schedule/` decides which one runs, with what.
-#[async_trait]
-pub trait ScheduleBackend: Send + Sync {
-    /// Whether `cairnq_schedules` exists.
-    async fn schedules_installed(&self) -> Result<bool>;
-    /// Whether the ledger records the table's controls
-    /// (`node_schedules_0002.sql`).
-    async fn schedule_controls_installed(&self) -> Result<bool>;
-    /// Create `cairnq_schedules` and its controls unless the ledger records
-    /// them, as a migration is applied (ledger lock, then the ledger row): on
-    /// first use only.
-    async fn install_schedules(&self) -> Result<()>;
-    /// Run the picked schedules statement that only reads; its rows.
-    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;
-    /// Run the picked schedules statement that writes, autocommit; its rows.
-    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;
 }
 
 /// Flow control's declarations (docs/protocol.md, "Flow control tables");

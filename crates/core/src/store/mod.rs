@@ -15,7 +15,6 @@ pub mod keyed;
 mod pause_presence;
 pub mod postgres;
 pub mod reserved;
-mod schedule_rows;
 mod session;
 pub mod sqlite;
 pub mod submit_in;
@@ -31,7 +30,6 @@ pub use debounce::FollowupRelease;
 pub use event_rows::*;
 pub use inputs::*;
 pub use pause_presence::PausePresence;
-pub use schedule_rows::*;
 pub use session::ClaimSession;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
