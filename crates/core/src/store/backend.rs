@@ -9,10 +9,8 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::event_rows::{EventFilter, Position, RawPage};
-use super::flow::{Declaration, Replaced};
 use crate::clock::{Clock, HOST_CLOCK};
 use crate::error::{Error, Result, NO_SHARED_TX};
-use crate::steps::rows::Suspended;
 use crate::task::Task;
 
 pub use super::backend_values::*;
@@ -26,7 +24,7 @@ pub trait Backend:
     + crate::signals::backend::SignalBackend
     + EventBackend
     + crate::schedule::backend::ScheduleBackend
-    + FlowBackend
+    + crate::flow::backend::FlowBackend
     + FollowupBackend
     + PauseBackend
     + BulkBackend
@@ -219,26 +217,6 @@ pub trait Backend:
     async fn shared_tx_abort(&self, _id: u64) -> Result<()> {
         Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
     }
-}
-
-/// Flow control's declarations (docs/protocol.md, "Flow control tables");
-/// its draws run in the claim transaction (`Draw::flow`).
-#[async_trait]
-pub trait FlowBackend: Send + Sync {
-    /// Create the flow-control tables unless the ledger records them (as
-    /// `install_schedules` does), then store each declaration of
-    /// `worker_id` that differs from the stored one: the latest wins. Answers
-    /// the stored declarations replaced.
-    async fn declare_flow(
-        &self,
-        worker_id: String,
-        declarations: Vec<Declaration>,
-    ) -> Result<Vec<Replaced>>;
-    /// `ctx.retryAfter(ms, { limit: true })`, in one transaction: fill the
-    /// window of the budget the held task's name draws from (per its group
-    /// under a per-group rate) so that nothing drawing from it starts before
-    /// `ms` from now, then suspend the task until then.
-    async fn push_back(&self, owned: HeldTask, ms: i64) -> Result<Suspended>;
 }
 
 /// The release of debounce follow-ups (docs/protocol.md, "Debounced

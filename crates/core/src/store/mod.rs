@@ -9,7 +9,6 @@ pub mod bad_rows;
 pub mod dead_letters;
 mod debounce;
 mod event_rows;
-pub mod flow;
 mod inputs;
 pub mod keyed;
 mod pause_presence;
