@@ -10,6 +10,7 @@ pub mod error;
 pub mod events;
 pub mod fetch;
 pub mod flow;
+pub mod followups;
 pub mod ids;
 pub mod input;
 pub mod metrics;

@@ -25,7 +25,7 @@ pub trait Backend:
     + EventBackend
     + crate::schedule::backend::ScheduleBackend
     + crate::flow::backend::FlowBackend
-    + FollowupBackend
+    + crate::followups::backend::FollowupBackend
     + PauseBackend
     + BulkBackend
     + Send
@@ -217,17 +217,6 @@ pub trait Backend:
     async fn shared_tx_abort(&self, _id: u64) -> Result<()> {
         Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
     }
-}
-
-/// The release of debounce follow-ups (docs/protocol.md, "Debounced
-/// submit"); a follow-up is held back inside its keyed submit.
-#[async_trait]
-pub trait FollowupBackend: Send + Sync {
-    /// Whether `cairnq_followups` exists.
-    async fn followups_installed(&self) -> Result<bool>;
-    /// Make the held-back follow-ups whose task has ended due, in one
-    /// transaction; how many. The table must exist.
-    async fn release_followups(&self) -> Result<u64>;
 }
 
 /// The queue pauses statements of one dialect (docs/protocol.md, "Queue

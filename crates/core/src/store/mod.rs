@@ -2,12 +2,11 @@
 //! front of a `Backend` that speaks one dialect (docs/protocol.md,
 //! "Statements"; docs/api.md, "Stores").
 
-mod backend;
+pub mod backend;
 pub mod backend_values;
 pub mod backpressure;
 pub mod bad_rows;
 pub mod dead_letters;
-mod debounce;
 mod event_rows;
 mod inputs;
 pub mod keyed;
@@ -25,7 +24,6 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 pub use backend::*;
-pub use debounce::FollowupRelease;
 pub use event_rows::*;
 pub use inputs::*;
 pub use pause_presence::PausePresence;
