@@ -26,8 +26,8 @@ pub trait Backend:
     + crate::schedule::backend::ScheduleBackend
     + crate::flow::backend::FlowBackend
     + crate::followups::backend::FollowupBackend
-    + PauseBackend
-    + BulkBackend
+    + crate::pauses::backend::PauseBackend
+    + crate::bulk::backend::BulkBackend
     + Send
     + Sync
     + 'static
@@ -217,34 +217,6 @@ pub trait Backend:
     async fn shared_tx_abort(&self, _id: u64) -> Result<()> {
         Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
     }
-}
-
-/// The queue pauses statements of one dialect (docs/protocol.md, "Queue
-/// pauses"): each one statement, autocommit.
-#[async_trait]
-pub trait PauseBackend: Send + Sync {
-    /// Whether `cairnq_queue_pauses` exists (a catalog read).
-    async fn pauses_installed(&self) -> Result<bool>;
-    /// Create `cairnq_queue_pauses` unless the ledger records it, as a
-    /// migration is applied: on the first pause only.
-    async fn install_pauses(&self) -> Result<()>;
-    /// Pause `queue` at `now_ms`; whether this call paused it (false: it was
-    /// paused already, its row untouched). The table must exist.
-    async fn pause_queue(&self, queue: String, now_ms: i64) -> Result<bool>;
-    /// Resume `queue`; whether it was paused. The table must exist.
-    async fn resume_queue(&self, queue: String) -> Result<bool>;
-    /// Every paused queue, by name. The table must exist.
-    async fn paused_queues(&self) -> Result<Vec<PausedQueue>>;
-}
-
-/// The bulk statements of one dialect (docs/api.md, "Bulk retry and
-/// cancel"): one statement each, autocommit.
-#[async_trait]
-pub trait BulkBackend: Send + Sync {
-    /// Change the page `selection` picks; the ids changed.
-    async fn bulk_change(&self, selection: BulkSelection) -> Result<Vec<String>>;
-    /// The ids `bulk_change(selection)` would change now; writes nothing.
-    async fn bulk_preview(&self, selection: BulkSelection) -> Result<Vec<String>>;
 }
 
 /// The events statements of one dialect (docs/protocol.md, "Events"): the

@@ -276,45 +276,6 @@ pub struct WaitPoll {
     pub row: Option<Task>,
 }
 
-/// A paused queue (docs/api.md, "Queue pauses"): its name and when it was paused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PausedQueue {
-    pub queue: String,
-    pub paused_at_ms: i64,
-}
-
-/// A page of `retryMany` or `cancelMany` (docs/api.md, "Bulk retry and
-/// cancel"), checked: what changes, and the rows it may pick.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BulkSelection {
-    pub change: BulkChange,
-    pub queue: Option<String>,
-    pub name: Option<String>,
-    /// The page's size: at most this many rows change.
-    pub limit: i64,
-}
-
-/// What a bulk page does to its rows, and the filters only it takes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BulkChange {
-    /// retry.sql's change on finished rows of `status` (failed or canceled),
-    /// completed in `[finished_after, finished_before)`.
-    Retry {
-        status: Status,
-        finished_after: Option<i64>,
-        finished_before: Option<i64>,
-        reset_attempt: bool,
-    },
-    /// cancel.sql's change on live rows (of `status` when set).
-    Cancel { status: Option<Status> },
-}
-
-impl BulkChange {
-    pub fn is_retry(&self) -> bool {
-        matches!(self, BulkChange::Retry { .. })
-    }
-}
-
 /// One push notification (docs/protocol.md, "Wakes (LISTEN/NOTIFY)").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Push<'a> {

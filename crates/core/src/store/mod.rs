@@ -10,7 +10,6 @@ pub mod dead_letters;
 mod event_rows;
 mod inputs;
 pub mod keyed;
-mod pause_presence;
 pub mod postgres;
 pub mod reserved;
 mod session;
@@ -26,7 +25,6 @@ use std::time::Duration;
 pub use backend::*;
 pub use event_rows::*;
 pub use inputs::*;
-pub use pause_presence::PausePresence;
 pub use session::ClaimSession;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
@@ -34,6 +32,7 @@ use self::inputs::new_task;
 use crate::clock::Clock;
 use crate::error::{js_number, Error, Result};
 use crate::input::{integer_at_least_one, non_negative_integer, saturating_i64};
+use crate::pauses::presence::PausePresence;
 use crate::steps::presence::StepsPresence;
 use crate::task::{Status, Task};
 
