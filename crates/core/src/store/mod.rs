@@ -7,7 +7,6 @@ pub mod backend_values;
 pub mod backpressure;
 pub mod bad_rows;
 pub mod dead_letters;
-mod event_rows;
 mod inputs;
 pub mod keyed;
 pub mod postgres;
@@ -23,7 +22,6 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 pub use backend::*;
-pub use event_rows::*;
 pub use inputs::*;
 pub use session::ClaimSession;
 
@@ -31,6 +29,7 @@ use self::backpressure::{BackpressureOptions, QueueDepthGate};
 use self::inputs::new_task;
 use crate::clock::Clock;
 use crate::error::{js_number, Error, Result};
+use crate::events::rows::EventCounters;
 use crate::input::{integer_at_least_one, non_negative_integer, saturating_i64};
 use crate::pauses::presence::PausePresence;
 use crate::steps::presence::StepsPresence;
