@@ -6,7 +6,6 @@ pub mod backend;
 pub mod backend_values;
 pub mod backpressure;
 pub mod bad_rows;
-pub mod dead_letters;
 mod inputs;
 pub mod keyed;
 pub mod postgres;

@@ -8,6 +8,7 @@ use super::query::{execute, query, query_tasks};
 use super::rows::json_list;
 use super::writes::{complete_many, insert_new};
 use crate::clock::Clock;
+use crate::deadletter::letter::letter_of;
 use crate::deadletter::Route;
 use crate::error::{Error, Result};
 use crate::protocol::deadletters::SQLITE as DEAD_LETTERS;
@@ -15,7 +16,6 @@ use crate::protocol::{
     specialize_for, without_returning, ClaimShape, SQLITE as SQL, SQLITE_CLAIM_IDS,
 };
 use crate::store::backend::{ClaimPlan, ClaimRequest, Polled};
-use crate::store::dead_letters::letter_of;
 use crate::task::Task;
 
 /// The claim probe of `request`, as a read to run on a connection.

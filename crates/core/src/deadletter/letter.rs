@@ -3,9 +3,9 @@
 //! (`finish`) or of the lease recovery that failed the task, and inserts
 //! what this answers.
 
-use crate::deadletter::{letter_metadata, Route};
+use super::{letter_metadata, Route};
 use crate::ids::new_task_id;
-use crate::store::backend::NewTask;
+use crate::store::backend_values::NewTask;
 use crate::task::{Status, Task};
 
 /// The letter of `row`, just written by a failure routed by `route`: none
