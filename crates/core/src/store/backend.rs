@@ -14,19 +14,22 @@ use crate::task::Task;
 
 pub use super::backend_values::*;
 
-/// A store's database, in one dialect: the protocol's statements here, each
-/// feature's in its own sub-trait (a supertrait below), which the dialect
-/// implements in that feature's file (`sqlite/steps.rs`, …).
+/// A store's database, in one dialect: the task lifecycle's statements (the
+/// protocol's: this trait's own methods), and one seam per feature, each a
+/// supertrait declared in its feature's folder and implemented in that
+/// feature's file of each dialect (`sqlite/steps.rs`, `postgres/steps.rs`).
+/// A new feature adds its line here and nothing else in this file
+/// (CONTRIBUTING.md, "Adding a feature").
 #[async_trait]
 pub trait Backend:
-    crate::steps::backend::StepBackend
-    + crate::signals::backend::SignalBackend
-    + crate::events::backend::EventBackend
-    + crate::schedule::backend::ScheduleBackend
-    + crate::flow::backend::FlowBackend
-    + crate::followups::backend::FollowupBackend
-    + crate::pauses::backend::PauseBackend
-    + crate::bulk::backend::BulkBackend
+    crate::steps::backend::StepBackend // durable steps and child waits
+    + crate::signals::backend::SignalBackend // signals and their waits
+    + crate::events::backend::EventBackend // task events
+    + crate::schedule::backend::ScheduleBackend // recurring tasks
+    + crate::flow::backend::FlowBackend // flow control (outside a claim)
+    + crate::followups::backend::FollowupBackend // debounce follow-ups
+    + crate::pauses::backend::PauseBackend // queue pauses
+    + crate::bulk::backend::BulkBackend // retryMany, cancelMany
     + Send
     + Sync
     + 'static
