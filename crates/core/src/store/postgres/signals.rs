@@ -1,6 +1,6 @@
 //! The signals statements on Postgres (docs/protocol.md, "Signals"), over any
 //! transport: the steps of a signal's and a wait's transaction
-//! (`store/signals/transaction.rs` decides them); `lock_task` locks the
+//! (`signals/transaction.rs` decides them); `lock_task` locks the
 //! task's row (`task_status.sql`), so the two take it in turn.
 
 use async_trait::async_trait;

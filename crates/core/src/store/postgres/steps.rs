@@ -88,7 +88,7 @@ async fn record<S: Session>(session: &S, owned: &HeldTask, step: &NewStep) -> Re
 }
 
 /// The caller's transaction, answering the steps of a suspension, a child
-/// wait and a cancel's cascade (`store/steps/transaction.rs` decides them),
+/// wait and a cancel's cascade (`steps/transaction.rs` decides them),
 /// and of a signal's and a wait's transaction (`signals.rs`). Its statements
 /// read `now()`, the transaction's time, so a sleep's stored wake time is the
 /// time its task is due.

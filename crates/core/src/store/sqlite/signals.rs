@@ -1,5 +1,5 @@
 //! The signals statements on SQLite (docs/protocol.md, "Signals"): the steps
-//! of a signal's and a wait's transaction (`store/signals/transaction.rs`
+//! of a signal's and a wait's transaction (`signals/transaction.rs`
 //! decides them), run on the writer's connection, so the write lock orders
 //! them.
 

@@ -3,7 +3,7 @@
 //! with whatever else this process writes at that moment, and a
 //! suspension's statements commit together. `WriterTx` answers the steps of
 //! a suspension, a child wait and a cancel's cascade
-//! (`store/steps/transaction.rs` decides them), and of a signal's and a
+//! (`steps/transaction.rs` decides them), and of a signal's and a
 //! wait's transaction (`signals.rs`).
 
 use async_trait::async_trait;
