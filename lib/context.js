@@ -14,7 +14,7 @@ const { SCHEDULE_METADATA_KEY } = require("./schedules.js");
 const { backoffDelay } = require("./retry.js");
 const steps = require("./steps.js");
 
-/** Where a task's metadata holds its group: the core's `store::flow::GROUP_METADATA_KEY`. */
+/** Where a task's metadata holds its group: the core's `flow::GROUP_METADATA_KEY`. */
 const GROUP_METADATA_KEY = "cairnq.group";
 
 /**

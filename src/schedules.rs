@@ -2,8 +2,8 @@
 //! crosses as one JSON text, schedules come back as JSON text; every check
 //! and decision is the core's (`cairnq_core::schedule`).
 
+use cairnq_core::schedule::rows::ScheduleRow;
 use cairnq_core::schedule::{schedule_to_json, schedules_to_json};
-use cairnq_core::store::ScheduleRow;
 use napi::Result;
 use napi_derive::napi;
 

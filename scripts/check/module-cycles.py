@@ -6,12 +6,23 @@ edge A -> B is a `use` or path reference (`crate::`, `super::`, `self::`, or
 through a child module A declares) from A's code, tests excluded, to an item
 of B. `mod x;` declarations alone do not count, nor references to the crate
 root, which only declares modules and re-exports. `--print` lists the edges.
+
+It also fails on an arrow back up to a hub: the hubs (`store`, the Store;
+`store::backend`, the seam list naming every feature's seam) sit above
+everything they import, so no module a hub reaches may import that hub. A
+folder a hub imports counts whole (its mod.rs and every file under it): a
+file of that folder importing the hub runs back up even when its mod.rs
+does not. `--root DIR` checks another tree's crates/core/src.
 """
 import re
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2] / "crates" / "core" / "src"
+if "--root" in sys.argv:
+    ROOT = Path(sys.argv[sys.argv.index("--root") + 1]).resolve()
+
+HUBS = [("store",), ("store", "backend")]
 
 
 def module_of(path: Path) -> tuple:
@@ -113,8 +124,32 @@ def main() -> int:
             print(f"{name(m)} -> {', '.join(sorted(name(t) for t in edges[m]))}")
     for component in cycles:
         print("cycle:", " <-> ".join(sorted(name(m) for m in component)))
-    return 1 if cycles else 0
+    back_up = arrows_back_up(modules, edges)
+    for source, hub in back_up:
+        print(f"arrow back up: {name(source)} -> {name(hub)}")
+    return 1 if cycles or back_up else 0
 
+
+def arrows_back_up(modules: dict, edges: dict) -> list:
+    """The edges into each hub from a module that hub reaches."""
+    folders = {m for m, f in modules.items() if f.name == "mod.rs"}
+    found = []
+    for hub in HUBS:
+        if hub not in edges:
+            continue
+        todo = []
+        for target in edges[hub]:
+            todo.append(target)
+            if target in folders:
+                todo.extend(m for m in modules if m[: len(target)] == target)
+        reached = set()
+        while todo:
+            module = todo.pop()
+            if module not in reached and module != hub:
+                reached.add(module)
+                todo.extend(edges[module])
+        found.extend((m, hub) for m in sorted(reached) if hub in edges[m])
+    return found
 
 if __name__ == "__main__":
     sys.exit(main())

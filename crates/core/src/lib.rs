@@ -9,6 +9,8 @@ pub mod deadletter;
 pub mod error;
 pub mod events;
 pub mod fetch;
+pub mod flow;
+pub mod followups;
 pub mod ids;
 pub mod input;
 pub mod metrics;

@@ -23,6 +23,18 @@ const DIALECTS: [&str; 2] = ["store/sqlite", "store/postgres"];
 
 const DECISIONS: &[Decision] = &[
     Decision {
+        name: "a restart from a step",
+        home: "steps/restart.rs",
+        dialects: [
+            &["impl RestartTransaction for", "restart_from_step("],
+            &[
+                "impl<S: Session> RestartTransaction for",
+                "restart_from_step(",
+            ],
+        ],
+        decides: &["restart_point("],
+    },
+    Decision {
         name: "keyed submits",
         home: "store/keyed.rs",
         dialects: [
@@ -33,7 +45,7 @@ const DECISIONS: &[Decision] = &[
     },
     Decision {
         name: "flow's draw",
-        home: "store/flow/claim.rs",
+        home: "flow/claim.rs",
         dialects: [
             &["impl FlowTransaction for", "claim::run("],
             &["impl<S: Session> FlowTransaction for", "claim::run("],
@@ -47,17 +59,17 @@ const DECISIONS: &[Decision] = &[
     },
     Decision {
         name: "signals",
-        home: "store/signals/transaction.rs",
+        home: "signals/transaction.rs",
         dialects: [
             &[
                 "impl SignalTransaction for",
-                "use crate::store::signals::transaction::",
+                "use crate::signals::transaction::",
                 "transaction::send(",
                 "transaction::wait(",
             ],
             &[
                 "impl<S: Session> SignalTransaction for",
-                "use crate::store::signals::transaction::",
+                "use crate::signals::transaction::",
                 "transaction::send(",
                 "transaction::wait(",
             ],
@@ -66,18 +78,18 @@ const DECISIONS: &[Decision] = &[
     },
     Decision {
         name: "steps' suspensions and child waits",
-        home: "store/steps/transaction.rs",
+        home: "steps/transaction.rs",
         dialects: [
             &[
                 "impl StepTransaction for",
-                "use crate::store::steps::transaction::",
+                "use crate::steps::transaction::",
                 "transaction::suspend(",
                 "transaction::wait_for_child(",
                 "transaction::cancel_children(",
             ],
             &[
                 "impl<S: Session> StepTransaction for",
-                "use crate::store::steps::transaction::",
+                "use crate::steps::transaction::",
                 "transaction::suspend(",
                 "transaction::wait_for_child(",
                 "transaction::cancel_children(",

@@ -1234,7 +1234,7 @@ async fn a_debounce_racing_a_claim_makes_a_new_task() {
     assert_eq!(answered.status, Status::Queued);
     assert_eq!(
         answered.run_at_ms - answered.created_at_ms,
-        cairnq_core::store::HELD_BACK_DELAY_MS
+        cairnq_core::followups::window::HELD_BACK_DELAY_MS
     );
     let first = store
         .get(Target::Id(queued.id.clone()))

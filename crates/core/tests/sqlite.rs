@@ -907,8 +907,8 @@ async fn an_earlier_schedules_table_gains_its_controls() {
 mod foreign_rows {
     use super::common::flow::{rate, request};
     use super::{common, store_in};
+    use cairnq_core::flow::Declaration;
     use cairnq_core::schedule::fire::fire_due;
-    use cairnq_core::store::flow::Declaration;
     use cairnq_core::store::{ClaimPlan, Draw, SubmitInput};
     use cairnq_core::{Error, Store, Task};
     use rusqlite::Connection;

@@ -1,11 +1,15 @@
 //! `retryMany` and `cancelMany` (docs/api.md, "Bulk retry and cancel"): one
 //! bounded page of rows a filter picks, changed as `retry` and `cancel`
 //! change one, or only listed (`dryRun`). A page changes every row it picks,
-//! so calling again while `more` walks the rest without a cursor.
+//! so calling again while `more` walks the rest without a cursor. `backend`
+//! is the seam each dialect's `bulk.rs` implements.
 
+pub mod backend;
+
+use self::backend::{BulkChange, BulkSelection};
 use crate::error::{js_number, Error, Result};
 use crate::input::{epoch_ms, name_field, Options};
-use crate::store::{BulkChange, BulkSelection, Store};
+use crate::store::Store;
 use crate::task::Status;
 
 /// A page's size when `limit` is not given.

@@ -5,6 +5,10 @@
 //! travels in the task's metadata (`"cairnq.deadLetter"`), which other SDKs'
 //! workers ignore; the letter is the same name and payload, its metadata
 //! the original's with `"cairnq.deadLettered": {from, error}` instead.
+//! `letter` decides the letter, which each dialect inserts in the failure's
+//! transaction.
+
+pub mod letter;
 
 use serde_json::{json, Map, Value};
 

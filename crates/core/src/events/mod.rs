@@ -3,7 +3,11 @@
 //! from its position, sleeping on the store's wakes between pages, so a
 //! listener in any process sees every change of every writer, in order,
 //! and a slow one holds one page at a time. Retention is swept by the
-//! subscriptions themselves.
+//! subscriptions themselves. `backend` is the seam each dialect's
+//! `events.rs` implements, `rows` what its statements take and answer.
+
+pub mod backend;
+pub mod rows;
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
@@ -15,8 +19,9 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::error::Result;
+use crate::events::rows::{EventFilter, EventRow, Position, RawPage};
 use crate::input::{duration_ms, finite_at_least, name_field, Options};
-use crate::store::{EventFilter, EventRow, Position, RawPage, Store};
+use crate::store::Store;
 
 /// Events read per page: what a subscription holds at most, however far
 /// behind its consumer is.

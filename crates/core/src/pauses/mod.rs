@@ -2,11 +2,17 @@
 //! worker of every process claiming from a queue, `resumeQueue` lets them
 //! claim again; submits are accepted meanwhile and running tasks finish.
 //! The table is created by the first pause on a database; workers read it
-//! every `worker::pauses::REFRESH` (not once per claim).
+//! every `worker::pauses::REFRESH` (not once per claim). `backend` is the
+//! seam each dialect's `pauses.rs` implements, `presence` what a store knows
+//! of the table and of this process's own pauses.
 
+pub mod backend;
+pub mod presence;
+
+use self::backend::PausedQueue;
 use crate::error::Result;
 use crate::input::name_field;
-use crate::store::{PausedQueue, Stats, Store};
+use crate::store::{Stats, Store};
 use crate::task::Status;
 
 /// A queue of `queues()`: its counts and whether it is paused.

@@ -40,7 +40,7 @@ pub const SQLITE_STARTS_PRUNE: &str = feature_sql!("sqlite", "flow", "starts_pru
 /// `claim_ids`).
 pub const SQLITE_STARTS_RECORD: &str = feature_sql!("sqlite", "flow", "starts_record");
 /// SQLite only: a chunk's due rows in claim order, id and group (`''` for
-/// none), for the core to pick among (store/flow/pick.rs): the claim draw of
+/// none), for the core to pick among (flow/pick.rs): the claim draw of
 /// one name from one queue, reading those two columns. Bind `:limit` rows.
 pub fn sqlite_draw_scan() -> &'static str {
     super::selecting(

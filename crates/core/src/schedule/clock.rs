@@ -19,7 +19,8 @@ use tokio::sync::watch;
 
 use super::fire::{fire_due, next_due, FIRE_BATCH};
 use crate::error::Result;
-use crate::store::{FollowupRelease, Store};
+use crate::followups::debounce::FollowupRelease;
+use crate::store::Store;
 
 /// How often a clock looks for schedules other processes made or changed.
 pub const REFRESH: Duration = Duration::from_secs(1);

@@ -21,8 +21,9 @@ use super::recurrence::Recurrence;
 use super::spec::{CatchUp, Overlap, CATCH_UP_CAP, MISFIRE_GRACE_MS};
 use super::{occurrence_key, schedule_task};
 use crate::error::{Error, Result};
+use crate::schedule::rows::{ScheduleRow, SqlArg, SCHEDULES_TABLE};
 use crate::store::bad_rows::{report, BadRow};
-use crate::store::{ScheduleRow, SqlArg, Store, SubmitInput, Write, SCHEDULES_TABLE};
+use crate::store::{Store, SubmitInput, Write};
 
 /// Schedules read (and fired) per statement.
 pub const FIRE_BATCH: i64 = 1_000;

@@ -6,12 +6,16 @@
 //! with no leader.
 //!
 //! `cron` holds the time math, `spec` the input checks, `fire` the firing
-//! step (its clock injected), `clock` a worker's loop around it.
+//! step (its clock injected), `clock` a worker's loop around it; `backend`
+//! the seam each dialect's `schedules.rs` implements, `rows` what its
+//! statements take and answer.
 
+pub mod backend;
 pub mod clock;
 pub mod cron;
 pub mod fire;
 pub mod recurrence;
+pub mod rows;
 pub mod spec;
 
 use std::sync::atomic::Ordering;
@@ -21,8 +25,9 @@ use serde_json::{json, Value};
 use self::recurrence::Recurrence;
 use self::spec::ScheduleSpec;
 use crate::error::{Error, Result};
+use crate::schedule::rows::{ScheduleRow, ScheduleRows, SqlArg};
 use crate::store::bad_rows::readable;
-use crate::store::{ScheduleRow, ScheduleRows, SqlArg, Store, SubmitInput, Write};
+use crate::store::{Store, SubmitInput, Write};
 use crate::task::Task;
 
 /// The metadata key under which a fired task records its schedule and
@@ -166,7 +171,7 @@ impl Store {
     /// the table does not exist.
     async fn change(
         &self,
-        pick: crate::store::PickStatement,
+        pick: crate::schedule::rows::PickStatement,
         args: Vec<SqlArg>,
     ) -> Result<Option<ScheduleRow>> {
         if !self.schedules_ready().await? {

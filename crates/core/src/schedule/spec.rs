@@ -6,10 +6,10 @@ use serde_json::Value;
 
 use super::recurrence::Recurrence;
 use crate::error::{Error, Result};
+use crate::flow::group::grouped_metadata;
 use crate::input::{
     epoch_ms, finite_at_least, integer_at_least_one, name_field, priority, Options,
 };
-use crate::store::flow::group::grouped_metadata;
 use crate::store::{DEFAULT_MAX_ATTEMPTS, DEFAULT_QUEUE};
 
 /// What happens to occurrences that fell due while no worker ran.

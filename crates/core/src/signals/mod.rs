@@ -3,12 +3,20 @@
 //! step that consumes the oldest signal of its name, or suspends the task
 //! until one comes or its timeout passes. The tables are created by the
 //! first signal sent or waited for on a database.
+//!
+//! The feature's seam with the dialects lives here too: `backend` (what each
+//! dialect's `signals.rs` runs), `rows` (what its statements take and answer,
+//! and a wait's decisions) and `transaction` (a signal's and a wait's
+//! transaction, decided once over each dialect's `SignalTransaction`).
+
+pub mod backend;
+pub mod rows;
+pub mod transaction;
 
 use crate::error::{js_number, Error, Result};
 use crate::input::{name_field, stored_ms, Options, FOREVER_MS};
-use crate::store::{
-    HeldTask, NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput, Store, Target,
-};
+use crate::signals::rows::{NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput};
+use crate::store::{HeldTask, Store, Target};
 
 /// A signal's checks: a name as task names are, a payload that is JSON text.
 /// Nothing is written when one fails.

@@ -4,9 +4,21 @@
 //! runs and is stored (`ctx.step`), or suspends the task (`ctx.sleep`,
 //! `ctx.callChild`). The worker's context (`worker::steps`) carries the
 //! decisions out through the store.
+//!
+//! The feature's seam with the dialects lives here too: `backend` (what each
+//! dialect's `steps.rs` runs), `rows` (what its statements take and answer),
+//! `presence` (whether the table exists; the parents' wake the store's
+//! finishing writes owe), `transaction` (a suspension's, a child wait's and
+//! a cascade's transaction, decided once over each dialect's
+//! `StepTransaction`) and `restart` (a restart from a step's, over its
+//! `RestartTransaction`).
 
+pub mod backend;
+pub mod presence;
 pub mod restart;
+pub mod rows;
 mod store;
+pub mod transaction;
 pub mod view;
 
 use std::collections::{HashMap, HashSet};
@@ -18,7 +30,8 @@ use serde_json::{json, Value};
 
 use crate::error::{envelope, js_number, Error, Result};
 use crate::input::{name_field, stored_ms, Options, FOREVER_MS};
-use crate::store::{ChildState, NewStep, StepKind, Store, StoredStep, SubmitInput, Wake};
+use crate::steps::rows::{ChildState, NewStep, StepKind, StoredStep, Wake};
+use crate::store::{Store, SubmitInput};
 use crate::task::Status;
 
 /// How long a parent waits on its child before it looks again by itself,

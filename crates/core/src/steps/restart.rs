@@ -1,11 +1,13 @@
 //! Restart from a step (docs/api.md, "Restart from a step"):
 //! `retry(id, { fromStep })` drops the stored step `fromStep` and every step
-//! stored after it, then requeues the task as retry does. What may restart
-//! is decided here; `store::steps::restart` runs it in one transaction.
+//! stored after it, then requeues the task as retry does, in one
+//! transaction decided here once for both dialects: each dialect's
+//! `steps.rs` answers `RestartTransaction` by running its statements.
 
 use crate::error::{Error, Result};
 use crate::input::name_field;
-use crate::task::Status;
+use crate::store::backend_values::Target;
+use crate::task::{Status, Task};
 
 /// `fromStep` as given: a step id.
 pub fn from_step(v: &str) -> Result<()> {
@@ -40,6 +42,53 @@ pub fn restart_point(
             serde_json::to_string(step_id).expect("a string encodes")
         ))
     })
+}
+
+// Not `Send`-bound, as `StepTransaction`: SQLite drives it on its writer.
+#[allow(async_fn_in_trait)]
+pub trait RestartTransaction {
+    /// The id of the task `key` points at, the key resolved as retry does.
+    async fn key_task(&mut self, key: &str) -> Result<Option<String>>;
+    /// The task's status and the stored-at time of `step_id` (`None`: no
+    /// such step); `None`: no such task. Postgres locks the task's row.
+    async fn restart_target(
+        &mut self,
+        task_id: &str,
+        step_id: &str,
+    ) -> Result<Option<(Status, Option<i64>)>>;
+    /// Delete `step_id`, stored at `created_at_ms`, and the steps after it.
+    async fn drop_steps_from(
+        &mut self,
+        task_id: &str,
+        step_id: &str,
+        created_at_ms: i64,
+    ) -> Result<()>;
+    /// Requeue the finished task as retry does, its result cleared.
+    async fn requeue(&mut self, task_id: &str, reset_attempt: bool) -> Result<Option<Task>>;
+}
+
+/// `retry(target, { fromStep: step_id })`: the task requeued with its steps
+/// from `step_id` on dropped; `None` for no task; refused (nothing changed)
+/// for a task not finished or a step it has not stored.
+pub async fn restart_from_step<T: RestartTransaction>(
+    tx: &mut T,
+    target: &Target,
+    step_id: &str,
+    reset_attempt: bool,
+) -> Result<Option<Task>> {
+    let task_id = match target {
+        Target::Id(id) => Some(id.clone()),
+        Target::Key(key) => tx.key_task(key).await?,
+    };
+    let Some(task_id) = task_id else {
+        return Ok(None);
+    };
+    let found = tx.restart_target(&task_id, step_id).await?;
+    let Some(created_at_ms) = restart_point(&task_id, step_id, found)? else {
+        return Ok(None);
+    };
+    tx.drop_steps_from(&task_id, step_id, created_at_ms).await?;
+    tx.requeue(&task_id, reset_attempt).await
 }
 
 #[cfg(test)]

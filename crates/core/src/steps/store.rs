@@ -4,10 +4,8 @@
 //! key of its parent and step.
 
 use crate::error::{Error, Result};
-use crate::store::{
-    ChildWait, HeldTask, NewStep, StepSummary, Store, StoredStep, SubmitInput, Suspended, Target,
-    Wake, Write,
-};
+use crate::steps::rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
+use crate::store::{HeldTask, Store, SubmitInput, Target, Write};
 use crate::task::Task;
 
 /// A child's key is this, its parent's id, `:` and the step id.

@@ -6,7 +6,9 @@
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::store::{PendingSignal, SignalSummaries, StepKind, StepSummary, Store, Target};
+use crate::signals::rows::{PendingSignal, SignalSummaries};
+use crate::steps::rows::{StepKind, StepSummary};
+use crate::store::{Store, Target};
 use crate::task::{Status, Task};
 
 #[derive(Serialize)]
@@ -200,7 +202,7 @@ mod tests {
             serde_json::json!({"kind": "child", "step": "kid", "childId": "task_c", "childStatus": "running", "recheckAtMs": 50})
         );
         let signals = SignalSummaries {
-            waits: vec![crate::store::WaitSummary {
+            waits: vec![crate::signals::rows::WaitSummary {
                 step_id: "ok".into(),
                 name: "approval".into(),
                 timeout_at_ms: 50,

@@ -8,30 +8,28 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::event_rows::{EventFilter, Position, RawPage};
-use super::flow::{Declaration, Replaced};
-use super::schedule_rows::{PickStatement, ScheduleRows, SqlArg};
-use super::signals::rows::{NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput};
-use super::steps::rows::{ChildWait, NewStep, StepSummary, StoredStep, Suspended, Wake};
 use crate::clock::{Clock, HOST_CLOCK};
 use crate::error::{Error, Result, NO_SHARED_TX};
 use crate::task::Task;
 
 pub use super::backend_values::*;
 
-/// A store's database, in one dialect: the protocol's statements here, each
-/// feature's in its own sub-trait (a supertrait below), which the dialect
-/// implements in that feature's file (`sqlite/steps.rs`, …).
+/// A store's database, in one dialect: the task lifecycle's statements (the
+/// protocol's: this trait's own methods), and one seam per feature, each a
+/// supertrait declared in its feature's folder and implemented in that
+/// feature's file of each dialect (`sqlite/steps.rs`, `postgres/steps.rs`).
+/// A new feature adds its line here and nothing else in this file
+/// (CONTRIBUTING.md, "Adding a feature").
 #[async_trait]
 pub trait Backend:
-    StepBackend
-    + SignalBackend
-    + EventBackend
-    + ScheduleBackend
-    + FlowBackend
-    + FollowupBackend
-    + PauseBackend
-    + BulkBackend
+    crate::steps::backend::StepBackend // durable steps and child waits
+    + crate::signals::backend::SignalBackend // signals and their waits
+    + crate::events::backend::EventBackend // task events
+    + crate::schedule::backend::ScheduleBackend // recurring tasks
+    + crate::flow::backend::FlowBackend // flow control (outside a claim)
+    + crate::followups::backend::FollowupBackend // debounce follow-ups
+    + crate::pauses::backend::PauseBackend // queue pauses
+    + crate::bulk::backend::BulkBackend // retryMany, cancelMany
     + Send
     + Sync
     + 'static
@@ -221,181 +219,4 @@ pub trait Backend:
     async fn shared_tx_abort(&self, _id: u64) -> Result<()> {
         Err(Error::UnsupportedBackend(NO_SHARED_TX.into()))
     }
-}
-
-/// The steps statements of one dialect (docs/protocol.md, "Durable steps").
-/// Writes carry the ownership check; a lost lease is `LostLease` and writes
-/// nothing.
-#[async_trait]
-pub trait StepBackend: Send + Sync {
-    /// Whether `cairnq_steps` exists (a catalog read).
-    async fn steps_installed(&self) -> Result<bool>;
-    /// Create `cairnq_steps` unless the ledger records it, as a migration is
-    /// applied (ledger lock, then the ledger row): on first use only.
-    async fn install_steps(&self) -> Result<()>;
-    /// Every step of a task, children's states joined.
-    async fn load_steps(&self, task_id: String) -> Result<Vec<StoredStep>>;
-    async fn step_summaries(&self, task_id: String) -> Result<Vec<StepSummary>>;
-    /// Store `step` of the task `owned` holds; its stored-at time.
-    async fn record_step(&self, owned: HeldTask, step: NewStep) -> Result<i64>;
-    /// In one transaction: store `step` (when given), then send the task
-    /// back to the queue until `wake` without using an attempt.
-    async fn suspend(
-        &self,
-        owned: HeldTask,
-        step: Option<NewStep>,
-        wake: Wake,
-    ) -> Result<Suspended>;
-    /// In one transaction: store `step` (when given), read the child (no
-    /// completion of it can slip between the read and the suspension), and
-    /// unless it has finished, suspend the task for `recheck_ms`.
-    async fn wait_for_child(
-        &self,
-        owned: HeldTask,
-        step: Option<NewStep>,
-        child_id: String,
-        recheck_ms: i64,
-    ) -> Result<ChildWait>;
-    /// Make the tasks waiting on any of these finished children due now.
-    async fn wake_parents(&self, child_ids: Vec<String>) -> Result<()>;
-    /// In one transaction: cancel the unfinished children the task's child
-    /// steps submitted, and theirs, at any depth; the rows canceled.
-    async fn cancel_children(&self, task_id: String) -> Result<Vec<Task>>;
-    /// In one transaction (`steps::restart`): drop the task's steps from
-    /// `step_id` on and requeue it; `None` for no task.
-    async fn restart_from_step(
-        &self,
-        target: Target,
-        step_id: String,
-        reset_attempt: bool,
-    ) -> Result<Option<Task>>;
-}
-
-/// The signals statements of one dialect (docs/protocol.md, "Signals"). A
-/// signal and a wait each run in one transaction that takes the task's row
-/// first, so one of them sees the other: a signal committed first is taken
-/// by the wait, a wait committed first is woken by the signal.
-#[async_trait]
-pub trait SignalBackend: Send + Sync {
-    /// Whether the signals tables exist (a catalog read).
-    async fn signals_installed(&self) -> Result<bool>;
-    /// Create the signals tables unless the ledger records them, as a
-    /// migration is applied: on first use only.
-    async fn install_signals(&self) -> Result<()>;
-    /// Store `signal` for the task `target` names unless it has finished,
-    /// and make the task due now if it waits for the signal's name.
-    async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent>;
-    /// A wait step of the task `owned` holds: its stored end replayed, else
-    /// the oldest unconsumed signal of its name taken, else timed out or the
-    /// task suspended until a signal or the timeout.
-    async fn wait_for_signal(&self, owned: HeldTask, wait: SignalWaitInput) -> Result<SignalWait>;
-    /// The task's waits not yet served and signals not yet consumed.
-    async fn signal_summaries(&self, task_id: String) -> Result<SignalSummaries>;
-}
-
-/// The schedules statements of one dialect (docs/protocol.md, "Schedules"):
-/// `schedule/` decides which one runs, with what.
-#[async_trait]
-pub trait ScheduleBackend: Send + Sync {
-    /// Whether `cairnq_schedules` exists.
-    async fn schedules_installed(&self) -> Result<bool>;
-    /// Whether the ledger records the table's controls
-    /// (`node_schedules_0002.sql`).
-    async fn schedule_controls_installed(&self) -> Result<bool>;
-    /// Create `cairnq_schedules` and its controls unless the ledger records
-    /// them, as a migration is applied (ledger lock, then the ledger row): on
-    /// first use only.
-    async fn install_schedules(&self) -> Result<()>;
-    /// Run the picked schedules statement that only reads; its rows.
-    async fn schedule_read(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;
-    /// Run the picked schedules statement that writes, autocommit; its rows.
-    async fn schedule_write(&self, pick: PickStatement, args: Vec<SqlArg>) -> Result<ScheduleRows>;
-}
-
-/// Flow control's declarations (docs/protocol.md, "Flow control tables");
-/// its draws run in the claim transaction (`Draw::flow`).
-#[async_trait]
-pub trait FlowBackend: Send + Sync {
-    /// Create the flow-control tables unless the ledger records them (as
-    /// `install_schedules` does), then store each declaration of
-    /// `worker_id` that differs from the stored one: the latest wins. Answers
-    /// the stored declarations replaced.
-    async fn declare_flow(
-        &self,
-        worker_id: String,
-        declarations: Vec<Declaration>,
-    ) -> Result<Vec<Replaced>>;
-    /// `ctx.retryAfter(ms, { limit: true })`, in one transaction: fill the
-    /// window of the budget the held task's name draws from (per its group
-    /// under a per-group rate) so that nothing drawing from it starts before
-    /// `ms` from now, then suspend the task until then.
-    async fn push_back(&self, owned: HeldTask, ms: i64) -> Result<Suspended>;
-}
-
-/// The release of debounce follow-ups (docs/protocol.md, "Debounced
-/// submit"); a follow-up is held back inside its keyed submit.
-#[async_trait]
-pub trait FollowupBackend: Send + Sync {
-    /// Whether `cairnq_followups` exists.
-    async fn followups_installed(&self) -> Result<bool>;
-    /// Make the held-back follow-ups whose task has ended due, in one
-    /// transaction; how many. The table must exist.
-    async fn release_followups(&self) -> Result<u64>;
-}
-
-/// The queue pauses statements of one dialect (docs/protocol.md, "Queue
-/// pauses"): each one statement, autocommit.
-#[async_trait]
-pub trait PauseBackend: Send + Sync {
-    /// Whether `cairnq_queue_pauses` exists (a catalog read).
-    async fn pauses_installed(&self) -> Result<bool>;
-    /// Create `cairnq_queue_pauses` unless the ledger records it, as a
-    /// migration is applied: on the first pause only.
-    async fn install_pauses(&self) -> Result<()>;
-    /// Pause `queue` at `now_ms`; whether this call paused it (false: it was
-    /// paused already, its row untouched). The table must exist.
-    async fn pause_queue(&self, queue: String, now_ms: i64) -> Result<bool>;
-    /// Resume `queue`; whether it was paused. The table must exist.
-    async fn resume_queue(&self, queue: String) -> Result<bool>;
-    /// Every paused queue, by name. The table must exist.
-    async fn paused_queues(&self) -> Result<Vec<PausedQueue>>;
-}
-
-/// The bulk statements of one dialect (docs/api.md, "Bulk retry and
-/// cancel"): one statement each, autocommit.
-#[async_trait]
-pub trait BulkBackend: Send + Sync {
-    /// Change the page `selection` picks; the ids changed.
-    async fn bulk_change(&self, selection: BulkSelection) -> Result<Vec<String>>;
-    /// The ids `bulk_change(selection)` would change now; writes nothing.
-    async fn bulk_preview(&self, selection: BulkSelection) -> Result<Vec<String>>;
-}
-
-/// The events statements of one dialect (docs/protocol.md, "Events"): the
-/// rows themselves are written by the database's triggers, in the writers'
-/// own transactions; these only read and sweep them.
-#[async_trait]
-pub trait EventBackend: Send + Sync {
-    /// Whether the events table exists (a catalog read).
-    async fn events_installed(&self) -> Result<bool>;
-    /// Create the events tables and triggers unless the ledger records them,
-    /// as a migration is applied: on first use only.
-    async fn install_events(&self) -> Result<()>;
-    /// The final events after `after` that pass `filter`, at most `limit`,
-    /// with the newest final position and the retention horizon, all of one
-    /// consistent read.
-    async fn events_page(
-        &self,
-        after: Position,
-        filter: EventFilter,
-        limit: i64,
-    ) -> Result<RawPage>;
-    /// Delete the events older than `cutoff_ms` and all but the newest
-    /// `keep`, in one transaction (`sweep_cut`), recording the horizon.
-    async fn sweep_events(&self, cutoff_ms: i64, keep: i64) -> Result<()>;
-    /// A mark of the changes seen so far, for `events_changed`.
-    fn events_ticket(&self) -> u64;
-    /// Resolves early when events may have been committed after ticket
-    /// `since`; after `timeout` at the latest.
-    async fn events_changed(&self, since: u64, timeout: Duration);
 }

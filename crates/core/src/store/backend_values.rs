@@ -5,6 +5,7 @@ use std::any::Any;
 
 use crate::deadletter::Route;
 use crate::error::Result;
+use crate::followups::window::Debounce;
 use crate::task::{Status, Task};
 use crate::unique;
 
@@ -134,15 +135,6 @@ pub enum Conflict {
     Reserved,
 }
 
-/// A debounced submit's window: the queued task under the key starts
-/// `window_ms` after the latest submit, but no later than `max_delay_ms` after
-/// its creation (the burst's first submit).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Debounce {
-    pub window_ms: i64,
-    pub max_delay_ms: i64,
-}
-
 impl Conflict {
     pub fn parse(s: &str) -> Option<Conflict> {
         match s {
@@ -207,44 +199,6 @@ impl Conflict {
             Conflict::Debounce(window) if live => KeyDecision::Debounce(window),
             _ => KeyDecision::Insert,
         }
-    }
-}
-
-/// A follow-up's start while it is held back (docs/protocol.md, "Debounced
-/// submit"): 1e15 ms (about 31,700 years) after its submit, the longest delay
-/// a submit takes, so no SDK's claim takes it until it is released.
-pub const HELD_BACK_DELAY_MS: i64 = 1_000_000_000_000_000;
-
-/// What a debounced submit does with the live task under its key.
-#[derive(Debug, PartialEq, Eq)]
-pub enum DebounceStep {
-    /// Never started: the new payload and a later start (`debounce.sql`).
-    Postpone,
-    /// A follow-up still held back: the new payload, and a later start once
-    /// released (`debounce.sql` and the follow-ups' `postpone.sql`).
-    PostponeHeld,
-    /// Running, or queued after it started (a retry's backoff, a suspension):
-    /// a follow-up, held back until it ends, and the key points at it.
-    FollowUp,
-}
-
-impl Debounce {
-    /// The decision table of docs/protocol.md, "Debounced submit", over what
-    /// the backend read of the live task: its status and attempt, whether it
-    /// is a held-back follow-up and whether it recorded a step (both read
-    /// only for a queued task of attempt 0, `false` otherwise).
-    pub fn step(status: Status, attempt: i64, held: bool, has_steps: bool) -> DebounceStep {
-        match status {
-            Status::Queued if held => DebounceStep::PostponeHeld,
-            Status::Queued if attempt == 0 && !has_steps => DebounceStep::Postpone,
-            _ => DebounceStep::FollowUp,
-        }
-    }
-
-    /// Whether `step` needs to know if a task of this status and attempt is
-    /// held back or recorded a step.
-    pub fn reads_history(status: Status, attempt: i64) -> bool {
-        status == Status::Queued && attempt == 0
     }
 }
 
@@ -320,45 +274,6 @@ pub struct WaitPoll {
     pub probed: Option<TaskRef>,
     /// Read only after a terminal probe; `None` if the row went meanwhile.
     pub row: Option<Task>,
-}
-
-/// A paused queue (docs/api.md, "Queue pauses"): its name and when it was paused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PausedQueue {
-    pub queue: String,
-    pub paused_at_ms: i64,
-}
-
-/// A page of `retryMany` or `cancelMany` (docs/api.md, "Bulk retry and
-/// cancel"), checked: what changes, and the rows it may pick.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BulkSelection {
-    pub change: BulkChange,
-    pub queue: Option<String>,
-    pub name: Option<String>,
-    /// The page's size: at most this many rows change.
-    pub limit: i64,
-}
-
-/// What a bulk page does to its rows, and the filters only it takes.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum BulkChange {
-    /// retry.sql's change on finished rows of `status` (failed or canceled),
-    /// completed in `[finished_after, finished_before)`.
-    Retry {
-        status: Status,
-        finished_after: Option<i64>,
-        finished_before: Option<i64>,
-        reset_attempt: bool,
-    },
-    /// cancel.sql's change on live rows (of `status` when set).
-    Cancel { status: Option<Status> },
-}
-
-impl BulkChange {
-    pub fn is_retry(&self) -> bool {
-        matches!(self, BulkChange::Retry { .. })
-    }
 }
 
 /// One push notification (docs/protocol.md, "Wakes (LISTEN/NOTIFY)").

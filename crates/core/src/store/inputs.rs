@@ -4,6 +4,8 @@
 use crate::clock::Clock;
 use crate::deadletter::{self, Route};
 use crate::error::{Error, Result};
+use crate::flow::group::grouped_metadata;
+use crate::followups::debounce::{debounce_of, DebounceInput};
 use crate::ids::new_task_id;
 use crate::input::{
     at_least, finite_at_least, name_field, non_negative_integer, priority, saturating_i64,
@@ -13,8 +15,6 @@ use crate::retry::{self, RetrySpec};
 use crate::store::backend::{
     ClaimRequest, Conflict, NewTask, OpenMode, Outcome, PurgeFilter, WriteOp,
 };
-use crate::store::debounce::{debounce_of, DebounceInput};
-use crate::store::flow::group::grouped_metadata;
 use crate::task::Status;
 use crate::timeouts::timed_metadata;
 use crate::unique;

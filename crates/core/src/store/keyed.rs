@@ -9,9 +9,8 @@ use std::borrow::Cow;
 use std::future::Future;
 
 use crate::error::{Error, Result};
-use crate::store::backend::{
-    Conflict, Debounce, DebounceStep, KeyDecision, NewTask, HELD_BACK_DELAY_MS,
-};
+use crate::followups::window::{Debounce, DebounceStep, HELD_BACK_DELAY_MS};
+use crate::store::backend::{Conflict, KeyDecision, NewTask};
 use crate::store::reserved::key_holder;
 use crate::task::Task;
 

@@ -2,24 +2,16 @@
 //! front of a `Backend` that speaks one dialect (docs/protocol.md,
 //! "Statements"; docs/api.md, "Stores").
 
-mod backend;
-mod backend_values;
+pub mod backend;
+pub mod backend_values;
 pub mod backpressure;
 pub mod bad_rows;
-pub mod dead_letters;
-mod debounce;
-mod event_rows;
-pub mod flow;
 mod inputs;
 pub mod keyed;
-mod pause_presence;
 pub mod postgres;
 pub mod reserved;
-mod schedule_rows;
 mod session;
-mod signals;
 pub mod sqlite;
-mod steps;
 pub mod submit_in;
 mod worker_ops;
 
@@ -29,21 +21,17 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 pub use backend::*;
-pub use debounce::FollowupRelease;
-pub use event_rows::*;
 pub use inputs::*;
-pub use pause_presence::PausePresence;
-pub use schedule_rows::*;
 pub use session::ClaimSession;
-pub use signals::rows::*;
-pub use steps::presence::StepsPresence;
-pub use steps::rows::*;
 
 use self::backpressure::{BackpressureOptions, QueueDepthGate};
 use self::inputs::new_task;
 use crate::clock::Clock;
 use crate::error::{js_number, Error, Result};
+use crate::events::rows::EventCounters;
 use crate::input::{integer_at_least_one, non_negative_integer, saturating_i64};
+use crate::pauses::presence::PausePresence;
+use crate::steps::presence::StepsPresence;
 use crate::task::{Status, Task};
 
 /// A client write as the API receives it (see `Store::write_group`).
@@ -279,7 +267,7 @@ impl Store {
             let rows = answers
                 .iter()
                 .filter_map(|a| a.as_ref().ok().and_then(Option::as_ref));
-            self.wake_parents_of(steps::presence::finished_children(rows))
+            self.wake_parents_of(crate::steps::presence::finished_children(rows))
                 .await;
         }
         for (answer, cascade) in answers.iter().zip(cascades) {

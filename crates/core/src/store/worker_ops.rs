@@ -2,7 +2,7 @@
 //! "Heartbeat", "Complete / succeed / fail"): claim sessions and polls,
 //! `store.claim`, heartbeats, cancel flags, progress and settlements.
 
-use super::{steps, ClaimPlan, ClaimRequest, Draw, HeldTask, Outcome, Store};
+use super::{ClaimPlan, ClaimRequest, Draw, HeldTask, Outcome, Store};
 use crate::error::Result;
 use crate::task::Task;
 
@@ -90,7 +90,7 @@ impl Store {
 
     pub async fn finish(&self, owned: HeldTask, outcome: Outcome) -> Result<Task> {
         let row = self.backend.finish(owned, outcome).await?;
-        self.wake_parents_of(steps::presence::finished_children([&row]))
+        self.wake_parents_of(crate::steps::presence::finished_children([&row]))
             .await;
         Ok(row)
     }

@@ -10,8 +10,9 @@ use crate::deadletter::Route;
 use crate::error::{Error, Result};
 use crate::input::{at_least, stored_ms, Options};
 use crate::retry::{function_delay_ms, submitted_backoff};
+use crate::steps::rows::Wake;
 use crate::steps::StepLog;
-use crate::store::{HeldTask, Outcome, Store, Target, Wake};
+use crate::store::{HeldTask, Outcome, Store, Target};
 use crate::task::Task;
 use crate::timeouts::AbortReason;
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::registry::ClaimSources;
 use crate::error::Result;
-use crate::store::flow::FlowLimits;
+use crate::flow::FlowLimits;
 use crate::store::Store;
 
 /// Until when each rate-limited name can start nothing.

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use crate::backoff::Backoff;
 use crate::deadletter::checked_queue;
 use crate::error::{Error, Result};
+use crate::flow::{self, Declaration, FlowLimits, RateLimit};
 use crate::input::{integer_at_least_one, Options};
 use crate::retry::{RetryPolicy, RetrySpec};
-use crate::store::flow::{self, Declaration, FlowLimits, RateLimit};
 use crate::timeouts::{registration_timeout, TimeLimit};
 
 /// `worker.task(name, {batch, concurrency, resource, rateLimit,

@@ -6,13 +6,12 @@
 
 use super::context::TaskContext;
 use crate::error::{Error, Result};
+use crate::signals::rows::{SignalWait, SignalWaitInput};
+use crate::steps::rows::{ChildState, ChildWait, NewStep, StepKind, StoredStep, Wake};
 use crate::steps::{
     delay_ms, gone, new_step, plan_child, plan_sleep, ChildPlan, SleepFor, SleepPlan,
 };
-use crate::store::{
-    ChildState, ChildWait, NewStep, SignalWait, SignalWaitInput, StepKind, StoredStep, SubmitInput,
-    Wake,
-};
+use crate::store::SubmitInput;
 
 /// `ctx.retryAfter`'s options (docs/api.md, "Push-back").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -5,9 +5,10 @@
 
 use std::sync::Arc;
 
+use cairnq_core::followups::window::HELD_BACK_DELAY_MS;
 use cairnq_core::store::sqlite::submit_in::submit_in;
 use cairnq_core::store::submit_in::{submit_in_ops, submit_many_in_ops};
-use cairnq_core::store::{ClaimRequest, SubmitInput, Target, TaskRef, HELD_BACK_DELAY_MS};
+use cairnq_core::store::{ClaimRequest, SubmitInput, Target, TaskRef};
 use cairnq_core::wire::read_items;
 use cairnq_core::{Error, Status, Store};
 use rusqlite::types::Value as Sql;

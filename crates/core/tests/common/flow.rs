@@ -6,7 +6,7 @@ use std::any::Any;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairnq_core::store::flow::{Declaration, FlowLimits, RateLimit, Replaced};
+use cairnq_core::flow::{Declaration, FlowLimits, RateLimit, Replaced};
 use cairnq_core::store::{
     ClaimPlan, ClaimRequest, Draw, HeldTask, ListInput, Outcome, SubmitInput, Target,
 };

@@ -288,8 +288,8 @@ pub async fn each_occurrence_fires_once(store: Arc<Store>, other: Arc<Store>) {
     // A worker that read the schedule before the others moved it on (its
     // pending occurrence is still the old one) finds the key taken.
     store.backend().schedule_write(|s| s.advance, vec![
-        cairnq_core::store::SqlArg::Text(json!([{"name": "m", "expected": T0 + 2 * MINUTE, "next": T0 + MINUTE, "last": null}]).to_string()),
-        cairnq_core::store::SqlArg::Int(T0),
+        cairnq_core::schedule::rows::SqlArg::Text(json!([{"name": "m", "expected": T0 + 2 * MINUTE, "next": T0 + MINUTE, "last": null}]).to_string()),
+        cairnq_core::schedule::rows::SqlArg::Int(T0),
     ]).await.unwrap();
     let stale = fire_due(&store, &queues(), T0 + MINUTE + 500)
         .await

@@ -11,10 +11,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use cairnq_core::backoff::Backoff;
+use cairnq_core::steps::rows::{NewStep, StepKind, Wake};
 use cairnq_core::steps::SleepFor;
-use cairnq_core::store::{
-    ClaimRequest, NewStep, PurgeInput, StepKind, SubmitInput, Target, Wake, Write,
-};
+use cairnq_core::store::{ClaimRequest, PurgeInput, SubmitInput, Target, Write};
 use cairnq_core::worker::{
     Call, CallOutcome, ChildCall, Invoker, Registration, StepStart, TaskContext, TaskResult,
     Worker, WorkerOptions,

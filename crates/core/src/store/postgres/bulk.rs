@@ -8,10 +8,10 @@ use super::conn::rows;
 use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
 use super::transport::{params, PgRow, Session, Transport};
+use crate::bulk::backend::{BulkBackend, BulkChange, BulkSelection};
 use crate::error::Result;
 use crate::protocol::bulk::POSTGRES as SQL;
 use crate::protocol::specialize_for;
-use crate::store::backend::{BulkBackend, BulkChange, BulkSelection};
 use crate::task::Status;
 
 /// Run the change's statement (`write`) or its dry run, with the selection's

@@ -4,11 +4,11 @@
 use super::conn::{rows, task_rows, tasks};
 use super::rows::insert_new;
 use super::transport::{params, Param, PgRow, Session, Statement};
+use crate::deadletter::letter::recovered_letters;
 use crate::error::Result;
 use crate::protocol::deadletters::POSTGRES as DEAD_LETTERS;
 use crate::protocol::{specialize_for, ClaimShape, POSTGRES as SQL};
 use crate::store::backend::{ClaimPlan, ClaimRequest};
-use crate::store::dead_letters::recovered_letters;
 
 /// `claimable_probe`: whether a claim on `request`'s queues and names may
 /// find work now.

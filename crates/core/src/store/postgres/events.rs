@@ -11,9 +11,9 @@ use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
 use super::transport::{end_tx, params, PgRow, Session, Transport};
 use crate::error::Result;
+use crate::events::backend::EventBackend;
+use crate::events::rows::{sweep_cut, EventFilter, EventRow, Position, RawPage};
 use crate::protocol::events::{POSTGRES as SQL, POSTGRES_TRIGGERS};
-use crate::store::backend::EventBackend;
-use crate::store::event_rows::{sweep_cut, EventFilter, EventRow, Position, RawPage};
 
 fn event_from_row(row: &impl PgRow) -> Result<EventRow> {
     Ok(EventRow {

@@ -1,5 +1,5 @@
 //! Flow control on Postgres (docs/protocol.md, "Flow control tables"): the
-//! statements of each step the core's `store/flow` decides, run in the
+//! statements of each step the core's `flow/` decides, run in the
 //! declaration's or the claim's transaction, over any transport. Claimers in
 //! other processes run at the same time, so a draw counts a window or a group
 //! only under that key's transaction-scoped advisory lock, taken by an
@@ -18,23 +18,22 @@ use super::listener::PushSource;
 use super::steps::PgTx;
 use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::Result;
+use crate::flow::backend::FlowBackend;
+use crate::flow::claim;
+use crate::flow::declare::declare;
+use crate::flow::draw::{Chunk, GroupLimits, WindowCount};
+use crate::flow::pick::{GroupCounts, Scanned};
+use crate::flow::transaction::{FlowTransaction, StoredDeclaration, StoredKey};
+use crate::flow::{Budget, Declaration, Declared, FlowLimits, KeyDeclared, RateLimit, Replaced};
 use crate::protocol::flow::{
     POSTGRES as SQL, POSTGRES_CLAIM_IDS, POSTGRES_DRAW_SCAN, POSTGRES_GROUP_RUNNING,
     POSTGRES_GROUP_STARTS, POSTGRES_LIMITS_AND_LOCKS, POSTGRES_LOCK_NAME, POSTGRES_PUSH_BACK_LOCK,
     POSTGRES_SHARED_KEYS,
 };
 use crate::protocol::with_literal_limit;
-use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend, HeldTask};
-use crate::store::flow::claim;
-use crate::store::flow::declare::declare;
-use crate::store::flow::draw::{Chunk, GroupLimits, WindowCount};
-use crate::store::flow::pick::{GroupCounts, Scanned};
-use crate::store::flow::transaction::{FlowTransaction, StoredDeclaration, StoredKey};
-use crate::store::flow::{
-    Budget, Declaration, Declared, FlowLimits, KeyDeclared, RateLimit, Replaced,
-};
-use crate::store::steps::rows::{Suspended, Wake};
-use crate::store::steps::transaction::suspend;
+use crate::steps::rows::{Suspended, Wake};
+use crate::steps::transaction::suspend;
+use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, HeldTask};
 use crate::task::Task;
 
 /// A transaction, the groups whose advisory locks it holds, and what the

@@ -10,9 +10,10 @@ use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
 use super::transport::{params, Param, PgRow, Session, Transport};
 use crate::error::Result;
+use crate::followups::backend::FollowupBackend;
+use crate::followups::window::Debounce;
 use crate::protocol::followups::POSTGRES as SQL;
 use crate::protocol::steps::POSTGRES as STEPS;
-use crate::store::backend::{Debounce, FollowupBackend};
 
 async fn exists<S: Session>(session: &S, sql: &str, params: &[Param<'_>]) -> Result<bool> {
     match rows(session, sql, params).await?.first() {

@@ -8,8 +8,8 @@ use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
 use super::transport::{params, PgRow, Transport};
 use crate::error::Result;
+use crate::pauses::backend::{PauseBackend, PausedQueue};
 use crate::protocol::pauses::POSTGRES as SQL;
-use crate::store::backend::{PauseBackend, PausedQueue};
 
 #[async_trait]
 impl<T: Transport + PushSource> PauseBackend for PostgresBackend<T> {

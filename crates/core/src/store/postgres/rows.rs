@@ -3,10 +3,10 @@
 
 use super::conn::{execute, rows, task};
 use super::transport::{params, Param, PgRow, Session};
+use crate::deadletter::letter::letter_of;
 use crate::error::{Error, Result};
 use crate::protocol::POSTGRES as SQL;
 use crate::store::backend::{HeldTask, NewTask, Outcome};
-use crate::store::dead_letters::letter_of;
 use crate::task::Task;
 
 pub(super) async fn get_by_id<S: Session>(client: &S, id: &str) -> Result<Option<Task>> {

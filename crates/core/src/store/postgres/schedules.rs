@@ -10,11 +10,9 @@ use super::listener::PushSource;
 use super::transport::{Param, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::schedules::{POSTGRES as SQL, POSTGRES_CONTROLS};
-use crate::store::backend::ScheduleBackend;
+use crate::schedule::backend::ScheduleBackend;
+use crate::schedule::rows::{PickStatement, ScheduleRow, ScheduleRows, SqlArg, SCHEDULES_TABLE};
 use crate::store::bad_rows::BadRow;
-use crate::store::schedule_rows::{
-    PickStatement, ScheduleRow, ScheduleRows, SqlArg, SCHEDULES_TABLE,
-};
 
 /// The rows the statement answers; one another program wrote in a shape
 /// this SDK cannot read is a `BadRow` in its place.

@@ -1,6 +1,6 @@
 //! The signals statements on Postgres (docs/protocol.md, "Signals"), over any
 //! transport: the steps of a signal's and a wait's transaction
-//! (`store/signals/transaction.rs` decides them); `lock_task` locks the
+//! (`signals/transaction.rs` decides them); `lock_task` locks the
 //! task's row (`task_status.sql`), so the two take it in turn.
 
 use async_trait::async_trait;
@@ -13,12 +13,13 @@ use super::steps::PgTx;
 use super::transport::{end_tx, params, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::signals::POSTGRES as SQL;
-use crate::store::backend::{HeldTask, SignalBackend, Target};
-use crate::store::signals::rows::{
+use crate::signals::backend::SignalBackend;
+use crate::signals::rows::{
     NewSignal, PendingSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput, StoredWait,
     WaitOutcome, WaitSummary,
 };
-use crate::store::signals::transaction::{self, SignalTransaction};
+use crate::signals::transaction::{self, SignalTransaction};
+use crate::store::backend::{HeldTask, Target};
 use crate::task::Status;
 
 impl<S: Session> SignalTransaction for PgTx<'_, S> {

@@ -12,12 +12,13 @@ use super::rows::{cancel_by_id, resolve_key};
 use super::transport::{end_tx, params, Param, PgRow, Session, Transport};
 use crate::error::{Error, Result};
 use crate::protocol::steps::POSTGRES as SQL;
-use crate::store::backend::{HeldTask, StepBackend, Target};
-use crate::store::steps::restart::{restart_from_step, RestartTransaction};
-use crate::store::steps::rows::{
+use crate::steps::backend::StepBackend;
+use crate::steps::restart::{restart_from_step, RestartTransaction};
+use crate::steps::rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake,
 };
-use crate::store::steps::transaction::{self, StepTransaction};
+use crate::steps::transaction::{self, StepTransaction};
+use crate::store::backend::{HeldTask, Target};
 use crate::task::{Status, Task};
 
 fn lost(owned: &HeldTask) -> Error {
@@ -88,7 +89,7 @@ async fn record<S: Session>(session: &S, owned: &HeldTask, step: &NewStep) -> Re
 }
 
 /// The caller's transaction, answering the steps of a suspension, a child
-/// wait and a cancel's cascade (`store/steps/transaction.rs` decides them),
+/// wait and a cancel's cascade (`steps/transaction.rs` decides them),
 /// and of a signal's and a wait's transaction (`signals.rs`). Its statements
 /// read `now()`, the transaction's time, so a sleep's stored wake time is the
 /// time its task is due.

@@ -6,10 +6,10 @@ use rusqlite::Connection;
 
 use super::lifecycle::SqliteBackend;
 use super::query::query;
+use crate::bulk::backend::{BulkBackend, BulkChange, BulkSelection};
 use crate::error::Result;
 use crate::protocol::bulk::SQLITE as SQL;
 use crate::protocol::specialize_for;
-use crate::store::backend::{BulkBackend, BulkChange, BulkSelection};
 use crate::task::Status;
 
 /// Run the change's statement (`write`) or its dry run on `conn`, with the

@@ -8,13 +8,13 @@ use super::query::{execute, query, query_tasks};
 use super::rows::json_list;
 use super::writes::{complete_many, insert_new};
 use crate::clock::Clock;
+use crate::deadletter::letter::recovered_letters;
 use crate::error::{Error, Result};
 use crate::protocol::deadletters::SQLITE as DEAD_LETTERS;
 use crate::protocol::{
     specialize_for, without_returning, ClaimShape, SQLITE as SQL, SQLITE_CLAIM_IDS,
 };
 use crate::store::backend::{ClaimPlan, ClaimRequest, Polled};
-use crate::store::dead_letters::recovered_letters;
 use crate::task::Task;
 
 /// The claim probe of `request`, as a read to run on a connection.

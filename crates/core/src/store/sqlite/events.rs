@@ -11,9 +11,9 @@ use super::conn::{apply_in_transaction, feature_installed};
 use super::lifecycle::SqliteBackend;
 use super::query::{query, Int, Params};
 use crate::error::Result;
+use crate::events::backend::EventBackend;
+use crate::events::rows::{sweep_cut, EventFilter, EventRow, Position, RawPage};
 use crate::protocol::events::{SQLITE as SQL, SQLITE_TRIGGERS};
-use crate::store::backend::EventBackend;
-use crate::store::event_rows::{sweep_cut, EventFilter, EventRow, Position, RawPage};
 
 fn event_from_row(row: &Row<'_>) -> rusqlite::Result<EventRow> {
     Ok(EventRow {

@@ -1,5 +1,5 @@
 //! Flow control on SQLite (docs/protocol.md, "Flow control tables"): the
-//! statements of each step the core's `store/flow` decides, run on the
+//! statements of each step the core's `flow/` decides, run on the
 //! writer's connection inside its transaction. The write lock serializes
 //! claimers, so what a draw counts stays true until it commits: no locks of
 //! its own.
@@ -14,23 +14,24 @@ use super::rows::json_list;
 use super::steps::WriterTx;
 use crate::clock::Clock;
 use crate::error::Result;
+use crate::flow::backend::FlowBackend;
+use crate::flow::claim;
+use crate::flow::declare::declare;
+use crate::flow::draw::{Chunk, GroupLimits, WindowCount};
+use crate::flow::pick::{GroupCounts, Scanned};
+use crate::flow::transaction::{FlowTransaction, StoredDeclaration, StoredKey};
+use crate::flow::{
+    Budget, Declaration, Declared, FlowLimits, KeyDeclared, RateLimit, Replaced, KEYS_TABLE,
+    LIMITS_TABLE,
+};
 use crate::protocol::flow::{
     sqlite_draw_scan, SQLITE as SQL, SQLITE_GROUP_RUNNING, SQLITE_GROUP_STARTS, SQLITE_SHARED_KEYS,
     SQLITE_STARTS_PRUNE, SQLITE_STARTS_RECORD,
 };
 use crate::protocol::SQLITE_CLAIM_IDS;
-use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, FlowBackend, HeldTask};
-use crate::store::flow::claim;
-use crate::store::flow::declare::declare;
-use crate::store::flow::draw::{Chunk, GroupLimits, WindowCount};
-use crate::store::flow::pick::{GroupCounts, Scanned};
-use crate::store::flow::transaction::{FlowTransaction, StoredDeclaration, StoredKey};
-use crate::store::flow::{
-    Budget, Declaration, Declared, FlowLimits, KeyDeclared, RateLimit, Replaced, KEYS_TABLE,
-    LIMITS_TABLE,
-};
-use crate::store::steps::rows::{Suspended, Wake};
-use crate::store::steps::transaction::suspend;
+use crate::steps::rows::{Suspended, Wake};
+use crate::steps::transaction::suspend;
+use crate::store::backend::{ClaimPlan, ClaimRequest, Draw, HeldTask};
 use crate::task::Task;
 
 /// The writer's connection, inside its transaction, and the transaction's time.

@@ -9,9 +9,10 @@ use super::conn::apply_in_transaction;
 use super::lifecycle::SqliteBackend;
 use super::query::{query, Params};
 use crate::error::Result;
+use crate::followups::backend::FollowupBackend;
+use crate::followups::window::Debounce;
 use crate::protocol::followups::{SQLITE as SQL, SQLITE_FORGET, SQLITE_PENDING};
 use crate::protocol::steps::SQLITE as STEPS;
-use crate::store::backend::{Debounce, FollowupBackend};
 
 fn exists(conn: &Connection, sql: &str, params: &Params<'_>) -> Result<bool> {
     Ok(query(conn, sql, params, |row| row.get(0))?

@@ -9,8 +9,8 @@ use super::conn::{apply_in_transaction, feature_installed};
 use super::lifecycle::SqliteBackend;
 use super::query::{query, Int, Params};
 use crate::error::Result;
+use crate::pauses::backend::{PauseBackend, PausedQueue};
 use crate::protocol::pauses::SQLITE as SQL;
-use crate::store::backend::{PauseBackend, PausedQueue};
 
 fn paused(conn: &Connection) -> Result<Vec<PausedQueue>> {
     query(conn, SQL.paused, &[], |row| {

@@ -12,11 +12,9 @@ use super::query::{key_at, Cells};
 use super::rows::json_list;
 use crate::error::Result;
 use crate::protocol::schedules::{SQLITE as SQL, SQLITE_CONTROLS};
-use crate::store::backend::ScheduleBackend;
+use crate::schedule::backend::ScheduleBackend;
+use crate::schedule::rows::{PickStatement, ScheduleRow, ScheduleRows, SqlArg, SCHEDULES_TABLE};
 use crate::store::bad_rows::BadRow;
-use crate::store::schedule_rows::{
-    PickStatement, ScheduleRow, ScheduleRows, SqlArg, SCHEDULES_TABLE,
-};
 
 /// The rows the statement answers; one another program wrote in a shape
 /// this SDK cannot read is a `BadRow` in its place.

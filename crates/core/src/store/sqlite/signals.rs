@@ -1,5 +1,5 @@
 //! The signals statements on SQLite (docs/protocol.md, "Signals"): the steps
-//! of a signal's and a wait's transaction (`store/signals/transaction.rs`
+//! of a signal's and a wait's transaction (`signals/transaction.rs`
 //! decides them), run on the writer's connection, so the write lock orders
 //! them.
 
@@ -13,12 +13,13 @@ use super::rows::resolve_key;
 use super::steps::WriterTx;
 use crate::error::{Error, Result};
 use crate::protocol::signals::SQLITE as SQL;
-use crate::store::backend::{HeldTask, SignalBackend, Target};
-use crate::store::signals::rows::{
+use crate::signals::backend::SignalBackend;
+use crate::signals::rows::{
     NewSignal, PendingSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput, StoredWait,
     WaitOutcome, WaitSummary,
 };
-use crate::store::signals::transaction::{self, SignalTransaction};
+use crate::signals::transaction::{self, SignalTransaction};
+use crate::store::backend::{HeldTask, Target};
 use crate::task::Status;
 
 impl SignalTransaction for WriterTx<'_> {

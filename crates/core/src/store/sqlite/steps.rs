@@ -3,7 +3,7 @@
 //! with whatever else this process writes at that moment, and a
 //! suspension's statements commit together. `WriterTx` answers the steps of
 //! a suspension, a child wait and a cancel's cascade
-//! (`store/steps/transaction.rs` decides them), and of a signal's and a
+//! (`steps/transaction.rs` decides them), and of a signal's and a
 //! wait's transaction (`signals.rs`).
 
 use async_trait::async_trait;
@@ -16,13 +16,14 @@ use super::rows::{json_list, resolve_key, update_one};
 use super::writes::cancel_by_id;
 use crate::error::{Error, Result};
 use crate::protocol::steps::SQLITE as SQL;
-use crate::store::backend::{HeldTask, StepBackend, Target};
-use crate::store::bad_rows::{readable, BadRow};
-use crate::store::steps::restart::{restart_from_step, RestartTransaction};
-use crate::store::steps::rows::{
+use crate::steps::backend::StepBackend;
+use crate::steps::restart::{restart_from_step, RestartTransaction};
+use crate::steps::rows::{
     ChildState, ChildWait, NewStep, StepKind, StepSummary, StoredStep, Suspended, Wake, STEPS_TABLE,
 };
-use crate::store::steps::transaction::{self, StepTransaction};
+use crate::steps::transaction::{self, StepTransaction};
+use crate::store::backend::{HeldTask, Target};
+use crate::store::bad_rows::{readable, BadRow};
 use crate::task::{Status, Task};
 
 fn lost(owned: &HeldTask) -> Error {

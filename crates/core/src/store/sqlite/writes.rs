@@ -9,13 +9,14 @@ use super::conn::sqlite_error;
 use super::followups;
 use super::query::{execute, query, transaction_control, Params, Repeated};
 use super::rows::{json_list, owned_write, resolve_key, update_one};
+use crate::deadletter::letter::letter_of;
 use crate::deadletter::Route;
 use crate::error::Result;
+use crate::followups::window::Debounce;
 use crate::protocol::{without_returning, SQLITE as SQL};
 use crate::store::backend::{
-    Conflict, Debounce, HeldTask, NewTask, Outcome, Target, TaskRef, WriteAnswer, WriteOp,
+    Conflict, HeldTask, NewTask, Outcome, Target, TaskRef, WriteAnswer, WriteOp,
 };
-use crate::store::dead_letters::letter_of;
 use crate::store::keyed::{self, KeyedAnswer, KeyedConn, KeyedStep};
 use crate::task::{Status, Task};
 

@@ -8,9 +8,9 @@
 
 use super::rows::{missed, NewSignal, Sent, SignalWait, SignalWaitInput, StoredWait, WaitOutcome};
 use crate::error::Result;
+use crate::steps::rows::Wake;
+use crate::steps::transaction::{suspend, StepTransaction};
 use crate::store::backend_values::{HeldTask, Target};
-use crate::store::steps::rows::Wake;
-use crate::store::steps::transaction::{suspend, StepTransaction};
 use crate::task::Status;
 
 // Not `Send`-bound: SQLite's connection is not `Sync`, and the core drives

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::backend::StepBackend;
 use crate::error::Result;
-use crate::store::backend::StepBackend;
 use crate::task::Task;
 
 /// How long a catalog read that found no steps table stands for the wake of

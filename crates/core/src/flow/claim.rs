@@ -7,7 +7,7 @@ use super::pick::pick;
 use super::transaction::FlowTransaction;
 use super::FlowLimits;
 use crate::error::Result;
-use crate::store::backend::{ClaimPlan, ClaimRequest, Draw};
+use crate::store::backend_values::{ClaimPlan, ClaimRequest, Draw};
 use crate::store::bad_rows::report;
 
 /// One flow draw in the claim transaction `tx`: the name's limits and,

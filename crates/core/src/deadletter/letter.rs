@@ -3,9 +3,9 @@
 //! (`finish`) or of the lease recovery that failed the task, and inserts
 //! what this answers.
 
-use crate::deadletter::{letter_metadata, Route};
+use super::{letter_metadata, Route};
 use crate::ids::new_task_id;
-use crate::store::backend::{ClaimPlan, NewTask};
+use crate::store::backend_values::{ClaimPlan, NewTask};
 use crate::task::{Status, Task};
 
 /// The letters of `failed`, the rows lease recovery just failed for good in

@@ -3,9 +3,10 @@
 //! (docs/protocol.md, "Debounced submit"); and the release of the follow-ups
 //! it holds back, which each worker's clock runs.
 
-use super::backend::{Backend, Debounce};
+use super::window::Debounce;
 use crate::error::{js_number, Error, Result};
 use crate::input::{finite_at_least, stored_ms, FOREVER_MS};
+use crate::store::backend::Backend;
 
 /// A submit's fields that a debounce window involves.
 pub struct DebounceInput<'a> {

@@ -5,7 +5,7 @@
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
-use crate::store::steps::rows::Suspended;
+use crate::steps::rows::Suspended;
 use crate::task::Status;
 
 /// The table, as reports of its rows name it.

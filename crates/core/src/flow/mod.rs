@@ -9,8 +9,10 @@
 //! its limit the latest declared for the key; `draw` and `pick`
 //! decide what a flow draw claims, `claim` runs it. Both are written once for
 //! both dialects, whose backends (`sqlite/flow.rs`, `postgres/flow.rs`) only
-//! run the statements of each step (`transaction`).
+//! run the statements of each step (`transaction`); `backend` is the seam
+//! they implement outside a claim.
 
+pub mod backend;
 pub mod claim;
 pub mod declare;
 pub mod draw;

@@ -9,7 +9,7 @@ use super::draw::{Chunk, GroupLimits, WindowCount};
 use super::pick::{GroupCounts, Scanned};
 use super::{Budget, Declaration, Declared, KeyDeclared, RateLimit};
 use crate::error::Result;
-use crate::store::backend::ClaimRequest;
+use crate::store::backend_values::ClaimRequest;
 use crate::store::bad_rows::BadRow;
 use crate::task::Task;
 
