@@ -11,7 +11,7 @@ use super::lifecycle::PostgresBackend;
 use super::listener::PushSource;
 use super::transport::{end_tx, params, PgRow, Session, Transport};
 use crate::error::Result;
-use crate::protocol::events::{POSTGRES as SQL, POSTGRES_TRIGGERS};
+use crate::protocol::events::{POSTGRES as SQL, POSTGRES_JOIN_PLAN, POSTGRES_TRIGGERS};
 use crate::store::backend::EventBackend;
 use crate::store::event_rows::{sweep_cut, EventFilter, EventRow, Position, RawPage};
 
@@ -103,7 +103,8 @@ impl<T: Transport + PushSource> EventBackend for PostgresBackend<T> {
 
     async fn install_events(&self) -> Result<()> {
         install_feature(self.begin().await?, &SQL.migration).await?;
-        install_feature(self.begin().await?, &POSTGRES_TRIGGERS).await
+        install_feature(self.begin().await?, &POSTGRES_TRIGGERS).await?;
+        install_feature(self.begin().await?, &POSTGRES_JOIN_PLAN).await
     }
 
     async fn events_page(
