@@ -4,7 +4,9 @@
 // minus the event's `at`, the writer's clock: one machine). With
 // --tasks=N it reports once 3·N events came: latencies (p50, p99), and each
 // task's history against queued → started → succeeded (missing or out of
-// order), and the CPU time this process spent from its subscription's start.
+// order), and the CPU time this process spent from its subscription's start,
+// and the latencies of each kind apart (bulk submits' queued events wait for
+// the listeners to read them, a worker's started and succeeded ones do not).
 // Without, it only consumes, until its parent goes away.
 import { argNumber, argValue, loadPackage, openClient, percentile } from "./lib.mjs";
 
@@ -18,9 +20,13 @@ await subscription.ready();
 process.send?.("ready");
 const cpuAtStart = process.cpuUsage();
 const latencies = [];
+/** @type {Record<string, number[]>} */
+const byKind = {};
 const byTask = new Map();
 for await (const e of subscription) {
-  latencies.push(Date.now() - e.at);
+  const latency = Date.now() - e.at;
+  latencies.push(latency);
+  (byKind[e.kind] ??= []).push(latency);
   if (!byTask.has(e.taskId)) byTask.set(e.taskId, []);
   byTask.get(e.taskId).push(e.kind);
   if (tasks > 0 && latencies.length === tasks * HISTORY.length) break;
@@ -38,6 +44,7 @@ if (tasks > 0) {
     p99: percentile(latencies, 99),
     cpuMs: (cpu.user + cpu.system) / 1000,
     latencies,
+    byKind,
   });
 }
 subscription.close();

@@ -7,7 +7,8 @@
 //    at concurrency 64; each event's latency from its write (`at`) to its
 //    receipt in a listener, p50 and p99 over every listener, and each task's
 //    history checked (queued → started → succeeded: none missing, none out
-//    of order), and the CPU time a listener process spent on them (median).
+//    of order), and the CPU time a listener process spent on them (median);
+//    the p50 of each kind apart.
 // 2. guard: the drain (`--n` tasks, concurrency 64), `--n` sequential
 //    submits and `--calls` sequential call()s (worker in this process,
 //    concurrency 8) on a database without the events table, with it and no
@@ -135,7 +136,17 @@ async function delivery() {
     await drain(setup.location, n);
     const reports = await withTimeout(Promise.all(setup.attached.reports), 300_000, "listener reports");
     const all = reports.flatMap((r) => r.latencies);
+    const kinds = Object.keys(reports[0].byKind);
     return {
+      byKind: kinds
+        .map(
+          (kind) =>
+            `${kind} ${percentile(
+              reports.flatMap((r) => r.byKind[kind]),
+              50,
+            )}`,
+        )
+        .join(", "),
       p50: percentile(all, 50),
       p99: percentile(all, 99),
       events: all.length,
@@ -204,7 +215,7 @@ try {
     const d = await delivery();
     deliveries.push(d);
     console.log(
-      `delivery rep ${rep + 1}: p50 ${d.p50.toFixed(2)} ms, p99 ${d.p99.toFixed(2)} ms, ${d.events} events, ${d.missing} tasks missing, ${d.wrong} histories wrong, ${d.cpuMs.toFixed(0)} ms CPU a listener`,
+      `delivery rep ${rep + 1}: p50 ${d.p50.toFixed(2)} ms, p99 ${d.p99.toFixed(2)} ms, ${d.events} events, ${d.missing} tasks missing, ${d.wrong} histories wrong, ${d.cpuMs.toFixed(0)} ms CPU a listener; p50 by kind (ms): ${d.byKind}`,
     );
   }
   const samples = VARIANTS.map(() => ({ drain: [], drainCpu: [], submit: [], call: [] }));

@@ -2066,10 +2066,9 @@ async fn an_earlier_events_install_moves_to_per_statement_triggers() {
         ]
     );
     let names: Vec<String> = ledger(&sql).await.into_iter().map(|(n, _)| n).collect();
-    assert!(
-        names.contains(&"node_events_0002.sql".to_string()),
-        "{names:?}"
-    );
+    for applied in ["node_events_0002.sql", "node_events_0003.sql"] {
+        assert!(names.contains(&applied.to_string()), "{names:?}");
+    }
 
     let a = submit(&store, "a", "default").await;
     let b = submit(&store, "b", "default").await;
@@ -2114,6 +2113,82 @@ async fn an_earlier_events_install_moves_to_per_statement_triggers() {
     assert_eq!(succeeded["result"], json!({"ok": true}));
     let none = tokio::time::timeout(Duration::from_millis(200), subscription.next_page()).await;
     assert!(none.is_err(), "nothing more (no heartbeat event): {none:?}");
+}
+
+/// A database with the per-statement triggers of `node_events_0002.sql`
+/// gets the join plan of `node_events_0003.sql` from its next subscription:
+/// the transitions trigger no longer runs a nested loop (quadratic in the
+/// rows one update changes), and one completion of many tasks still records
+/// one event each.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_0002_events_install_gets_a_join_without_nested_loops() {
+    use cairnq_core::events::{EventsOptions, Subscription};
+    use cairnq_core::protocol::events::{
+        JOIN_PLAN_LEDGER_NAME, LEDGER_NAME, POSTGRES as EVENTS, POSTGRES_TRIGGERS,
+    };
+
+    let db = test_db!();
+    let store = db.store();
+    // The protocol's tables first: the triggers' migration goes on them.
+    let before = submit(&store, "before", "default").await;
+    let sql = db.sql().await;
+    sql.batch_execute(EVENTS.migration.sql).await.unwrap();
+    sql.batch_execute(POSTGRES_TRIGGERS.sql).await.unwrap();
+    store.cancel(Target::Id(before.id.clone())).await.unwrap();
+    for name in [LEDGER_NAME, POSTGRES_TRIGGERS.name] {
+        sql.execute(
+            "insert into cairnq_migrations (name, applied_at_ms) values ($1, 0)",
+            &[&name],
+        )
+        .await
+        .unwrap();
+    }
+    assert!(!store.backend().events_installed().await.unwrap());
+    let settings = "select coalesce(array_to_string(proconfig, ','), '') from pg_proc \
+                    where proname = 'cairnq_events_transitions'";
+    assert_eq!(strings(&sql, settings).await, [""]);
+
+    let options = EventsOptions::read(r#"{"after": "0"}"#).unwrap();
+    let subscription = Subscription::open(store.clone(), options).await.unwrap();
+    assert_eq!(strings(&sql, settings).await, ["enable_nestloop=off"]);
+    let names: Vec<String> = ledger(&sql).await.into_iter().map(|(n, _)| n).collect();
+    assert!(
+        names.contains(&JOIN_PLAN_LEDGER_NAME.to_string()),
+        "{names:?}"
+    );
+    assert!(store.backend().events_installed().await.unwrap());
+
+    const TASKS: usize = 300;
+    for i in 0..TASKS {
+        submit(&store, &format!("t{i}"), "default").await;
+    }
+    let claimed = claim(&store, &["default"], "w1", TASKS as i64).await;
+    assert_eq!(claimed.len(), TASKS);
+    let items = claimed
+        .iter()
+        .map(|task| (task.id.clone(), Some("1".to_string())))
+        .collect();
+    let done = store.complete_batch("w1".into(), items).await.unwrap();
+    assert_eq!(done.len(), TASKS);
+
+    let mut succeeded = std::collections::HashSet::new();
+    let mut events = 0;
+    while events < 3 * TASKS + 1 {
+        let page = tokio::time::timeout(PATIENCE, subscription.next_page())
+            .await
+            .unwrap_or_else(|_| panic!("{} events in time, got {events}", 3 * TASKS + 1))
+            .unwrap()
+            .expect("open");
+        for event in serde_json::from_str::<Vec<Value>>(&page).unwrap() {
+            events += 1;
+            if event["kind"] == "succeeded" {
+                assert_eq!(event["result"], json!(1));
+                succeeded.insert(event["taskId"].as_str().unwrap().to_string());
+            }
+        }
+    }
+    assert_eq!(events, 3 * TASKS + 1, "one canceled, then three a task");
+    assert_eq!(succeeded.len(), TASKS, "one succeeded event a task");
 }
 
 /// An event whose transaction committed while an older one (which records

@@ -24,6 +24,17 @@ pub const POSTGRES_TRIGGERS: super::Migration = super::Migration {
     sql: feature_sql!("postgres", "events", "triggers"),
 };
 
+/// The ledger name of the Postgres transitions trigger's join plan
+/// (`join_plan.sql`): applied after `TRIGGERS_LEDGER_NAME`, with the tables
+/// and to tables an earlier version created. SQLite's row triggers join
+/// nothing, so it has no such entry.
+pub const JOIN_PLAN_LEDGER_NAME: &str = "node_events_0003.sql";
+
+pub const POSTGRES_JOIN_PLAN: super::Migration = super::Migration {
+    name: JOIN_PLAN_LEDGER_NAME,
+    sql: feature_sql!("postgres", "events", "join_plan"),
+};
+
 feature_statements! {
     /// The statements on `cairnq_events` and `cairnq_events_horizon`, one
     /// `.sql` file each.

@@ -1,6 +1,8 @@
--- Whether the events tables and their per-statement triggers
--- (`node_events_0002.sql`) are in place: a database nobody subscribed on has
--- neither, one an earlier version subscribed on has the tables only.
+-- Whether the events tables, their per-statement triggers
+-- (`node_events_0002.sql`) and the transitions trigger's join plan
+-- (`node_events_0003.sql`, the last applied) are in place: a database nobody
+-- subscribed on has none, one an earlier version subscribed on lacks the
+-- later ones.
 select exists (
-    select 1 from cairnq_migrations where name = 'node_events_0002.sql'
+    select 1 from cairnq_migrations where name = 'node_events_0003.sql'
 )

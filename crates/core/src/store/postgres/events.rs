@@ -13,7 +13,7 @@ use super::transport::{end_tx, params, PgRow, Session, Transport};
 use crate::error::Result;
 use crate::events::backend::EventBackend;
 use crate::events::rows::{sweep_cut, EventFilter, EventRow, Position, RawPage};
-use crate::protocol::events::{POSTGRES as SQL, POSTGRES_TRIGGERS};
+use crate::protocol::events::{POSTGRES as SQL, POSTGRES_JOIN_PLAN, POSTGRES_TRIGGERS};
 
 fn event_from_row(row: &impl PgRow) -> Result<EventRow> {
     Ok(EventRow {
@@ -103,7 +103,8 @@ impl<T: Transport + PushSource> EventBackend for PostgresBackend<T> {
 
     async fn install_events(&self) -> Result<()> {
         install_feature(self.begin().await?, &SQL.migration).await?;
-        install_feature(self.begin().await?, &POSTGRES_TRIGGERS).await
+        install_feature(self.begin().await?, &POSTGRES_TRIGGERS).await?;
+        install_feature(self.begin().await?, &POSTGRES_JOIN_PLAN).await
     }
 
     async fn events_page(
