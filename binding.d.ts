@@ -64,6 +64,11 @@ export declare class NativeContext {
   /** `ctx.waitForSignal(id, name, options)`: `options` holds `timeoutMs`. */
   waitForSignal(id: string, name: string, optionsJson: string): Promise<SignalAnswer>
   /**
+   * The end of a run left with waits only: true when the task went back
+   * to the queue for them (`TaskContext::suspend_for_waits`).
+   */
+  suspendForWaits(): Promise<boolean>
+  /**
    * `ctx.callChild`: `options` are the child's submit options and
    * `pollMs`, the longest wait before the parent reads its child again.
    */
@@ -399,11 +404,14 @@ export interface SharedTxObject {
 }
 
 /**
- * How `ctx.waitForSignal` ends: `suspended` (the run is over), or the
- * consumed signal's payload JSON in `json` (absent: none, or timed out).
+ * How `ctx.waitForSignal` answers: `suspended` (the run is over),
+ * `waiting` (stored as waiting: JS ends the run with `suspendForWaits` once
+ * the handler has nothing else under way), or the consumed signal's payload
+ * JSON in `json` (absent: none, or timed out).
  */
 export interface SignalAnswer {
   suspended: boolean
+  waiting: boolean
   json?: string
 }
 

@@ -36,6 +36,8 @@ const GROUP_METADATA_KEY = "cairnq.group";
 const NATIVE = Symbol("cairnq.nativeContext");
 /** Lets the worker hear that a step sent the task back to the queue. */
 const SUSPENDED = Symbol("cairnq.suspended");
+/** Lets the worker tell whether the call still runs (its handler has not ended). */
+const RUNNING = Symbol("cairnq.running");
 /** Lets the worker hand over its registration's backoff function, where the core says it applies. */
 const BACKOFF = Symbol("cairnq.backoff");
 
@@ -69,6 +71,7 @@ function endedHalf(store, taskId) {
     retryAfter: refuse,
     callChild: refuse,
     waitForSignal: refuse,
+    suspendForWaits: () => Promise.resolve(false),
     canceled: () =>
       store.get(taskId).then((row) => !row || row.cancel_requested_at_ms != null || row.status === "canceled"),
   };
@@ -81,7 +84,7 @@ class TaskContext {
    * @param {string} workerId
    * @param {number | undefined} leaseMs required for a standalone context;
    *   a worker's (`opts[NATIVE]`) leaves it to the native half
-   * @param {TaskContextOptions & { [NATIVE]?: () => NativeHalf | null, [SUSPENDED]?: () => void, [BACKOFF]?: BackoffFn | null }} [opts]
+   * @param {TaskContextOptions & { [NATIVE]?: () => NativeHalf | null, [SUSPENDED]?: () => void, [RUNNING]?: () => boolean, [BACKOFF]?: BackoffFn | null }} [opts]
    */
   constructor(store, task, workerId, leaseMs, opts = {}) {
     this._workerId = workerId;
@@ -91,6 +94,7 @@ class TaskContext {
     // handler uses something that needs it (most never do).
     this._nativeOf = opts[NATIVE] ?? null;
     this._onSuspended = opts[SUSPENDED] ?? null;
+    this._isRunning = opts[RUNNING] ?? null;
     this._backoff = opts[BACKOFF] ?? null;
     /** @type {NativeHalf | null} */
     this._nativeHalf = this._nativeOf
@@ -433,6 +437,11 @@ class TaskContext {
     this._onSuspended?.();
   }
 
+  /** @internal The worker still runs the call: its handler has neither returned nor thrown. */
+  _running() {
+    return this._isRunning?.() ?? false;
+  }
+
   /**
    * A write through the native half, its row parsed and its error mapped; a
    * lost lease also aborts `signal`.
@@ -450,4 +459,4 @@ class TaskContext {
   }
 }
 
-module.exports = { TaskContext, NATIVE, SUSPENDED, BACKOFF };
+module.exports = { TaskContext, NATIVE, SUSPENDED, RUNNING, BACKOFF };

@@ -1,9 +1,11 @@
 "use strict";
 // Durable steps (docs/api.md, "Durable steps"): what JS must own of them.
 // Running `fn` and the JSON rules of its result, the types of the arguments,
-// the encoding of a child's submit, and stopping a handler whose task the
-// core sent back to the queue: its step returns a promise that never
-// settles. Replay, suspension and every check on values are the core's.
+// the encoding of a child's submit, stopping a handler whose task the core
+// sent back to the queue (its step returns a promise that never settles),
+// and telling when a handler left with waits for signals has nothing else
+// under way (the event loop is JS's). Replay, suspension and every check on
+// values are the core's.
 
 const { LostLease, SerializationError, TaskCanceled, TaskFailed, fromNative } = require("./errors.js");
 const { raise } = require("./native-call.js");
@@ -46,6 +48,76 @@ function childStepOf(thrown) {
 function stopped(ctx) {
   ctx._suspended();
   return new Promise(() => {});
+}
+
+/**
+ * What a run's handler has under way (docs/api.md, "Parallel steps"): the
+ * step calls not yet answered (`busy`), the rejections of its waits left
+ * waiting, and the last wait's answer (waits answer in the order started).
+ * @typedef {{ busy: number, waiting: Array<(err: unknown) => void>, ending: boolean, lastWait: Promise<void> }} RunState
+ * @type {WeakMap<TaskContext, RunState>}
+ */
+const runs = new WeakMap();
+
+/**
+ * @param {TaskContext} ctx
+ * @returns {RunState}
+ */
+function runOf(ctx) {
+  let run = runs.get(ctx);
+  if (run === undefined) {
+    run = { busy: 0, waiting: [], ending: false, lastWait: Promise.resolve() };
+    runs.set(ctx, run);
+  }
+  return run;
+}
+
+/**
+ * A step call counted as under way until it answers (with `fn`'s run for
+ * `ctx.step`), so a run left with waits is not ended while it goes on.
+ * @template T
+ * @param {TaskContext} ctx
+ * @param {() => Promise<T>} call
+ * @returns {Promise<T>}
+ */
+async function underway(ctx, call) {
+  const run = runOf(ctx);
+  run.busy += 1;
+  try {
+    return await call();
+  } finally {
+    run.busy -= 1;
+    endForWaits(ctx, run);
+  }
+}
+
+/**
+ * The handler has nothing under way but waits left waiting: once the turn
+ * is over (every promise reaction run, so waits started together are all
+ * stored), and if still nothing else started, the core suspends the task
+ * for all of them. A failed suspension rejects the waits, so the handler
+ * fails rather than hangs.
+ * @param {TaskContext} ctx
+ * @param {RunState} run
+ */
+function endForWaits(ctx, run) {
+  if (run.ending || run.busy > 0 || run.waiting.length === 0) return;
+  run.ending = true;
+  setImmediate(() => {
+    run.ending = false;
+    // A handler that returned (a race won by a wait that answered) has
+    // nothing to suspend: its waits left waiting just go unanswered.
+    if (run.busy > 0 || run.waiting.length === 0 || !ctx._running()) return;
+    const rejects = run.waiting.splice(0);
+    native(ctx, () => ctx._native.suspendForWaits()).then(
+      (suspended) => {
+        if (suspended) ctx._suspended();
+      },
+      (err) => {
+        for (const reject of rejects) reject(err);
+      },
+    );
+  });
 }
 
 /**
@@ -92,8 +164,18 @@ function parsed(json) {
 async function step(ctx, id, fn) {
   checkId(id);
   if (typeof fn !== "function") throw new Error(`fn must be a function, got ${String(fn)}`);
+  return underway(ctx, () => runStep(ctx, /** @type {string} */ (id), fn));
+}
+
+/**
+ * @param {TaskContext} ctx
+ * @param {string} id
+ * @param {Function} fn
+ * @returns {Promise<unknown>}
+ */
+async function runStep(ctx, id, fn) {
   const half = ctx._native;
-  const begun = await native(ctx, () => half.beginStep(/** @type {string} */ (id)));
+  const begun = await native(ctx, () => half.beginStep(id));
   if (begun.suspended) return stopped(ctx);
   if (begun.replay) return parsed(begun.json);
   const value = await fn();
@@ -103,7 +185,7 @@ async function step(ctx, id, fn) {
   } catch (err) {
     throw new SerializationError(`step "${id}" result is not JSON-serializable: ${/** @type {Error} */ (err).message}`);
   }
-  const suspended = await native(ctx, () => half.commitStep(/** @type {string} */ (id), json));
+  const suspended = await native(ctx, () => half.commitStep(id, json));
   return suspended ? stopped(ctx) : parsed(json);
 }
 
@@ -119,7 +201,7 @@ async function sleep(ctx, id, ms) {
   checkId(id);
   if (typeof ms !== "number") throw new Error(`ms must be a number of milliseconds, got ${String(ms)}`);
   const half = ctx._native;
-  if (await native(ctx, () => half.sleep(/** @type {string} */ (id), ms))) return stopped(ctx);
+  if (await underway(ctx, () => native(ctx, () => half.sleep(/** @type {string} */ (id), ms)))) return stopped(ctx);
 }
 
 /**
@@ -153,7 +235,8 @@ async function sleepUntil(ctx, id, date) {
   const at = date instanceof Date ? date.getTime() : date;
   if (typeof at !== "number") throw new Error(`date must be a valid Date or epoch milliseconds, got ${String(date)}`);
   const half = ctx._native;
-  if (await native(ctx, () => half.sleepUntil(/** @type {string} */ (id), at))) return stopped(ctx);
+  if (await underway(ctx, () => native(ctx, () => half.sleepUntil(/** @type {string} */ (id), at))))
+    return stopped(ctx);
 }
 
 /**
@@ -173,7 +256,7 @@ async function callChild(ctx, id, task, payload, opts) {
   const metadata = childMetadata(given.metadata, ctx._store._propagateBaggage);
   const options = encodeOptions(ctx._store._submitArgs({ ...given, metadata, name: taskName(task), payload }));
   const half = ctx._native;
-  const answer = await native(ctx, () => half.callChild(/** @type {string} */ (id), options));
+  const answer = await underway(ctx, () => native(ctx, () => half.callChild(/** @type {string} */ (id), options)));
   if (answer.suspended) return stopped(ctx);
   if (answer.status === "succeeded") return parsed(answer.json);
   const failure =
@@ -187,7 +270,9 @@ async function callChild(ctx, id, task, payload, opts) {
 /**
  * `ctx.waitForSignal(id, name, {timeoutMs})`: the payload of the signal the
  * wait consumed, or `null` once `timeoutMs` passed without one. Until then
- * the task waits in the queue, and this run never goes on.
+ * the task waits in the queue, and this run's promise of it never settles.
+ * Waits answer in the order they were started, so a `Promise.race` replays
+ * the same winner.
  * @param {TaskContext} ctx
  * @param {unknown} id
  * @param {unknown} name
@@ -199,8 +284,22 @@ async function waitForSignal(ctx, id, name, opts) {
   if (typeof name !== "string") throw new Error(`signal name must be a non-empty string, got ${String(name)}`);
   const options = encodeOptions(opts ?? {});
   const half = ctx._native;
-  const answer = await native(ctx, () => half.waitForSignal(/** @type {string} */ (id), name, options));
-  return answer.suspended ? stopped(ctx) : parsed(answer.json);
+  const run = runOf(ctx);
+  const earlier = run.lastWait;
+  const answering = underway(ctx, () =>
+    native(ctx, () => half.waitForSignal(/** @type {string} */ (id), name, options)),
+  );
+  run.lastWait = answering.then(
+    () => earlier,
+    () => earlier,
+  );
+  const answer = await answering;
+  await earlier;
+  if (answer.suspended) return stopped(ctx);
+  if (!answer.waiting) return parsed(answer.json);
+  const left = new Promise((_, reject) => run.waiting.push(reject));
+  endForWaits(ctx, run);
+  return left;
 }
 
 /**

@@ -12,7 +12,7 @@ const { taskName } = require("./models.js");
 const { SQLiteStore } = require("./sqlite-store.js");
 const { PostgresStore } = require("./postgres-store.js");
 const { replacedMethods } = require("./own-store.js");
-const { TaskContext, NATIVE, SUSPENDED, BACKOFF } = require("./context.js");
+const { TaskContext, NATIVE, SUSPENDED, RUNNING, BACKOFF } = require("./context.js");
 const { backoffTagged } = require("./retry.js");
 const { childStepOf } = require("./steps.js");
 const { activeTracer, startProcess, runInSpan, endProcess } = require("./telemetry/trace.js");
@@ -302,6 +302,7 @@ class Worker {
         new TaskContext(this._store, row, this.id, undefined, {
           [NATIVE]: () => this._native.context(call.id, index),
           [SUSPENDED]: () => this._suspended(call),
+          [RUNNING]: () => this._running.has(call.id),
           [BACKOFF]: row.backoff_fn ? backoff : null,
         }),
     );

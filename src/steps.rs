@@ -6,7 +6,7 @@
 use cairnq_core::signals::{new_signal, wait_options};
 use cairnq_core::steps::{view, SleepFor};
 use cairnq_core::store::Target;
-use cairnq_core::worker::{ChildCall, RetryAfter, StepStart};
+use cairnq_core::worker::{ChildCall, RetryAfter, StepStart, WaitAnswer};
 use napi::Result;
 use napi_derive::napi;
 
@@ -34,11 +34,14 @@ pub struct ChildAnswer {
     pub json: Option<String>,
 }
 
-/// How `ctx.waitForSignal` ends: `suspended` (the run is over), or the
-/// consumed signal's payload JSON in `json` (absent: none, or timed out).
+/// How `ctx.waitForSignal` answers: `suspended` (the run is over),
+/// `waiting` (stored as waiting: JS ends the run with `suspendForWaits` once
+/// the handler has nothing else under way), or the consumed signal's payload
+/// JSON in `json` (absent: none, or timed out).
 #[napi(object)]
 pub struct SignalAnswer {
     pub suspended: bool,
+    pub waiting: bool,
     pub json: Option<String>,
 }
 
@@ -114,16 +117,23 @@ impl NativeContext {
     ) -> Result<SignalAnswer> {
         let timeout = wait_options(&options_json).js()?;
         let waited = self.inner.wait_for_signal(&id, &name, timeout).await.js()?;
-        Ok(match waited {
-            None => SignalAnswer {
-                suspended: true,
-                json: None,
-            },
-            Some(json) => SignalAnswer {
-                suspended: false,
-                json,
-            },
+        let (suspended, waiting, json) = match waited {
+            WaitAnswer::Over => (true, false, None),
+            WaitAnswer::Waiting => (false, true, None),
+            WaitAnswer::Answered(json) => (false, false, json),
+        };
+        Ok(SignalAnswer {
+            suspended,
+            waiting,
+            json,
         })
+    }
+
+    /// The end of a run left with waits only: true when the task went back
+    /// to the queue for them (`TaskContext::suspend_for_waits`).
+    #[napi]
+    pub async fn suspend_for_waits(&self) -> Result<bool> {
+        self.inner.suspend_for_waits().await.js()
     }
 
     /// `ctx.callChild`: `options` are the child's submit options and

@@ -17,6 +17,7 @@ feature_statements! {
     wake,
     wait_state,
     take,
+    unconsumed,
     settle_wait,
     waits,
     pending,

@@ -5,6 +5,7 @@ use async_trait::async_trait;
 
 use super::rows::{NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput};
 use crate::error::Result;
+use crate::steps::rows::Suspended;
 use crate::store::backend_values::{HeldTask, Target};
 
 /// The signals statements of one dialect (docs/protocol.md, "Signals"). A
@@ -22,9 +23,13 @@ pub trait SignalBackend: Send + Sync {
     /// and make the task due now if it waits for the signal's name.
     async fn send_signal(&self, target: Target, signal: NewSignal) -> Result<Sent>;
     /// A wait step of the task `owned` holds: its stored end replayed, else
-    /// the oldest unconsumed signal of its name taken, else timed out or the
-    /// task suspended until a signal or the timeout.
+    /// the oldest unconsumed signal of its name taken, else timed out or
+    /// stored as waiting (the run goes on: `suspend_for_waits` ends it).
     async fn wait_for_signal(&self, owned: HeldTask, wait: SignalWaitInput) -> Result<SignalWait>;
+    /// Suspend the held task for its waits `step_ids` (stored as waiting by
+    /// this run): due at once if one has a signal, else at their earliest
+    /// timeout.
+    async fn suspend_for_waits(&self, owned: HeldTask, step_ids: Vec<String>) -> Result<Suspended>;
     /// The task's waits not yet served and signals not yet consumed.
     async fn signal_summaries(&self, task_id: String) -> Result<SignalSummaries>;
 }

@@ -16,6 +16,7 @@ pub mod transaction;
 use crate::error::{js_number, Error, Result};
 use crate::input::{name_field, stored_ms, Options, FOREVER_MS};
 use crate::signals::rows::{NewSignal, Sent, SignalSummaries, SignalWait, SignalWaitInput};
+use crate::steps::rows::Suspended;
 use crate::store::{HeldTask, Store, Target};
 
 /// A signal's checks: a name as task names are, a payload that is JSON text.
@@ -98,6 +99,16 @@ impl Store {
     ) -> Result<SignalWait> {
         self.install_signals().await?;
         self.backend().wait_for_signal(owned, wait).await
+    }
+
+    /// The end of a run that left the waits `step_ids` waiting
+    /// (`SignalBackend::suspend_for_waits`).
+    pub async fn suspend_for_waits(
+        &self,
+        owned: HeldTask,
+        step_ids: Vec<String>,
+    ) -> Result<Suspended> {
+        self.backend().suspend_for_waits(owned, step_ids).await
     }
 
     /// The task's waits not yet served and signals not yet consumed (none,

@@ -5,7 +5,7 @@
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
-use crate::steps::rows::Suspended;
+use crate::steps::rows::Wake;
 use crate::task::Status;
 
 /// The table, as reports of its rows name it.
@@ -104,8 +104,10 @@ pub enum SignalWait {
     Received(Option<String>),
     /// The timeout passed first.
     TimedOut,
-    /// The task went back to the queue until a signal or its timeout.
-    Suspended(Suspended),
+    /// Stored as waiting; the run goes on, so that every wait its handler
+    /// starts in the same turn is stored before the run suspends for all of
+    /// them (`transaction::suspend_for_waits`).
+    Waiting,
 }
 
 impl StoredWait {
@@ -138,6 +140,20 @@ pub fn missed(stored: Option<&StoredWait>, wait: &SignalWaitInput) -> WaitOutcom
         WaitOutcome::TimedOut
     } else {
         WaitOutcome::Waiting
+    }
+}
+
+/// When a run suspended for its waits is due again: at once when one of
+/// them already has a signal (sent while the run was running), else at the
+/// earliest of their timeouts. `waits` holds each still-waiting wait's
+/// timeout and whether a signal of its name is there.
+pub fn waits_wake(waits: &[(i64, bool)]) -> Wake {
+    if waits.iter().any(|&(_, signaled)| signaled) {
+        return Wake::After(0);
+    }
+    match waits.iter().map(|&(timeout_at_ms, _)| timeout_at_ms).min() {
+        Some(at) => Wake::At(at),
+        None => Wake::After(0),
     }
 }
 
@@ -223,6 +239,13 @@ mod tests {
         );
         assert_eq!(missed(None, &input(0, 0)), WaitOutcome::TimedOut);
         assert_eq!(missed(None, &input(1, 0)), WaitOutcome::Waiting);
+    }
+
+    #[test]
+    fn a_run_waiting_for_several_signals_wakes_at_the_first_that_can_answer() {
+        assert_eq!(waits_wake(&[(300, false), (200, false)]), Wake::At(200));
+        assert_eq!(waits_wake(&[(300, false), (200, true)]), Wake::After(0));
+        assert_eq!(waits_wake(&[]), Wake::After(0));
     }
 
     #[test]

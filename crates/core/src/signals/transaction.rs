@@ -2,14 +2,18 @@
 //! dialect's `signals.rs` answers the steps of `SignalTransaction` by running
 //! its statements (SQLite on the writer's connection, its futures ready at
 //! their first poll; Postgres over its transport), and `send` and `wait`
-//! decide what runs next. Both take the task's row first (`lock_task`), so a
+//! decide what runs next. All take the task's row first (`lock_task`), so a
 //! signal and a wait on one task take it in turn and each sees the other. A
-//! wait suspends its task as a sleep does (`steps/transaction.rs`).
+//! wait that finds no signal is stored as waiting and the run goes on; once
+//! the handler's turn is over, `suspend_for_waits` suspends the task for all
+//! of the run's waits as a sleep does (`steps/transaction.rs`).
 
-use super::rows::{missed, NewSignal, Sent, SignalWait, SignalWaitInput, StoredWait, WaitOutcome};
+use super::rows::{
+    missed, waits_wake, NewSignal, Sent, SignalWait, SignalWaitInput, StoredWait, WaitOutcome,
+};
 use crate::error::Result;
-use crate::steps::rows::Wake;
-use crate::steps::transaction::{suspend, StepTransaction};
+use crate::steps::rows::Suspended;
+use crate::steps::transaction::StepTransaction;
 use crate::store::backend_values::{HeldTask, Target};
 use crate::task::Status;
 
@@ -31,6 +35,8 @@ pub trait SignalTransaction: StepTransaction {
     /// Consume the oldest unconsumed signal named `name`: its id and payload.
     async fn take(&mut self, owned: &HeldTask, name: &str)
         -> Result<Option<(i64, Option<String>)>>;
+    /// Whether a signal named `name` waits for the task, unconsumed.
+    async fn has_unconsumed(&mut self, task_id: &str, name: &str) -> Result<bool>;
     /// Store the wait's `outcome`: its timeout, or `LostLease` when the
     /// worker no longer holds the task (nothing stored).
     async fn settle(
@@ -65,8 +71,8 @@ pub async fn send<T: SignalTransaction>(
 }
 
 /// `ctx.waitForSignal`: a stored wait replays; else the oldest unconsumed
-/// signal of its name is consumed; else the wait times out or suspends the
-/// task until its timeout.
+/// signal of its name is consumed; else the wait times out or is stored as
+/// waiting (the run suspends later, for all its waits at once).
 pub async fn wait<T: SignalTransaction>(
     tx: &mut T,
     owned: &HeldTask,
@@ -93,10 +99,30 @@ pub async fn wait<T: SignalTransaction>(
             Ok(SignalWait::TimedOut)
         }
         outcome => {
-            let timeout_at = tx.settle(owned, wait, outcome, None).await?;
-            suspend(tx, owned, None, Wake::At(timeout_at))
-                .await
-                .map(SignalWait::Suspended)
+            tx.settle(owned, wait, outcome, None).await?;
+            Ok(SignalWait::Waiting)
         }
     }
+}
+
+/// The end of a run whose handler waits only for signals: the task queued
+/// until the first of the waits `step_ids` can answer (`waits_wake`). A
+/// signal sent while the run was running makes it due at once, so none is
+/// lost between a wait's store and this suspension.
+pub async fn suspend_for_waits<T: SignalTransaction>(
+    tx: &mut T,
+    owned: &HeldTask,
+    step_ids: &[String],
+) -> Result<Suspended> {
+    tx.lock_task(&owned.task_id).await?;
+    let mut waits = Vec::with_capacity(step_ids.len());
+    for step_id in step_ids {
+        if let Some(stored) = tx.wait_state(&owned.task_id, step_id).await? {
+            if stored.outcome == WaitOutcome::Waiting {
+                let signaled = tx.has_unconsumed(&owned.task_id, &stored.name).await?;
+                waits.push((stored.timeout_at_ms, signaled));
+            }
+        }
+    }
+    tx.suspend_task(owned, waits_wake(&waits)).await
 }

@@ -50,9 +50,38 @@ pub struct StepLog {
     stored: tokio::sync::Mutex<Option<HashMap<String, StoredStep>>>,
     reached: std::sync::Mutex<HashSet<String>>,
     child_failures: std::sync::Mutex<HashMap<String, String>>,
+    /// The waits for a signal this run stored as waiting, in the order
+    /// started: the run suspends for all of them (`Store::suspend_for_waits`).
+    waiting: std::sync::Mutex<Vec<String>>,
 }
 
+/// How many waits one run may leave waiting at once: each costs a read when
+/// the run suspends, and a handler starting more is most likely looping.
+pub const MAX_WAITS_PER_RUN: usize = 100;
+
 impl StepLog {
+    /// Room for one more wait left waiting: refused past `MAX_WAITS_PER_RUN`,
+    /// checked before the wait stores anything.
+    pub fn check_wait_room(&self) -> Result<()> {
+        let waiting = self.waiting.lock().expect("waits").len();
+        if waiting >= MAX_WAITS_PER_RUN {
+            return Err(Error::Invalid(format!(
+                "a run may wait for at most {MAX_WAITS_PER_RUN} signals at once"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Wait step `id` was stored as waiting by this run.
+    pub fn left_waiting(&self, id: &str) {
+        self.waiting.lock().expect("waits").push(id.to_string());
+    }
+
+    /// The waits this run left waiting, in the order started.
+    pub fn waiting(&self) -> Vec<String> {
+        self.waiting.lock().expect("waits").clone()
+    }
+
     /// Child step `id` handed its finished child to the handler: a failed or
     /// canceled child is remembered, for the handler that throws it on.
     pub fn handed_child(&self, id: &str, child_id: &str, child: &ChildState) {

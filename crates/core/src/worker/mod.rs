@@ -23,6 +23,7 @@ mod settings;
 mod shutdown;
 mod steps;
 mod timings;
+mod waits;
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -38,6 +39,7 @@ pub use self::report::{ErrorHook, ErrorInfo, Phase};
 pub use self::settings::{retry_backoff, WorkerOptions};
 pub use self::steps::{ChildCall, RetryAfter, StepStart};
 pub use self::timings::{merge as merge_timings, NameTimings, Timings};
+pub use self::waits::WaitAnswer;
 
 use self::call::Ending;
 use self::flow::FlowState;

@@ -6,7 +6,6 @@
 
 use super::context::TaskContext;
 use crate::error::{Error, Result};
-use crate::signals::rows::{SignalWait, SignalWaitInput};
 use crate::steps::rows::{ChildState, ChildWait, NewStep, StepKind, StoredStep, Wake};
 use crate::steps::{
     delay_ms, gone, new_step, plan_child, plan_sleep, ChildPlan, SleepFor, SleepPlan,
@@ -51,7 +50,7 @@ pub struct ChildCall {
 impl TaskContext {
     /// Whether a step may go on: `false` once the run is suspended; the
     /// write gate's `LostLease` when the lease is lost or the task settled.
-    fn step_gate(&self) -> Result<bool> {
+    pub(super) fn step_gate(&self) -> Result<bool> {
         if self.suspended() {
             return Ok(false);
         }
@@ -63,7 +62,7 @@ impl TaskContext {
 
     /// Only a worker's call of one task can be suspended: the worker frees
     /// its slot and the task runs again from the top.
-    fn may_suspend(&self, method: &str) -> Result<()> {
+    pub(super) fn may_suspend(&self, method: &str) -> Result<()> {
         if self.position().is_none() {
             return Err(Error::Invalid(format!(
                 "{method} suspends the task, which needs a context a Worker made (this one was made with new TaskContext)"
@@ -79,7 +78,7 @@ impl TaskContext {
 
     /// A write of the run failed: a lost lease marks the context (unless a
     /// suspension of this run is what took the task away).
-    fn step_failed<T>(&self, err: Error) -> Result<Option<T>> {
+    pub(super) fn step_failed<T>(&self, err: Error) -> Result<Option<T>> {
         if let Error::LostLease { .. } = err {
             if self.suspended() {
                 return Ok(None);
@@ -242,39 +241,6 @@ impl TaskContext {
             Ok(ChildWait::Finished(child)) => Ok(Some(self.hand_child(id, child_id, child))),
             Ok(ChildWait::Gone) => Err(gone(id, &child_id)),
             Ok(ChildWait::Suspended(_)) => {
-                self.mark_suspended();
-                Ok(None)
-            }
-            Err(err) => self.step_failed(err),
-        }
-    }
-
-    /// `ctx.waitForSignal`: the payload JSON of the signal step `id`
-    /// consumed (`Some(None)`: none, or the timeout passed first), stored or
-    /// replayed; `None` when the task went back to the queue to wait (woken
-    /// by the signal, or at its timeout).
-    pub async fn wait_for_signal(
-        &self,
-        id: &str,
-        name: &str,
-        timeout_ms: i64,
-    ) -> Result<Option<Option<String>>> {
-        if !self.step_gate()? {
-            return Ok(None);
-        }
-        self.may_suspend("ctx.waitForSignal")?;
-        self.step_log().reach(id)?;
-        crate::input::name_field("signal name", name)?;
-        let wait = SignalWaitInput {
-            step_id: id.to_string(),
-            name: name.to_string(),
-            timeout_ms,
-            claimed_at_ms: self.task().updated_at_ms,
-        };
-        match self.store().wait_for_signal(self.owned(), wait).await {
-            Ok(SignalWait::Received(payload)) => Ok(Some(payload)),
-            Ok(SignalWait::TimedOut) => Ok(Some(None)),
-            Ok(SignalWait::Suspended(_)) => {
                 self.mark_suspended();
                 Ok(None)
             }

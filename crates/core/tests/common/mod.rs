@@ -95,6 +95,8 @@ macro_rules! shared_suite {
                     buffered_signals_are_consumed_in_order,
                     a_signal_wakes_a_waiting_task,
                     a_timed_out_wait_replays_its_null,
+                    a_race_of_two_waits_wakes_on_either,
+                    a_signal_sent_while_the_run_runs_is_not_lost,
                     bad_signal_input_writes_nothing);
             }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use cairnq_core::signals::new_signal;
 use cairnq_core::store::{SubmitInput, Target};
+use cairnq_core::worker::{TaskContext, WaitAnswer};
 use cairnq_core::{Status, Store};
 
 use super::steps::{finished, handler, json, returns, row_when, run, submit, threw, Handler};
@@ -20,6 +21,24 @@ async fn signal(store: &Store, target: Target, name: &str, payload: Option<&str>
         .unwrap()
 }
 
+/// A wait as `lib/steps.js` runs it: one left waiting ends the run at once
+/// (nothing else is under way); `None` when the run is over.
+async fn wait_or_end(
+    ctx: &TaskContext,
+    id: &str,
+    name: &str,
+    timeout_ms: i64,
+) -> Option<Option<String>> {
+    match ctx.wait_for_signal(id, name, timeout_ms).await.unwrap() {
+        WaitAnswer::Answered(payload) => Some(payload),
+        WaitAnswer::Waiting => {
+            assert!(ctx.suspend_for_waits().await.unwrap());
+            None
+        }
+        WaitAnswer::Over => None,
+    }
+}
+
 /// Waits for `name` once per entry of the payload (a count), answering the
 /// payloads received as a JSON array (`null` for none).
 fn waiter(name: &'static str, timeout_ms: i64) -> Handler {
@@ -27,10 +46,7 @@ fn waiter(name: &'static str, timeout_ms: i64) -> Handler {
         let count: usize = ctx.task().payload.parse().unwrap();
         let mut got = Vec::new();
         for i in 0..count {
-            let payload = ctx
-                .wait_for_signal(&format!("w{i}"), name, timeout_ms)
-                .await
-                .unwrap()?;
+            let payload = wait_or_end(&ctx, &format!("w{i}"), name, timeout_ms).await?;
             got.push(payload.unwrap_or_else(|| "null".into()));
         }
         returns(&format!("[{}]", got.join(",")))
@@ -132,7 +148,7 @@ pub async fn a_timed_out_wait_replays_its_null(store: Arc<Store>) {
     let flaky = handler(move |ctx| {
         let store = sender.clone();
         async move {
-            let got = ctx.wait_for_signal("w", "go", 100).await.unwrap()?;
+            let got = wait_or_end(&ctx, "w", "go", 100).await?;
             if ctx.task().attempt == 1 {
                 let id = Target::Id(ctx.task_id().to_string());
                 let sent = store.signal(id, new_signal("go", Some("1".into())).unwrap());
@@ -151,6 +167,89 @@ pub async fn a_timed_out_wait_replays_its_null(store: Arc<Store>) {
     );
     let pending = store.signal_summaries(&task.id).await.unwrap().pending;
     assert_eq!(pending.len(), 1, "the late signal is not consumed");
+    worker.stop().await;
+}
+
+/// A race of two waits started together (`lib/steps.js`'s turn): both are
+/// stored before the run suspends, so the second name's signal wakes the
+/// task long before the timeout, and the wait that did not win answers
+/// `null` once its timeout passes in a later run (here: never reached).
+async fn race(ctx: Arc<TaskContext>, timeout_ms: i64) -> Option<Option<String>> {
+    let (a, b) = tokio::join!(
+        ctx.wait_for_signal("a", "approve", timeout_ms),
+        ctx.wait_for_signal("b", "reject", timeout_ms)
+    );
+    for answer in [a.unwrap(), b.unwrap()] {
+        match answer {
+            WaitAnswer::Answered(payload) => return Some(payload),
+            WaitAnswer::Over => return None,
+            WaitAnswer::Waiting => {}
+        }
+    }
+    ctx.suspend_for_waits().await.unwrap();
+    None
+}
+
+/// Two waits of one run: a signal for the second wakes the task and answers
+/// it; with neither sent, the earliest timeout wakes it with `null`.
+pub async fn a_race_of_two_waits_wakes_on_either(store: Arc<Store>) {
+    let racer = handler(|ctx| async move {
+        let timeout_ms: i64 = ctx.task().payload.parse().unwrap();
+        let got = race(ctx, timeout_ms).await?;
+        returns(got.as_deref().unwrap_or("null"))
+    });
+    let worker = run(&store, vec![("race", racer)], &[], 1.0);
+    let task = submit(&store, "race", &NEVER_MS.to_string()).await;
+    waiting(&store, &task.id).await;
+    let waits = store.signal_summaries(&task.id).await.unwrap().waits;
+    assert_eq!(waits.len(), 2, "both waits are stored: {waits:?}");
+    let sent = signal(
+        &store,
+        Target::Id(task.id.clone()),
+        "reject",
+        Some("\"no\""),
+    )
+    .await;
+    assert_eq!(sent, Some(true));
+    let done = finished(&store, &task.id).await;
+    assert_eq!(
+        (done.status, done.attempt, done.result.as_deref()),
+        (Status::Succeeded, 1, Some("\"no\""))
+    );
+
+    let quiet = submit(&store, "race", "200").await;
+    let timed_out = finished(&store, &quiet.id).await;
+    assert_eq!(timed_out.result.as_deref(), Some("null"));
+    worker.stop().await;
+}
+
+/// A signal sent after a wait was stored but before its run suspended is
+/// not lost: the suspension sees it and makes the task due at once.
+pub async fn a_signal_sent_while_the_run_runs_is_not_lost(store: Arc<Store>) {
+    let sender = store.clone();
+    let late = handler(move |ctx| {
+        let store = sender.clone();
+        async move {
+            match ctx.wait_for_signal("w", "go", NEVER_MS).await.unwrap() {
+                WaitAnswer::Answered(payload) => returns(payload.as_deref().unwrap_or("null")),
+                WaitAnswer::Over => None,
+                WaitAnswer::Waiting => {
+                    let id = Target::Id(ctx.task_id().to_string());
+                    let sent = store.signal(id, new_signal("go", Some("7".into())).unwrap());
+                    assert_eq!(sent.await.unwrap(), Some(true));
+                    assert!(ctx.suspend_for_waits().await.unwrap());
+                    None
+                }
+            }
+        }
+    });
+    let worker = run(&store, vec![("late", late)], &[], 1.0);
+    let task = submit(&store, "late", "{}").await;
+    let done = finished(&store, &task.id).await;
+    assert_eq!(
+        (done.status, done.result.as_deref()),
+        (Status::Succeeded, Some("7"))
+    );
     worker.stop().await;
 }
 

@@ -19,6 +19,7 @@ use crate::signals::rows::{
     WaitOutcome, WaitSummary,
 };
 use crate::signals::transaction::{self, SignalTransaction};
+use crate::steps::rows::Suspended;
 use crate::store::backend::{HeldTask, Target};
 use crate::task::Status;
 
@@ -79,6 +80,14 @@ impl<S: Session> SignalTransaction for PgTx<'_, S> {
         match taken.first() {
             Some(row) => Ok(Some((row.int(0)?, row.opt_text(1)?))),
             None => Ok(None),
+        }
+    }
+
+    async fn has_unconsumed(&mut self, task_id: &str, name: &str) -> Result<bool> {
+        let found = rows(self.0, SQL.unconsumed, &params![&task_id, &name]).await?;
+        match found.first() {
+            Some(row) => row.bool(0),
+            None => Ok(false),
         }
     }
 
@@ -160,6 +169,12 @@ impl<T: Transport + PushSource> SignalBackend for PostgresBackend<T> {
         let tx = self.begin().await?;
         let waited = transaction::wait(&mut PgTx(&tx), &owned, &input).await;
         end_tx(tx, waited).await
+    }
+
+    async fn suspend_for_waits(&self, owned: HeldTask, step_ids: Vec<String>) -> Result<Suspended> {
+        let tx = self.begin().await?;
+        let suspended = transaction::suspend_for_waits(&mut PgTx(&tx), &owned, &step_ids).await;
+        end_tx(tx, suspended).await
     }
 
     async fn signal_summaries(&self, task_id: String) -> Result<SignalSummaries> {

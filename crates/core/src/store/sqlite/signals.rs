@@ -19,6 +19,7 @@ use crate::signals::rows::{
     WaitOutcome, WaitSummary,
 };
 use crate::signals::transaction::{self, SignalTransaction};
+use crate::steps::rows::Suspended;
 use crate::store::backend::{HeldTask, Target};
 use crate::task::Status;
 
@@ -92,6 +93,14 @@ impl SignalTransaction for WriterTx<'_> {
             Ok((row.get(0)?, row.get(1)?))
         })?;
         Ok(taken.into_iter().next())
+    }
+
+    async fn has_unconsumed(&mut self, task_id: &str, name: &str) -> Result<bool> {
+        let params: &Params<'_> = &[(":task_id", &task_id), (":name", &name)];
+        let found = query(self.conn, SQL.unconsumed, params, |row| {
+            row.get::<_, bool>(0)
+        })?;
+        Ok(found.first().copied().unwrap_or(false))
     }
 
     async fn settle(
@@ -172,6 +181,15 @@ impl SignalBackend for SqliteBackend {
         self.transaction(move |conn| {
             let mut tx = WriterTx::new(conn, clock.now_ms());
             at_once(transaction::wait(&mut tx, &owned, &input))
+        })
+        .await
+    }
+
+    async fn suspend_for_waits(&self, owned: HeldTask, step_ids: Vec<String>) -> Result<Suspended> {
+        let clock = self.clock.clone();
+        self.transaction(move |conn| {
+            let mut tx = WriterTx::new(conn, clock.now_ms());
+            at_once(transaction::suspend_for_waits(&mut tx, &owned, &step_ids))
         })
         .await
     }
