@@ -183,7 +183,7 @@ export function freePort() {
   });
 }
 
-const POSTGRES_SH = path.join(REPO_ROOT, "scripts", "postgres.sh");
+const POSTGRES_SH = path.join(REPO_ROOT, "scripts", "test", "postgres.sh");
 
 async function postgresSh(args, timeoutMs = 180_000) {
   try {
